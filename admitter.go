@@ -1,0 +1,97 @@
+package waitroom
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+)
+
+// batchJitter shortens the gap before each batch by up to this share of the
+// interval. Shortening (never lengthening) spreads the batches in time while
+// the Redis budget, which holds at most one batch, still fills completely
+// between two of them: no admission is lost to the jitter.
+const batchJitter = 0.2
+
+// Admitter runs the batches of one admit invocation.
+type Admitter struct {
+	Queue    Queue
+	Interval time.Duration
+	Batches  int
+	// OnBatch, when set, sees every batch (metrics, logs).
+	OnBatch func(Batch)
+	// Now, Sleep and Rand are injectable for tests; nil means the real ones.
+	Now   func() time.Time
+	Sleep func(context.Context, time.Duration) error
+	Rand  func() float64
+}
+
+// RunSummary counts what one invocation did.
+type RunSummary struct {
+	Batches  int // batches that reached the store
+	Failed   int // batches the store did not answer
+	Admitted int
+}
+
+// Run runs Batches batches about Interval apart, stopping early when ctx ends.
+// A failing batch does not stop the others: the store may come back within
+// the invocation. The error is the last failure when no batch succeeded.
+func (a *Admitter) Run(ctx context.Context) (RunSummary, error) {
+	now, sleep, random := a.Now, a.Sleep, a.Rand
+	if now == nil {
+		now = time.Now
+	}
+	if sleep == nil {
+		sleep = sleepContext
+	}
+	if random == nil {
+		random = rand.Float64
+	}
+	var sum RunSummary
+	var lastErr error
+	next := now()
+	for i := 0; i < a.Batches; i++ {
+		if i > 0 {
+			next = next.Add(time.Duration(float64(a.Interval) * (1 - batchJitter*random())))
+			if err := sleep(ctx, next.Sub(now())); err != nil {
+				break
+			}
+		}
+		batch, err := a.Queue.AdmitBatch(ctx)
+		if err != nil {
+			sum.Failed++
+			lastErr = err
+			if ctx.Err() != nil {
+				break
+			}
+			continue
+		}
+		sum.Batches++
+		for _, r := range batch.Rooms {
+			sum.Admitted += len(r.Admitted)
+		}
+		if a.OnBatch != nil {
+			a.OnBatch(batch)
+		}
+	}
+	if sum.Batches == 0 && lastErr != nil {
+		return sum, lastErr
+	}
+	if sum.Batches == 0 && ctx.Err() != nil {
+		return sum, ctx.Err()
+	}
+	return sum, nil
+}
+
+func sleepContext(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,357 @@
+// Package awslambda serves the waiting room as AWS Lambda handlers: HTTP
+// routes on API Gateway HTTP API payload 2.0 events, and admission on
+// EventBridge scheduled events. The local runner calls the very same code.
+package awslambda
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/metrics"
+	"github.com/waitroom/waitroom/orderapi"
+)
+
+// DefaultStoreTimeout bounds one store call, so that a dead store is
+// answered with 503 within a few seconds rather than at the Lambda timeout.
+const DefaultStoreTimeout = 3 * time.Second
+
+// OrderPlacer sends an order downstream (orderapi.Client in production).
+type OrderPlacer interface {
+	PlaceOrder(ctx context.Context, r orderapi.Request) (waitroom.StoredAnswer, error)
+}
+
+// API holds the HTTP handlers.
+type API struct {
+	Config  waitroom.Config
+	Queue   waitroom.Queue
+	Orders  OrderPlacer
+	Metrics *metrics.Recorder // nil records nothing
+	Log     *slog.Logger      // nil logs nothing
+	// Rand returns uniform numbers in [0, 1) for poll jitter; nil means math/rand.
+	Rand         func() float64
+	StoreTimeout time.Duration // 0 means DefaultStoreTimeout
+}
+
+// standingBody is the answer of enter and position. pollAfterMs is always
+// present: null tells the client to stop polling.
+type standingBody struct {
+	Status               waitroom.Status `json:"status"`
+	Position             *int64          `json:"position,omitempty"`
+	EstimatedWaitSeconds *int64          `json:"estimatedWaitSeconds,omitempty"`
+	EntryToken           string          `json:"entryToken,omitempty"`
+	ExpiresAt            string          `json:"expiresAt,omitempty"`
+	PollAfterMs          *int64          `json:"pollAfterMs"`
+}
+
+// Enter handles POST /queue/enter.
+func (a *API) Enter(ctx context.Context, req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
+	return a.guard(ctx, func() events.APIGatewayV2HTTPResponse {
+		user, room, err := a.caller(req)
+		if err != nil {
+			return errorResponse(err)
+		}
+		st, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Standing, error) {
+			return a.Queue.Enter(ctx, room, user)
+		})
+		switch {
+		case waitroom.ErrorCode(err) == waitroom.EQueueFull:
+			a.Metrics.Record(room, metrics.Of(metrics.QueueFull, metrics.Count, 1))
+			return errorResponse(err)
+		case err != nil:
+			return a.storeError(ctx, room, err)
+		case st.Joined:
+			a.Metrics.Record(room, metrics.Of(metrics.Entered, metrics.Count, 1))
+		}
+		return a.standingResponse(st)
+	})
+}
+
+// Position handles GET /queue/position.
+func (a *API) Position(ctx context.Context, req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
+	return a.guard(ctx, func() events.APIGatewayV2HTTPResponse {
+		user, room, err := a.caller(req)
+		if err != nil {
+			return errorResponse(err)
+		}
+		st, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Standing, error) {
+			return a.Queue.Position(ctx, room, user)
+		})
+		if err != nil {
+			return a.storeError(ctx, room, err)
+		}
+		return a.standingResponse(st)
+	})
+}
+
+func (a *API) standingResponse(st waitroom.Standing) events.APIGatewayV2HTTPResponse {
+	body := standingBody{Status: st.Status}
+	switch st.Status {
+	case waitroom.Waiting:
+		wait := a.Config.EstimatedWaitSeconds(st.Position)
+		poll := waitroom.PollAfterMs(wait, a.random())
+		body.Position, body.EstimatedWaitSeconds, body.PollAfterMs = &st.Position, &wait, &poll
+	case waitroom.Ready:
+		body.EntryToken = st.Token
+		body.ExpiresAt = st.ExpiresAt.UTC().Format(time.RFC3339)
+	}
+	return jsonResponse(http.StatusOK, body)
+}
+
+// Order handles POST /orders: the gate in front of the order API.
+func (a *API) Order(ctx context.Context, req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
+	return a.guard(ctx, func() events.APIGatewayV2HTTPResponse {
+		user, err := a.userID(req)
+		if err != nil {
+			return errorResponse(err)
+		}
+		key := header(req, "Idempotency-Key")
+		if _, present := lookupHeader(req, "Idempotency-Key"); present {
+			if err := waitroom.CheckIdempotencyKey(key); err != nil {
+				return errorResponse(err)
+			}
+		}
+		body, err := requestBody(req)
+		if err != nil {
+			return errorResponse(err)
+		}
+		token := header(req, "X-Entry-Token")
+		room, ok := waitroom.TokenRoom(token)
+		if !ok {
+			a.Metrics.Record("", metrics.Of(metrics.TokensRejected, metrics.Count, 1))
+			return errorResponse(waitroom.Errorf(waitroom.ETokenInvalid, "an X-Entry-Token header with a valid entry token is required"))
+		}
+		attempt := waitroom.OrderAttempt{Room: room, User: user, Token: token, IdempotencyKey: key}
+		order := orderapi.Request{User: user, IdempotencyKey: key, ContentType: header(req, "Content-Type"), Body: body}
+
+		lease, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Lease, error) {
+			return a.Queue.BeginOrder(ctx, attempt)
+		})
+		switch code := waitroom.ErrorCode(err); {
+		case code == waitroom.EUnavailable && a.Config.FailOpenOrders:
+			// The operator chose to let orders through unguarded while the store is down.
+			a.logWarn(ctx, "store unavailable: forwarding order unguarded (ORDER_GATE_FAIL_OPEN)", err)
+			return a.forward(ctx, room, order)
+		case code == waitroom.EUnavailable:
+			return a.storeError(ctx, room, err)
+		case code == waitroom.ETokenInvalid:
+			a.Metrics.Record(room, metrics.Of(metrics.TokensRejected, metrics.Count, 1))
+			return errorResponse(err)
+		case err != nil:
+			return errorResponse(err)
+		case lease.Replay != nil:
+			return answerResponse(*lease.Replay)
+		}
+
+		answer, err := a.Orders.PlaceOrder(ctx, order)
+		if err != nil || answer.Status < 200 || answer.Status > 299 {
+			a.Metrics.Record(room, metrics.Of(metrics.OrdersFailed, metrics.Count, 1))
+			a.release(ctx, lease)
+			if err != nil {
+				return errorResponse(err)
+			}
+			return answerResponse(answer)
+		}
+		a.Metrics.Record(room, metrics.Of(metrics.OrdersPassed, metrics.Count, 1), metrics.Of(metrics.TokensConsumed, metrics.Count, 1))
+		a.commit(ctx, lease, answer)
+		return answerResponse(answer)
+	})
+}
+
+// forward places an order without the token check (fail-open mode only).
+func (a *API) forward(ctx context.Context, room string, order orderapi.Request) events.APIGatewayV2HTTPResponse {
+	answer, err := a.Orders.PlaceOrder(ctx, order)
+	if err != nil {
+		a.Metrics.Record(room, metrics.Of(metrics.OrdersFailed, metrics.Count, 1))
+		return errorResponse(err)
+	}
+	return answerResponse(answer)
+}
+
+// commit consumes the token after a success. The order has happened, so its
+// answer goes back to the user even if the store fails now; the lock then
+// expires on its own.
+func (a *API) commit(ctx context.Context, lease waitroom.Lease, answer waitroom.StoredAnswer) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.storeTimeout())
+	defer cancel()
+	if err := a.Queue.CommitOrder(ctx, lease, answer); err != nil {
+		a.logWarn(ctx, "order placed but token not consumed", err)
+	}
+}
+
+// release keeps the token and frees the lock after a failed order.
+func (a *API) release(ctx context.Context, lease waitroom.Lease) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.storeTimeout())
+	defer cancel()
+	if err := a.Queue.ReleaseOrder(ctx, lease); err != nil {
+		a.logWarn(ctx, "order lock not released; it expires on its own", err)
+	}
+}
+
+func answerResponse(ans waitroom.StoredAnswer) events.APIGatewayV2HTTPResponse {
+	ct := ans.ContentType
+	if ct == "" {
+		ct = "application/json"
+	}
+	return events.APIGatewayV2HTTPResponse{StatusCode: ans.Status, Headers: map[string]string{"Content-Type": ct, "Cache-Control": "no-store"}, Body: ans.Body}
+}
+
+// Route dispatches on method and path, for hosts that send every route to
+// one handler (the local runner, a single-function deployment).
+func (a *API) Route(ctx context.Context, req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
+	path := strings.TrimSuffix(req.RawPath, "/")
+	if path == "" {
+		path = req.RequestContext.HTTP.Path
+	}
+	routes := map[string]struct {
+		method  string
+		handler func(context.Context, events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse
+	}{
+		"/queue/enter":    {http.MethodPost, a.Enter},
+		"/queue/position": {http.MethodGet, a.Position},
+		"/orders":         {http.MethodPost, a.Order},
+	}
+	r, ok := routes[path]
+	switch {
+	case !ok:
+		return errorResponse(waitroom.Errorf(waitroom.ENotFound, "no route %s", path))
+	case req.RequestContext.HTTP.Method != r.method:
+		resp := errorResponse(waitroom.Errorf(waitroom.EMethodNotAllowed, "%s takes %s", path, r.method))
+		resp.Headers["Allow"] = r.method
+		return resp
+	}
+	return r.handler(ctx, req)
+}
+
+// caller returns the user and the room of an enter or position request.
+func (a *API) caller(req events.APIGatewayV2HTTPRequest) (user, room string, err error) {
+	if user, err = a.userID(req); err != nil {
+		return "", "", err
+	}
+	room, ok := req.QueryStringParameters["room"]
+	if !ok {
+		return user, waitroom.DefaultRoom, nil
+	}
+	if !waitroom.ValidRoom(room) {
+		return "", "", waitroom.Errorf(waitroom.EInvalidRoom, "room must match ^[a-z0-9][a-z0-9-]{0,63}$")
+	}
+	return user, room, nil
+}
+
+// userID finds the caller in the order API.md gives: JWT claim sub, Lambda
+// authorizer userId, then X-User-Id when trusted.
+func (a *API) userID(req events.APIGatewayV2HTTPRequest) (string, error) {
+	id, found := "", false
+	if auth := req.RequestContext.Authorizer; auth != nil {
+		if auth.JWT != nil && auth.JWT.Claims["sub"] != "" {
+			id, found = auth.JWT.Claims["sub"], true
+		} else if v, ok := auth.Lambda["userId"]; ok && v != nil {
+			s, isString := v.(string)
+			if !isString {
+				return "", waitroom.Errorf(waitroom.EInvalidUser, "the authorizer's userId must be a string")
+			}
+			id, found = s, true
+		}
+	}
+	if !found && a.Config.TrustUserHeader {
+		id, found = lookupHeader(req, "X-User-Id")
+	}
+	if !found {
+		return "", waitroom.Errorf(waitroom.EUnauthenticated, "sign in first: no user identity on this request")
+	}
+	if err := waitroom.CheckUser(id); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+func lookupHeader(req events.APIGatewayV2HTTPRequest, name string) (string, bool) {
+	if v, ok := req.Headers[strings.ToLower(name)]; ok {
+		return v, true
+	}
+	for k, v := range req.Headers { // payload 2.0 lowercases names; tolerate other hosts
+		if strings.EqualFold(k, name) {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+func header(req events.APIGatewayV2HTTPRequest, name string) string {
+	v, _ := lookupHeader(req, name)
+	return v
+}
+
+func requestBody(req events.APIGatewayV2HTTPRequest) ([]byte, error) {
+	if !req.IsBase64Encoded {
+		return []byte(req.Body), nil
+	}
+	b, err := base64.StdEncoding.DecodeString(req.Body)
+	if err != nil {
+		return nil, waitroom.Errorf(waitroom.EInvalidRequest, "the request body is not valid base64")
+	}
+	return b, nil
+}
+
+// storeError answers a store failure; it is logged and counted.
+func (a *API) storeError(ctx context.Context, room string, err error) events.APIGatewayV2HTTPResponse {
+	if waitroom.ErrorCode(err) == waitroom.EUnavailable {
+		a.Metrics.Record(room, metrics.Of(metrics.StoreUnavailable, metrics.Count, 1))
+		a.logWarn(ctx, "store unavailable", err)
+	}
+	return errorResponse(err)
+}
+
+// guard turns a panic into a JSON 500 so that one bad request never takes
+// the process (and everyone's requests) down with it.
+func (a *API) guard(ctx context.Context, h func() events.APIGatewayV2HTTPResponse) (resp events.APIGatewayV2HTTPResponse) {
+	defer func() {
+		if p := recover(); p != nil {
+			if a.Log != nil {
+				a.Log.ErrorContext(ctx, "handler panic", "panic", p)
+			}
+			resp = errorResponse(errors.New("panic"))
+		}
+	}()
+	return h()
+}
+
+func (a *API) logWarn(ctx context.Context, msg string, err error) {
+	if a.Log != nil {
+		a.Log.WarnContext(ctx, msg, "err", err)
+	}
+}
+
+func (a *API) storeTimeout() time.Duration {
+	if a.StoreTimeout > 0 {
+		return a.StoreTimeout
+	}
+	return DefaultStoreTimeout
+}
+
+func (a *API) random() float64 {
+	if a.Rand != nil {
+		return a.Rand()
+	}
+	return rand.Float64()
+}
+
+// withTimeout bounds one store call; a deadline is reported as the store
+// being unavailable, which is what it means to the user.
+func withTimeout[T any](ctx context.Context, d time.Duration, call func(context.Context) (T, error)) (T, error) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	v, err := call(ctx)
+	if err != nil && waitroom.ErrorCode(err) == waitroom.EInternal {
+		err = waitroom.Unavailable(err)
+	}
+	return v, err
+}

@@ -1,0 +1,96 @@
+package awslambda
+
+import (
+	"encoding/base64"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/waitroom/waitroom"
+)
+
+// maxRequestBody matches API Gateway's payload limit.
+const maxRequestBody = 10 << 20
+
+// EventFromHTTP builds the payload 2.0 event API Gateway would send for r.
+func EventFromHTTP(r *http.Request, body []byte) events.APIGatewayV2HTTPRequest {
+	headers := make(map[string]string, len(r.Header))
+	for name, values := range r.Header {
+		headers[strings.ToLower(name)] = strings.Join(values, ",")
+	}
+	if r.Host != "" {
+		headers["host"] = r.Host
+	}
+	query := map[string]string{}
+	for name, values := range r.URL.Query() {
+		query[name] = strings.Join(values, ",")
+	}
+	if len(query) == 0 {
+		query = nil
+	}
+	ip, _, _ := net.SplitHostPort(r.RemoteAddr)
+	now := time.Now()
+	ev := events.APIGatewayV2HTTPRequest{
+		Version:               "2.0",
+		RouteKey:              r.Method + " " + r.URL.Path,
+		RawPath:               r.URL.Path,
+		RawQueryString:        r.URL.RawQuery,
+		Headers:               headers,
+		QueryStringParameters: query,
+		RequestContext: events.APIGatewayV2HTTPRequestContext{
+			RouteKey:   r.Method + " " + r.URL.Path,
+			Stage:      "$default",
+			RequestID:  strconv.FormatInt(now.UnixNano(), 36),
+			DomainName: r.Host,
+			Time:       now.UTC().Format("02/Jan/2006:15:04:05 -0700"),
+			TimeEpoch:  now.UnixMilli(),
+			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{
+				Method: r.Method, Path: r.URL.Path, Protocol: r.Proto, SourceIP: ip, UserAgent: r.UserAgent(),
+			},
+		},
+	}
+	if utf8.Valid(body) {
+		ev.Body = string(body)
+	} else {
+		ev.Body, ev.IsBase64Encoded = base64.StdEncoding.EncodeToString(body), true
+	}
+	return ev
+}
+
+// WriteHTTP writes a payload 2.0 response the way API Gateway would.
+func WriteHTTP(w http.ResponseWriter, resp events.APIGatewayV2HTTPResponse) {
+	for name, value := range resp.Headers {
+		w.Header().Set(name, value)
+	}
+	for name, values := range resp.MultiValueHeaders {
+		for _, v := range values {
+			w.Header().Add(name, v)
+		}
+	}
+	body := []byte(resp.Body)
+	if resp.IsBase64Encoded {
+		if b, err := base64.StdEncoding.DecodeString(resp.Body); err == nil {
+			body = b
+		}
+	}
+	w.WriteHeader(resp.StatusCode)
+	_, _ = w.Write(body)
+}
+
+// ServeHTTP turns HTTP requests into events for h, as API Gateway does.
+func ServeHTTP(h HTTPHandler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBody))
+		if err != nil {
+			WriteHTTP(w, errorResponse(waitroom.Errorf(waitroom.EPayloadTooLarge, "the request body is over 10 MB")))
+			return
+		}
+		WriteHTTP(w, h(r.Context(), EventFromHTTP(r, body)))
+	})
+}

@@ -1,0 +1,159 @@
+package waitroom
+
+import (
+	"fmt"
+	"math"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is the environment of every function and of the local runner,
+// read once at start (API.md, "Configuration").
+type Config struct {
+	RedisURL        string  // REDIS_URL; empty only in the local runner (embedded store)
+	RedisCluster    bool    // REDIS_CLUSTER: the URL names a cluster-mode endpoint
+	RedisSecretARN  string  // REDIS_SECRET_ARN: Secrets Manager secret with cache credentials
+	AdmitRatePerSec float64 // ADMIT_RATE_PER_SEC
+	AdmitInterval   time.Duration
+	AdmitBatches    int
+	EntryTokenTTL   time.Duration
+	QueueCapacity   int64
+	OrderAPIURL     string // ORDER_API_URL; empty only in the local runner (demo service)
+	OrderTimeout    time.Duration
+	TrustUserHeader bool
+	FailOpenOrders  bool // ORDER_GATE_FAIL_OPEN: forward orders unguarded while the store is down
+	Addr            string
+}
+
+// Defaults says which values a process may leave unset.
+type Defaults struct {
+	RequireRedisURL    bool
+	RequireOrderAPIURL bool
+	TrustUserHeader    bool
+}
+
+// FunctionDefaults are the Lambda functions' defaults: a store is required.
+var FunctionDefaults = Defaults{RequireRedisURL: true}
+
+// LocalDefaults are the local runner's: embedded store, demo order API, trusted header.
+var LocalDefaults = Defaults{TrustUserHeader: true}
+
+// BatchSize is how many users one batch may admit: the rate spread over
+// the interval, and never less than one so that slow rates still move.
+func (c Config) BatchSize() float64 {
+	return math.Max(1, c.AdmitRatePerSec*c.AdmitInterval.Seconds())
+}
+
+// LoadConfig reads and validates the configuration. lookup is os.LookupEnv
+// in production. The error names the offending variable.
+func LoadConfig(lookup func(string) (string, bool), d Defaults) (Config, error) {
+	r := envReader{lookup: lookup}
+	c := Config{
+		RedisURL:        r.str("REDIS_URL", ""),
+		RedisCluster:    r.boolean("REDIS_CLUSTER", false),
+		RedisSecretARN:  r.str("REDIS_SECRET_ARN", ""),
+		AdmitRatePerSec: r.float("ADMIT_RATE_PER_SEC", 100, 0.001, 1e6),
+		AdmitInterval:   time.Duration(r.integer("ADMIT_INTERVAL_MS", 100, 10, 60_000)) * time.Millisecond,
+		AdmitBatches:    int(r.integer("ADMIT_BATCHES", 10, 1, 100_000)),
+		EntryTokenTTL:   time.Duration(r.integer("ENTRY_TOKEN_TTL_SECONDS", 300, 1, 86_400)) * time.Second,
+		QueueCapacity:   r.integer("QUEUE_CAPACITY", 100_000, 1, 1e9),
+		OrderAPIURL:     r.str("ORDER_API_URL", ""),
+		OrderTimeout:    time.Duration(r.integer("ORDER_TIMEOUT_MS", 10_000, 1, 900_000)) * time.Millisecond,
+		TrustUserHeader: r.boolean("TRUST_USER_HEADER", d.TrustUserHeader),
+		FailOpenOrders:  r.boolean("ORDER_GATE_FAIL_OPEN", false),
+		Addr:            r.str("ADDR", "127.0.0.1:8080"),
+	}
+	if c.RedisURL == "" && d.RequireRedisURL {
+		r.fail("REDIS_URL", "is required (redis://host:port or rediss://host:port)")
+	}
+	if c.RedisURL != "" {
+		r.url("REDIS_URL", c.RedisURL, "redis", "rediss")
+	}
+	if c.OrderAPIURL == "" && d.RequireOrderAPIURL {
+		r.fail("ORDER_API_URL", "is required")
+	}
+	if c.OrderAPIURL != "" {
+		r.url("ORDER_API_URL", c.OrderAPIURL, "http", "https")
+	}
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		r.fail("ADDR", fmt.Sprintf("%q is not host:port", c.Addr))
+	}
+	if r.err != nil {
+		return Config{}, r.err
+	}
+	return c, nil
+}
+
+type envReader struct {
+	lookup func(string) (string, bool)
+	err    error
+}
+
+func (r *envReader) fail(name, msg string) {
+	if r.err == nil {
+		r.err = fmt.Errorf("config: %s %s", name, msg)
+	}
+}
+
+func (r *envReader) str(name, def string) string {
+	if v, ok := r.lookup(name); ok && strings.TrimSpace(v) != "" {
+		return strings.TrimSpace(v)
+	}
+	return def
+}
+
+func (r *envReader) integer(name string, def, min, max int64) int64 {
+	s := r.str(name, "")
+	if s == "" {
+		return def
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || v < min || v > max {
+		r.fail(name, fmt.Sprintf("must be a whole number from %d to %d, got %q", min, max, s))
+		return def
+	}
+	return v
+}
+
+func (r *envReader) float(name string, def, min, max float64) float64 {
+	s := r.str(name, "")
+	if s == "" {
+		return def
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || v < min || v > max {
+		r.fail(name, fmt.Sprintf("must be a number from %g to %g, got %q", min, max, s))
+		return def
+	}
+	return v
+}
+
+func (r *envReader) boolean(name string, def bool) bool {
+	s := r.str(name, "")
+	if s == "" {
+		return def
+	}
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		r.fail(name, fmt.Sprintf("must be true or false, got %q", s))
+		return def
+	}
+	return v
+}
+
+func (r *envReader) url(name, raw string, schemes ...string) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		r.fail(name, fmt.Sprintf("%q is not a URL", raw))
+		return
+	}
+	for _, s := range schemes {
+		if u.Scheme == s {
+			return
+		}
+	}
+	r.fail(name, fmt.Sprintf("%q must use one of the schemes %s", raw, strings.Join(schemes, ", ")))
+}

@@ -1,0 +1,14 @@
+// Command admit is the Lambda function the admission schedule invokes.
+package main
+
+import (
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/waitroom/waitroom/awslambda"
+	"github.com/waitroom/waitroom/internal/lambdaenv"
+)
+
+func main() {
+	env := lambdaenv.Load()
+	lambda.Start(awslambda.AdmitFunction(env.Admitter(), env.Log))
+}

@@ -1,0 +1,14 @@
+// Command enter is the Lambda function behind POST /queue/enter.
+package main
+
+import (
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/waitroom/waitroom/awslambda"
+	"github.com/waitroom/waitroom/internal/lambdaenv"
+)
+
+func main() {
+	env := lambdaenv.Load()
+	lambda.Start(awslambda.HTTPFunction(env.API().Enter))
+}

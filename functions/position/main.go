@@ -1,0 +1,14 @@
+// Command position is the Lambda function behind GET /queue/position.
+package main
+
+import (
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/waitroom/waitroom/awslambda"
+	"github.com/waitroom/waitroom/internal/lambdaenv"
+)
+
+func main() {
+	env := lambdaenv.Load()
+	lambda.Start(awslambda.HTTPFunction(env.API().Position))
+}

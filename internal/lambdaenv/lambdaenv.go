@@ -1,0 +1,80 @@
+// Package lambdaenv wires a Lambda function from its environment: config,
+// cache credentials, Redis client, store, handlers. A bad configuration stops
+// the function at init with a message naming the variable.
+package lambdaenv
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/awslambda"
+	"github.com/waitroom/waitroom/metrics"
+	"github.com/waitroom/waitroom/orderapi"
+	"github.com/waitroom/waitroom/redisstore"
+	"github.com/waitroom/waitroom/secrets"
+)
+
+// Env is what every function needs.
+type Env struct {
+	Config  waitroom.Config
+	Store   *redisstore.Store
+	Log     *slog.Logger
+	Metrics *metrics.Recorder
+}
+
+// Load reads the environment or exits the process: Lambda reports an init
+// failure, and the log line says which variable is wrong.
+func Load() Env {
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	env, err := load(context.Background(), log)
+	if err != nil {
+		log.Error("init failed", "err", err)
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	return env
+}
+
+func load(ctx context.Context, log *slog.Logger) (Env, error) {
+	cfg, err := waitroom.LoadConfig(os.LookupEnv, waitroom.FunctionDefaults)
+	if err != nil {
+		return Env{}, err
+	}
+	var creds redisstore.Credentials
+	if cfg.RedisSecretARN != "" {
+		sm, err := secrets.NewClient(ctx)
+		if err != nil {
+			return Env{}, err
+		}
+		if creds, err = secrets.RedisCredentials(ctx, sm, cfg.RedisSecretARN); err != nil {
+			return Env{}, err
+		}
+	}
+	rdb, err := redisstore.NewClient(cfg, creds)
+	if err != nil {
+		return Env{}, err
+	}
+	return Env{Config: cfg, Store: redisstore.New(rdb, cfg), Log: log, Metrics: metrics.NewRecorder(os.Stdout)}, nil
+}
+
+// API returns the HTTP handlers; only the order gate needs ORDER_API_URL.
+func (e Env) API() *awslambda.API {
+	api := &awslambda.API{Config: e.Config, Queue: e.Store, Metrics: e.Metrics, Log: e.Log}
+	if e.Config.OrderAPIURL != "" {
+		api.Orders = orderapi.New(e.Config.OrderAPIURL, e.Config.OrderTimeout)
+	}
+	return api
+}
+
+// Admitter returns the admission loop of one invocation.
+func (e Env) Admitter() *waitroom.Admitter {
+	return &waitroom.Admitter{
+		Queue:    e.Store,
+		Interval: e.Config.AdmitInterval,
+		Batches:  e.Config.AdmitBatches,
+		OnBatch:  awslambda.RecordBatch(e.Metrics),
+	}
+}

@@ -1,0 +1,26 @@
+-- Check an entry token and take the user's order lock in one step.
+-- KEYS[1] the user's entry-token record  KEYS[2] the user's order lock
+-- KEYS[3] the idempotency record (read only when ARGV[4] == '1')
+-- ARGV[1] token  ARGV[2] lock value (random)  ARGV[3] lock TTL ms  ARGV[4] '1' with an idempotency key
+-- Returns {'REPLAY', answer} | {'INVALID'} | {'BUSY'} | {'OK'}
+if ARGV[4] == '1' then
+  local answer = redis.call('GET', KEYS[3])
+  if answer then
+    return {'REPLAY', answer}
+  end
+end
+local record = redis.call('GET', KEYS[1])
+if not record then
+  return {'INVALID'}
+end
+local sep = string.find(record, ':', 1, true)
+if string.sub(record, sep + 1) ~= ARGV[1] then
+  return {'INVALID'}
+end
+if not redis.call('SET', KEYS[2], ARGV[2], 'NX', 'PX', ARGV[3]) then
+  -- Ours already when a client retry runs this script a second time.
+  if redis.call('GET', KEYS[2]) ~= ARGV[2] then
+    return {'BUSY'}
+  end
+end
+return {'OK'}

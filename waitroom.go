@@ -1,0 +1,158 @@
+// Package waitroom holds the domain of a virtual waiting room: who may join
+// which line, what a user is told while waiting, how admission is paced, and
+// the errors every adapter maps to its own protocol. It depends on nothing but
+// the standard library; Redis, Lambda and HTTP live in their own packages.
+package waitroom
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Code is a stable, machine-readable error code; API.md lists the public ones.
+type Code string
+
+// Error codes. Adapters map each one to a protocol status in one table.
+const (
+	EUnauthenticated  Code = "unauthenticated"
+	EInvalidUser      Code = "invalid_user"
+	EInvalidRoom      Code = "invalid_room"
+	EInvalidRequest   Code = "invalid_request"
+	EInvalidIdemKey   Code = "invalid_idempotency_key"
+	ENotFound         Code = "not_found"
+	EMethodNotAllowed Code = "method_not_allowed"
+	EQueueFull        Code = "queue_full"
+	ETokenInvalid     Code = "entry_token_invalid"
+	EOrderInProgress  Code = "order_in_progress"
+	EOrderUpstream    Code = "order_upstream"
+	EOrderTimeout     Code = "order_timeout"
+	EUnavailable      Code = "unavailable"
+	EInternal         Code = "internal"
+	EPayloadTooLarge  Code = "payload_too_large"
+)
+
+// Error is a domain error: a code for machines, a message for people, and
+// for the retryable ones how long to wait before trying again.
+type Error struct {
+	Code       Code
+	Message    string
+	RetryAfter time.Duration
+	Err        error // the cause, for logs; never shown to users
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf builds an *Error with a formatted message.
+func Errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of err, EInternal for foreign errors and "" for nil.
+func ErrorCode(err error) Code {
+	var e *Error
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &e):
+		return e.Code
+	default:
+		return EInternal
+	}
+}
+
+// Unavailable wraps a store failure: the dependency, not the request, is at fault.
+func Unavailable(cause error) *Error {
+	return &Error{Code: EUnavailable, Message: "the waiting room is briefly unavailable, please retry", RetryAfter: 5 * time.Second, Err: cause}
+}
+
+// Status is where a user stands in a room.
+type Status string
+
+const (
+	Waiting    Status = "WAITING"
+	Ready      Status = "READY"
+	NotInQueue Status = "NOT_IN_QUEUE"
+)
+
+// Standing is a user's state in one room, as the store reports it.
+type Standing struct {
+	Status    Status
+	Position  int64     // 1-based, only when Waiting
+	Token     string    // only when Ready
+	ExpiresAt time.Time // only when Ready
+	Joined    bool      // enter took a new place in line (for metrics)
+}
+
+// Queue is the line of every room. Implementations must be safe for
+// concurrent use by any number of processes sharing one store.
+type Queue interface {
+	// Enter joins room's line, or reports the current standing when the user
+	// is already in line or admitted. A full line is an EQueueFull error.
+	Enter(ctx context.Context, room, user string) (Standing, error)
+	// Position reports the user's standing without changing anything.
+	Position(ctx context.Context, room, user string) (Standing, error)
+	// AdmitBatch admits the front of every room's line, as far as each room's
+	// rate budget allows, and issues entry tokens in the same atomic step.
+	AdmitBatch(ctx context.Context) (Batch, error)
+	// BeginOrder validates an entry token and takes the user's order lock,
+	// or returns the stored answer of an earlier success with the same key.
+	BeginOrder(ctx context.Context, o OrderAttempt) (Lease, error)
+	// CommitOrder consumes the token, stores the answer under the
+	// idempotency key and releases the lock, atomically.
+	CommitOrder(ctx context.Context, l Lease, answer StoredAnswer) error
+	// ReleaseOrder releases the lock and keeps the token.
+	ReleaseOrder(ctx context.Context, l Lease) error
+}
+
+// Batch is what one admission batch did, room by room.
+type Batch struct {
+	Rooms []RoomBatch
+}
+
+// RoomBatch is one room's share of a batch.
+type RoomBatch struct {
+	Room          string
+	Admitted      []Admission
+	Waiting       int64 // still in line after the batch
+	ActiveTokens  int64 // live entry tokens after the batch
+	TokensExpired int64 // tokens found expired unused during the batch
+}
+
+// Admission is one user moved to READY.
+type Admission struct {
+	User      string
+	Token     string
+	ExpiresAt time.Time
+	Waited    time.Duration // enter → admitted, to the second
+}
+
+// OrderAttempt is what the gate knows before it calls the order API.
+type OrderAttempt struct {
+	Room           string
+	User           string
+	Token          string
+	IdempotencyKey string // optional
+}
+
+// Lease is the right to place one order: the user's lock, or a replay.
+type Lease struct {
+	OrderAttempt
+	LockValue string
+	Replay    *StoredAnswer // set when an earlier success is to be returned again
+}
+
+// StoredAnswer is a downstream answer kept for idempotent replays.
+type StoredAnswer struct {
+	Status      int    `json:"status"`
+	Body        string `json:"body"`
+	ContentType string `json:"contentType,omitempty"`
+}
