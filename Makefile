@@ -12,8 +12,12 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 run:
 	$(GO) run ./cmd/local
 
+# Fragments in mk/ add their targets and append to EXTRA_TESTS.
+EXTRA_TESTS :=
+-include mk/*.mk
+
 ## test: everything CI checks (installs redis-server with apt when missing)
-test: redis-server lint test-go test-infra
+test: redis-server lint test-go test-infra $(EXTRA_TESTS)
 
 test-go:
 	$(GO) test -race -count=1 ./...
