@@ -28,6 +28,7 @@ const (
 	CtxQueueCapacity    = "queueCapacity"
 	CtxOrderAPIURL      = "orderApiUrl"
 	CtxOrderTimeout     = "orderTimeoutMs"
+	CtxOrderFailOpen    = "orderGateFailOpen"
 	CtxCacheMode        = "cacheMode"
 	CtxCacheNodeType    = "cacheNodeType"
 	CtxOrderGateEgress  = "orderGateEgress"
@@ -102,6 +103,13 @@ func propsFromContext(ctx contextGetter) (WaitroomProps, error) {
 			return p, fmt.Errorf("context %s=%q: want true or false", CtxTrustUserHeader, s)
 		}
 		p.TrustUserHeaderFromProxy = b
+	}
+	if s := ctxString(ctx, CtxOrderFailOpen); s != "" {
+		b, e := strconv.ParseBool(s)
+		if e != nil {
+			return p, fmt.Errorf("context %s=%q: want true or false", CtxOrderFailOpen, s)
+		}
+		p.OrderGateFailOpen = b
 	}
 	num(CtxAdmitRate, &p.AdmitRatePerSec)
 	num(CtxAdmitInterval, &p.AdmitIntervalMs)

@@ -81,6 +81,10 @@ type WaitroomProps struct {
 	QueueCapacity        int // QUEUE_CAPACITY, default 100000
 	OrderAPIURL          string
 	OrderTimeoutMs       int // ORDER_TIMEOUT_MS, default 10000
+	// OrderGateFailOpen sets ORDER_GATE_FAIL_OPEN=true: while the store is
+	// unreachable the gate forwards orders unguarded (BRIEF.md, failure
+	// policy). Off by default: the gate answers 503.
+	OrderGateFailOpen bool
 
 	CacheMode     CacheMode // default CacheServerless
 	CacheNodeType string    // replication group only, default cache.r7g.large

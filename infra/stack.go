@@ -140,6 +140,9 @@ func NewWaitroomStack(scope constructs.Construct, id string, props WaitroomProps
 		"ORDER_TIMEOUT_MS":        jsii.String(strconv.Itoa(p.OrderTimeoutMs)),
 		"TRUST_USER_HEADER":       jsii.String(strconv.FormatBool(p.TrustUserHeaderFromProxy)),
 	}
+	if p.OrderGateFailOpen {
+		env["ORDER_GATE_FAIL_OPEN"] = jsii.String("true")
+	}
 
 	type fnSpec struct {
 		name, description string

@@ -1,0 +1,903 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/waitroom/waitroom/metrics"
+)
+
+// assetDir holds a dummy bootstrap per function, so the tests need no `make build`.
+var assetDir string
+
+func TestMain(m *testing.M) {
+	code := func() int {
+		dir, err := os.MkdirTemp("", "waitroom-assets-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		for _, fn := range Functions {
+			if err := os.MkdirAll(filepath.Join(dir, fn), 0o755); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+			if err := os.WriteFile(filepath.Join(dir, fn, "bootstrap"), []byte("#!/bin/sh\n# "+fn+"\n"), 0o755); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+		}
+		assetDir = dir
+		return m.Run()
+	}()
+	jsii.Close()
+	os.Exit(code)
+}
+
+const (
+	testIssuer   = "https://auth.example.com/"
+	testAudience = "waitroom-web"
+	testOrderAPI = "https://orders.internal.example.com"
+)
+
+func baseProps() WaitroomProps {
+	return WaitroomProps{
+		AssetDir:    assetDir,
+		JwtIssuer:   testIssuer,
+		JwtAudience: []string{testAudience},
+		OrderAPIURL: testOrderAPI,
+	}
+}
+
+// synth is one synthesized stack: the CDK handle, the assertions template,
+// and the template as plain JSON for checks that walk it.
+type synth struct {
+	w    *Waitroom
+	tpl  assertions.Template
+	json map[string]any
+}
+
+func synthesize(t *testing.T, mutate func(*WaitroomProps)) *synth {
+	t.Helper()
+	p := baseProps()
+	if mutate != nil {
+		mutate(&p)
+	}
+	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())})
+	w, err := NewWaitroomStack(app, "Waitroom", p)
+	if err != nil {
+		t.Fatalf("NewWaitroomStack: %v", err)
+	}
+	tpl := assertions.Template_FromStack(w.Stack, nil)
+	raw, err := json.Marshal(tpl.ToJSON())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	return &synth{w: w, tpl: tpl, json: m}
+}
+
+// The default stack is synthesized once and shared by the read-only tests.
+var defaultSynth *synth
+
+func def(t *testing.T) *synth {
+	t.Helper()
+	if defaultSynth == nil {
+		defaultSynth = synthesize(t, nil)
+	}
+	return defaultSynth
+}
+
+func (s *synth) resources(typ string) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for id, r := range s.json["Resources"].(map[string]any) {
+		rm := r.(map[string]any)
+		if rm["Type"] == typ {
+			out[id] = rm
+		}
+	}
+	return out
+}
+
+func props(r map[string]any) map[string]any {
+	p, _ := r["Properties"].(map[string]any)
+	return p
+}
+
+func (s *synth) fnID(name string) string {
+	el := s.w.Functions[name].Node().DefaultChild().(awscdk.CfnElement)
+	return *s.w.Stack.GetLogicalId(el)
+}
+
+func (s *synth) fnProps(t *testing.T, name string) map[string]any {
+	t.Helper()
+	id := s.fnID(name)
+	r, ok := s.resources("AWS::Lambda::Function")[id]
+	if !ok {
+		t.Fatalf("no AWS::Lambda::Function %s for %s", id, name)
+	}
+	return props(r)
+}
+
+func js(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func getAttArn(id string) string { return js(map[string]any{"Fn::GetAtt": []any{id, "Arn"}}) }
+
+func TestFunctionsRuntimeArchAndSizing(t *testing.T) {
+	s := def(t)
+	s.tpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(4))
+	s.tpl.AllResourcesProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
+		"Runtime":       "provided.al2023",
+		"Architectures": []any{"arm64"},
+		"Handler":       "bootstrap",
+		"MemorySize":    256,
+		"VpcConfig":     assertions.Match_ObjectLike(&map[string]any{"SubnetIds": assertions.Match_AnyValue()}),
+		"LoggingConfig": assertions.Match_ObjectLike(&map[string]any{"LogGroup": assertions.Match_AnyValue()}),
+	})
+	wantTimeout := map[string]float64{FnEnter: 6, FnPosition: 6, FnAdmit: 75, FnOrderGate: 15}
+	logGroups := s.resources("AWS::Logs::LogGroup")
+	for name, want := range wantTimeout {
+		p := s.fnProps(t, name)
+		if p["Timeout"] != want {
+			t.Errorf("%s timeout = %v, want %v", name, p["Timeout"], want)
+		}
+		lg := p["LoggingConfig"].(map[string]any)["LogGroup"].(map[string]any)["Ref"].(string)
+		if r, ok := logGroups[lg]; !ok || props(r)["RetentionInDays"] != float64(30) {
+			t.Errorf("%s log group %s: want retention 30 days, got %v", name, lg, r)
+		}
+	}
+	// Each function is packaged from its own build/<function> directory (the
+	// dummy bootstraps differ, so the four asset hashes must too).
+	keys := map[string]bool{}
+	for _, name := range Functions {
+		code := s.fnProps(t, name)["Code"].(map[string]any)
+		key, _ := code["S3Key"].(string)
+		if !strings.HasSuffix(key, ".zip") {
+			t.Errorf("%s: code %v is not a zipped asset", name, code)
+		}
+		keys[key] = true
+	}
+	if len(keys) != len(Functions) {
+		t.Errorf("%d distinct code assets, want %d", len(keys), len(Functions))
+	}
+}
+
+func TestFunctionEnvironmentMatchesAPIContract(t *testing.T) {
+	s := def(t)
+	want := map[string]string{
+		"ADMIT_RATE_PER_SEC":      "100",
+		"ADMIT_INTERVAL_MS":       "100",
+		"ADMIT_BATCHES":           "600", // 60 s of 100 ms batches per per-minute invocation
+		"ENTRY_TOKEN_TTL_SECONDS": "300",
+		"QUEUE_CAPACITY":          "100000",
+		"ORDER_API_URL":           testOrderAPI,
+		"ORDER_TIMEOUT_MS":        "10000",
+		"TRUST_USER_HEADER":       "false",
+		"REDIS_CLUSTER":           "true",
+	}
+	secretID := onlyKey(t, s.resources("AWS::SecretsManager::Secret"), "CacheUserSecret")
+	for _, name := range Functions {
+		vars := s.fnProps(t, name)["Environment"].(map[string]any)["Variables"].(map[string]any)
+		var keys []string
+		for k := range vars {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		wantKeys := []string{"ADMIT_BATCHES", "ADMIT_INTERVAL_MS", "ADMIT_RATE_PER_SEC", "ENTRY_TOKEN_TTL_SECONDS",
+			"ORDER_API_URL", "ORDER_TIMEOUT_MS", "QUEUE_CAPACITY", "REDIS_CLUSTER", "REDIS_SECRET_ARN", "REDIS_URL", "TRUST_USER_HEADER"}
+		if strings.Join(keys, ",") != strings.Join(wantKeys, ",") {
+			t.Errorf("%s env keys = %v, want %v", name, keys, wantKeys)
+		}
+		for k, v := range want {
+			if vars[k] != v {
+				t.Errorf("%s %s = %v, want %q", name, k, vars[k], v)
+			}
+		}
+		if got := js(vars["REDIS_SECRET_ARN"]); got != js(map[string]any{"Ref": secretID}) {
+			t.Errorf("%s REDIS_SECRET_ARN = %s, want Ref %s", name, got, secretID)
+		}
+		url := js(vars["REDIS_URL"])
+		if !strings.Contains(url, `"rediss://"`) || !strings.Contains(url, `"Endpoint.Address"`) || !strings.Contains(url, `"Endpoint.Port"`) {
+			t.Errorf("%s REDIS_URL = %s, want rediss://<cache endpoint>:<port>", name, url)
+		}
+	}
+}
+
+func TestEnvironmentFollowsProps(t *testing.T) {
+	s := synthesize(t, func(p *WaitroomProps) {
+		p.AdmitRatePerSec = 175
+		p.AdmitIntervalMs = 200
+		p.EntryTokenTTLSeconds = 600
+		p.QueueCapacity = 5000
+		p.OrderTimeoutMs = 8000
+		p.OrderGateFailOpen = true
+	})
+	vars := s.fnProps(t, FnAdmit)["Environment"].(map[string]any)["Variables"].(map[string]any)
+	for k, v := range map[string]string{
+		"ADMIT_RATE_PER_SEC": "175", "ADMIT_INTERVAL_MS": "200", "ADMIT_BATCHES": "300",
+		"ENTRY_TOKEN_TTL_SECONDS": "600", "QUEUE_CAPACITY": "5000", "ORDER_TIMEOUT_MS": "8000",
+		"ORDER_GATE_FAIL_OPEN": "true",
+	} {
+		if vars[k] != v {
+			t.Errorf("%s = %v, want %s", k, vars[k], v)
+		}
+	}
+	if got := s.fnProps(t, FnOrderGate)["Timeout"]; got != float64(13) {
+		t.Errorf("order-gate timeout = %v, want 13 (ORDER_TIMEOUT_MS + 5 s)", got)
+	}
+	s.tpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
+		"AlarmName": "waitroom-" + AlarmQueueNearCapacity,
+		"Threshold": 4500,
+	})
+	// The rate alarms look at three token lives: 30 minutes for a 600 s TTL.
+	s.tpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
+		"AlarmName": "waitroom-" + AlarmLowConversion,
+		"Metrics": assertions.Match_ArrayWith(&[]any{assertions.Match_ObjectLike(&map[string]any{
+			"Id": "admitted", "MetricStat": assertions.Match_ObjectLike(&map[string]any{"Period": 1800}),
+		})}),
+	})
+}
+
+func TestRoutesAuthorizerAndNoRouteToAdmit(t *testing.T) {
+	s := def(t)
+	s.tpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Api"), jsii.Number(1))
+	s.tpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Api"), map[string]any{
+		"ProtocolType": "HTTP",
+		"CorsConfiguration": assertions.Match_ObjectLike(&map[string]any{
+			"AllowOrigins":  []any{"*"},
+			"AllowMethods":  assertions.Match_ArrayWith(&[]any{"GET", "POST"}),
+			"AllowHeaders":  assertions.Match_ArrayWith(&[]any{"authorization", "content-type", "x-entry-token", "idempotency-key"}),
+			"ExposeHeaders": []any{"retry-after"},
+		}),
+	})
+	authID := onlyKey(t, s.resources("AWS::ApiGatewayV2::Authorizer"), "")
+	s.tpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Authorizer"), map[string]any{
+		"AuthorizerType": "JWT",
+		"IdentitySource": []any{"$request.header.Authorization"},
+		"JwtConfiguration": map[string]any{
+			"Issuer":   testIssuer,
+			"Audience": []any{testAudience},
+		},
+	})
+
+	integrations := s.resources("AWS::ApiGatewayV2::Integration")
+	if len(integrations) != 3 {
+		t.Fatalf("%d integrations, want 3", len(integrations))
+	}
+	wantRoutes := map[string]string{
+		"POST /queue/enter":   FnEnter,
+		"GET /queue/position": FnPosition,
+		"POST /orders":        FnOrderGate,
+	}
+	routes := s.resources("AWS::ApiGatewayV2::Route")
+	if len(routes) != len(wantRoutes) {
+		t.Fatalf("%d routes, want %d", len(routes), len(wantRoutes))
+	}
+	for _, r := range routes {
+		p := props(r)
+		key := p["RouteKey"].(string)
+		fn, ok := wantRoutes[key]
+		if !ok {
+			t.Errorf("unexpected route %q", key)
+			continue
+		}
+		if p["AuthorizationType"] != "JWT" || js(p["AuthorizerId"]) != js(map[string]any{"Ref": authID}) {
+			t.Errorf("route %s: authorization %v %v, want JWT with %s", key, p["AuthorizationType"], p["AuthorizerId"], authID)
+		}
+		target := js(p["Target"])
+		var integ map[string]any
+		for id, r := range integrations {
+			if strings.Contains(target, `"`+id+`"`) {
+				integ = props(r)
+			}
+		}
+		if integ == nil || js(integ["IntegrationUri"]) != getAttArn(s.fnID(fn)) {
+			t.Errorf("route %s: integration %v, want function %s", key, integ, fn)
+		}
+	}
+	admitArn := getAttArn(s.fnID(FnAdmit))
+	for id, r := range integrations {
+		if strings.Contains(js(props(r)), s.fnID(FnAdmit)) {
+			t.Errorf("integration %s reaches admit (%s)", id, admitArn)
+		}
+	}
+}
+
+func TestStageThrottlingAndAccessLogs(t *testing.T) {
+	s := def(t)
+	stages := s.resources("AWS::ApiGatewayV2::Stage")
+	id := onlyKey(t, stages, "")
+	p := props(stages[id])
+	if p["StageName"] != "$default" || p["AutoDeploy"] != true {
+		t.Errorf("stage = %v", p)
+	}
+	rs := p["DefaultRouteSettings"].(map[string]any)
+	if rs["ThrottlingRateLimit"] != float64(5000) || rs["ThrottlingBurstLimit"] != float64(10000) {
+		t.Errorf("throttling = %v", rs)
+	}
+	als := p["AccessLogSettings"].(map[string]any)
+	if !strings.Contains(js(als["DestinationArn"]), "ApiAccessLogs") {
+		t.Errorf("access logs destination = %v", als["DestinationArn"])
+	}
+	var format map[string]string
+	if err := json.Unmarshal([]byte(als["Format"].(string)), &format); err != nil || format["status"] != "$context.status" {
+		t.Errorf("access log format is not JSON with status: %v %v", err, als["Format"])
+	}
+}
+
+func TestAdmitScheduleAndInvokePermissions(t *testing.T) {
+	s := def(t)
+	admitID := s.fnID(FnAdmit)
+	rules := s.resources("AWS::Events::Rule")
+	ruleID := onlyKey(t, rules, "")
+	rp := props(rules[ruleID])
+	if rp["ScheduleExpression"] != "rate(1 minute)" || rp["State"] != "ENABLED" {
+		t.Errorf("rule = %v", rp)
+	}
+	targets := rp["Targets"].([]any)
+	if len(targets) != 1 || js(targets[0].(map[string]any)["Arn"]) != getAttArn(admitID) {
+		t.Errorf("rule targets = %s, want only admit", js(targets))
+	}
+	if got := js(targets[0].(map[string]any)["RetryPolicy"]); got != `{"MaximumEventAgeInSeconds":60,"MaximumRetryAttempts":0}` {
+		t.Errorf("retry policy = %s", got)
+	}
+	s.tpl.HasResourceProperties(jsii.String("AWS::Lambda::EventInvokeConfig"), map[string]any{
+		"FunctionName":         map[string]any{"Ref": admitID},
+		"MaximumRetryAttempts": 0,
+	})
+
+	// Who may invoke what: admit only by this rule; the others only by the API.
+	perms := s.resources("AWS::Lambda::Permission")
+	invokers := map[string][]string{}
+	for _, r := range perms {
+		p := props(r)
+		fn := js(p["FunctionName"])
+		for _, name := range Functions {
+			if fn == getAttArn(s.fnID(name)) || fn == js(map[string]any{"Ref": s.fnID(name)}) {
+				invokers[name] = append(invokers[name], p["Principal"].(string))
+				if name == FnAdmit && js(p["SourceArn"]) != getAttArn(ruleID) {
+					t.Errorf("admit permission source = %s, want the schedule rule", js(p["SourceArn"]))
+				}
+				if p["Principal"] == "apigateway.amazonaws.com" && !strings.Contains(js(p["SourceArn"]), "execute-api") {
+					t.Errorf("%s API permission not scoped to the API: %s", name, js(p["SourceArn"]))
+				}
+			}
+		}
+	}
+	want := map[string][]string{
+		FnAdmit:     {"events.amazonaws.com"},
+		FnEnter:     {"apigateway.amazonaws.com"},
+		FnPosition:  {"apigateway.amazonaws.com"},
+		FnOrderGate: {"apigateway.amazonaws.com"},
+	}
+	if js(invokers) != js(want) {
+		t.Errorf("invoke permissions = %v, want %v", invokers, want)
+	}
+	if len(perms) != 4 {
+		t.Errorf("%d Lambda permissions, want 4", len(perms))
+	}
+}
+
+func TestNetworkIsolatedWithoutNAT(t *testing.T) {
+	s := def(t)
+	s.tpl.ResourceCountIs(jsii.String("AWS::EC2::NatGateway"), jsii.Number(0))
+	s.tpl.ResourceCountIs(jsii.String("AWS::EC2::InternetGateway"), jsii.Number(0))
+	s.tpl.ResourceCountIs(jsii.String("AWS::EC2::Route"), jsii.Number(0))
+	s.tpl.AllResourcesProperties(jsii.String("AWS::EC2::Subnet"), map[string]any{
+		"MapPublicIpOnLaunch": false,
+		"Tags":                assertions.Match_ArrayWith(&[]any{map[string]any{"Key": "aws-cdk:subnet-type", "Value": "Isolated"}}),
+	})
+	if n := len(s.resources("AWS::EC2::Subnet")); n < 2 {
+		t.Errorf("%d subnets, want at least 2 (two AZs)", n)
+	}
+	endpoints := s.resources("AWS::EC2::VPCEndpoint")
+	epID := onlyKey(t, endpoints, "")
+	ep := props(endpoints[epID])
+	if ep["VpcEndpointType"] != "Interface" || ep["PrivateDnsEnabled"] != true || !strings.HasSuffix(js(ep["ServiceName"]), `".secretsmanager"]]}`) {
+		t.Errorf("endpoint = %s", js(ep))
+	}
+
+	// The cache SG admits 6379-6380 from the functions' SG, and nothing else.
+	fnSG := js(s.fnProps(t, FnEnter)["VpcConfig"].(map[string]any)["SecurityGroupIds"].([]any)[0])
+	cacheSG := js(props(s.resources("AWS::ElastiCache::ServerlessCache")["Cache"])["SecurityGroupIds"].([]any)[0])
+	var cacheIngress int
+	for _, r := range s.resources("AWS::EC2::SecurityGroupIngress") {
+		p := props(r)
+		if js(p["GroupId"]) != cacheSG {
+			continue
+		}
+		cacheIngress++
+		if js(p["SourceSecurityGroupId"]) != fnSG || p["FromPort"] != float64(6379) || p["ToPort"] != float64(6380) || p["IpProtocol"] != "tcp" {
+			t.Errorf("cache ingress = %s", js(p))
+		}
+	}
+	if cacheIngress != 1 {
+		t.Errorf("%d ingress rules on the cache SG, want 1", cacheIngress)
+	}
+	for id, r := range s.resources("AWS::EC2::SecurityGroup") {
+		p := props(r)
+		if strings.Contains(js(p["SecurityGroupIngress"]), "0.0.0.0/0") || strings.Contains(js(p["SecurityGroupEgress"]), "0.0.0.0/0") {
+			t.Errorf("security group %s is open to the internet: %s", id, js(p))
+		}
+	}
+	// Every function runs in the isolated subnets with the functions' SG.
+	for _, name := range Functions {
+		vc := s.fnProps(t, name)["VpcConfig"].(map[string]any)
+		if !strings.Contains(js(vc["SubnetIds"]), "isolated") || js(vc["SecurityGroupIds"]) != "["+fnSG+"]" {
+			t.Errorf("%s VpcConfig = %s", name, js(vc))
+		}
+	}
+}
+
+func TestServerlessCacheTLSAndAuth(t *testing.T) {
+	s := def(t)
+	s.tpl.ResourceCountIs(jsii.String("AWS::ElastiCache::ServerlessCache"), jsii.Number(1))
+	s.tpl.ResourceCountIs(jsii.String("AWS::ElastiCache::ReplicationGroup"), jsii.Number(0))
+	s.tpl.HasResourceProperties(jsii.String("AWS::ElastiCache::ServerlessCache"), map[string]any{
+		"Engine":              "valkey",
+		"MajorEngineVersion":  "8",
+		"ServerlessCacheName": "waitroom",
+		"UserGroupId":         map[string]any{"Ref": "CacheUserGroup"},
+	})
+	s.tpl.HasResourceProperties(jsii.String("AWS::ElastiCache::UserGroup"), map[string]any{
+		"UserGroupId": "waitroom-users",
+		"UserIds":     []any{map[string]any{"Ref": "CacheDefaultUser"}, map[string]any{"Ref": "CacheUser"}},
+	})
+	users := s.resources("AWS::ElastiCache::User")
+	app := props(users["CacheUser"])
+	if app["UserName"] != cacheUserName || app["AccessString"] != "on ~* +@all -@dangerous" {
+		t.Errorf("app user = %s", js(app))
+	}
+	if mode := js(app["AuthenticationMode"]); !strings.Contains(mode, `"Type":"password"`) ||
+		!strings.Contains(mode, "resolve:secretsmanager:") || !strings.Contains(mode, "CacheUserSecret") {
+		t.Errorf("app user auth = %s, want the password from the cache secret", mode)
+	}
+	dflt := props(users["CacheDefaultUser"])
+	if dflt["UserName"] != "default" || !strings.HasPrefix(dflt["AccessString"].(string), "off ") {
+		t.Errorf("default user must be disabled: %s", js(dflt))
+	}
+	s.tpl.HasResourceProperties(jsii.String("AWS::SecretsManager::Secret"), map[string]any{
+		"GenerateSecretString": assertions.Match_ObjectLike(&map[string]any{
+			"SecretStringTemplate": `{"username":"waitroom"}`,
+			"GenerateStringKey":    "password",
+		}),
+	})
+}
+
+func TestReplicationGroupCache(t *testing.T) {
+	s := synthesize(t, func(p *WaitroomProps) { p.CacheMode = CacheReplicationGroup; p.CacheNodeType = "cache.t4g.medium" })
+	s.tpl.ResourceCountIs(jsii.String("AWS::ElastiCache::ServerlessCache"), jsii.Number(0))
+	s.tpl.HasResourceProperties(jsii.String("AWS::ElastiCache::ReplicationGroup"), map[string]any{
+		"Engine":                   "valkey",
+		"CacheNodeType":            "cache.t4g.medium",
+		"TransitEncryptionEnabled": true,
+		"TransitEncryptionMode":    "required",
+		"AtRestEncryptionEnabled":  true,
+		"AutomaticFailoverEnabled": true,
+		"MultiAZEnabled":           true,
+		"UserGroupIds":             []any{map[string]any{"Ref": "CacheUserGroup"}},
+	})
+	s.tpl.ResourceCountIs(jsii.String("AWS::ElastiCache::SubnetGroup"), jsii.Number(1))
+	vars := s.fnProps(t, FnEnter)["Environment"].(map[string]any)["Variables"].(map[string]any)
+	if vars["REDIS_CLUSTER"] != "false" || !strings.Contains(js(vars["REDIS_URL"]), "PrimaryEndPoint.Address") ||
+		!strings.Contains(js(vars["REDIS_URL"]), `"rediss://"`) {
+		t.Errorf("replication group env: REDIS_CLUSTER=%v REDIS_URL=%s", vars["REDIS_CLUSTER"], js(vars["REDIS_URL"]))
+	}
+}
+
+func TestIAMLeastPrivilege(t *testing.T) {
+	s := def(t)
+	s.tpl.ResourceCountIs(jsii.String("AWS::IAM::Policy"), jsii.Number(0))
+	secretRef := js(map[string]any{"Ref": onlyKey(t, s.resources("AWS::SecretsManager::Secret"), "CacheUserSecret")})
+	roles := s.resources("AWS::IAM::Role")
+	if len(roles) != 4 {
+		t.Fatalf("%d roles, want one per function", len(roles))
+	}
+	for _, name := range Functions {
+		roleID := s.fnProps(t, name)["Role"].(map[string]any)["Fn::GetAtt"].([]any)[0].(string)
+		rp := props(roles[roleID])
+		if rp["ManagedPolicyArns"] != nil {
+			t.Errorf("%s role has managed policies %v", name, rp["ManagedPolicyArns"])
+		}
+		if !strings.Contains(js(rp["AssumeRolePolicyDocument"]), `"Service":"lambda.amazonaws.com"`) {
+			t.Errorf("%s role trust = %s", name, js(rp["AssumeRolePolicyDocument"]))
+		}
+		policies := rp["Policies"].([]any)
+		if len(policies) != 1 {
+			t.Fatalf("%s role: %d policies", name, len(policies))
+		}
+		logGroup := s.fnProps(t, name)["LoggingConfig"].(map[string]any)["LogGroup"].(map[string]any)["Ref"].(string)
+		for _, st := range policies[0].(map[string]any)["PolicyDocument"].(map[string]any)["Statement"].([]any) {
+			stm := st.(map[string]any)
+			res := js(stm["Resource"])
+			switch stm["Sid"] {
+			case "WriteOwnLogs":
+				if res != getAttArn(logGroup) || js(stm["Action"]) != `["logs:CreateLogStream","logs:PutLogEvents"]` {
+					t.Errorf("%s logs statement = %s", name, js(stm))
+				}
+			case "ReadCacheCredentials":
+				if res != secretRef || js(stm["Action"]) != `"secretsmanager:GetSecretValue"` {
+					t.Errorf("%s secret statement = %s", name, js(stm))
+				}
+			case "VpcNetworkInterfaces":
+				for _, a := range stm["Action"].([]any) {
+					if !strings.HasPrefix(a.(string), "ec2:") || strings.Contains(a.(string), "*") {
+						t.Errorf("%s: unexpected VPC action %v", name, a)
+					}
+				}
+			default:
+				t.Errorf("%s: unexpected statement %s", name, js(stm))
+			}
+			if strings.Contains(js(stm["Action"]), "*") {
+				t.Errorf("%s: wildcard action in %s", name, js(stm))
+			}
+		}
+	}
+}
+
+func TestOutputs(t *testing.T) {
+	s := def(t)
+	for _, o := range []string{"ApiUrl", "EnterFunctionName", "PositionFunctionName", "AdmitFunctionName",
+		"OrderGateFunctionName", "DashboardName", "CacheEndpoint", "CacheSecretArn", "AdmitScheduleRuleName"} {
+		s.tpl.HasOutput(jsii.String(o), map[string]any{})
+	}
+	s.tpl.HasOutput(jsii.String("DashboardName"), map[string]any{"Value": "waitroom-waitroom"})
+	s.tpl.HasOutput(jsii.String("AdmitFunctionName"), map[string]any{"Value": map[string]any{"Ref": s.fnID(FnAdmit)}})
+}
+
+// alarmByName finds an alarm by its AlarmName suffix.
+func (s *synth) alarm(t *testing.T, id string) map[string]any {
+	t.Helper()
+	for _, r := range s.resources("AWS::CloudWatch::Alarm") {
+		if props(r)["AlarmName"] == "waitroom-"+id {
+			return props(r)
+		}
+	}
+	t.Fatalf("no alarm %s", id)
+	return nil
+}
+
+// waitroomMetrics lists the Waitroom metric names an alarm reads.
+func waitroomMetrics(alarm map[string]any) []string {
+	names := []string{}
+	if alarm["Namespace"] == metrics.Namespace {
+		names = append(names, alarm["MetricName"].(string))
+	}
+	ms, _ := alarm["Metrics"].([]any)
+	for _, m := range ms {
+		stat, ok := m.(map[string]any)["MetricStat"].(map[string]any)
+		if !ok {
+			continue
+		}
+		metric := stat["Metric"].(map[string]any)
+		if metric["Namespace"] == metrics.Namespace {
+			if metric["Dimensions"] != nil {
+				names = append(names, "dimensioned:"+metric["MetricName"].(string))
+			} else {
+				names = append(names, metric["MetricName"].(string))
+			}
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+func TestAlarmsThresholdsAndMetricNames(t *testing.T) {
+	s := def(t)
+	s.tpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(6+2*len(Functions)))
+	type want struct {
+		metrics    []string
+		threshold  float64
+		op         string
+		periods    float64
+		datapoints float64
+		missing    string
+		period     float64
+		expr       string
+	}
+	cases := map[string]want{
+		AlarmAdmitStalled:      {[]string{metrics.AdmitBatches}, 1, "LessThanThreshold", 1, 1, "breaching", 60, ""},
+		AlarmQueueNearCapacity: {[]string{metrics.QueueDepth}, 90000, "GreaterThanThreshold", 1, 1, "notBreaching", 60, ""},
+		AlarmLowConversion: {[]string{metrics.Admitted, metrics.TokensConsumed}, 50, "LessThanThreshold", 1, 1, "notBreaching", 900,
+			"IF(admitted >= 100, 100 * consumed / admitted, 100)"},
+		AlarmHighExpiry: {[]string{metrics.Admitted, metrics.TokensExpired}, 30, "GreaterThanThreshold", 1, 1, "notBreaching", 900,
+			"IF(admitted >= 100, 100 * expired / admitted, 0)"},
+		AlarmStoreUnavailable: {[]string{metrics.StoreUnavailable}, 1, "GreaterThanOrEqualToThreshold", 2, 2, "notBreaching", 60, ""},
+		AlarmApi5xx:           {nil, 1, "GreaterThanThreshold", 5, 3, "notBreaching", 60, "IF(requests >= 100, 100 * errors / requests, 0)"},
+	}
+	for id, w := range cases {
+		a := s.alarm(t, id)
+		if got := waitroomMetrics(a); js(got) != js(sortedCopy(w.metrics)) {
+			t.Errorf("%s reads %v, want %v", id, got, w.metrics)
+		}
+		if a["Threshold"] != w.threshold || a["ComparisonOperator"] != w.op || a["EvaluationPeriods"] != w.periods ||
+			a["DatapointsToAlarm"] != w.datapoints || a["TreatMissingData"] != w.missing {
+			t.Errorf("%s = threshold %v %v, %v/%v periods, missing %v; want %+v", id, a["Threshold"], a["ComparisonOperator"],
+				a["DatapointsToAlarm"], a["EvaluationPeriods"], a["TreatMissingData"], w)
+		}
+		for _, m := range a["Metrics"].([]any) {
+			mm := m.(map[string]any)
+			if stat, ok := mm["MetricStat"].(map[string]any); ok && stat["Period"] != w.period {
+				t.Errorf("%s period = %v, want %v", id, stat["Period"], w.period)
+			}
+			if e, ok := mm["Expression"]; ok && e != w.expr {
+				t.Errorf("%s expression = %v, want %q", id, e, w.expr)
+			}
+		}
+	}
+	if stat := s.alarm(t, AlarmQueueNearCapacity)["Metrics"].([]any)[0].(map[string]any)["MetricStat"].(map[string]any); stat["Stat"] != "Maximum" {
+		t.Errorf("queue depth alarm stat = %v, want Maximum (the fullest room)", stat["Stat"])
+	}
+	api := s.alarm(t, AlarmApi5xx)
+	for _, want := range []string{`"MetricName":"5xx"`, `"MetricName":"Count"`, `"Namespace":"AWS/ApiGateway"`} {
+		if !strings.Contains(js(api), want) {
+			t.Errorf("API 5xx alarm lacks %s", want)
+		}
+	}
+	for _, name := range Functions {
+		for metric, suffix := range map[string]string{"Errors": "Errors", "Throttles": "Throttles"} {
+			a := s.alarm(t, logicalName(name)+suffix)
+			if a["Namespace"] != "AWS/Lambda" || a["MetricName"] != metric || a["Threshold"] != float64(1) ||
+				a["ComparisonOperator"] != "GreaterThanOrEqualToThreshold" || a["Period"] != float64(300) ||
+				js(a["Dimensions"]) != js([]any{map[string]any{"Name": "FunctionName", "Value": map[string]any{"Ref": s.fnID(name)}}}) {
+				t.Errorf("%s %s alarm = %s", name, metric, js(a))
+			}
+		}
+	}
+	// No alarm has actions unless a topic is configured.
+	for id, r := range s.resources("AWS::CloudWatch::Alarm") {
+		if props(r)["AlarmActions"] != nil {
+			t.Errorf("alarm %s has actions without a topic", id)
+		}
+	}
+}
+
+func sortedCopy(in []string) []string {
+	out := append([]string(nil), in...)
+	sort.Strings(out)
+	if out == nil {
+		return []string{}
+	}
+	return out
+}
+
+// metricConstants parses ../metrics/names.go: every metric name constant
+// the functions emit (everything but Namespace and DimensionRoom).
+func metricConstants(t *testing.T) map[string]string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join("..", "metrics", "names.go"), nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, decl := range f.Decls {
+		gd, ok := decl.(*ast.GenDecl)
+		if !ok || gd.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range gd.Specs {
+			vs := spec.(*ast.ValueSpec)
+			for i, n := range vs.Names {
+				if n.Name == "Namespace" || n.Name == "DimensionRoom" {
+					continue
+				}
+				lit, ok := vs.Values[i].(*ast.BasicLit)
+				if !ok {
+					t.Fatalf("metrics.%s is not a string literal", n.Name)
+				}
+				v, _ := strconv.Unquote(lit.Value)
+				out[n.Name] = v
+			}
+		}
+	}
+	if len(out) < 10 {
+		t.Fatalf("parsed only %d metric names from metrics/names.go", len(out))
+	}
+	return out
+}
+
+func TestAlarmsAndDashboardUseTheMetricsPackageNames(t *testing.T) {
+	s := def(t)
+	consts := metricConstants(t)
+	known := map[string]bool{}
+	for _, v := range consts {
+		known[v] = true
+	}
+	// Every Waitroom metric an alarm reads is one of the package's names, in
+	// the dimensionless aggregate.
+	var read int
+	for id, r := range s.resources("AWS::CloudWatch::Alarm") {
+		for _, name := range waitroomMetrics(props(r)) {
+			read++
+			if !known[name] {
+				t.Errorf("alarm %s reads %q, which the metrics package does not define (or a per-room dimension)", id, name)
+			}
+		}
+		if strings.Contains(js(props(r)), `"Namespace":"`) && !strings.Contains(js(props(r)), `"Namespace":"Waitroom"`) &&
+			!strings.Contains(js(props(r)), `"Namespace":"AWS/`) {
+			t.Errorf("alarm %s reads an unknown namespace", id)
+		}
+	}
+	if read < 6 {
+		t.Errorf("only %d Waitroom metrics read by alarms", read)
+	}
+	// The dashboard shows every metric the functions emit.
+	dashboards := s.resources("AWS::CloudWatch::Dashboard")
+	body := js(props(dashboards[onlyKey(t, dashboards, "")])["DashboardBody"])
+	for constName, v := range consts {
+		if !strings.Contains(body, `\"Waitroom\",\"`+v+`\"`) {
+			t.Errorf("dashboard does not show metrics.%s (%q)", constName, v)
+		}
+	}
+	for _, want := range []string{`\"p99\"`, `SEARCH('{Waitroom,Room}`, `100 * consumed / admitted`, `100 * expired / admitted`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("dashboard lacks %s", want)
+		}
+	}
+}
+
+func TestAlarmTopic(t *testing.T) {
+	s := synthesize(t, func(p *WaitroomProps) { p.AlarmEmail = "oncall@example.com" })
+	s.tpl.ResourceCountIs(jsii.String("AWS::SNS::Topic"), jsii.Number(1))
+	s.tpl.HasResourceProperties(jsii.String("AWS::SNS::Subscription"), map[string]any{"Protocol": "email", "Endpoint": "oncall@example.com"})
+	topic := js(map[string]any{"Ref": onlyKey(t, s.resources("AWS::SNS::Topic"), "")})
+	for id, r := range s.resources("AWS::CloudWatch::Alarm") {
+		p := props(r)
+		if js(p["AlarmActions"]) != "["+topic+"]" || js(p["OKActions"]) != "["+topic+"]" {
+			t.Errorf("alarm %s actions = %v / %v", id, p["AlarmActions"], p["OKActions"])
+		}
+	}
+
+	arn := "arn:aws:sns:eu-west-1:123456789012:oncall"
+	s = synthesize(t, func(p *WaitroomProps) { p.AlarmTopicArn = arn })
+	s.tpl.ResourceCountIs(jsii.String("AWS::SNS::Topic"), jsii.Number(0))
+	s.tpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
+		"AlarmName": "waitroom-" + AlarmAdmitStalled, "AlarmActions": []any{arn},
+	})
+}
+
+func TestRefusesWithoutAuthorizer(t *testing.T) {
+	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())})
+	p := baseProps()
+	p.JwtIssuer, p.JwtAudience = "", nil
+	w, err := NewWaitroomStack(app, "Waitroom", p)
+	if !errors.Is(err, ErrNoAuthorizer) || w != nil {
+		t.Fatalf("NewWaitroomStack without authorizer = %v, %v; want ErrNoAuthorizer", w, err)
+	}
+	if !strings.Contains(err.Error(), "trustUserHeader") || !strings.Contains(err.Error(), "jwtIssuer") {
+		t.Errorf("error does not say how to fix it: %v", err)
+	}
+	if n := len(*app.Node().Children()); n != 0 {
+		t.Errorf("a refused stack still added %d constructs", n)
+	}
+	// The app's own props reader refuses too.
+	_, err = NewWaitroomStack(app, "Waitroom", mustProps(t, map[string]any{CtxOrderAPIURL: testOrderAPI, CtxAssetDir: assetDir}))
+	if !errors.Is(err, ErrNoAuthorizer) {
+		t.Errorf("context without jwtIssuer: %v", err)
+	}
+}
+
+func TestTrustedProxyOptIn(t *testing.T) {
+	s := synthesize(t, func(p *WaitroomProps) {
+		p.JwtIssuer, p.JwtAudience = "", nil
+		p.TrustUserHeaderFromProxy = true
+	})
+	s.tpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Authorizer"), jsii.Number(0))
+	s.tpl.AllResourcesProperties(jsii.String("AWS::ApiGatewayV2::Route"), map[string]any{"AuthorizationType": "NONE"})
+	for _, name := range Functions {
+		if v := s.fnProps(t, name)["Environment"].(map[string]any)["Variables"].(map[string]any)["TRUST_USER_HEADER"]; v != "true" {
+			t.Errorf("%s TRUST_USER_HEADER = %v, want true", name, v)
+		}
+	}
+}
+
+func TestOrderGateNATEgress(t *testing.T) {
+	s := synthesize(t, func(p *WaitroomProps) { p.OrderGateEgress = EgressNAT })
+	s.tpl.ResourceCountIs(jsii.String("AWS::EC2::NatGateway"), jsii.Number(1))
+	og := js(s.fnProps(t, FnOrderGate)["VpcConfig"])
+	if !strings.Contains(og, "egressSubnet") || strings.Count(og, `"GroupId"]`) != 2 {
+		t.Errorf("order gate VpcConfig = %s, want the egress subnets and an extra SG", og)
+	}
+	for _, name := range []string{FnEnter, FnPosition, FnAdmit} {
+		if vc := js(s.fnProps(t, name)["VpcConfig"]); !strings.Contains(vc, "isolatedSubnet") || strings.Contains(vc, "egressSubnet") {
+			t.Errorf("%s VpcConfig = %s, want isolated subnets only", name, vc)
+		}
+	}
+	if c := js(props(s.resources("AWS::ElastiCache::ServerlessCache")["Cache"])["SubnetIds"]); strings.Contains(c, "egress") {
+		t.Errorf("cache in egress subnets: %s", c)
+	}
+}
+
+func TestValidation(t *testing.T) {
+	bad := map[string]func(*WaitroomProps){
+		"both identity sources": func(p *WaitroomProps) { p.TrustUserHeaderFromProxy = true },
+		"http issuer":           func(p *WaitroomProps) { p.JwtIssuer = "http://auth.example.com/" },
+		"no audience":           func(p *WaitroomProps) { p.JwtAudience = nil },
+		"no order API":          func(p *WaitroomProps) { p.OrderAPIURL = "" },
+		"order API not a URL":   func(p *WaitroomProps) { p.OrderAPIURL = "orders" },
+		"timeout over 30 s":     func(p *WaitroomProps) { p.OrderTimeoutMs = 28000 },
+		"cache mode":            func(p *WaitroomProps) { p.CacheMode = "memcached" },
+		"egress":                func(p *WaitroomProps) { p.OrderGateEgress = "vpn" },
+		"name prefix":           func(p *WaitroomProps) { p.NamePrefix = "Bad_Name" },
+		"missing asset":         func(p *WaitroomProps) { p.AssetDir = t.TempDir() },
+	}
+	for name, mutate := range bad {
+		p := baseProps()
+		mutate(&p)
+		app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())})
+		if _, err := NewWaitroomStack(app, "Waitroom", p); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+type mapContext map[string]any
+
+func (m mapContext) get(k string) any { return m[k] }
+
+func mustProps(t *testing.T, ctx map[string]any) WaitroomProps {
+	t.Helper()
+	p, err := propsFromContext(mapContext(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestPropsFromContext(t *testing.T) {
+	p := mustProps(t, map[string]any{
+		CtxJwtIssuer: testIssuer, CtxJwtAudience: "a, b", CtxAdmitRate: "175", CtxQueueCapacity: float64(5000),
+		CtxOrderAPIURL: testOrderAPI, CtxCacheMode: "replication-group", CtxOrderGateEgress: "nat",
+		CtxCorsOrigins: []any{"https://shop.example.com"}, CtxLogRetentionDays: "14", CtxTrustUserHeader: "false",
+	})
+	if p.JwtIssuer != testIssuer || js(p.JwtAudience) != `["a","b"]` || p.AdmitRatePerSec != 175 || p.QueueCapacity != 5000 ||
+		p.CacheMode != CacheReplicationGroup || p.OrderGateEgress != EgressNAT || js(p.CorsAllowOrigins) != `["https://shop.example.com"]` ||
+		p.AssetDir != "../build" || p.TrustUserHeaderFromProxy {
+		t.Errorf("props = %+v", p)
+	}
+	if _, err := propsFromContext(mapContext{CtxAdmitRate: "fast"}); err == nil {
+		t.Error("non-numeric admitRatePerSec accepted")
+	}
+	if _, err := propsFromContext(mapContext{CtxLogRetentionDays: "8"}); err == nil {
+		t.Error("retention of 8 days accepted")
+	}
+	if got := DefaultNamePrefix("Waitroom-Prod_EU"); got != "waitroom-prod-eu" {
+		t.Errorf("DefaultNamePrefix = %q", got)
+	}
+}
+
+// onlyKey returns the single key of m (with prefix, when given).
+func onlyKey[V any](t *testing.T, m map[string]V, prefix string) string {
+	t.Helper()
+	var keys []string
+	for k := range m {
+		if strings.HasPrefix(k, prefix) {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) != 1 {
+		t.Fatalf("want exactly one resource (prefix %q), got %v", prefix, keys)
+	}
+	return keys[0]
+}
