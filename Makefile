@@ -47,11 +47,16 @@ lint:
 	$(GO) vet ./...
 	cd infra && $(GO) vet ./...
 
-## synth: the CloudFormation template, offline, into infra/cdk.out
+## synth: the CloudFormation template, offline (no AWS account, no npx), into infra/cdk.out
+# Example identity and order API so that the template is complete; deploy
+# passes the real ones as context (infra/README.md, "Deploy to AWS").
+SYNTH_CONTEXT ?= {"jwtIssuer":"https://auth.example.com/","jwtAudience":"waitroom","orderApiUrl":"https://orders.example.internal"}
 synth: build
-	cd infra && npx --yes aws-cdk@2 synth --app "go run ." --output cdk.out --quiet
+	cd infra && rm -rf cdk.out/asset.* && CDK_OUTDIR=cdk.out CDK_CONTEXT_JSON='$(SYNTH_CONTEXT)' $(GO) run . && \
+	  echo "infra/cdk.out/Waitroom.template.json"
 
-## deploy: see README "Deploy to AWS"
+## deploy: to the AWS account of your credentials; context in CDK_ARGS, see infra/README.md "Deploy to AWS"
+#   make deploy CDK_ARGS='-c jwtIssuer=https://... -c jwtAudience=... -c orderApiUrl=https://...'
 deploy: build
 	cd infra && npx --yes aws-cdk@2 deploy --app "go run ." $(CDK_ARGS)
 
