@@ -35,6 +35,8 @@ redis-server:
 
 ## build: one static bootstrap per function, linux/$(ARCH), zipped for Lambda
 build:
+	@command -v zip >/dev/null || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq zip >/dev/null; }
 	@for f in $(FUNCTIONS); do \
 	  echo "build/$$f/bootstrap ($(ARCH))"; \
 	  mkdir -p build/$$f && \

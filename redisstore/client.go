@@ -9,7 +9,7 @@ import (
 	"github.com/waitroom/waitroom"
 )
 
-// Timeouts short enough that a dead store is answered with 503 within a few
+// Timeouts and retries short enough that a dead store is answered with 503 within a few
 // seconds, long enough for a healthy one under load.
 const (
 	dialTimeout = time.Second
@@ -36,7 +36,7 @@ func NewClient(cfg waitroom.Config, creds Credentials) (redis.UniversalClient, e
 			opt.Username, opt.Password = creds.Username, creds.Password
 		}
 		opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout, opt.PoolTimeout = dialTimeout, ioTimeout, ioTimeout, poolTimeout
-		opt.MaxRetries = 1
+		opt.MaxRetries, opt.DialerRetries = 1, 1
 		return redis.NewClusterClient(opt), nil
 	}
 	opt, err := redis.ParseURL(cfg.RedisURL)
@@ -47,6 +47,6 @@ func NewClient(cfg waitroom.Config, creds Credentials) (redis.UniversalClient, e
 		opt.Username, opt.Password = creds.Username, creds.Password
 	}
 	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout, opt.PoolTimeout = dialTimeout, ioTimeout, ioTimeout, poolTimeout
-	opt.MaxRetries = 1
+	opt.MaxRetries, opt.DialerRetries = 1, 1
 	return redis.NewClient(opt), nil
 }

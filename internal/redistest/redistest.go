@@ -170,4 +170,3 @@ func Version() string {
 	}
 	return strings.TrimSpace(string(out))
 }
-

@@ -1,0 +1,187 @@
+package awslambda_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/awslambda"
+	"github.com/waitroom/waitroom/internal/redistest"
+	"github.com/waitroom/waitroom/orderapi"
+	"github.com/waitroom/waitroom/redisstore"
+)
+
+// downstream is a scripted order API on a real HTTP server.
+type downstream struct {
+	srv   *httptest.Server
+	calls atomic.Int64
+	// status and delay of the next answers; set before requests are sent.
+	status atomic.Int64
+	delay  atomic.Int64 // nanoseconds
+	last   atomic.Pointer[http.Request]
+	body   atomic.Pointer[string]
+}
+
+func newDownstream(t *testing.T) *downstream {
+	d := &downstream{}
+	d.status.Store(http.StatusCreated)
+	d.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := d.calls.Add(1)
+		b, _ := io.ReadAll(r.Body)
+		s := string(b)
+		d.body.Store(&s)
+		d.last.Store(r)
+		select {
+		case <-time.After(time.Duration(d.delay.Load())):
+		case <-r.Context().Done():
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(int(d.status.Load()))
+		_ = json.NewEncoder(w).Encode(map[string]any{"orderId": n, "user": r.Header.Get("X-User-Id")})
+	}))
+	t.Cleanup(d.srv.Close)
+	return d
+}
+
+type harness struct {
+	api   *awslambda.API
+	store *redisstore.Store
+	redis *redistest.Server
+	down  *downstream
+	cfg   waitroom.Config
+}
+
+func newHarness(t *testing.T, mutate ...func(*waitroom.Config)) *harness {
+	t.Helper()
+	srv := redistest.Start(t)
+	cfg, err := waitroom.LoadConfig(func(k string) (string, bool) {
+		if k == "REDIS_URL" {
+			return srv.URL(), true
+		}
+		return "", false
+	}, waitroom.LocalDefaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.OrderTimeout = 2 * time.Second
+	for _, m := range mutate {
+		m(&cfg)
+	}
+	rdb, err := redisstore.NewClient(cfg, redisstore.Credentials{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rdb.Close() })
+	store := redisstore.New(rdb, cfg)
+	down := newDownstream(t)
+	api := &awslambda.API{Config: cfg, Queue: store, Orders: orderapi.New(down.srv.URL, cfg.OrderTimeout), Rand: func() float64 { return 0.5 }}
+	return &harness{api: api, store: store, redis: srv, down: down, cfg: cfg}
+}
+
+// request builds a payload 2.0 event like API Gateway's.
+func request(method, path, user string, headers map[string]string) events.APIGatewayV2HTTPRequest {
+	h := map[string]string{"content-type": "application/json"}
+	if user != "" {
+		h["x-user-id"] = user
+	}
+	for k, v := range headers {
+		h[k] = v
+	}
+	req := events.APIGatewayV2HTTPRequest{Version: "2.0", RouteKey: method + " " + path, RawPath: path, Headers: h}
+	req.RequestContext.HTTP.Method = method
+	req.RequestContext.HTTP.Path = path
+	return req
+}
+
+func withRoom(req events.APIGatewayV2HTTPRequest, room string) events.APIGatewayV2HTTPRequest {
+	req.QueryStringParameters = map[string]string{"room": room}
+	req.RawQueryString = "room=" + room
+	return req
+}
+
+func (h *harness) call(req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
+	return h.api.Route(context.Background(), req)
+}
+
+func (h *harness) enter(user string) events.APIGatewayV2HTTPResponse {
+	return h.call(request("POST", "/queue/enter", user, nil))
+}
+
+func (h *harness) position(user string) events.APIGatewayV2HTTPResponse {
+	return h.call(request("GET", "/queue/position", user, nil))
+}
+
+func (h *harness) order(user, token, key, body string) events.APIGatewayV2HTTPResponse {
+	hdr := map[string]string{}
+	if token != "" {
+		hdr["x-entry-token"] = token
+	}
+	if key != "" {
+		hdr["idempotency-key"] = key
+	}
+	req := request("POST", "/orders", user, hdr)
+	req.Body = body
+	return h.call(req)
+}
+
+// admitted enters users and admits them, returning their tokens.
+func (h *harness) admitted(t *testing.T, users ...string) map[string]string {
+	t.Helper()
+	for _, u := range users {
+		if r := h.enter(u); r.StatusCode != 200 {
+			t.Fatalf("enter %s: %d %s", u, r.StatusCode, r.Body)
+		}
+	}
+	tokens := map[string]string{}
+	for len(tokens) < len(users) {
+		b, err := h.store.AdmitBatch(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range b.Rooms {
+			for _, a := range r.Admitted {
+				tokens[a.User] = a.Token
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return tokens
+}
+
+func decode(t *testing.T, r events.APIGatewayV2HTTPResponse) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(r.Body), &m); err != nil {
+		t.Fatalf("body is not JSON: %q", r.Body)
+	}
+	return m
+}
+
+// wantError checks status, error code and that a human message is present.
+func wantError(t *testing.T, r events.APIGatewayV2HTTPResponse, status int, code string) {
+	t.Helper()
+	if r.StatusCode != status {
+		t.Fatalf("status %d, want %d: %s", r.StatusCode, status, r.Body)
+	}
+	m := decode(t, r)
+	if m["error"] != code || m["message"] == "" || m["message"] == nil {
+		t.Fatalf("body %s, want error %q with a message", r.Body, code)
+	}
+	if r.Headers["Content-Type"] != "application/json" {
+		t.Fatalf("content type %q", r.Headers["Content-Type"])
+	}
+}
+
+func awslambdaOrders(t *testing.T, url string) awslambda.OrderPlacer {
+	t.Helper()
+	return orderapi.New(url, time.Second)
+}

@@ -1,0 +1,89 @@
+package waitroom_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/waitroom/waitroom"
+)
+
+func env(kv map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := kv[k]; return v, ok }
+}
+
+func TestConfigDefaults(t *testing.T) {
+	c, err := waitroom.LoadConfig(env(map[string]string{"REDIS_URL": "redis://localhost:6379"}), waitroom.FunctionDefaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := waitroom.Config{RedisURL: "redis://localhost:6379", AdmitRatePerSec: 100, AdmitInterval: 100 * time.Millisecond,
+		AdmitBatches: 10, EntryTokenTTL: 300 * time.Second, QueueCapacity: 100_000, OrderTimeout: 10 * time.Second, Addr: "127.0.0.1:8080"}
+	if c != want {
+		t.Fatalf("defaults:\n got %+v\nwant %+v", c, want)
+	}
+	if c.BatchSize() != 10 {
+		t.Fatalf("batch %v", c.BatchSize())
+	}
+	local, err := waitroom.LoadConfig(env(nil), waitroom.LocalDefaults)
+	if err != nil || !local.TrustUserHeader || local.RedisURL != "" {
+		t.Fatalf("local defaults: %+v %v", local, err)
+	}
+}
+
+func TestConfigErrorsNameTheVariable(t *testing.T) {
+	cases := map[string]map[string]string{
+		"REDIS_URL":               {},
+		"ADMIT_RATE_PER_SEC":      {"ADMIT_RATE_PER_SEC": "-1"},
+		"ADMIT_INTERVAL_MS":       {"ADMIT_INTERVAL_MS": "abc"},
+		"ADMIT_BATCHES":           {"ADMIT_BATCHES": "0"},
+		"ENTRY_TOKEN_TTL_SECONDS": {"ENTRY_TOKEN_TTL_SECONDS": "1.5"},
+		"QUEUE_CAPACITY":          {"QUEUE_CAPACITY": "0"},
+		"ORDER_TIMEOUT_MS":        {"ORDER_TIMEOUT_MS": "x"},
+		"TRUST_USER_HEADER":       {"TRUST_USER_HEADER": "maybe"},
+		"ORDER_API_URL":           {"ORDER_API_URL": "ftp://x"},
+		"ADDR":                    {"ADDR": "8080"},
+	}
+	for name, kv := range cases {
+		if name != "REDIS_URL" {
+			kv["REDIS_URL"] = "redis://localhost:6379"
+		}
+		_, err := waitroom.LoadConfig(env(kv), waitroom.FunctionDefaults)
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: error %v does not name it", name, err)
+		}
+	}
+	if _, err := waitroom.LoadConfig(env(map[string]string{"REDIS_URL": "http://x"}), waitroom.FunctionDefaults); err == nil {
+		t.Error("REDIS_URL must be redis:// or rediss://")
+	}
+}
+
+func TestEstimateAndPollTiers(t *testing.T) {
+	c := waitroom.Config{AdmitRatePerSec: 100, AdmitInterval: 100 * time.Millisecond}
+	for pos, want := range map[int64]int64{1: 0, 10: 0, 11: 1, 100: 1, 101: 2, 342: 4, 999: 10, 6000: 60} {
+		if got := c.EstimatedWaitSeconds(pos); got != want {
+			t.Errorf("wait(%d) = %d, want %d", pos, got, want)
+		}
+	}
+	tiers := map[int64]int64{0: 2000, 9: 2000, 10: 5000, 59: 5000, 60: 10000, 5000: 10000}
+	for wait, base := range tiers {
+		lo, mid, hi := waitroom.PollAfterMs(wait, 0), waitroom.PollAfterMs(wait, 0.5), waitroom.PollAfterMs(wait, 0.999999)
+		if mid != base || lo != base*8/10 || hi < base*119/100 || hi > base*12/10 {
+			t.Errorf("wait %d: poll %d/%d/%d, want %d ±20%%", wait, lo, mid, hi, base)
+		}
+	}
+}
+
+func TestTokenRoomAndUsers(t *testing.T) {
+	if room, ok := waitroom.TokenRoom("shoe-sale.qnCOPq6BcdSsjRmAKKehKQ"); !ok || room != "shoe-sale" {
+		t.Fatalf("room %q %v", room, ok)
+	}
+	for _, bad := range []string{"", "nodot", "Bad.qnCOPq6BcdSsjRmAKKehKQ", "r.short", "r.qnCOPq6BcdSsjRmAKKeh+Q", "r.qnCOPq6BcdSsjRmAKKehKQx"} {
+		if _, ok := waitroom.TokenRoom(bad); ok {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	if waitroom.CheckUser(" ") != nil || waitroom.CheckUser("") == nil || waitroom.CheckUser("a\tb") == nil {
+		t.Error("user id rules")
+	}
+}

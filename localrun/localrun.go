@@ -1,0 +1,153 @@
+// Package localrun hosts the whole waiting room in one process: the HTTP
+// routes through the very handlers the Lambda functions use, admission on
+// its own schedule as EventBridge would drive it, an embedded store when no
+// REDIS_URL is given, and a demo order API when no ORDER_API_URL is given.
+package localrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/awslambda"
+	"github.com/waitroom/waitroom/demoorder"
+	"github.com/waitroom/waitroom/orderapi"
+	"github.com/waitroom/waitroom/redisstore"
+)
+
+// Runner is a running local waiting room.
+type Runner struct {
+	URL    string // base URL of the routes
+	Config waitroom.Config
+	Demo   *demoorder.Service // the demo order API, when it runs
+
+	srv     *http.Server
+	rdb     redis.UniversalClient
+	cancel  context.CancelFunc
+	done    chan struct{}
+	closers []func()
+}
+
+// Start serves cfg.Addr until Close. Unset REDIS_URL and ORDER_API_URL are
+// filled in with the embedded store and the demo order API.
+func Start(cfg waitroom.Config, log *slog.Logger) (_ *Runner, err error) {
+	r := &Runner{done: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			r.closeAll()
+		}
+	}()
+	if cfg.RedisURL == "" {
+		mr, err := miniredis.Run()
+		if err != nil {
+			return nil, fmt.Errorf("embedded store: %w", err)
+		}
+		r.closers = append(r.closers, mr.Close)
+		cfg.RedisURL = "redis://" + mr.Addr()
+		log.Info("embedded store (set REDIS_URL to use a real Redis)", "addr", mr.Addr())
+	}
+	if cfg.OrderAPIURL == "" {
+		r.Demo = demoorder.Default()
+		url, err := serve(r.Demo, &r.closers)
+		if err != nil {
+			return nil, fmt.Errorf("demo order API: %w", err)
+		}
+		cfg.OrderAPIURL = url
+		log.Info("demo order API: 20 connections, ~200 ms per order (set ORDER_API_URL to use yours)", "url", url)
+	}
+	r.Config = cfg
+	if r.rdb, err = redisstore.NewClient(cfg, redisstore.Credentials{}); err != nil {
+		return nil, err
+	}
+	r.closers = append(r.closers, func() { _ = r.rdb.Close() })
+	store := redisstore.New(r.rdb, cfg)
+	api := &awslambda.API{Config: cfg, Queue: store, Orders: orderapi.New(cfg.OrderAPIURL, cfg.OrderTimeout), Log: log}
+
+	mux := http.NewServeMux()
+	mux.Handle("/", awslambda.ServeHTTP(api.Route)) // the routes, and JSON 404/405 for the rest
+	mux.HandleFunc("GET /healthz", r.healthz)
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, err
+	}
+	r.URL = "http://" + ln.Addr().String()
+	r.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = r.srv.Serve(ln) }()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	go func() {
+		defer close(r.done)
+		admitForever(ctx, log, &waitroom.Admitter{Queue: store, Interval: cfg.AdmitInterval, Batches: cfg.AdmitBatches})
+	}()
+	return r, nil
+}
+
+func (r *Runner) healthz(w http.ResponseWriter, req *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	if err := r.rdb.Ping(req.Context()).Err(); err != nil {
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"error":"unavailable","message":"the store cannot be reached"}`))
+		return
+	}
+	_, _ = w.Write([]byte(`{"status":"ok"}`))
+}
+
+// Close stops admission and the server, then everything started with it.
+func (r *Runner) Close() {
+	if r.cancel != nil {
+		r.cancel()
+		<-r.done
+	}
+	if r.srv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = r.srv.Shutdown(ctx)
+	}
+	r.closeAll()
+}
+
+func (r *Runner) closeAll() {
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		r.closers[i]()
+	}
+	r.closers = nil
+}
+
+// admitForever invokes admission back to back, as the schedule does in AWS.
+func admitForever(ctx context.Context, log *slog.Logger, a *waitroom.Admitter) {
+	for ctx.Err() == nil {
+		if _, err := a.Run(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("admission failed; retrying in 1 s", "err", err)
+			select {
+			case <-time.After(time.Second):
+			case <-ctx.Done():
+			}
+		}
+	}
+}
+
+func serve(h http.Handler, closers *[]func()) (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			slog.Error("demo order API stopped", "err", err)
+		}
+	}()
+	*closers = append(*closers, func() { _ = srv.Close() })
+	return "http://" + ln.Addr().String(), nil
+}

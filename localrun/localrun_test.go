@@ -1,0 +1,118 @@
+package localrun_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/internal/redistest"
+	"github.com/waitroom/waitroom/localrun"
+)
+
+type answer struct {
+	Status      string `json:"status"`
+	Position    int64  `json:"position"`
+	EntryToken  string `json:"entryToken"`
+	PollAfterMs *int64 `json:"pollAfterMs"`
+	Error       string `json:"error"`
+}
+
+func do(t *testing.T, method, url, user string, headers map[string]string) (int, string) {
+	req, _ := http.NewRequest(method, url, strings.NewReader(`{"sku":"tv-55"}`))
+	req.Header.Set("X-User-Id", user)
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Error(err)
+		return 0, ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// Real users' journeys over HTTP against a real redis-server: enter, poll
+// as told by pollAfterMs, get READY, order, retry with the same key.
+func TestUserJourneys(t *testing.T) {
+	srv := redistest.Start(t)
+	cfg, err := waitroom.LoadConfig(func(k string) (string, bool) {
+		switch k {
+		case "REDIS_URL":
+			return srv.URL(), true
+		case "ADDR":
+			return "127.0.0.1:0", true
+		case "ADMIT_RATE_PER_SEC":
+			return "20", true
+		}
+		return "", false
+	}, waitroom.LocalDefaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := localrun.Start(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+
+	if code, body := do(t, "GET", r.URL+"/healthz", "", nil); code != 200 {
+		t.Fatalf("healthz %d %s", code, body)
+	}
+
+	const users = 40
+	var wg sync.WaitGroup
+	polls := make([]int, users)
+	for i := 0; i < users; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			user := fmt.Sprintf("shopper-%02d", i)
+			code, body := do(t, "POST", r.URL+"/queue/enter?room=tv", user, nil)
+			var a answer
+			for deadline := time.Now().Add(20 * time.Second); ; {
+				if code != 200 || json.Unmarshal([]byte(body), &a) != nil {
+					t.Errorf("%s: %d %s", user, code, body)
+					return
+				}
+				if a.Status == "READY" {
+					break
+				}
+				if a.Status != "WAITING" || a.PollAfterMs == nil || time.Now().After(deadline) {
+					t.Errorf("%s: unexpected %s", user, body)
+					return
+				}
+				time.Sleep(time.Duration(*a.PollAfterMs) * time.Millisecond)
+				polls[i]++
+				code, body = do(t, "GET", r.URL+"/queue/position?room=tv", user, nil)
+			}
+			hdr := map[string]string{"X-Entry-Token": a.EntryToken, "Idempotency-Key": "order-" + user}
+			code1, first := do(t, "POST", r.URL+"/orders", user, hdr)
+			code2, again := do(t, "POST", r.URL+"/orders", user, hdr)
+			if code1 != 201 || code2 != 201 || first != again || !strings.Contains(first, user) {
+				t.Errorf("%s: order %d %s, retry %d %s", user, code1, first, code2, again)
+			}
+			if code, body := do(t, "GET", r.URL+"/queue/position?room=tv", user, nil); code != 200 || !strings.Contains(body, "NOT_IN_QUEUE") {
+				t.Errorf("%s after ordering: %d %s", user, code, body)
+			}
+		}(i)
+	}
+	wg.Wait()
+	if got := r.Demo.Stats().Orders; got != users {
+		t.Fatalf("demo order API took %d orders, want exactly %d (retries are replays)", got, users)
+	}
+	total := 0
+	for _, p := range polls {
+		total += p
+	}
+	t.Logf("%d users, %d polls in all", users, total)
+}
