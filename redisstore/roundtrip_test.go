@@ -1,0 +1,114 @@
+package redisstore_test
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/internal/redistest"
+	"github.com/waitroom/waitroom/redisstore"
+)
+
+// roundTrips counts what the client sends: one per command, one per pipeline.
+type roundTrips struct{ n atomic.Int64 }
+
+func (r *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (r *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if !strings.EqualFold(cmd.Name(), "hello") { // connection setup, not per operation
+			r.n.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		r.n.Add(1)
+		return next(ctx, cmds)
+	}
+}
+
+
+// The hot paths cost one round trip each (scripts cached): enter, position,
+// the gate's check and its commit; an admit batch costs two (read the rooms,
+// then one pipeline of every room's script).
+func TestRoundTripsPerOperation(t *testing.T) {
+	ctx := context.Background()
+	rdb := redistest.Start(t).Client()
+	counter := &roundTrips{}
+	rdb.AddHook(counter)
+	s := redisstore.New(rdb, testConfig())
+
+	measure := func(name string, want int64, op func() error) {
+		t.Helper()
+		if err := op(); err != nil { // warm: load scripts, open connections
+			t.Fatalf("%s: %v", name, err)
+		}
+		before := counter.n.Load()
+		if err := op(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got := counter.n.Load() - before; got != want {
+			t.Errorf("%s: %d round trips, want %d", name, got, want)
+		}
+	}
+	measure("enter", 1, func() error { _, err := s.Enter(ctx, "r", "u1"); return err })
+	measure("position", 1, func() error { _, err := s.Position(ctx, "r", "u1"); return err })
+	measure("admit batch", 2, func() error { _, err := s.AdmitBatch(ctx); return err })
+
+	// Warm the gate's scripts on one user, then count on another.
+	tokens := map[string]string{}
+	for _, u := range []string{"u1", "u2"} {
+		if _, err := s.Enter(ctx, "g", u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := s.AdmitBatch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range b.Rooms {
+		for _, a := range r.Admitted {
+			tokens[a.User] = a.Token
+		}
+	}
+	warm, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "g", User: "u2", Token: tokens["u2"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ReleaseOrder(ctx, warm); err != nil {
+		t.Fatal(err)
+	}
+	if warm, err = s.BeginOrder(ctx, warm.OrderAttempt); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CommitOrder(ctx, warm, waitroom.StoredAnswer{Status: 201}); err != nil {
+		t.Fatal(err)
+	}
+
+	count := func(name string, op func() error) {
+		t.Helper()
+		before := counter.n.Load()
+		if err := op(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got := counter.n.Load() - before; got != 1 {
+			t.Errorf("%s: %d round trips, want 1", name, got)
+		}
+	}
+	var lease waitroom.Lease
+	count("gate check", func() error {
+		lease, err = s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "g", User: "u1", Token: tokens["u1"]})
+		return err
+	})
+	count("gate release", func() error { return s.ReleaseOrder(ctx, lease) })
+	count("gate check again", func() error {
+		lease, err = s.BeginOrder(ctx, lease.OrderAttempt)
+		return err
+	})
+	count("gate commit", func() error { return s.CommitOrder(ctx, lease, waitroom.StoredAnswer{Status: 201}) })
+}
