@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"regexp"
 	"strings"
@@ -51,9 +52,21 @@ var Functions = []string{FnEnter, FnPosition, FnAdmit, FnOrderGate}
 // ScheduleSeconds is how often EventBridge invokes admit (its finest rate).
 const ScheduleSeconds = 60
 
-// admitTimeoutSlackSeconds is added to the schedule period for admit's
-// timeout, so that one invocation runs its 60 s of batches and finishes.
-const admitTimeoutSlackSeconds = 15
+// admitOverlapSeconds is how long each admit invocation runs past the next
+// scheduled one. EventBridge delivers a scheduled event a few seconds after
+// the minute, not to the second; running 10 s longer turns that jitter into a
+// harmless overlap (the Redis rate budget is shared) instead of a gap, which
+// would lose admissions.
+const admitOverlapSeconds = 10
+
+// coreBatchJitter mirrors batchJitter in the core's admitter.go: each gap
+// between batches is shortened by a random share of up to 20% of
+// ADMIT_INTERVAL_MS (10% on average), so N batches last about
+// 0.9 * N * interval, and at least 0.8 * (N-1) * interval.
+const coreBatchJitter = 0.2
+
+// admitTimeoutSlackSeconds is added to the longest possible run for admit's timeout.
+const admitTimeoutSlackSeconds = 10
 
 // WaitroomProps configures NewWaitroomStack. Zero values take the defaults of
 // API.md; WithDefaults shows them.
@@ -181,15 +194,22 @@ func (p WaitroomProps) WithDefaults(stackID string) WaitroomProps {
 	return p
 }
 
-// AdmitBatches is ADMIT_BATCHES: enough batches to fill one schedule period,
-// so that per-minute invocations chain into continuous admission.
+// AdmitBatches is ADMIT_BATCHES: enough batches that one invocation runs
+// ScheduleSeconds + admitOverlapSeconds on average (70 s: 778 batches of
+// 100 ms less the core's jitter), and never less than ScheduleSeconds, so
+// that per-minute invocations chain into continuous admission.
 func (p WaitroomProps) AdmitBatches() int {
-	return (ScheduleSeconds*1000 + p.AdmitIntervalMs - 1) / p.AdmitIntervalMs
+	interval := float64(p.AdmitIntervalMs)
+	expected := math.Ceil(float64((ScheduleSeconds+admitOverlapSeconds)*1000) / (interval * (1 - coreBatchJitter/2)))
+	atLeast := math.Ceil(float64(ScheduleSeconds*1000)/(interval*(1-coreBatchJitter))) + 1
+	return int(math.Max(expected, atLeast))
 }
 
-// AdmitTimeoutSeconds is the admit function's timeout.
+// AdmitTimeoutSeconds is the admit function's timeout: the longest run (no
+// jitter at all) plus slack.
 func (p WaitroomProps) AdmitTimeoutSeconds() int {
-	return ScheduleSeconds + admitTimeoutSlackSeconds
+	longest := math.Ceil(float64(p.AdmitBatches()-1) * float64(p.AdmitIntervalMs) / 1000)
+	return int(longest) + admitTimeoutSlackSeconds
 }
 
 // OrderGateTimeoutSeconds leaves the order gate time to answer 504 itself

@@ -151,7 +151,7 @@ func NewWaitroomStack(scope constructs.Construct, id string, props WaitroomProps
 	specs := []fnSpec{
 		{FnEnter, "Waitroom: POST /queue/enter (join the line)", 256, 6},
 		{FnPosition, "Waitroom: GET /queue/position (rank, estimated wait, pollAfter)", 256, 6},
-		{FnAdmit, "Waitroom: admission, one minute of batches per scheduled invocation", 256, p.AdmitTimeoutSeconds()},
+		{FnAdmit, "Waitroom: admission, about 70 s of batches per per-minute invocation", 256, p.AdmitTimeoutSeconds()},
 		{FnOrderGate, "Waitroom: POST /orders (entry-token gate in front of the order API)", 256, p.OrderGateTimeoutSeconds()},
 	}
 	var orderGateSG awsec2.SecurityGroup
