@@ -197,7 +197,7 @@ func newMonitoring(stack awscdk.Stack, p WaitroomProps, w *Waitroom) string {
 	}
 
 	// Dashboard.
-	name := p.NamePrefix + "-waitroom"
+	name := p.NamePrefix
 	graph := func(title string, width float64, left []awscloudwatch.IMetric, right []awscloudwatch.IMetric, ann []*awscloudwatch.HorizontalAnnotation) awscloudwatch.GraphWidget {
 		props := &awscloudwatch.GraphWidgetProps{
 			Title: jsii.String(title), Width: jsii.Number(width), Height: jsii.Number(6), Left: &left,
@@ -249,7 +249,7 @@ func newMonitoring(stack awscdk.Stack, p WaitroomProps, w *Waitroom) string {
 			Title: jsii.String("Now"), Width: jsii.Number(24), Height: jsii.Number(4),
 			Metrics: &[]awscloudwatch.IMetric{
 				m(metrics.QueueDepth, "Maximum", "Queue depth (fullest room)"),
-				m(metrics.ActiveTokens, "Maximum", "Active tokens"),
+				m(metrics.ActiveTokens, "Maximum", "Active tokens (fullest room)"),
 				m(metrics.Admitted, "Sum", "Admitted / min"),
 				m(metrics.WaitSeconds, "Average", "Wait s (avg)"),
 				m(metrics.WaitSeconds, "p99", "Wait s (p99)"),
@@ -286,7 +286,7 @@ func newMonitoring(stack awscdk.Stack, p WaitroomProps, w *Waitroom) string {
 				m(metrics.TokensExpired, "Sum", "Expired"),
 				m(metrics.TokensRejected, "Sum", "Rejected (403)"),
 			},
-			[]awscloudwatch.IMetric{m(metrics.ActiveTokens, "Maximum", "Active tokens")}, nil),
+			[]awscloudwatch.IMetric{m(metrics.ActiveTokens, "Maximum", "Active tokens (fullest room)")}, nil),
 	)
 	dash.AddWidgets(
 		graph("Orders per minute", 8,

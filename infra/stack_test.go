@@ -562,7 +562,7 @@ func TestOutputs(t *testing.T) {
 		"OrderGateFunctionName", "DashboardName", "CacheEndpoint", "CacheSecretArn", "AdmitScheduleRuleName"} {
 		s.tpl.HasOutput(jsii.String(o), map[string]any{})
 	}
-	s.tpl.HasOutput(jsii.String("DashboardName"), map[string]any{"Value": "waitroom-waitroom"})
+	s.tpl.HasOutput(jsii.String("DashboardName"), map[string]any{"Value": "waitroom"})
 	s.tpl.HasOutput(jsii.String("AdmitFunctionName"), map[string]any{"Value": map[string]any{"Ref": s.fnID(FnAdmit)}})
 }
 
