@@ -8,18 +8,22 @@ import (
 
 // batchJitter shortens the gap before each batch by up to this share of the
 // interval. Shortening (never lengthening) spreads the batches in time while
-// the Redis budget, which holds at most one batch, still fills completely
-// between two of them: no admission is lost to the jitter.
+// the Redis budget, which holds at most one batch, never overflows between
+// two of them: no admission is lost to the jitter or to timer noise.
 const batchJitter = 0.2
 
 // Admitter runs the batches of one admit invocation.
 type Admitter struct {
 	Queue    Queue
 	Interval time.Duration
-	Batches  int
+	// Batches × Interval is the time one invocation covers: back-to-back
+	// invocations (the local runner) or one a minute with Batches = 600
+	// (AWS) keep admission flowing without a gap.
+	Batches int
 	// OnBatch, when set, sees every batch (metrics, logs).
 	OnBatch func(Batch)
 	// Now, Sleep and Rand are injectable for tests; nil means the real ones.
+	// Rand returning 0 spaces batches exactly Interval apart.
 	Now   func() time.Time
 	Sleep func(context.Context, time.Duration) error
 	Rand  func() float64
@@ -32,9 +36,11 @@ type RunSummary struct {
 	Admitted int
 }
 
-// Run runs Batches batches about Interval apart, stopping early when ctx ends.
-// A failing batch does not stop the others: the store may come back within
-// the invocation. The error is the last failure when no batch succeeded.
+// Run covers Batches × Interval: a batch at the start, then one after every
+// gap of 80–100% of Interval, so at least Batches batches run. It stops early
+// when ctx ends. A failing batch does not stop the others: the store may come
+// back within the invocation. The error is the last failure when no batch
+// succeeded.
 func (a *Admitter) Run(ctx context.Context) (RunSummary, error) {
 	now, sleep, random := a.Now, a.Sleep, a.Rand
 	if now == nil {
@@ -48,13 +54,11 @@ func (a *Admitter) Run(ctx context.Context) (RunSummary, error) {
 	}
 	var sum RunSummary
 	var lastErr error
-	next := now()
-	for i := 0; i < a.Batches; i++ {
-		if i > 0 {
-			next = next.Add(time.Duration(float64(a.Interval) * (1 - batchJitter*random())))
-			if err := sleep(ctx, next.Sub(now())); err != nil {
-				break
-			}
+	start := now()
+	end := start.Add(a.Interval * time.Duration(a.Batches))
+	for next := start; next.Before(end); next = next.Add(time.Duration(float64(a.Interval) * (1 - batchJitter*random()))) {
+		if err := sleep(ctx, next.Sub(now())); err != nil {
+			break
 		}
 		batch, err := a.Queue.AdmitBatch(ctx)
 		if err != nil {

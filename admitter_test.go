@@ -3,6 +3,7 @@ package waitroom_test
 import (
 	"context"
 	"errors"
+	"math"
 	"testing"
 	"time"
 
@@ -44,10 +45,15 @@ func TestAdmitterSpacingAndJitter(t *testing.T) {
 		q := &fakeQueue{answers: []error{nil}}
 		a := &waitroom.Admitter{Queue: q, Interval: 100 * time.Millisecond, Batches: 10, Now: clock.Now, Sleep: clock.Sleep, Rand: func() float64 { return u }}
 		sum, err := a.Run(context.Background())
-		if err != nil || sum.Batches != 10 || sum.Admitted != 30 || q.calls != 10 {
-			t.Fatalf("u=%v: %+v %v (calls %d)", u, sum, err, q.calls)
+		// The invocation covers 10 intervals; shortened gaps fit more batches into it.
+		want := int(math.Ceil(1000 / (100 * (1 - 0.2*u))))
+		if err != nil || sum.Batches != want || sum.Admitted != 3*want || q.calls != want {
+			t.Fatalf("u=%v: %+v %v (calls %d, want %d)", u, sum, err, q.calls, want)
 		}
-		for _, d := range clock.sleeps {
+		if span := clock.now.Sub(time.Unix(0, 0)); span >= time.Second {
+			t.Fatalf("u=%v: last batch at %v, after the 1 s the invocation covers", u, span)
+		}
+		for _, d := range clock.sleeps[1:] {
 			// Jitter only ever shortens the gap: the budget never overflows between batches.
 			if d > 100*time.Millisecond || d < 80*time.Millisecond {
 				t.Fatalf("u=%v: gap %v outside [80ms, 100ms]", u, d)
@@ -60,7 +66,7 @@ func TestAdmitterSurvivesFailingBatches(t *testing.T) {
 	boom := waitroom.Unavailable(errors.New("boom"))
 	clock := &fakeClock{now: time.Unix(0, 0)}
 	q := &fakeQueue{answers: []error{boom, nil}}
-	a := &waitroom.Admitter{Queue: q, Interval: time.Millisecond, Batches: 4, Now: clock.Now, Sleep: clock.Sleep}
+	a := &waitroom.Admitter{Queue: q, Interval: time.Millisecond, Batches: 4, Now: clock.Now, Sleep: clock.Sleep, Rand: func() float64 { return 0 }}
 	sum, err := a.Run(context.Background())
 	if err != nil || sum.Batches != 2 || sum.Failed != 2 {
 		t.Fatalf("%+v %v", sum, err)

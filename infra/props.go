@@ -59,12 +59,6 @@ const ScheduleSeconds = 60
 // would lose admissions.
 const admitOverlapSeconds = 10
 
-// coreBatchJitter mirrors batchJitter in the core's admitter.go: each gap
-// between batches is shortened by a random share of up to 20% of
-// ADMIT_INTERVAL_MS (10% on average), so N batches last about
-// 0.9 * N * interval, and at least 0.8 * (N-1) * interval.
-const coreBatchJitter = 0.2
-
 // admitTimeoutSlackSeconds is added to the longest possible run for admit's timeout.
 const admitTimeoutSlackSeconds = 10
 
@@ -194,22 +188,20 @@ func (p WaitroomProps) WithDefaults(stackID string) WaitroomProps {
 	return p
 }
 
-// AdmitBatches is ADMIT_BATCHES: enough batches that one invocation runs
-// ScheduleSeconds + admitOverlapSeconds on average (70 s: 778 batches of
-// 100 ms less the core's jitter), and never less than ScheduleSeconds, so
-// that per-minute invocations chain into continuous admission.
+// AdmitBatches is ADMIT_BATCHES. One admit invocation covers ADMIT_BATCHES
+// × ADMIT_INTERVAL_MS of time whatever its jitter (the core shortens gaps and
+// runs extra batches rather than lengthening the run), so covering
+// ScheduleSeconds + admitOverlapSeconds (70 s: 700 batches of 100 ms) makes
+// the per-minute invocations chain into continuous admission.
 func (p WaitroomProps) AdmitBatches() int {
-	interval := float64(p.AdmitIntervalMs)
-	expected := math.Ceil(float64((ScheduleSeconds+admitOverlapSeconds)*1000) / (interval * (1 - coreBatchJitter/2)))
-	atLeast := math.Ceil(float64(ScheduleSeconds*1000)/(interval*(1-coreBatchJitter))) + 1
-	return int(math.Max(expected, atLeast))
+	return int(math.Ceil(float64((ScheduleSeconds+admitOverlapSeconds)*1000) / float64(p.AdmitIntervalMs)))
 }
 
-// AdmitTimeoutSeconds is the admit function's timeout: the longest run (no
-// jitter at all) plus slack.
+// AdmitTimeoutSeconds is the admit function's timeout: the time an
+// invocation covers plus slack.
 func (p WaitroomProps) AdmitTimeoutSeconds() int {
-	longest := math.Ceil(float64(p.AdmitBatches()-1) * float64(p.AdmitIntervalMs) / 1000)
-	return int(longest) + admitTimeoutSlackSeconds
+	covered := math.Ceil(float64(p.AdmitBatches()) * float64(p.AdmitIntervalMs) / 1000)
+	return int(covered) + admitTimeoutSlackSeconds
 }
 
 // OrderGateTimeoutSeconds leaves the order gate time to answer 504 itself

@@ -155,7 +155,7 @@ func TestFunctionsRuntimeArchAndSizing(t *testing.T) {
 		"VpcConfig":     assertions.Match_ObjectLike(&map[string]any{"SubnetIds": assertions.Match_AnyValue()}),
 		"LoggingConfig": assertions.Match_ObjectLike(&map[string]any{"LogGroup": assertions.Match_AnyValue()}),
 	})
-	wantTimeout := map[string]float64{FnEnter: 6, FnPosition: 6, FnAdmit: 88, FnOrderGate: 15}
+	wantTimeout := map[string]float64{FnEnter: 6, FnPosition: 6, FnAdmit: 80, FnOrderGate: 15}
 	logGroups := s.resources("AWS::Logs::LogGroup")
 	for name, want := range wantTimeout {
 		p := s.fnProps(t, name)
@@ -188,7 +188,7 @@ func TestFunctionEnvironmentMatchesAPIContract(t *testing.T) {
 	want := map[string]string{
 		"ADMIT_RATE_PER_SEC":      "100",
 		"ADMIT_INTERVAL_MS":       "100",
-		"ADMIT_BATCHES":           "778", // ~70 s of 100 ms batches (less jitter) per per-minute invocation
+		"ADMIT_BATCHES":           "700", // 70 s of 100 ms batches per per-minute invocation
 		"ENTRY_TOKEN_TTL_SECONDS": "300",
 		"QUEUE_CAPACITY":          "100000",
 		"ORDER_API_URL":           testOrderAPI,
@@ -235,7 +235,7 @@ func TestEnvironmentFollowsProps(t *testing.T) {
 	})
 	vars := s.fnProps(t, FnAdmit)["Environment"].(map[string]any)["Variables"].(map[string]any)
 	for k, v := range map[string]string{
-		"ADMIT_RATE_PER_SEC": "175", "ADMIT_INTERVAL_MS": "200", "ADMIT_BATCHES": "389",
+		"ADMIT_RATE_PER_SEC": "175", "ADMIT_INTERVAL_MS": "200", "ADMIT_BATCHES": "350",
 		"ENTRY_TOKEN_TTL_SECONDS": "600", "QUEUE_CAPACITY": "5000", "ORDER_TIMEOUT_MS": "8000",
 		"ORDER_GATE_FAIL_OPEN": "true",
 	} {
