@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -60,22 +61,87 @@ func AdmitFunction(a *waitroom.Admitter, log *slog.Logger) func(context.Context,
 	}
 }
 
-// RecordBatch emits the metrics of one admission batch.
-func RecordBatch(rec *metrics.Recorder) func(waitroom.Batch) {
-	return func(b waitroom.Batch) {
-		rec.Record("", metrics.Of(metrics.AdmitBatches, metrics.Count, 1))
-		for _, r := range b.Rooms {
-			waits := make([]float64, len(r.Admitted))
-			for i, ad := range r.Admitted {
-				waits[i] = ad.Waited.Seconds()
-			}
-			rec.Record(r.Room,
-				metrics.Of(metrics.Admitted, metrics.Count, float64(len(r.Admitted))),
-				metrics.Of(metrics.QueueDepth, metrics.Count, float64(r.Waiting)),
-				metrics.Of(metrics.ActiveTokens, metrics.Count, float64(r.ActiveTokens)),
-				metrics.Of(metrics.TokensExpired, metrics.Count, float64(r.TokensExpired)),
-				metrics.Value{Name: metrics.WaitSeconds, Unit: metrics.Seconds, Values: waits},
-			)
-		}
+// AdmitMetrics sums admission batches and emits them about once a second
+// rather than once per batch: ten times fewer log lines for the same
+// dashboard, whose finest period is a minute anyway.
+type AdmitMetrics struct {
+	rec   *metrics.Recorder
+	now   func() time.Time
+	mu    sync.Mutex
+	since time.Time
+	count int // batches since the last flush
+	rooms map[string]*roomSums
+}
+
+type roomSums struct {
+	admitted, expired     int
+	waiting, activeTokens int64 // gauges: the latest batch's
+	waits                 []float64
+}
+
+// flushEvery and maxSamples bound a record: EMF takes up to 100 values per metric.
+const (
+	flushEvery = time.Second
+	maxSamples = 100
+)
+
+// NewAdmitMetrics returns an aggregator writing to rec.
+func NewAdmitMetrics(rec *metrics.Recorder) *AdmitMetrics {
+	return &AdmitMetrics{rec: rec, now: time.Now, rooms: map[string]*roomSums{}}
+}
+
+// Observe adds a batch; it is the Admitter's OnBatch.
+func (m *AdmitMetrics) Observe(b waitroom.Batch) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.count == 0 {
+		m.since = m.now()
 	}
+	m.count++
+	full := false
+	for _, r := range b.Rooms {
+		sums := m.rooms[r.Room]
+		if sums == nil {
+			sums = &roomSums{}
+			m.rooms[r.Room] = sums
+		}
+		sums.admitted += len(r.Admitted)
+		sums.expired += int(r.TokensExpired)
+		sums.waiting, sums.activeTokens = r.Waiting, r.ActiveTokens
+		for _, a := range r.Admitted {
+			sums.waits = append(sums.waits, a.Waited.Seconds())
+		}
+		full = full || len(sums.waits) >= maxSamples
+	}
+	if full || m.now().Sub(m.since) >= flushEvery {
+		m.flushLocked()
+	}
+}
+
+// Flush emits what has not been emitted yet (at the end of an invocation).
+func (m *AdmitMetrics) Flush() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.flushLocked()
+}
+
+func (m *AdmitMetrics) flushLocked() {
+	if m.count == 0 {
+		return
+	}
+	m.rec.Record("", metrics.Of(metrics.AdmitBatches, metrics.Count, float64(m.count)))
+	for room, r := range m.rooms {
+		for len(r.waits) > maxSamples { // only with rates above 100 users a batch
+			m.rec.Record(room, metrics.Value{Name: metrics.WaitSeconds, Unit: metrics.Seconds, Values: r.waits[:maxSamples]})
+			r.waits = r.waits[maxSamples:]
+		}
+		m.rec.Record(room,
+			metrics.Of(metrics.Admitted, metrics.Count, float64(r.admitted)),
+			metrics.Of(metrics.QueueDepth, metrics.Count, float64(r.waiting)),
+			metrics.Of(metrics.ActiveTokens, metrics.Count, float64(r.activeTokens)),
+			metrics.Of(metrics.TokensExpired, metrics.Count, float64(r.expired)),
+			metrics.Value{Name: metrics.WaitSeconds, Unit: metrics.Seconds, Values: r.waits},
+		)
+	}
+	m.count, m.rooms = 0, map[string]*roomSums{}
 }

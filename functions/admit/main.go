@@ -4,11 +4,10 @@ package main
 import (
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/waitroom/waitroom/awslambda"
 	"github.com/waitroom/waitroom/internal/lambdaenv"
 )
 
 func main() {
 	env := lambdaenv.Load()
-	lambda.Start(awslambda.AdmitFunction(env.Admitter(), env.Log))
+	lambda.Start(env.AdmitHandler())
 }

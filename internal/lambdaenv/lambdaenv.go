@@ -5,6 +5,7 @@ package lambdaenv
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -69,12 +70,18 @@ func (e Env) API() *awslambda.API {
 	return api
 }
 
-// Admitter returns the admission loop of one invocation.
-func (e Env) Admitter() *waitroom.Admitter {
-	return &waitroom.Admitter{
+// AdmitHandler returns the admit function's handler: one invocation's
+// batches, their metrics summed about once a second and flushed before it returns.
+func (e Env) AdmitHandler() func(context.Context, json.RawMessage) (awslambda.AdmitResult, error) {
+	m := awslambda.NewAdmitMetrics(e.Metrics)
+	admit := awslambda.AdmitFunction(&waitroom.Admitter{
 		Queue:    e.Store,
 		Interval: e.Config.AdmitInterval,
 		Batches:  e.Config.AdmitBatches,
-		OnBatch:  awslambda.RecordBatch(e.Metrics),
+		OnBatch:  m.Observe,
+	}, e.Log)
+	return func(ctx context.Context, event json.RawMessage) (awslambda.AdmitResult, error) {
+		defer m.Flush()
+		return admit(ctx, event)
 	}
 }
