@@ -9,8 +9,8 @@ import (
 	"github.com/waitroom/waitroom"
 )
 
-// Timeouts and retries short enough that a dead store is answered with 503 within a few
-// seconds, long enough for a healthy one under load.
+// Timeouts and retries short enough that a dead store is answered with 503
+// within a few seconds, long enough for a healthy one under load.
 const (
 	dialTimeout = time.Second
 	ioTimeout   = time.Second
@@ -24,29 +24,29 @@ type Credentials struct {
 }
 
 // NewClient connects to cfg.RedisURL: one node, or with cfg.RedisCluster a
-// cluster-mode endpoint (ElastiCache Serverless, cluster mode enabled).
-// rediss:// enables TLS.
+// cluster-mode endpoint (ElastiCache Serverless, cluster mode enabled; more
+// seed nodes may be added as ?addr=host:port). rediss:// enables TLS.
 func NewClient(cfg waitroom.Config, creds Credentials) (redis.UniversalClient, error) {
+	opt := redis.UniversalOptions{
+		IsClusterMode: cfg.RedisCluster,
+		DialTimeout:   dialTimeout, ReadTimeout: ioTimeout, WriteTimeout: ioTimeout, PoolTimeout: poolTimeout,
+		MaxRetries: 1, DialerRetries: 1,
+	}
 	if cfg.RedisCluster {
-		opt, err := redis.ParseClusterURL(cfg.RedisURL)
+		c, err := redis.ParseClusterURL(cfg.RedisURL)
 		if err != nil {
 			return nil, fmt.Errorf("REDIS_URL: %w", err)
 		}
-		if creds.Password != "" {
-			opt.Username, opt.Password = creds.Username, creds.Password
+		opt.Addrs, opt.Username, opt.Password, opt.TLSConfig = c.Addrs, c.Username, c.Password, c.TLSConfig
+	} else {
+		c, err := redis.ParseURL(cfg.RedisURL)
+		if err != nil {
+			return nil, fmt.Errorf("REDIS_URL: %w", err)
 		}
-		opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout, opt.PoolTimeout = dialTimeout, ioTimeout, ioTimeout, poolTimeout
-		opt.MaxRetries, opt.DialerRetries = 1, 1
-		return redis.NewClusterClient(opt), nil
-	}
-	opt, err := redis.ParseURL(cfg.RedisURL)
-	if err != nil {
-		return nil, fmt.Errorf("REDIS_URL: %w", err)
+		opt.Addrs, opt.Username, opt.Password, opt.TLSConfig, opt.DB = []string{c.Addr}, c.Username, c.Password, c.TLSConfig, c.DB
 	}
 	if creds.Password != "" {
 		opt.Username, opt.Password = creds.Username, creds.Password
 	}
-	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout, opt.PoolTimeout = dialTimeout, ioTimeout, ioTimeout, poolTimeout
-	opt.MaxRetries, opt.DialerRetries = 1, 1
-	return redis.NewClient(opt), nil
+	return redis.NewUniversalClient(&opt), nil
 }

@@ -168,3 +168,26 @@ func TestConcurrentEntersGapFree(t *testing.T) {
 		}
 	}
 }
+
+func TestNewClientModes(t *testing.T) {
+	single, err := redisstore.NewClient(waitroom.Config{RedisURL: "redis://u:p@127.0.0.1:6379/2"}, redisstore.Credentials{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer single.Close()
+	if c, ok := single.(*redis.Client); !ok || c.Options().DB != 2 || c.Options().Password != "p" {
+		t.Fatalf("single node: %T", single)
+	}
+	cluster, err := redisstore.NewClient(waitroom.Config{RedisURL: "rediss://a:6379?addr=b:6379", RedisCluster: true}, redisstore.Credentials{Username: "svc", Password: "secret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cluster.Close()
+	c, ok := cluster.(*redis.ClusterClient)
+	if !ok || len(c.Options().Addrs) != 2 || c.Options().TLSConfig == nil || c.Options().Password != "secret" {
+		t.Fatalf("cluster: %T %+v", cluster, c.Options())
+	}
+	if _, err := redisstore.NewClient(waitroom.Config{RedisURL: "redis://%%"}, redisstore.Credentials{}); err == nil {
+		t.Fatal("bad URL accepted")
+	}
+}
