@@ -113,8 +113,8 @@ func (a *API) Order(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 		if err != nil {
 			return errorResponse(err)
 		}
-		key := header(req, "Idempotency-Key")
-		if _, present := lookupHeader(req, "Idempotency-Key"); present {
+		key, hasKey := lookupHeader(req, "Idempotency-Key")
+		if hasKey {
 			if err := waitroom.CheckIdempotencyKey(key); err != nil {
 				return errorResponse(err)
 			}
