@@ -3,9 +3,10 @@
 -- without a token.
 --
 -- The budget is a token bucket on the server's own clock: it fills at the
--- admission rate and holds at most one batch. Any number of overlapping
--- admitters therefore admit at most rate x window + one batch, and a late
--- admitter catches up by at most one batch. No lock to lose.
+-- admission rate and holds at most one batch (plus the fraction of a user
+-- carried over). Any number of overlapping admitters therefore admit at most
+-- rate x window + one batch, rounded up to a whole user, and a late admitter
+-- catches up by at most one batch. No lock to lose.
 --
 -- KEYS[1] line  KEYS[2] budget (hash: at = microseconds, avail = users)
 -- KEYS[3] marks KEYS[4] live tokens (zset user -> expiry ms)
@@ -26,7 +27,11 @@ local budget = redis.call('HMGET', KEYS[2], 'at', 'avail')
 if budget[1] then
   local elapsed = nowUs - tonumber(budget[1])
   if elapsed < 0 then elapsed = 0 end -- a failover to a node with a slower clock
-  avail = math.min(burst, tonumber(budget[2]) + elapsed * rate / 1000000)
+  local left = tonumber(budget[2])
+  -- The cap is one batch plus the fraction of a user left from the last
+  -- batch: capping at one batch exactly drops that fraction at nearly every
+  -- batch, which loses up to half the rate when batches are small.
+  avail = math.min(burst + left - math.floor(left), left + elapsed * rate / 1000000)
 end
 
 local expired = redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', nowMs)

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -89,7 +90,7 @@ func New(rdb Client, cfg waitroom.Config) *Store {
 		tokenTTL:      cfg.EntryTokenTTL,
 		lockTTL:       cfg.OrderTimeout + lockMargin,
 		random:        rand.Reader,
-		tokensPerRoom: int(batch),
+		tokensPerRoom: int(math.Ceil(batch)), // 2.5 users a batch must be able to admit 3 now and then
 	}
 }
 
