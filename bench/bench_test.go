@@ -1,0 +1,224 @@
+package bench
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/sim"
+)
+
+// Concurrency of the side-by-side runs (goroutines in Go, -c in redis-benchmark).
+const concurrency = 50
+
+var (
+	srv     *sim.Redis
+	results = &sim.MicroResults{}
+	resMu   sync.Mutex
+)
+
+func TestMain(m *testing.M) {
+	if !isBench() {
+		os.Exit(m.Run()) // plain `go test ./...`: nothing to do here
+	}
+	var err error
+	if url := os.Getenv("REDIS_URL"); url != "" {
+		srv, err = sim.UseRedis(url)
+	} else {
+		srv, err = sim.StartRedis()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if out := os.Getenv("BENCH_OUT"); out != "" && code == 0 {
+		b, _ := json.MarshalIndent(results, "", "  ")
+		if err := os.WriteFile(out, append(b, '\n'), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	srv.Stop()
+	os.Exit(code)
+}
+
+func isBench() bool {
+	for _, a := range os.Args {
+		if strings.HasPrefix(a, "-test.bench=") && a != "-test.bench=" {
+			return true
+		}
+	}
+	return false
+}
+
+func client(tb testing.TB, pool int) *redis.Client {
+	opt, err := redis.ParseURL(srv.URL)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	opt.PoolSize = pool
+	c := redis.NewClient(opt)
+	tb.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func flush(tb testing.TB, c *redis.Client) {
+	if err := c.FlushAll(context.Background()).Err(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// script loads one of the store's Lua files (the very text the store
+// embeds) and returns its SHA.
+func script(tb testing.TB, c *redis.Client, name string) string {
+	b, err := os.ReadFile(filepath.Join("..", "redisstore", name))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sum := sha1.Sum(b)
+	sha := hex.EncodeToString(sum[:])
+	if got, err := c.ScriptLoad(context.Background(), string(b)).Result(); err != nil || got != sha {
+		tb.Fatalf("SCRIPT LOAD %s: %v %v", name, got, err)
+	}
+	return sha
+}
+
+func config() waitroom.Config {
+	return waitroom.Config{AdmitRatePerSec: 100, AdmitInterval: 100 * time.Millisecond, AdmitBatches: 1,
+		EntryTokenTTL: 300 * time.Second, QueueCapacity: 100_000_000, OrderTimeout: 10 * time.Second, TrustUserHeader: true}
+}
+
+func event(method, path, user string, hdr map[string]string, query map[string]string) events.APIGatewayV2HTTPRequest {
+	h := map[string]string{"x-user-id": user, "content-type": "application/json"}
+	for k, v := range hdr {
+		h[k] = v
+	}
+	return events.APIGatewayV2HTTPRequest{Version: "2.0", RawPath: path, Headers: h, QueryStringParameters: query,
+		RequestContext: events.APIGatewayV2HTTPRequestContext{HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method, Path: path}}}
+}
+
+func uid(prefix string, i int) string { return fmt.Sprintf("%s%012d", prefix, i) }
+
+// parallel runs op b.N times over concurrency goroutines and returns ops/s
+// and the latency percentiles.
+func parallel(b *testing.B, conc int, op func(r *rand.Rand, i int) error) (opsPerSec, p50, p99 float64) {
+	var next atomic.Int64
+	lat := make([][]float64, conc)
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	b.ResetTimer()
+	start := time.Now()
+	for g := 0; g < conc; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(g), 1))
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= b.N {
+					return
+				}
+				t := time.Now()
+				if err := op(r, i); err != nil {
+					failed.Store(err)
+					return
+				}
+				lat[g] = append(lat[g], float64(time.Since(t).Microseconds()))
+			}
+		}(g)
+	}
+	wg.Wait()
+	el := time.Since(start)
+	b.StopTimer()
+	if err, _ := failed.Load().(error); err != nil {
+		b.Fatal(err)
+	}
+	var all []float64
+	for _, l := range lat {
+		all = append(all, l...)
+	}
+	p := sim.Percentiles(all, 50, 99)
+	return float64(b.N) / el.Seconds(), p[0], p[1]
+}
+
+var rpsRe = regexp.MustCompile(`([0-9.]+) requests per second`)
+
+// redisBenchmark runs redis-benchmark with one command and returns ops/s.
+func redisBenchmark(b *testing.B, conc, n, keyspace int, args ...string) float64 {
+	bin, err := exec.LookPath("redis-benchmark")
+	if err != nil {
+		b.Fatalf("redis-benchmark not found (redis-tools; run `make redis-server`): %v", err)
+	}
+	host, port, _ := strings.Cut(srv.Addr, ":")
+	cmd := append([]string{"-h", host, "-p", port, "-c", strconv.Itoa(conc), "-n", strconv.Itoa(n), "-r", strconv.Itoa(keyspace), "-q"}, args...)
+	out, err := exec.Command(bin, cmd...).CombinedOutput()
+	if err != nil {
+		b.Fatalf("redis-benchmark: %v\n%s", err, out)
+	}
+	m := rpsRe.FindAllSubmatch(out, -1)
+	if len(m) == 0 {
+		b.Fatalf("redis-benchmark output not understood:\n%s", out)
+	}
+	v, _ := strconv.ParseFloat(string(m[len(m)-1][1]), 64)
+	return v
+}
+
+func record(op sim.MicroOp) {
+	resMu.Lock()
+	defer resMu.Unlock()
+	for i, o := range results.Ops {
+		if o.Name == op.Name {
+			results.Ops[i] = op
+			return
+		}
+	}
+	results.Ops = append(results.Ops, op)
+	sort.SliceStable(results.Ops, func(i, j int) bool { return opOrder[results.Ops[i].Name] < opOrder[results.Ops[j].Name] })
+}
+
+var opOrder = map[string]int{"enter": 0, "position": 1, "gate check": 2, "admit batch": 3}
+
+func finish(b *testing.B, op sim.MicroOp) {
+	op.Ratio = op.GoOpsPerSec / op.RedisBenchPerSec
+	b.ReportMetric(op.GoOpsPerSec, "ops/s")
+	b.ReportMetric(op.RedisBenchPerSec, "redis-benchmark-ops/s")
+	b.ReportMetric(op.Ratio, "ratio")
+	record(op)
+	resMu.Lock()
+	results.Redis = srv.Addr
+	resMu.Unlock()
+}
+
+// fillLine puts n users u%012d (from `from`) in room's line with pipelined
+// ZADD (no marks, no sequence: only the line matters to these benchmarks).
+func fillLine(tb testing.TB, c *redis.Client, room, prefix string, from, n int) {
+	ctx := context.Background()
+	for i := from; i < from+n; i += 10_000 {
+		members := make([]redis.Z, 0, 10_000)
+		for j := i; j < min(i+10_000, from+n); j++ {
+			members = append(members, redis.Z{Score: float64(j + 1), Member: uid(prefix, j)})
+		}
+		if err := c.ZAdd(ctx, "wr:{"+room+"}:line", members...).Err(); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,164 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/awslambda"
+	"github.com/waitroom/waitroom/orderapi"
+	"github.com/waitroom/waitroom/redisstore"
+	"github.com/waitroom/waitroom/sim"
+)
+
+// Below this many ops the framework is only probing (b.N = 1): skip redis-benchmark.
+const minOps = 1000
+
+func api(c redisstore.Client, cfg waitroom.Config, orders awslambda.OrderPlacer) *awslambda.API {
+	return &awslambda.API{Config: cfg, Queue: redisstore.New(c, cfg), Orders: orders}
+}
+
+// BenchmarkEnter: POST /queue/enter for a new user, through API.Route, vs
+// EVALSHA enter.lua for random new users.
+func BenchmarkEnter(b *testing.B) {
+	c := client(b, concurrency)
+	flush(b, c)
+	sha := script(b, c, "enter.lua")
+	a := api(c, config(), nil)
+	var seq atomic.Int64
+	ops, p50, p99 := parallel(b, concurrency, func(_ *rand.Rand, _ int) error {
+		u := uid("e", int(seq.Add(1)))
+		resp := a.Route(context.Background(), event(http.MethodPost, "/queue/enter", u, nil, map[string]string{"room": "bench"}))
+		if resp.StatusCode != 200 {
+			return fmt.Errorf("enter: %d %s", resp.StatusCode, resp.Body)
+		}
+		return nil
+	})
+	if b.N < minOps {
+		return
+	}
+	k := "wr:{bench}:"
+	rb := redisBenchmark(b, concurrency, b.N, 1_000_000_000, "EVALSHA", sha, "5", k+"line", k+"seq", k+"u:r__rand_int__", k+"marks", k+"lastmark", "r__rand_int__", "100000000")
+	finish(b, sim.MicroOp{Name: "enter", Path: "Route POST /queue/enter (pipeline: SADD rooms + EVALSHA enter)", Script: "EVALSHA enter.lua", Concurrency: concurrency,
+		GoOpsPerSec: ops, GoP50Us: p50, GoP99Us: p99, RedisBenchPerSec: rb})
+}
+
+// BenchmarkPosition: GET /queue/position of a random waiting user among 10k.
+func BenchmarkPosition(b *testing.B) {
+	const waiting = 10_000
+	c := client(b, concurrency)
+	flush(b, c)
+	sha := script(b, c, "position.lua")
+	fillLine(b, c, "bench", "u", 0, waiting)
+	a := api(c, config(), nil)
+	q := map[string]string{"room": "bench"}
+	ops, p50, p99 := parallel(b, concurrency, func(r *rand.Rand, _ int) error {
+		resp := a.Route(context.Background(), event(http.MethodGet, "/queue/position", uid("u", r.IntN(waiting)), nil, q))
+		if resp.StatusCode != 200 || !strings.Contains(resp.Body, "WAITING") {
+			return fmt.Errorf("position: %d %s", resp.StatusCode, resp.Body)
+		}
+		return nil
+	})
+	if b.N < minOps {
+		return
+	}
+	k := "wr:{bench}:"
+	rb := redisBenchmark(b, concurrency, b.N, waiting, "EVALSHA", sha, "2", k+"line", k+"u:u__rand_int__", "u__rand_int__")
+	finish(b, sim.MicroOp{Name: "position", Path: "Route GET /queue/position (EVALSHA position), 10k waiting", Script: "EVALSHA position.lua", Concurrency: concurrency,
+		GoOpsPerSec: ops, GoP50Us: p50, GoP99Us: p99, RedisBenchPerSec: rb})
+}
+
+// refusing is a downstream that answers at once and refuses (409), so the
+// gate releases the lock and keeps the token: the gate check without an order.
+type refusing struct{}
+
+func (refusing) PlaceOrder(context.Context, orderapi.Request) (waitroom.StoredAnswer, error) {
+	return waitroom.StoredAnswer{Status: http.StatusConflict, Body: `{"error":"out_of_stock"}`}, nil
+}
+
+// BenchmarkGateCheck: POST /orders with a valid token and an instant
+// downstream: BeginOrder (order_begin.lua) + ReleaseOrder (unlock.lua).
+func BenchmarkGateCheck(b *testing.B) {
+	const users = 10_000
+	c := client(b, concurrency)
+	flush(b, c)
+	begin, unlock := script(b, c, "order_begin.lua"), script(b, c, "unlock.lua")
+	token := "bench.AAAAAAAAAAAAAAAAAAAAAA"
+	exp := time.Now().Add(time.Hour).UnixMilli()
+	ctx := context.Background()
+	for i := 0; i < users; i += 1000 {
+		p := c.Pipeline()
+		for j := i; j < i+1000; j++ {
+			p.Set(ctx, "wr:{bench}:u:"+uid("g", j), strconv.FormatInt(exp, 10)+":"+token, time.Hour)
+		}
+		if _, err := p.Exec(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	a := api(c, config(), refusing{})
+	hdr := map[string]string{"x-entry-token": token}
+	ops, p50, p99 := parallel(b, concurrency, func(r *rand.Rand, _ int) error {
+		resp := a.Route(ctx, event(http.MethodPost, "/orders", uid("g", r.IntN(users)), hdr, nil))
+		if resp.StatusCode != http.StatusConflict {
+			return fmt.Errorf("order: %d %s", resp.StatusCode, resp.Body)
+		}
+		return nil
+	})
+	if b.N < minOps {
+		return
+	}
+	k := "wr:{bench}:"
+	// The two scripts of one gate check, each at the same concurrency; one
+	// check costs the sum of their times.
+	rb1 := redisBenchmark(b, concurrency, b.N, users, "EVALSHA", begin, "3", k+"u:g__rand_int__", k+"lock:g__rand_int__", k+"idem:x", token, "lockvalue", "15000", "0")
+	rb2 := redisBenchmark(b, concurrency, b.N, users, "EVALSHA", unlock, "1", k+"lock:g__rand_int__", "lockvalue")
+	finish(b, sim.MicroOp{Name: "gate check", Path: "Route POST /orders, instant 409 downstream (EVALSHA order_begin + EVALSHA unlock)", Script: "EVALSHA order_begin.lua, then unlock.lua (1/(1/a+1/b))", Concurrency: concurrency,
+		GoOpsPerSec: ops, GoP50Us: p50, GoP99Us: p99, RedisBenchPerSec: 1 / (1/rb1 + 1/rb2)})
+}
+
+// BenchmarkAdmitBatch: one admit invocation of one batch of 10 through the
+// Lambda handler (AdmitFunction → Admitter → AdmitBatch), one admitter, as
+// in production; the budget refills far faster than batches run so that it
+// never limits.
+func BenchmarkAdmitBatch(b *testing.B) {
+	const batch = 10
+	c := client(b, 4)
+	flush(b, c)
+	sha := script(b, c, "admit.lua")
+	ctx := context.Background()
+	cfg := config()
+	cfg.AdmitRatePerSec, cfg.AdmitInterval = 1_000_000, 10*time.Microsecond // batch of 10, refilled in 10 µs
+	need := batch * (b.N + 10)
+	fillLine(b, c, "bench", "a", 0, need)
+	c.SAdd(ctx, "wr:rooms", "bench")
+	store := redisstore.New(c, cfg)
+	fn := awslambda.AdmitFunction(&waitroom.Admitter{Queue: store, Interval: cfg.AdmitInterval, Batches: 1, Rand: func() float64 { return 0 }}, nil)
+	ev := json.RawMessage(`{"source":"aws.events","detail-type":"Scheduled Event","detail":{}}`)
+	ops, p50, p99 := parallel(b, 1, func(_ *rand.Rand, _ int) error {
+		res, err := fn(ctx, ev)
+		if err != nil || res.Admitted != batch {
+			return fmt.Errorf("admit: %+v %v", res, err)
+		}
+		return nil
+	})
+	if b.N < minOps {
+		return
+	}
+	fillLine(b, c, "bench", "a", need, batch*(b.N+10))
+	k := "wr:{bench}:"
+	args := []string{"EVALSHA", sha, "4", k + "line", k + "budget", k + "marks", k + "tokens", "1000000", "10", "300000", k + "u:", "bench"}
+	for i := 0; i < batch; i++ {
+		args = append(args, "t__rand_int__")
+	}
+	rb := redisBenchmark(b, 1, b.N, 1_000_000_000, args...)
+	finish(b, sim.MicroOp{Name: "admit batch", Path: "AdmitFunction (1 batch of 10): SMEMBERS rooms + EVALSHA admit", Script: "EVALSHA admit.lua (10 users)", Concurrency: 1,
+		GoOpsPerSec: ops, GoP50Us: p50, GoP99Us: p99, RedisBenchPerSec: rb})
+}

@@ -1,0 +1,99 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/waitroom/waitroom/sim"
+)
+
+// BenchmarkPositionScale: position latency (one client, through the
+// handler) with 10k and then 1M users waiting, and Redis memory per waiting
+// user at 1M. The line is filled with the enter script itself, in
+// pipelines of 1,000 EVALSHA, so that it holds exactly what enter leaves:
+// the line, the sequence and the marks. BENCH_USERS overrides 1M.
+func BenchmarkPositionScale(b *testing.B) {
+	small, large := 10_000, 1_000_000
+	if v, err := strconv.Atoi(os.Getenv("BENCH_USERS")); err == nil && v > small {
+		large = v
+	}
+	c := client(b, 4)
+	ctx := context.Background()
+	if b.N < minOps {
+		// Probe run: one call, nothing recorded.
+		return
+	}
+	flush(b, c)
+	sha := script(b, c, "enter.lua")
+	before, err := sim.InfoField(ctx, c, "memory", "used_memory")
+	if err != nil {
+		b.Fatal(err)
+	}
+	k := "wr:{bench}:"
+	t0 := time.Now()
+	enter := func(from, to int) {
+		for i := from; i < to; i += 1000 {
+			p := c.Pipeline()
+			for j := i; j < min(i+1000, to); j++ {
+				u := uid("u", j)
+				p.EvalSha(ctx, sha, []string{k + "line", k + "seq", k + "u:" + u, k + "marks", k + "lastmark"}, u, 100_000_000)
+			}
+			if _, err := p.Exec(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	a := api(c, config(), nil)
+	q := map[string]string{"room": "bench"}
+	measure := func(n int) (handlerUs, zrankUs float64) {
+		r := rand.New(rand.NewPCG(1, 2))
+		start := time.Now()
+		for i := 0; i < b.N; i++ {
+			resp := a.Route(ctx, event(http.MethodGet, "/queue/position", uid("u", r.IntN(n)), nil, q))
+			if resp.StatusCode != 200 {
+				b.Fatalf("position: %d %s", resp.StatusCode, resp.Body)
+			}
+		}
+		handlerUs = float64(time.Since(start).Microseconds()) / float64(b.N)
+		ops := redisBenchmark(b, 1, b.N, n, "ZRANK", k+"line", "u__rand_int__")
+		return handlerUs, 1e6 / ops
+	}
+	enter(0, small)
+	sUs, sZ := measure(small)
+	enter(small, large)
+	fill := time.Since(t0)
+	after, err := sim.InfoField(ctx, c, "memory", "used_memory")
+	if err != nil {
+		b.Fatal(err)
+	}
+	lUs, lZ := measure(large)
+	lineBytes, _ := c.MemoryUsage(ctx, k+"line", 0).Result()
+	marks, _ := c.ZCard(ctx, k+"marks").Result()
+	if n, _ := c.ZCard(ctx, k+"line").Result(); n != int64(large) {
+		b.Fatalf("line holds %d users, want %d", n, large)
+	}
+	resMu.Lock()
+	results.PositionSmallN, results.PositionLargeN = small, large
+	results.PositionSmallUs, results.PositionLargeUs, results.PositionRatio = sUs, lUs, lUs/sUs
+	results.ZrankSmallUs, results.ZrankLargeUs = sZ, lZ
+	results.MemUsers, results.MemBefore, results.MemAfter = large, before, after
+	results.MemPerUser = float64(after-before) / float64(large)
+	results.MemLinePerUser = float64(lineBytes) / float64(large)
+	results.MemMarks = marks
+	results.MemUserIDBytes = len(uid("u", 0))
+	results.FillMethod = fmt.Sprintf("the enter script (EVALSHA enter.lua) in pipelines of 1,000, ids %q…", uid("u", 0))
+	results.FillSeconds = fill.Seconds()
+	resMu.Unlock()
+	b.ReportMetric(lUs/sUs, "position-1M/10k")
+	b.ReportMetric(float64(after-before)/float64(large), "B/user")
+}
+
+var _ = redis.Nil

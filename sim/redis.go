@@ -1,0 +1,134 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Redis is a redis-server this process spawned on a free loopback port, or
+// one named by a URL.
+type Redis struct {
+	URL  string
+	Addr string
+	cmd  *exec.Cmd
+	dir  string
+}
+
+// StartRedis spawns redis-server (no persistence) on 127.0.0.1 and waits for PING.
+func StartRedis() (*Redis, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, fmt.Errorf("redis-server not found (run `make redis-server`, or set REDIS_URL): %w", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	_, port, _ := net.SplitHostPort(addr)
+	dir, err := os.MkdirTemp("", "waitroom-bench-redis-")
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--dir", dir, "--save", "",
+		"--appendonly", "no", "--protected-mode", "no", "--maxclients", "20000")
+	logf, err := os.Create(filepath.Join(dir, "redis.log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start redis-server: %w", err)
+	}
+	r := &Redis{URL: "redis://" + addr, Addr: addr, cmd: cmd, dir: dir}
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	defer c.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for c.Ping(context.Background()).Err() != nil {
+		if time.Now().After(deadline) {
+			r.Stop()
+			return nil, fmt.Errorf("redis-server on %s did not answer PING", addr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return r, nil
+}
+
+// UseRedis wraps an existing server given by URL (REDIS_URL); Stop leaves it running.
+func UseRedis(url string) (*Redis, error) {
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, err
+	}
+	return &Redis{URL: url, Addr: opt.Addr}, nil
+}
+
+// Stop ends a spawned server and removes its directory.
+func (r *Redis) Stop() {
+	if r.cmd != nil && r.cmd.Process != nil {
+		_ = r.cmd.Process.Kill()
+		_ = r.cmd.Wait()
+		_ = os.RemoveAll(r.dir)
+	}
+}
+
+// CommandStats parses INFO commandstats into calls per command.
+func CommandStats(ctx context.Context, c redis.UniversalClient) (map[string]int64, error) {
+	info, err := c.Info(ctx, "commandstats").Result()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int64{}
+	for _, line := range strings.Split(info, "\n") {
+		line = strings.TrimSpace(line)
+		name, rest, ok := strings.Cut(line, ":")
+		if !ok || !strings.HasPrefix(name, "cmdstat_") {
+			continue
+		}
+		for _, f := range strings.Split(rest, ",") {
+			if v, ok := strings.CutPrefix(f, "calls="); ok {
+				n, _ := strconv.ParseInt(v, 10, 64)
+				out[strings.TrimPrefix(name, "cmdstat_")] = n
+			}
+		}
+	}
+	return out, nil
+}
+
+// InfoField reads one numeric field of INFO section.
+func InfoField(ctx context.Context, c redis.UniversalClient, section, field string) (int64, error) {
+	info, err := c.Info(ctx, section).Result()
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
+			return strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("INFO %s has no %s", section, field)
+}
+
+// ServerVersion returns redis_version from INFO server.
+func ServerVersion(ctx context.Context, c redis.UniversalClient) string {
+	info, err := c.Info(ctx, "server").Result()
+	if err != nil {
+		return "unknown"
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
+			return v
+		}
+	}
+	return "unknown"
+}

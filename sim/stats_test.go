@@ -1,0 +1,53 @@
+package sim
+
+import (
+	"testing"
+	"time"
+)
+
+func TestInversions(t *testing.T) {
+	as := []Arrival{
+		{From: 0, To: 1, Admission: 2},
+		{From: 2, To: 3, Admission: 1}, // overtook the first
+		{From: 2.5, To: 4, Admission: 3},
+		{From: 3.5, To: 5, Admission: 4}, // overlaps the third: no order between them
+	}
+	pairs, over := Inversions(as)
+	if pairs != 1 || over != 1 {
+		t.Fatalf("pairs=%d overtaken=%d, want 1 1", pairs, over)
+	}
+	as[3].Admission = 0 // never admitted: ignored
+	if p, _ := Inversions(as); p != 1 {
+		t.Fatalf("pairs=%d", p)
+	}
+}
+
+func TestPercentilesAndTimeline(t *testing.T) {
+	xs := []float64{5, 1, 4, 2, 3}
+	got := Percentiles(xs, 50, 100, 0)
+	if got[0] != 3 || got[1] != 5 || got[2] != 1 {
+		t.Fatalf("percentiles %v", got)
+	}
+	ms := time.Millisecond
+	tl := Timeline([]time.Duration{0, 10 * ms, 120 * ms}, []time.Duration{50 * ms, 150 * ms, 130 * ms}, 100*ms, 200*ms)
+	if len(tl) != 3 || tl[0] != 2 || tl[1] != 2 || tl[2] != 0 {
+		t.Fatalf("timeline %v", tl)
+	}
+}
+
+func TestArrivalCurves(t *testing.T) {
+	for _, c := range []string{"flat", "midnight", "ramp"} {
+		ts, err := ArrivalTimes(c, 1000, 10*time.Second, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 1; i < len(ts); i++ {
+			if ts[i] < 0 || ts[i] > 10*time.Second {
+				t.Fatalf("%s: arrival %v out of the spike", c, ts[i])
+			}
+		}
+	}
+	if _, err := ArrivalTimes("nope", 1, time.Second, 1); err == nil {
+		t.Fatal("unknown curve accepted")
+	}
+}
