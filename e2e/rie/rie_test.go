@@ -73,3 +73,16 @@ func TestBadConfigurationFailsInit(t *testing.T) {
 	}
 	t.Logf("init failure: %v %s %s", err, res.FunctionError, res.Payload)
 }
+
+// TestTokenExpiry runs the token-expiry check with ENTRY_TOKEN_TTL_SECONDS=1.
+func TestTokenExpiry(t *testing.T) {
+	opt := options(t)
+	srv := redistest.Start(t)
+	down := scenario.StartDownstream(t, "127.0.0.1:0", "")
+	cfg := scenario.Default()
+	cfg.TokenTTLSeconds, cfg.Batches = 1, 1
+	opt.Env = cfg.FunctionEnv()
+	opt.Env["REDIS_URL"], opt.Env["ORDER_API_URL"] = srv.URL(), down.URL
+	r := rie.Start(t, opt, gateway.Functions...)
+	scenario.RunTokenExpiry(t, scenario.Env{Invoker: r, Downstream: down, Config: cfg})
+}

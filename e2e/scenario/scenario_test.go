@@ -94,3 +94,13 @@ func TestScenarioInProcess(t *testing.T) {
 		t.Errorf("%d orders, want %d", rep.Orders, cfg.Crowd)
 	}
 }
+
+func TestTokenExpiryInProcess(t *testing.T) {
+	srv := redistest.Start(t)
+	down := scenario.StartDownstream(t, "127.0.0.1:0", "")
+	cfg := scenario.Default()
+	cfg.TokenTTLSeconds, cfg.Batches = 1, 1
+	env := cfg.FunctionEnv()
+	env["REDIS_URL"], env["ORDER_API_URL"] = srv.URL(), down.URL
+	scenario.RunTokenExpiry(t, scenario.Env{Invoker: newInProcess(t, env), Downstream: down, Config: cfg})
+}
