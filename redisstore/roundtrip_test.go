@@ -32,7 +32,6 @@ func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 	}
 }
 
-
 // The hot paths cost one round trip each (scripts cached): enter, position,
 // the gate's check and its commit; an admit batch costs two (read the rooms,
 // then one pipeline of every room's script).
