@@ -136,6 +136,11 @@ func cmdReport(args []string) error {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		return fmt.Errorf("%s: %w", *in, err)
 	}
+	for _, r := range rep.Runs { // the service time travels as its spec
+		if st, err := sim.ParseServiceTime(r.Scenario.ServiceSpec); err == nil {
+			r.Scenario.Service = st
+		}
+	}
 	var mr *sim.MicroResults
 	if b, err := os.ReadFile(*micro); err == nil {
 		mr = &sim.MicroResults{}
