@@ -67,7 +67,7 @@ func TestEstimateAndPollTiers(t *testing.T) {
 	}
 	tiers := map[int64]int64{0: 2000, 9: 2000, 10: 5000, 59: 5000, 60: 10000, 5000: 10000}
 	for wait, base := range tiers {
-		lo, mid, hi := waitroom.PollAfterMs(wait, 0), waitroom.PollAfterMs(wait, 0.5), waitroom.PollAfterMs(wait, 0.999999)
+		lo, mid, hi := waitroom.PollTierMs(wait, 0), waitroom.PollTierMs(wait, 0.5), waitroom.PollTierMs(wait, 0.999999)
 		if mid != base || lo != base*8/10 || hi < base*119/100 || hi > base*12/10 {
 			t.Errorf("wait %d: poll %d/%d/%d, want %d ±20%%", wait, lo, mid, hi, base)
 		}
@@ -85,5 +85,30 @@ func TestTokenRoomAndUsers(t *testing.T) {
 	}
 	if waitroom.CheckUser(" ") != nil || waitroom.CheckUser("") == nil || waitroom.CheckUser("a\tb") == nil {
 		t.Error("user id rules")
+	}
+}
+
+// Near the front, a user is told to ask again right after its turn, never
+// later than its tier says.
+func TestPollAfterNeverPastTheTurn(t *testing.T) {
+	c := waitroom.Config{AdmitRatePerSec: 70, AdmitInterval: 100 * time.Millisecond}
+	for _, tc := range []struct {
+		position int64
+		lo, hi   int64
+	}{
+		{1, 64, 115},        // next batch: half to one interval after the turn
+		{70, 1050, 1100},    // one second away, inside the 2 s tier: at the turn
+		{140, 1600, 2100},   // two seconds away: the tier or the turn, whichever first
+		{7000, 8000, 12000}, // far away: the tier, as before
+	} {
+		for _, u := range []float64{0, 0.5, 0.999} {
+			got := c.PollAfterMs(tc.position, u)
+			if got < tc.lo || got > tc.hi {
+				t.Errorf("PollAfterMs(%d, %g) = %d, want %d..%d", tc.position, u, got, tc.lo, tc.hi)
+			}
+			if tier := waitroom.PollTierMs(c.EstimatedWaitSeconds(tc.position), u); got > tier {
+				t.Errorf("PollAfterMs(%d, %g) = %d exceeds the tier %d", tc.position, u, got, tier)
+			}
+		}
 	}
 }

@@ -97,7 +97,7 @@ func (a *API) standingResponse(st waitroom.Standing) events.APIGatewayV2HTTPResp
 	switch st.Status {
 	case waitroom.Waiting:
 		wait := a.Config.EstimatedWaitSeconds(st.Position)
-		poll := waitroom.PollAfterMs(wait, a.random())
+		poll := a.Config.PollAfterMs(st.Position, a.random())
 		body.Position, body.EstimatedWaitSeconds, body.PollAfterMs = &st.Position, &wait, &poll
 	case waitroom.Ready:
 		body.EntryToken = st.Token

@@ -90,9 +90,9 @@ func TestWaitingAnswer(t *testing.T) {
 	for i := 0; i < 12; i++ {
 		h.enter(string(rune('a' + i)))
 	}
-	r := h.enter("l") // 12th: ceil(12/10) = 2 s
+	r := h.enter("l") // 12th: ceil(12/10) = 2 s; asked back at its turn, 1.2 s + 75 ms
 	m := decode(t, r)
-	if m["status"] != "WAITING" || m["position"] != 12.0 || m["estimatedWaitSeconds"] != 2.0 || m["pollAfterMs"] != 2000.0 {
+	if m["status"] != "WAITING" || m["position"] != 12.0 || m["estimatedWaitSeconds"] != 2.0 || m["pollAfterMs"] != 1275.0 {
 		t.Fatalf("waiting answer: %s", r.Body)
 	}
 	if m := decode(t, h.position("a")); m["estimatedWaitSeconds"] != 0.0 || m["position"] != 1.0 {

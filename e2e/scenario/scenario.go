@@ -80,17 +80,21 @@ func (c Config) ExpectedWait(pos int64) int64 {
 	return int64(math.Ceil(float64(pos) / c.RatePerSec))
 }
 
-// PollRange is the range of pollAfterMs API.md allows for an estimated wait:
-// the tier's base ±20%.
-func PollRange(wait int64) (lo, hi int64) {
+// PollRange is the range of pollAfterMs for a position: the tier of its
+// estimated wait, base ±20% (API.md), but never later than the user's turn,
+// position / rate plus half to one interval (README, "waiting experience").
+func (c Config) PollRange(pos int64) (lo, hi int64) {
 	base := 2000.0
-	switch {
+	switch wait := c.ExpectedWait(pos); {
 	case wait >= 60:
 		base = 10000
 	case wait >= 10:
 		base = 5000
 	}
-	return int64(math.Floor(base * 0.8)), int64(math.Ceil(base * 1.2))
+	turn := float64(pos) / c.RatePerSec * 1000
+	lo = int64(math.Floor(math.Min(base*0.8, turn+float64(c.IntervalMs)*0.5)))
+	hi = int64(math.Ceil(math.Min(base*1.2, turn+float64(c.IntervalMs))))
+	return lo, hi
 }
 
 // Env is one host of the functions.
@@ -308,7 +312,7 @@ func (s *run) checkWaiting(a answer, want int64) error {
 	if w := s.cfg.ExpectedWait(*st.Position); *st.EstimatedWaitSeconds != w {
 		return fmt.Errorf("position %d: want estimatedWaitSeconds %d, got %s", *st.Position, w, a.Body)
 	}
-	if lo, hi := PollRange(*st.EstimatedWaitSeconds); *st.PollAfterMs < lo || *st.PollAfterMs > hi {
+	if lo, hi := s.cfg.PollRange(*st.Position); *st.PollAfterMs < lo || *st.PollAfterMs > hi {
 		return fmt.Errorf("position %d: want pollAfterMs in [%d, %d], got %s", *st.Position, lo, hi, a.Body)
 	}
 	return nil
