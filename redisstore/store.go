@@ -117,18 +117,23 @@ func (r roomKeys) idempotency(user, key string) string {
 }
 
 // Enter joins the line in one round trip: the script and the room's
-// registration for admission travel in one pipeline.
+// registration for admission travel in one pipeline (re-registering on every
+// enter heals a registration lost to an error). The first user of an empty
+// line registers the room once more after the script has answered: on a
+// cluster the pipeline's two commands go to two nodes in no set order, and
+// forgetRoom, which re-checks the line after unregistering a room, must never
+// miss a user this enter put in line.
 func (s *Store) Enter(ctx context.Context, room, user string) (waitroom.Standing, error) {
 	k := roomKeys(room)
 	keys := []string{k.line(), k.seq(), k.token(user), k.marks(), k.lastMark()}
 	args := []any{user, s.capacity}
 	var res *redis.Cmd
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.SAdd(ctx, roomsKey, room)
 		res = enterScript.EvalSha(ctx, p, keys, args...)
+		p.SAdd(ctx, roomsKey, room)
 		return nil
 	})
-	if isNoScript(err) {
+	if isNoScript(err) { // the node lost its script cache
 		res = enterScript.Run(ctx, s.rdb, keys, args...)
 		err = res.Err()
 	}
@@ -146,6 +151,11 @@ func (s *Store) Enter(ctx context.Context, room, user string) (waitroom.Standing
 	st, err := standing(reply)
 	if len(reply) == 3 {
 		st.Joined = reply[2] == int64(1)
+	}
+	if err == nil && st.Joined && st.Position == 1 {
+		if err := s.rdb.SAdd(ctx, roomsKey, room).Err(); err != nil {
+			return waitroom.Standing{}, waitroom.Unavailable(err)
+		}
 	}
 	return st, err
 }

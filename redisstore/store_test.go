@@ -191,3 +191,35 @@ func TestNewClientModes(t *testing.T) {
 		t.Fatal("bad URL accepted")
 	}
 }
+
+// A room nobody waits in and nobody holds a token of is no longer visited by
+// admission; the next user to enter brings it back.
+func TestEmptyRoomsAreForgottenAndComeBack(t *testing.T) {
+	ctx := context.Background()
+	cfg := testConfig()
+	cfg.EntryTokenTTL = time.Second
+	s, rdb := newStore(t, cfg)
+	if _, err := s.Enter(ctx, "pop-up", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := s.AdmitBatch(ctx); err != nil || admittedCount(b) != 1 {
+		t.Fatalf("%+v %v", b, err)
+	}
+	time.Sleep(1100 * time.Millisecond) // the token expires unused
+	b, err := s.AdmitBatch(ctx)
+	if err != nil || len(b.Rooms) != 1 || b.Rooms[0].TokensExpired != 1 {
+		t.Fatalf("the expiry is counted before the room is forgotten: %+v %v", b, err)
+	}
+	if ok, _ := rdb.SIsMember(ctx, "wr:rooms", "pop-up").Result(); ok {
+		t.Fatal("an empty room is still visited")
+	}
+	if b, _ := s.AdmitBatch(ctx); len(b.Rooms) != 0 {
+		t.Fatalf("forgotten room visited: %+v", b)
+	}
+	if _, err := s.Enter(ctx, "pop-up", "b"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := s.AdmitBatch(ctx); err != nil || admittedCount(b) != 1 || b.Rooms[0].Admitted[0].User != "b" {
+		t.Fatalf("room not back: %+v %v", b, err)
+	}
+}
