@@ -6,7 +6,7 @@ GO ?= go
 BUILD_FLAGS := -trimpath -ldflags "-s -w" -tags lambda.norpc
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
-.PHONY: run test test-go test-infra build lint redis-server synth deploy clean
+.PHONY: run test test-go test-infra build lint redis-server synth deploy load clean
 
 ## run: the whole system on ADDR (default 127.0.0.1:8080) with an embedded store
 run:
@@ -61,6 +61,10 @@ synth: build
 #   make deploy CDK_ARGS='-c jwtIssuer=https://... -c jwtAudience=... -c orderApiUrl=https://...'
 deploy: build
 	cd infra && npx --yes aws-cdk@2 deploy --app "go run ." $(CDK_ARGS)
+
+## load: requests/s of enter and position through the local runner and a real redis-server (wrk)
+load: redis-server
+	scripts/load/run.sh
 
 clean:
 	rm -rf build bin infra/cdk.out
