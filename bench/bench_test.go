@@ -33,6 +33,10 @@ var (
 	srv     *sim.Redis
 	results = &sim.MicroResults{}
 	resMu   sync.Mutex
+	// Every run of each operation and of the scale benchmark (-count=N):
+	// BENCH_OUT gets the run with the median ratio, and all the ratios.
+	opRuns    = map[string][]sim.MicroOp{}
+	scaleRuns []sim.MicroResults
 )
 
 func TestMain(m *testing.M) {
@@ -51,6 +55,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	if out := os.Getenv("BENCH_OUT"); out != "" && code == 0 {
+		medians()
 		b, _ := json.MarshalIndent(results, "", "  ")
 		if err := os.WriteFile(out, append(b, '\n'), 0o644); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -185,14 +190,32 @@ func redisBenchmark(b *testing.B, conc, n, keyspace int, args ...string) float64
 func record(op sim.MicroOp) {
 	resMu.Lock()
 	defer resMu.Unlock()
-	for i, o := range results.Ops {
-		if o.Name == op.Name {
-			results.Ops[i] = op
-			return
+	opRuns[op.Name] = append(opRuns[op.Name], op)
+}
+
+// medians keeps, of each operation's runs, the one with the median ratio
+// (its ops/s and latencies are of that same run), and lists every ratio.
+func medians() {
+	results.Ops = nil
+	for _, runs := range opRuns {
+		sort.Slice(runs, func(i, j int) bool { return runs[i].Ratio < runs[j].Ratio })
+		op := runs[(len(runs)-1)/2]
+		for _, r := range runs {
+			op.RatioRuns = append(op.RatioRuns, r.Ratio)
+		}
+		results.Ops = append(results.Ops, op)
+	}
+	sort.SliceStable(results.Ops, func(i, j int) bool { return opOrder[results.Ops[i].Name] < opOrder[results.Ops[j].Name] })
+	if len(scaleRuns) > 0 {
+		sort.Slice(scaleRuns, func(i, j int) bool { return scaleRuns[i].PositionRatio < scaleRuns[j].PositionRatio })
+		ops := results.Ops
+		*results = scaleRuns[(len(scaleRuns)-1)/2]
+		results.Ops = ops
+		for _, r := range scaleRuns {
+			results.PositionRatioRuns = append(results.PositionRatioRuns, r.PositionRatio)
 		}
 	}
-	results.Ops = append(results.Ops, op)
-	sort.SliceStable(results.Ops, func(i, j int) bool { return opOrder[results.Ops[i].Name] < opOrder[results.Ops[j].Name] })
+	results.Redis = srv.Addr
 }
 
 var opOrder = map[string]int{"enter": 0, "position": 1, "gate check": 2, "admit batch": 3}
@@ -203,9 +226,6 @@ func finish(b *testing.B, op sim.MicroOp) {
 	b.ReportMetric(op.RedisBenchPerSec, "redis-benchmark-ops/s")
 	b.ReportMetric(op.Ratio, "ratio")
 	record(op)
-	resMu.Lock()
-	results.Redis = srv.Addr
-	resMu.Unlock()
 }
 
 // fillLine puts n users u%012d (from `from`) in room's line with pipelined

@@ -47,7 +47,7 @@ func BenchmarkEnter(b *testing.B) {
 	}
 	k := "wr:{bench}:"
 	rb := redisBenchmark(b, concurrency, b.N, 1_000_000_000, "EVALSHA", sha, "5", k+"line", k+"seq", k+"u:r__rand_int__", k+"marks", k+"lastmark", "r__rand_int__", "100000000")
-	finish(b, sim.MicroOp{Name: "enter", Path: "Route POST /queue/enter (pipeline: SADD rooms + EVALSHA enter)", Script: "EVALSHA enter.lua", Concurrency: concurrency,
+	finish(b, sim.MicroOp{Name: "enter", Path: "Route POST /queue/enter (pipeline: EVALSHA enter + SADD rooms)", Script: "EVALSHA enter.lua", Concurrency: concurrency,
 		GoOpsPerSec: ops, GoP50Us: p50, GoP99Us: p99, RedisBenchPerSec: rb})
 }
 

@@ -80,17 +80,20 @@ func BenchmarkPositionScale(b *testing.B) {
 	if n, _ := c.ZCard(ctx, k+"line").Result(); n != int64(large) {
 		b.Fatalf("line holds %d users, want %d", n, large)
 	}
+	var res sim.MicroResults
+	res.Redis = srv.Addr
+	res.PositionSmallN, res.PositionLargeN = small, large
+	res.PositionSmallUs, res.PositionLargeUs, res.PositionRatio = sUs, lUs, lUs/sUs
+	res.ZrankSmallUs, res.ZrankLargeUs = sZ, lZ
+	res.MemUsers, res.MemBefore, res.MemAfter = large, before, after
+	res.MemPerUser = float64(after-before) / float64(large)
+	res.MemLinePerUser = float64(lineBytes) / float64(large)
+	res.MemMarks = marks
+	res.MemUserIDBytes = len(uid("u", 0))
+	res.FillMethod = fmt.Sprintf("the enter script (EVALSHA enter.lua) in pipelines of 1,000, ids %q…", uid("u", 0))
+	res.FillSeconds = fill.Seconds()
 	resMu.Lock()
-	results.PositionSmallN, results.PositionLargeN = small, large
-	results.PositionSmallUs, results.PositionLargeUs, results.PositionRatio = sUs, lUs, lUs/sUs
-	results.ZrankSmallUs, results.ZrankLargeUs = sZ, lZ
-	results.MemUsers, results.MemBefore, results.MemAfter = large, before, after
-	results.MemPerUser = float64(after-before) / float64(large)
-	results.MemLinePerUser = float64(lineBytes) / float64(large)
-	results.MemMarks = marks
-	results.MemUserIDBytes = len(uid("u", 0))
-	results.FillMethod = fmt.Sprintf("the enter script (EVALSHA enter.lua) in pipelines of 1,000, ids %q…", uid("u", 0))
-	results.FillSeconds = fill.Seconds()
+	scaleRuns = append(scaleRuns, res)
 	resMu.Unlock()
 	b.ReportMetric(lUs/sUs, "position-1M/10k")
 	b.ReportMetric(float64(after-before)/float64(large), "B/user")

@@ -2,6 +2,7 @@
 # real redis-server. Not part of `make test`; see BENCHMARKS.md.
 .PHONY: bench bench-quick bench-micro bench-report
 BENCH_TIME ?= 20000x
+BENCH_COUNT ?= 3
 BENCH_DIR := docs/bench
 
 ## bench-quick: the default strategy, small (~30 s); the last line is one JSON object
@@ -16,7 +17,7 @@ bench: redis-server bench-micro
 
 bench-micro:
 	@mkdir -p $(BENCH_DIR)
-	BENCH_OUT=$(CURDIR)/$(BENCH_DIR)/micro-results.json $(GO) test -run '^$$' -bench . -benchtime $(BENCH_TIME) -count=1 -timeout 30m ./bench
+	BENCH_OUT=$(CURDIR)/$(BENCH_DIR)/micro-results.json $(GO) test -run '^$$' -bench . -benchtime $(BENCH_TIME) -count=$(BENCH_COUNT) -timeout 30m ./bench
 
 ## bench-report: BENCHMARKS.md and the plots from the last results
 bench-report:

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,37 +53,39 @@ type Report struct {
 
 // MicroOp is one operation of the micro-benchmarks, beside redis-benchmark.
 type MicroOp struct {
-	Name             string  `json:"name"`
-	Path             string  `json:"path"`   // what the Go side runs
-	Script           string  `json:"script"` // what redis-benchmark runs
-	Concurrency      int     `json:"concurrency"`
-	GoOpsPerSec      float64 `json:"goOpsPerSec"`
-	GoP50Us          float64 `json:"goP50Us"`
-	GoP99Us          float64 `json:"goP99Us"`
-	RedisBenchPerSec float64 `json:"redisBenchOpsPerSec"`
-	Ratio            float64 `json:"ratio"`
+	Name             string    `json:"name"`
+	Path             string    `json:"path"`   // what the Go side runs
+	Script           string    `json:"script"` // what redis-benchmark runs
+	Concurrency      int       `json:"concurrency"`
+	GoOpsPerSec      float64   `json:"goOpsPerSec"`
+	GoP50Us          float64   `json:"goP50Us"`
+	GoP99Us          float64   `json:"goP99Us"`
+	RedisBenchPerSec float64   `json:"redisBenchOpsPerSec"`
+	Ratio            float64   `json:"ratio"`
+	RatioRuns        []float64 `json:"ratioRuns,omitempty"` // every run's ratio; the figures above are the median run's
 }
 
 // MicroResults is what the bench package writes (BENCH_OUT).
 type MicroResults struct {
-	Redis           string    `json:"redis"`
-	Ops             []MicroOp `json:"ops"`
-	PositionSmallN  int       `json:"positionSmallN"`
-	PositionLargeN  int       `json:"positionLargeN"`
-	PositionSmallUs float64   `json:"positionSmallUs"`
-	PositionLargeUs float64   `json:"positionLargeUs"`
-	PositionRatio   float64   `json:"positionRatio"`
-	ZrankSmallUs    float64   `json:"zrankSmallUs"`
-	ZrankLargeUs    float64   `json:"zrankLargeUs"`
-	MemUsers        int       `json:"memUsers"`
-	MemBefore       int64     `json:"memBefore"`
-	MemAfter        int64     `json:"memAfter"`
-	MemPerUser      float64   `json:"memPerUser"`
-	MemLinePerUser  float64   `json:"memLinePerUser"` // MEMORY USAGE of the line zset / users
-	MemMarks        int64     `json:"memMarks"`       // marks zset entries
-	MemUserIDBytes  int       `json:"memUserIdBytes"`
-	FillMethod      string    `json:"fillMethod"`
-	FillSeconds     float64   `json:"fillSeconds"`
+	Redis             string    `json:"redis"`
+	Ops               []MicroOp `json:"ops"`
+	PositionSmallN    int       `json:"positionSmallN"`
+	PositionLargeN    int       `json:"positionLargeN"`
+	PositionSmallUs   float64   `json:"positionSmallUs"`
+	PositionLargeUs   float64   `json:"positionLargeUs"`
+	PositionRatio     float64   `json:"positionRatio"`
+	PositionRatioRuns []float64 `json:"positionRatioRuns,omitempty"` // every run's; the figures are the median run's
+	ZrankSmallUs      float64   `json:"zrankSmallUs"`
+	ZrankLargeUs      float64   `json:"zrankLargeUs"`
+	MemUsers          int       `json:"memUsers"`
+	MemBefore         int64     `json:"memBefore"`
+	MemAfter          int64     `json:"memAfter"`
+	MemPerUser        float64   `json:"memPerUser"`
+	MemLinePerUser    float64   `json:"memLinePerUser"` // MEMORY USAGE of the line zset / users
+	MemMarks          int64     `json:"memMarks"`       // marks zset entries
+	MemUserIDBytes    int       `json:"memUserIdBytes"`
+	FillMethod        string    `json:"fillMethod"`
+	FillSeconds       float64   `json:"fillSeconds"`
 }
 
 func (r *Report) group(g string) []*Result {
@@ -95,10 +98,12 @@ func (r *Report) group(g string) []*Result {
 	return out
 }
 
-func (r *Report) defaultRuns(client string) []*Result {
+// defaultRuns are the default strategy's runs at the comparison's size, with
+// clients as specified or (tierOnly) with the what-if.
+func (r *Report) defaultRuns(tierOnly bool) []*Result {
 	var out []*Result
 	for _, x := range r.Runs {
-		if (x.Group == "compare" || x.Group == "turn" || x.Group == "repeat") && x.Strategy.Name == BatchedJitter.Name && x.Scenario.Client == client {
+		if (x.Group == "compare" || x.Group == "tier-only" || x.Group == "repeat") && x.Strategy.Name == BatchedJitter.Name && x.Scenario.TierOnly == tierOnly {
 			out = append(out, x)
 		}
 	}
@@ -149,6 +154,7 @@ func WriteReport(rep *Report, mr *MicroResults, plotDir, plotLink string) (strin
 	p("All load stays on loopback: simulated users, the handlers, redis-server and the simulated order API share these %d cores, so every latency includes some scheduling noise.\n\n", m.NumCPU)
 
 	p("## Commands\n\n```sh\nmake bench-quick   # ~30 s: the default strategy, small; last line is one JSON object\n")
+	p("go run ./cmd/spike run -strategies batched-jitter -tier-only   # the what-if: clients sleep the plain API.md tier\n")
 	p("make bench         # everything below: spike runs, micro-benchmarks, this file and the plots\n")
 	p("go run ./cmd/spike run -strategies all -users 2000 -spike 8s      # any scenario by hand (-h for every knob)\n")
 	p("go test -run '^$' -bench . -benchtime 20000x ./bench               # the micro-benchmarks alone (REDIS_URL or a spawned redis-server)\n```\n\n")
@@ -157,17 +163,17 @@ func WriteReport(rep *Report, mr *MicroResults, plotDir, plotLink string) (strin
 	p("- **System under test**: the real handlers (`awslambda.API.Route`, called in process with API Gateway v2 events, `TRUST_USER_HEADER` identities), the real `redisstore` Lua scripts on a real `redis-server` spawned on a free loopback port (or `REDIS_URL`), the real `waitroom.Admitter`, and the real `orderapi` HTTP client towards the simulated order API. The admit schedule is one long-running Admitter, as the local runner chains invocations back to back. Each run starts from `FLUSHALL` and `CONFIG RESETSTAT`.\n")
 	p("- **Order API** (`sim.Pool`, HTTP on loopback): %d connections, service time `%s` (uniform ±20%% around 200 ms unless said otherwise), requests beyond the pool wait FIFO for a connection. It records each request: arrival, connection, answer. *Downstream latency* is arrival → answer at the pool (queueing + service), for served requests.\n", base.Connections, base.ServiceSpec)
 	p("- **Rate**: connections × 1 s / mean service time × margin = %d × 1000/%d × %.1f = **%.0f/s** by default.\n", base.Connections, base.Service.Mean.Milliseconds(), base.Margin, base.Rate())
-	p("- **Users**: %d arrive within %s on the `%s` curve (most at once, density ∝ e^(−3t/T), the midnight rush); they enter, sleep exactly `pollAfterMs` between polls, order as soon as READY (think time %s), and %.0f%% abandon once READY (never order; their tokens expire). Failed orders and 429s are retried after %s–%s.\n", base.Users, base.Spike, base.Curve, base.Think, base.Abandon*100, base.RetryMin, base.RetryMax)
+	p("- **Users**: %d arrive within %s on the `%s` curve (most at once, density ∝ e^(−3t/T), the midnight rush); they enter, sleep exactly `pollAfterMs` between polls (the server caps it at the user's turn: see the design change below), order as soon as READY (think time %s), and %.0f%% abandon once READY (never order; their tokens expire). Failed orders and 429s are retried after %s–%s.\n", base.Users, base.Spike, base.Curve, base.Think, base.Abandon*100, base.RetryMin, base.RetryMax)
 	p("- **Strategies**: `no-waiting-room` (everyone posts to the order API at once, %s client timeout, up to %d attempts); `rate-limiter-429` (an exact in-process token bucket at the rate, bucket %.1f s of rate, 429 → retry); `whole-second` (ADMIT_INTERVAL_MS=1000: one batch of a second's users, no jitter); `batched` (100 ms batches, Admitter jitter off: `Rand` returns 0); `batched-jitter` (100 ms batches with the Admitter's jitter: **the default**).\n", base.OrderTimeout, base.MaxAttempts, base.LimiterBurst)
 	p("- **FIFO inversions**: pairs of users where one surely arrived first (its enter request had returned before the other's was sent) but was admitted later; admission order is the order of `Admitter.OnBatch` (the scripts' ZPOPMIN order), or the limiter's pass order, or the pool's connection order. *Overtaken* counts users passed by at least one later arrival.\n")
 	p("- **Polls per waiting user-minute**: position requests / minutes spent waiting (enter → READY seen), over users who waited. Fixed 2 s polling would be 30.\n")
 	p("- **Redis commands per user**: `INFO commandstats` after the run (commands run inside scripts included), over all users; *scripts per user* counts EVALSHA alone.\n\n")
 
 	// Headline.
-	contract, turn := rep.defaultRuns("contract"), rep.defaultRuns("turn")
+	fixed, tier := rep.defaultRuns(false), rep.defaultRuns(true)
 	p("## Headline: the default strategy against the targets\n\n")
-	p("Medians of %d runs (contract clients) and %d runs (poll-at-turn clients, the proposal below), %d users each.\n\n", len(contract), len(turn), base.Users)
-	p("| target | goal | as specified (contract) | proposed (poll at turn) |\n| --- | --- | --- | --- |\n")
+	p("`batched-jitter` at margin %.1f, %d users in %s. Each cell is the **median of %d runs** (seeds 1…%d); in brackets, the lowest and highest run. The last column is the what-if *tier-only polling*: the same server, but clients sleep the plain tier of API.md's table for their `estimatedWaitSeconds` and ignore a shorter `pollAfterMs`, which is what the server answered before poll-at-turn (%d runs).\n\n", base.Margin, base.Users, base.Spike, len(fixed), len(fixed), len(tier))
+	p("| figure | target | **the server now** (pollAfterMs with the turn cap) | what-if: tier-only polling (API.md table without the turn cap) |\n| --- | --- | --- | --- |\n")
 	type row struct {
 		name, goal string
 		f          func(*Result) float64
@@ -175,26 +181,58 @@ func WriteReport(rep *Report, mr *MicroResults, plotDir, plotLink string) (strin
 		unit       string
 	}
 	rows := []row{
+		{"downstream order p50", "", func(r *Result) float64 { return r.OrderP50Ms }, nil, " ms"},
 		{"downstream order p95", "≤ 250 ms", func(r *Result) float64 { return r.OrderP95Ms }, func(v float64) bool { return v <= 250 }, " ms"},
+		{"downstream order p99", "", func(r *Result) float64 { return r.OrderP99Ms }, nil, " ms"},
+		{"downstream max in flight / max queued at the pool", "", func(r *Result) float64 { return float64(r.DownstreamMaxInFlight) }, nil, ""},
+		{"admitted per s (configured 70)", "", func(r *Result) float64 { return r.AdmittedPerSec }, nil, ""},
+		{"admitted vs configured (deviation)", "within ±2%", func(r *Result) float64 { return 100 * (r.AdmittedPerSec/r.ConfiguredPerSec - 1) }, func(v float64) bool { return v >= -2 && v <= 2 }, " %"},
 		{"FIFO inversions", "0", func(r *Result) float64 { return float64(r.FIFOInversions) }, func(v float64) bool { return v == 0 }, ""},
-		{"admitted vs configured (deviation)", "within 2%", func(r *Result) float64 { return 100 * (r.AdmittedPerSec/r.ConfiguredPerSec - 1) }, func(v float64) bool { return v >= -2 && v <= 2 }, " %"},
 		{"polls per waiting user-minute (fixed 2 s polling: 30)", "far below 30 (read: ≤ 15)", func(r *Result) float64 { return r.PollsPerUserMinute }, func(v float64) bool { return v <= 15 }, ""},
+		{"polls per waiting user", "", func(r *Result) float64 { return r.PollsPerUser }, nil, ""},
+		{"arrival → order p50", "", func(r *Result) float64 { return r.E2EP50Ms }, nil, " ms"},
+	}
+	cell := func(rs []*Result, rw row) string {
+		if len(rs) == 0 {
+			return "n/a"
+		}
+		xs := make([]float64, len(rs))
+		for i, r := range rs {
+			xs[i] = rw.f(r)
+		}
+		lo, hi := xs[0], xs[0]
+		for _, x := range xs {
+			lo, hi = min(lo, x), max(hi, x)
+		}
+		v := Median(xs)
+		if rw.unit == " ms" {
+			v, lo, hi = math.Round(v), math.Round(lo), math.Round(hi)
+		}
+		out := fmt.Sprintf("%s%s", fmtTick(round2(v)), rw.unit)
+		if rw.name == "downstream max in flight / max queued at the pool" {
+			q := make([]float64, len(rs))
+			for i, r := range rs {
+				q[i] = float64(r.DownstreamMaxQueued)
+			}
+			out = fmt.Sprintf("%s / %s", fmtTick(v), fmtTick(Median(q)))
+		}
+		if len(rs) > 1 && lo != hi {
+			out += fmt.Sprintf(" [%s–%s]", fmtTick(round2(lo)), fmtTick(round2(hi)))
+		}
+		if rw.ok != nil {
+			out += " (" + check(rw.ok(v)) + ")"
+		}
+		return out
 	}
 	for _, rw := range rows {
-		c, t := medianOf(contract, rw.f), medianOf(turn, rw.f)
-		p("| %s | %s | %s%s (%s) | %s%s (%s) |\n", rw.name, rw.goal, fmtTick(round2(c)), rw.unit, check(rw.ok(c)), fmtTick(round2(t)), rw.unit, check(rw.ok(t)))
-	}
-	if sc := rep.group("scale"); len(sc) > 0 {
-		p("\nPolls per user-minute depend on how long users wait (the tiers: 2 s under 10 s of estimated wait, 5 s under a minute, 10 s beyond). At %d users (waits up to ~%.0f s) the default strategy polls ", sc[0].Users, float64(sc[0].Users)/sc[0].ConfiguredPerSec)
-		for i, r := range sc {
-			if i > 0 {
-				p(", ")
-			}
-			p("%.1f times per user-minute with %s clients (downstream p95 %.0f ms)", r.PollsPerUserMinute, r.Scenario.Client, r.OrderP95Ms)
+		goal := rw.goal
+		if goal == "" {
+			goal = "–"
 		}
-		p(". ('Far below 30' is read as at most half, ≤ 15.)\n")
+		p("| %s | %s | %s | %s |\n", rw.name, goal, cell(fixed, rw), cell(tier, rw))
 	}
 	p("\n")
+	headlineText(&b, rep, fixed, tier)
 
 	// Side by side.
 	p("## Strategies side by side\n\n%d users in %s (%s), margin %.1f, clients as specified (sleep `pollAfterMs`). One run each; the default strategy's spread across runs is in the headline.\n\n", base.Users, base.Spike, base.Curve, base.Margin)
@@ -222,12 +260,8 @@ func WriteReport(rep *Report, mr *MicroResults, plotDir, plotLink string) (strin
 		p("| %s | %.1f | %.1f | %s |\n", r.Strategy.Name, r.RedisCmdPerUser, r.RedisEvalPerUser, strings.Join(parts, ", "))
 	}
 
-	if t := rep.group("turn"); len(t) > 0 {
-		p("\n## Proposal: poll at one's turn\n\n")
-		p("With the answers as specified, users who entered together in the spike learn of their admission together, at their next tier poll (never sooner than 1.6 s): the first second or two of admissions reach the order API as one herd, and the 2 s tier keeps the herd in step for several periods (see the in-flight plot). Batch shape cannot fix that, because the release to the order API happens at the users' polls, not at admission. The proposal changes *how READY users are told to proceed*: a waiting user is never told to sleep past its own turn, `position / ADMIT_RATE_PER_SEC`, plus half to one admission interval; the tier (with its ±20%% jitter) stays the upper bound, so far-away users poll exactly as before. Since admission is FIFO at an exact rate, each user's last poll lands just after its own admission, and orders reach the order API as evenly as admission paces them.\n\n")
-		p("The runs below use a client that computes exactly that answer from the position and the rate (`sim.PollAtTurn`); the server-side change (`%s/poll-at-turn.patch`: `Config.PollAfter` in `estimate.go` with a test, one line in `awslambda/api.go`) is not applied, because it needs API.md's poll table (and the e2e range check) to read as an upper bound: a contract decision.\n\n", plotLink)
-		resultTable(&b, t)
-		p("\n![downstream in flight, poll at turn](%s/inflight-turn.svg)\n", plotLink)
+	if t := rep.group("tier-only"); len(t) > 0 {
+		designText(&b, rep, t, plotLink)
 	}
 	if ps := rep.group("push"); len(ps) > 0 {
 		p("\n## Worst case: users told at the admission instant (push)\n\n%d users in %s; every admitted user orders the moment the admit script returns (what SSE or a push notification would do). This isolates the batch shape: whole-second admission sends a second's users at once.\n\n", ps[0].Users, ps[0].Scenario.Spike)
@@ -249,10 +283,11 @@ func WriteReport(rep *Report, mr *MicroResults, plotDir, plotLink string) (strin
 			margins[r.Scenario.Margin] = true
 		}
 		for _, r := range sw {
-			add(r.Strategy.Name, r)
-		}
-		for _, r := range rep.group("sweep-turn") {
-			add(r.Strategy.Name+" (poll at turn)", r)
+			name := r.Strategy.Name
+			if r.Scenario.TierOnly {
+				name += " (what-if: tier-only polling)"
+			}
+			add(name, r)
 		}
 		var ms []float64
 		for k := range margins {
@@ -267,7 +302,7 @@ func WriteReport(rep *Report, mr *MicroResults, plotDir, plotLink string) (strin
 		var series []Series
 		for _, n := range names {
 			p("| %s |", n)
-			s := Series{Name: n, Dash: strings.Contains(n, "turn")}
+			s := Series{Name: n, Dash: strings.Contains(n, "tier-only")}
 			for _, mm := range ms {
 				if r := byName[n][mm]; r != nil {
 					p(" %.0f ms (max in flight %d) |", r.OrderP95Ms, r.DownstreamMaxInFlight)
@@ -300,11 +335,11 @@ func WriteReport(rep *Report, mr *MicroResults, plotDir, plotLink string) (strin
 		p("\n![p95 vs margin](%s/p95-vs-margin.svg)\n", plotLink)
 	}
 
-	if err := inflightPlot(cmp, filepath.Join(plotDir, "inflight.svg"), "as specified"); err != nil {
+	if err := inflightPlot(cmp, filepath.Join(plotDir, "inflight.svg"), "pollAfterMs"); err != nil {
 		return "", err
 	}
-	if t := rep.group("turn"); len(t) > 0 {
-		if err := inflightPlot(t, filepath.Join(plotDir, "inflight-turn.svg"), "poll at turn"); err != nil {
+	if t := rep.group("tier-only"); len(t) > 0 {
+		if err := inflightPlot(t, filepath.Join(plotDir, "inflight-tier-only.svg"), "what-if: tier-only polling"); err != nil {
 			return "", err
 		}
 	}
@@ -317,14 +352,14 @@ func WriteReport(rep *Report, mr *MicroResults, plotDir, plotLink string) (strin
 		microSection(&b, mr, m.NumCPU)
 	}
 	p("\n## Reading the numbers\n\n")
-	p("- Single runs on a shared 2-core machine move by tens of milliseconds at the tails; the headline uses medians, and every ratio (Go vs redis-benchmark, 1M vs 10k) compares figures from the same run.\n")
+	p("- Single runs on a shared 2-core machine move by tens of milliseconds at the tails; the headline uses medians of the default strategy's runs, the micro-benchmarks the median of their runs, and every ratio (Go vs redis-benchmark, 1M vs 10k) compares figures from the same run.\n")
 	p("- The simulation runs in real time (no time scaling); sizes are modest so that `make bench` stays around a quarter of an hour.\n")
 	p("- `whole-second` and `batched` run the Admitter without jitter (`Rand` returns 0): batches exactly one interval apart. Their admitted rate shows how the Redis budget copes with gaps that never fall short of the interval.\n")
 	return b.String(), nil
 }
 
 func resultTable(b *strings.Builder, rs []*Result) {
-	fmt.Fprintf(b, "| strategy | client | ordered / users | downstream p50 / p95 / p99 / max (ms) | max in flight / queued | arrival → order p50 / p95 / p99 (ms) | admitted / configured per s | FIFO inversions (users overtaken) | polls / waiting user-min | Redis cmds / user | run (s) |\n")
+	fmt.Fprintf(b, "| strategy | users learn of READY by | ordered / users | downstream p50 / p95 / p99 / max (ms) | max in flight / queued | arrival → order p50 / p95 / p99 (ms) | admitted / configured per s | FIFO inversions (users overtaken) | polls / waiting user-min (per user) | Redis cmds / user | run (s) |\n")
 	fmt.Fprintf(b, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, r := range rs {
 		rate := "n/a"
@@ -333,12 +368,9 @@ func resultTable(b *strings.Builder, rs []*Result) {
 		}
 		polls := "n/a"
 		if r.Strategy.Kind == "room" && r.Scenario.Notify == "poll" {
-			polls = fmt.Sprintf("%.1f", r.PollsPerUserMinute)
+			polls = fmt.Sprintf("%.1f (%.1f)", r.PollsPerUserMinute, r.PollsPerUser)
 		}
-		client := r.Scenario.Client
-		if r.Scenario.Notify == "push" {
-			client = "push"
-		}
+		client := Polling(r.Scenario)
 		if r.Strategy.Kind != "room" {
 			client = "-"
 		}
@@ -371,26 +403,4 @@ func inflightPlot(rs []*Result, path, label string) error {
 		charts = append(charts, c)
 	}
 	return os.WriteFile(path, []byte(SVG(900, 230, charts...)), 0o644)
-}
-
-func microSection(b *strings.Builder, mr *MicroResults, ncpu int) {
-	p := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
-	p("\n## Micro-benchmarks (real Redis)\n\n")
-	p("`go test -bench` in `bench/`, against a redis-server spawned for the run (the version of the machine table). Each operation runs through the handler path in Go and, in the same run against the same server, `redis-benchmark` sends EVALSHA of the same script (same keys layout, `__rand_int__` user ids) at the same concurrency. The ratio is Go ops/s ÷ redis-benchmark ops/s (goal ≥ 0.8). Both clients share the machine's cores with redis-server: on %d cores the Go side (handlers, JSON, go-redis, 50 goroutines) takes CPU that redis-server then lacks, while redis-benchmark is a lean C event loop. The enter path sends two commands (SADD of the room, EVALSHA) in one pipeline; the admit path makes two round trips (SMEMBERS of the rooms, then the pipeline of scripts); the gate check is two scripts, compared with the two scripts' combined redis-benchmark rate.\n\n", ncpu)
-	p("| operation | Go path | redis-benchmark | clients | Go ops/s | Go p50 / p99 (µs) | redis-benchmark ops/s | ratio |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n")
-	for _, o := range mr.Ops {
-		p("| %s | %s | %s | %d | %.0f | %.0f / %.0f | %.0f | %.2f%s |\n", o.Name, o.Path, o.Script, o.Concurrency, o.GoOpsPerSec, o.GoP50Us, o.GoP99Us, o.RedisBenchPerSec, o.Ratio, map[bool]string{true: "", false: " (below 0.8)"}[o.Ratio >= 0.8])
-	}
-	p("\n### Position latency and memory with many users waiting\n\n")
-	p("| | %d waiting | %d waiting | ratio (goal ≤ 1.5) |\n| --- | --- | --- | --- |\n", mr.PositionSmallN, mr.PositionLargeN)
-	p("| GET /queue/position through the handler, one client, mean | %.1f µs | %.1f µs | %.2f |\n", mr.PositionSmallUs, mr.PositionLargeUs, mr.PositionRatio)
-	p("| ZRANK alone (redis-benchmark, one client) | %.1f µs | %.1f µs | %.2f |\n\n", mr.ZrankSmallUs, mr.ZrankLargeUs, mr.ZrankLargeUs/mr.ZrankSmallUs)
-	p("Filling: %s (%.1f s for %d users).\n\n", mr.FillMethod, mr.FillSeconds, mr.MemUsers)
-	p("| memory | value |\n| --- | --- |\n")
-	p("| `used_memory` before / after | %d B / %d B |\n", mr.MemBefore, mr.MemAfter)
-	p("| **per waiting user** (delta / users; goal ≤ 100 B) | **%.1f B** |\n", mr.MemPerUser)
-	p("| of which the line (`MEMORY USAGE` of the sorted set / users) | %.1f B |\n", mr.MemLinePerUser)
-	p("| user id length | %d bytes |\n", mr.MemUserIDBytes)
-	p("| marks (one per second of entries) | %d entries |\n\n", mr.MemMarks)
-	p("The sorted set dominates: per member Redis keeps a skiplist node (the id's sds string, the score, a backward pointer and on average 1.33 levels of forward pointer + span) and a hash-table entry pointing at the same string, plus the table's bucket array; jemalloc rounds each allocation up to its size class. Longer user ids (a 36-byte UUID instead of %d bytes) add their extra length per user. The marks are one entry per second of entries: negligible.\n", mr.MemUserIDBytes)
 }

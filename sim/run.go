@@ -52,6 +52,7 @@ type Result struct {
 	Polls              int     `json:"polls"`
 	WaitingUserMinutes float64 `json:"waitingUserMinutes"`
 	PollsPerUserMinute float64 `json:"pollsPerUserMinute"`
+	PollsPerUser       float64 `json:"pollsPerUser"` // position requests per user who waited
 
 	Status           map[string]int   `json:"status"` // "POST /orders 201" → count
 	RedisCommands    map[string]int64 `json:"redisCommands"`
@@ -117,15 +118,14 @@ type batchRec struct {
 }
 
 type runner struct {
-	sc       Scenario
-	st       Strategy
-	epoch    time.Time
-	api      *awslambda.API
-	orders   *orderapi.Client
-	users    []*user
-	byID     map[string]*user
-	rng      *rand.Rand
-	interval time.Duration
+	sc     Scenario
+	st     Strategy
+	epoch  time.Time
+	api    *awslambda.API
+	orders *orderapi.Client
+	users  []*user
+	byID   map[string]*user
+	rng    *rand.Rand
 
 	mu      sync.Mutex
 	status  map[string]int
@@ -175,7 +175,6 @@ func Run(ctx context.Context, env *Env, sc Scenario, st Strategy) (*Result, erro
 	store := redisstore.New(rdb, cfg)
 	r := &runner{sc: sc, st: st, status: map[string]int{}, byID: map[string]*user{},
 		rng: rand.New(rand.NewPCG(sc.Seed, 99)), orders: orderapi.New(orderURL, sc.OrderTimeout)}
-	r.interval = interval
 	r.api = &awslambda.API{Config: cfg, Queue: store, Orders: r.orders}
 	if st.Kind == "limiter" {
 		r.lim = newLimiter(sc.Rate(), sc.Rate()*sc.LimiterBurst)
@@ -304,10 +303,11 @@ func (r *runner) call(ctx context.Context, method, path, userID string, hdr map[
 }
 
 type standing struct {
-	Status      string `json:"status"`
-	Position    int64  `json:"position"`
-	EntryToken  string `json:"entryToken"`
-	PollAfterMs *int64 `json:"pollAfterMs"`
+	Status               string `json:"status"`
+	Position             int64  `json:"position"`
+	EstimatedWaitSeconds int64  `json:"estimatedWaitSeconds"`
+	EntryToken           string `json:"entryToken"`
+	PollAfterMs          *int64 `json:"pollAfterMs"`
 }
 
 func retryAfter(resp events.APIGatewayV2HTTPResponse, def time.Duration) time.Duration {
@@ -372,11 +372,12 @@ func (r *runner) room(ctx context.Context, u *user) {
 		if st.PollAfterMs != nil {
 			wait = time.Duration(*st.PollAfterMs) * time.Millisecond
 		}
-		if r.sc.Client == "turn" {
+		if r.sc.TierOnly && st.PollAfterMs != nil {
+			// What-if: the server before poll-at-turn answered the plain tier.
 			r.mu.Lock()
 			f := r.rng.Float64()
 			r.mu.Unlock()
-			wait = PollAtTurn(wait, st.Position, r.sc.Rate(), r.interval, f)
+			wait = time.Duration(waitroom.PollTierMs(st.EstimatedWaitSeconds, f)) * time.Millisecond
 		}
 		if !sleep(ctx, wait) {
 			u.gaveUp = true
@@ -576,7 +577,7 @@ func (r *runner) result(pool *Pool, end time.Duration) *Result {
 
 	// Users.
 	var e2e []float64
-	var polls int
+	var polls, pollers int
 	var waited time.Duration
 	arrivals := make([]Arrival, 0, len(r.users))
 	poolArr := map[string]int64{}
@@ -597,6 +598,7 @@ func (r *runner) result(pool *Pool, end time.Duration) *Result {
 		}
 		if u.readyAt > 0 && u.push == nil {
 			polls += u.polls
+			pollers++
 			waited += u.waited
 		}
 		switch r.st.Kind {
@@ -617,6 +619,9 @@ func (r *runner) result(pool *Pool, end time.Duration) *Result {
 	res.WaitingUserMinutes = round2(waited.Minutes())
 	if waited > 0 {
 		res.PollsPerUserMinute = round2(float64(polls) / waited.Minutes())
+	}
+	if pollers > 0 {
+		res.PollsPerUser = round2(float64(polls) / float64(pollers))
 	}
 
 	// Admission rate while users were waiting.

@@ -49,10 +49,10 @@ type Scenario struct {
 	Service      ServiceTime   `json:"-"`
 	ServiceSpec  string        `json:"service"`
 	Margin       float64       `json:"margin"`
-	Abandon      float64       `json:"abandon"` // share of users who never order once READY
-	Think        time.Duration `json:"think"`   // READY → order
-	Notify       string        `json:"notify"`  // "poll" (the API) or "push" (told at the admission instant)
-	Client       string        `json:"client"`  // poll: "contract" (sleep pollAfterMs) or "turn" (what-if, see PollAtTurn)
+	Abandon      float64       `json:"abandon"`            // share of users who never order once READY
+	Think        time.Duration `json:"think"`              // READY → order
+	Notify       string        `json:"notify"`             // "poll" (the API) or "push" (told at the admission instant)
+	TierOnly     bool          `json:"tierOnly,omitempty"` // what-if: sleep the plain API.md tier, ignoring a shorter pollAfterMs
 	OrderTimeout time.Duration `json:"orderTimeout"`
 	TokenTTL     time.Duration `json:"tokenTTL"`
 	RetryMin     time.Duration `json:"retryMin"` // client back-off after a failed order or a 429
@@ -67,7 +67,7 @@ func DefaultScenario() Scenario {
 	return Scenario{
 		Users: 3000, Spike: 10 * time.Second, Curve: "midnight",
 		Connections: 20, Service: ServiceTime{Kind: "uniform", Mean: 200 * time.Millisecond, Spread: 0.2},
-		Margin: 0.7, Abandon: 0.05, Think: 0, Notify: "poll", Client: "contract",
+		Margin: 0.7, Abandon: 0.05, Think: 0, Notify: "poll",
 		OrderTimeout: 10 * time.Second, TokenTTL: 300 * time.Second,
 		RetryMin: 500 * time.Millisecond, RetryMax: 1500 * time.Millisecond, MaxAttempts: 10,
 		LimiterBurst: 0.1, Seed: 1,
@@ -112,12 +112,14 @@ func ArrivalTimes(curve string, n int, d time.Duration, seed uint64) ([]time.Dur
 	return out, nil
 }
 
-// PollAtTurn is the what-if "turn" client: it sleeps pollAfterMs as the
-// server says, but never past its estimated turn, position / rate, plus half
-// to one admission interval. It is exactly what the server would answer
-// with the proposal in BENCHMARKS.md ("poll at your turn"), so the figures of
-// the turn client are those of the proposed design.
-func PollAtTurn(pollAfter time.Duration, position int64, rate float64, interval time.Duration, u float64) time.Duration {
-	turn := time.Duration(float64(position)/rate*float64(time.Second)) + time.Duration(float64(interval)*(0.5+0.5*u))
-	return min(pollAfter, turn)
+// Polling names how a scenario's users learn of their admission: "pollAfterMs"
+// (as the server says), "tier only" (the what-if) or "push".
+func Polling(sc Scenario) string {
+	switch {
+	case sc.Notify == "push":
+		return "push"
+	case sc.TierOnly:
+		return "tier only"
+	}
+	return "pollAfterMs"
 }

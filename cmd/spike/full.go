@@ -43,28 +43,28 @@ func cmdFull(ctx context.Context, args []string) error {
 		}
 		res.Group = group
 		rep.Runs = append(rep.Runs, res)
-		fmt.Fprintf(os.Stderr, "%-10s %-18s client=%-8s notify=%-4s margin=%.1f users=%d: p95 %.0f ms, max in flight %d, e2e p50 %.0f ms, %.1f/%.1f per s, inversions %d, polls/min %.1f (%.0fs)\n",
-			group, st.Name, sc.Client, sc.Notify, sc.Margin, sc.Users, res.OrderP95Ms, res.DownstreamMaxInFlight, res.E2EP50Ms,
-			res.AdmittedPerSec, res.ConfiguredPerSec, res.FIFOInversions, res.PollsPerUserMinute, time.Since(t0).Seconds())
+		fmt.Fprintf(os.Stderr, "%-15s %-16s polling=%-11s margin=%.1f users=%d: p95 %.0f ms, max in flight %d, e2e p50 %.0f ms, %.1f/%.1f per s, inversions %d, polls/min %.1f, polls/user %.1f (%.0fs)\n",
+			group, st.Name, sim.Polling(sc), sc.Margin, sc.Users, res.OrderP95Ms, res.DownstreamMaxInFlight, res.E2EP50Ms,
+			res.AdmittedPerSec, res.ConfiguredPerSec, res.FIFOInversions, res.PollsPerUserMinute, res.PollsPerUser, time.Since(t0).Seconds())
 		return nil
 	}
 	base := sim.DefaultScenario()
 	base.Users, base.Spike = *users, *spike
 	base.ServiceSpec = base.Service.String()
 
-	// 1. Side by side, the API as specified (clients sleep pollAfterMs).
+	// tierOnly is the what-if of the server before poll-at-turn: clients
+	// sleep the plain API.md tier, ignoring a shorter pollAfterMs.
+	tierOnly := func(sc sim.Scenario) sim.Scenario { sc.TierOnly = true; return sc }
+
+	// 1. Side by side, clients as specified (sleep pollAfterMs).
 	for _, st := range sim.Strategies {
 		if err := run("compare", base, st); err != nil {
 			return err
 		}
 	}
-	// 2. The same waiting-room strategies with the proposed poll-at-turn answers.
-	turn := base
-	turn.Client = "turn"
-	for _, st := range sim.Strategies[2:] {
-		if err := run("turn", turn, st); err != nil {
-			return err
-		}
+	// 2. The default strategy with tier-only polling: why the design changed.
+	if err := run("tier-only", tierOnly(base), sim.BatchedJitter); err != nil {
+		return err
 	}
 	// 3. Worst case: users told at the admission instant (push), smaller.
 	push := base
@@ -74,12 +74,12 @@ func cmdFull(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	// 4. Repeats of the default strategy, for medians.
+	// 4. Repeats of the default strategy (and of its what-if), for medians.
 	for i := 1; i < *repeats; i++ {
-		for _, c := range []string{"contract", "turn"} {
-			sc := base
-			sc.Client, sc.Seed = c, uint64(1+i)
-			if err := run("repeat", sc, sim.BatchedJitter); err != nil {
+		sc := base
+		sc.Seed = uint64(1 + i)
+		for _, s := range []sim.Scenario{sc, tierOnly(sc)} {
+			if err := run("repeat", s, sim.BatchedJitter); err != nil {
 				return err
 			}
 		}
@@ -93,17 +93,16 @@ func cmdFull(ctx context.Context, args []string) error {
 				return err
 			}
 		}
-		sc.Client = "turn"
-		if err := run("sweep-turn", sc, sim.BatchedJitter); err != nil {
+		if err := run("sweep", tierOnly(sc), sim.BatchedJitter); err != nil {
 			return err
 		}
 	}
 	// 6. The default strategy at a larger scale (longer waits: poll tiers).
 	if *scaleUsers > 0 {
-		for _, c := range []string{"contract", "turn"} {
-			sc := base
-			sc.Users, sc.Spike, sc.Client = *scaleUsers, 10*time.Second, c
-			if err := run("scale", sc, sim.BatchedJitter); err != nil {
+		sc := base
+		sc.Users, sc.Spike = *scaleUsers, 10*time.Second
+		for _, s := range []sim.Scenario{sc, tierOnly(sc)} {
+			if err := run("scale", s, sim.BatchedJitter); err != nil {
 				return err
 			}
 		}

@@ -63,7 +63,7 @@ func scenarioFlags(fs *flag.FlagSet, sc *sim.Scenario, service *string) {
 	fs.Float64Var(&sc.Abandon, "abandon", sc.Abandon, "share of users who never order once READY (their tokens expire)")
 	fs.DurationVar(&sc.Think, "think", sc.Think, "READY → order")
 	fs.StringVar(&sc.Notify, "notify", sc.Notify, "poll (as pollAfterMs says) or push (users told at the admission instant)")
-	fs.StringVar(&sc.Client, "client", sc.Client, "poll client: contract (sleep pollAfterMs) or turn (what-if: never past one's turn, see BENCHMARKS.md)")
+	fs.BoolVar(&sc.TierOnly, "tier-only", sc.TierOnly, "what-if: clients sleep the plain API.md tier of estimatedWaitSeconds, ignoring a shorter pollAfterMs (the server before poll-at-turn)")
 	fs.DurationVar(&sc.OrderTimeout, "order-timeout", sc.OrderTimeout, "ORDER_TIMEOUT_MS, also the direct clients' timeout")
 	fs.DurationVar(&sc.RetryMin, "retry-min", sc.RetryMin, "client back-off after a 429 or failed order, from")
 	fs.DurationVar(&sc.RetryMax, "retry-max", sc.RetryMax, "... to")
@@ -80,9 +80,6 @@ func finishScenario(sc *sim.Scenario, service string) error {
 	sc.Service, sc.ServiceSpec = st, st.String()
 	if sc.Notify != "poll" && sc.Notify != "push" {
 		return fmt.Errorf("-notify must be poll or push")
-	}
-	if sc.Client != "contract" && sc.Client != "turn" {
-		return fmt.Errorf("-client must be contract or turn")
 	}
 	if sc.Users < 1 || sc.Margin <= 0 || sc.Connections < 1 {
 		return fmt.Errorf("users, margin and connections must be positive")
