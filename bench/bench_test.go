@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -29,6 +30,16 @@ import (
 // Concurrency of the side-by-side runs (goroutines in Go, -c in redis-benchmark).
 const concurrency = 50
 
+// Pinned mode (make bench-micro-pinned): redis-server spawned on CPU
+// BENCH_REDIS_CPU and redis-benchmark run on BENCH_CLIENT_CPU (taskset -c);
+// the make target runs this test binary itself on BENCH_CLIENT_CPU with
+// GOMAXPROCS=1, so that both clients get the same single core and Redis
+// its own.
+var (
+	redisCPU  = os.Getenv("BENCH_REDIS_CPU")
+	clientCPU = os.Getenv("BENCH_CLIENT_CPU")
+)
+
 var (
 	srv     *sim.Redis
 	results = &sim.MicroResults{}
@@ -44,14 +55,23 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run()) // plain `go test ./...`: nothing to do here
 	}
 	var err error
-	if url := os.Getenv("REDIS_URL"); url != "" {
+	switch url := os.Getenv("REDIS_URL"); {
+	case url != "" && redisCPU == "":
 		srv, err = sim.UseRedis(url)
-	} else {
-		srv, err = sim.StartRedis()
+	case url != "":
+		err = fmt.Errorf("BENCH_REDIS_CPU pins a redis-server this run spawns: unset REDIS_URL")
+	default:
+		srv, err = sim.StartRedisOn(redisCPU)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
+	}
+	results.Mode, results.RedisCPUs, results.ClientCPUs, results.GOMAXPROCS = "unpinned", redisCPU, sim.AllowedCPUs(), runtime.GOMAXPROCS(0)
+	if redisCPU != "" {
+		results.Mode = "pinned"
+		fmt.Fprintf(os.Stderr, "pinned: redis-server on CPU %s, this process (Go side) on CPUs %s with GOMAXPROCS %d, redis-benchmark on CPUs %s\n",
+			redisCPU, results.ClientCPUs, results.GOMAXPROCS, clientCPU)
 	}
 	code := m.Run()
 	if out := os.Getenv("BENCH_OUT"); out != "" && code == 0 {
@@ -175,6 +195,14 @@ func redisBenchmark(b *testing.B, conc, n, keyspace int, args ...string) float64
 	}
 	host, port, _ := strings.Cut(srv.Addr, ":")
 	cmd := append([]string{"-h", host, "-p", port, "-c", strconv.Itoa(conc), "-n", strconv.Itoa(n), "-r", strconv.Itoa(keyspace), "-q"}, args...)
+	if clientCPU != "" {
+		ts, err := exec.LookPath("taskset")
+		if err != nil {
+			b.Fatalf("taskset not found (util-linux): %v", err)
+		}
+		cmd = append([]string{"-c", clientCPU, bin}, cmd...)
+		bin = ts
+	}
 	out, err := exec.Command(bin, cmd...).CombinedOutput()
 	if err != nil {
 		b.Fatalf("redis-benchmark: %v\n%s", err, out)
@@ -208,9 +236,9 @@ func medians() {
 	sort.SliceStable(results.Ops, func(i, j int) bool { return opOrder[results.Ops[i].Name] < opOrder[results.Ops[j].Name] })
 	if len(scaleRuns) > 0 {
 		sort.Slice(scaleRuns, func(i, j int) bool { return scaleRuns[i].PositionRatio < scaleRuns[j].PositionRatio })
-		ops := results.Ops
+		ops, mode, rcpu, ccpu, procs := results.Ops, results.Mode, results.RedisCPUs, results.ClientCPUs, results.GOMAXPROCS
 		*results = scaleRuns[(len(scaleRuns)-1)/2]
-		results.Ops = ops
+		results.Ops, results.Mode, results.RedisCPUs, results.ClientCPUs, results.GOMAXPROCS = ops, mode, rcpu, ccpu, procs
 		for _, r := range scaleRuns {
 			results.PositionRatioRuns = append(results.PositionRatioRuns, r.PositionRatio)
 		}

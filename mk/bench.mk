@@ -1,24 +1,50 @@
 # Benchmarks (issue 4): the spike simulator and the micro-benchmarks against a
 # real redis-server. Not part of `make test`; see BENCHMARKS.md.
-.PHONY: bench bench-quick bench-micro bench-report
+.PHONY: bench bench-quick bench-micro bench-micro-pinned bench-longline bench-report
 BENCH_TIME ?= 20000x
 BENCH_COUNT ?= 3
 BENCH_DIR := docs/bench
+# Pinned micro-benchmarks: redis-server on one core, both clients on another.
+BENCH_REDIS_CPU ?= 0
+BENCH_CLIENT_CPU ?= 1
+BENCH_OPS := '^Benchmark(Enter|Position|GateCheck|AdmitBatch)$$'
 
 ## bench-quick: the default strategy, small (~30 s); the last line is one JSON object
 bench-quick: redis-server
 	@$(GO) run ./cmd/spike quick
 
-## bench: every spike run and micro-benchmark, then BENCHMARKS.md and its plots (~15 min)
-bench: redis-server bench-micro
+## bench: every spike run and micro-benchmark, then BENCHMARKS.md and its plots (~25 min)
+bench: redis-server bench-micro bench-micro-pinned
 	@mkdir -p $(BENCH_DIR)
 	$(GO) run ./cmd/spike full -out $(BENCH_DIR)/spike-results.json
+	$(MAKE) --no-print-directory bench-longline
 	$(MAKE) --no-print-directory bench-report
 
 bench-micro:
 	@mkdir -p $(BENCH_DIR)
 	BENCH_OUT=$(CURDIR)/$(BENCH_DIR)/micro-results.json $(GO) test -run '^$$' -bench . -benchtime $(BENCH_TIME) -count=$(BENCH_COUNT) -timeout 30m ./bench
 
+## bench-micro-pinned: the side-by-side micro-benchmarks with redis-server on core 0 and both clients on core 1 (Go: GOMAXPROCS=1)
+bench-micro-pinned: redis-server
+	@mkdir -p $(BENCH_DIR)
+	@command -v taskset >/dev/null || { \
+	  echo "installing util-linux (taskset) with apt"; \
+	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq util-linux >/dev/null; } || true
+	@if ! command -v taskset >/dev/null || [ "$$(nproc --all)" -lt 2 ]; then \
+	  echo "bench-micro-pinned: skipped (needs taskset and at least 2 CPUs); BENCHMARKS.md reports the unpinned ratios alone"; \
+	  rm -f $(BENCH_DIR)/micro-pinned-results.json; \
+	else \
+	  echo "taskset -c $(BENCH_CLIENT_CPU) go test (GOMAXPROCS=1), redis-server on CPU $(BENCH_REDIS_CPU), redis-benchmark on CPU $(BENCH_CLIENT_CPU)"; \
+	  BENCH_OUT=$(CURDIR)/$(BENCH_DIR)/micro-pinned-results.json BENCH_REDIS_CPU=$(BENCH_REDIS_CPU) BENCH_CLIENT_CPU=$(BENCH_CLIENT_CPU) GOMAXPROCS=1 \
+	    $(GO) test -exec 'taskset -c $(BENCH_CLIENT_CPU)' -run '^$$' -bench $(BENCH_OPS) -benchtime $(BENCH_TIME) -count=$(BENCH_COUNT) -timeout 30m ./bench; \
+	fi
+
+## bench-longline: the default strategy on a long line, 20,000 users (~5 min)
+bench-longline: redis-server
+	@mkdir -p $(BENCH_DIR)
+	$(GO) run ./cmd/spike longline -out $(BENCH_DIR)/longline-results.json
+
 ## bench-report: BENCHMARKS.md and the plots from the last results
 bench-report:
-	$(GO) run ./cmd/spike report -in $(BENCH_DIR)/spike-results.json -micro $(BENCH_DIR)/micro-results.json -md BENCHMARKS.md -plots $(BENCH_DIR)
+	$(GO) run ./cmd/spike report -in $(BENCH_DIR)/spike-results.json -micro $(BENCH_DIR)/micro-results.json -micro-pinned $(BENCH_DIR)/micro-pinned-results.json -longline $(BENCH_DIR)/longline-results.json -md BENCHMARKS.md -plots $(BENCH_DIR)

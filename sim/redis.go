@@ -24,10 +24,22 @@ type Redis struct {
 }
 
 // StartRedis spawns redis-server (no persistence) on 127.0.0.1 and waits for PING.
-func StartRedis() (*Redis, error) {
+func StartRedis() (*Redis, error) { return StartRedisOn("") }
+
+// StartRedisOn is StartRedis with redis-server pinned to cpus (a taskset
+// -c list such as "0"); "" leaves it unpinned.
+func StartRedisOn(cpus string) (*Redis, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, fmt.Errorf("redis-server not found (run `make redis-server`, or set REDIS_URL): %w", err)
+	}
+	var prefix []string
+	if cpus != "" {
+		ts, err := exec.LookPath("taskset")
+		if err != nil {
+			return nil, fmt.Errorf("taskset not found (util-linux), needed to pin redis-server: %w", err)
+		}
+		prefix = []string{ts, "-c", cpus}
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -40,8 +52,9 @@ func StartRedis() (*Redis, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--dir", dir, "--save", "",
+	args := append(prefix, bin, "--port", port, "--bind", "127.0.0.1", "--dir", dir, "--save", "",
 		"--appendonly", "no", "--protected-mode", "no", "--maxclients", "20000")
+	cmd := exec.Command(args[0], args[1:]...) // taskset execs redis-server in place: same process
 	logf, err := os.Create(filepath.Join(dir, "redis.log"))
 	if err != nil {
 		return nil, err
@@ -80,6 +93,21 @@ func (r *Redis) Stop() {
 		_ = r.cmd.Wait()
 		_ = os.RemoveAll(r.dir)
 	}
+}
+
+// AllowedCPUs is this process's CPU affinity as /proc lists it
+// (Cpus_allowed_list), or "unknown".
+func AllowedCPUs() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "unknown"
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "Cpus_allowed_list:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
 }
 
 // CommandStats parses INFO commandstats into calls per command.

@@ -59,6 +59,19 @@ type Result struct {
 	RedisCmdPerUser  float64          `json:"redisCommandsPerUser"` // all commands, scripts' inner calls included
 	RedisEvalPerUser float64          `json:"redisScriptsPerUser"`  // EVALSHA/EVAL calls
 
+	// Polling load over time (room, poll mode), one entry per PollStep:
+	// position requests sent in that second, and the mean number of users
+	// waiting (enter returned → READY seen) during it. Fixed 2 s polling of
+	// the same users would send WaitingPerStep/2 requests per second.
+	PollsPerStep        []int     `json:"pollsPerStep,omitempty"`
+	WaitingPerStep      []float64 `json:"waitingPerStep,omitempty"`
+	PeakPollsPerSec     int       `json:"peakPollsPerSec,omitempty"`     // the busiest second of position requests
+	PeakPollsAtSec      int       `json:"peakPollsAtSec,omitempty"`      // which second (since the spike began)
+	Fixed2sAtPeakPerSec float64   `json:"fixed2sAtPeakPerSec,omitempty"` // fixed 2 s polling in that same second
+	PeakWaiting         float64   `json:"peakWaiting,omitempty"`         // the largest mean waiting population of a second
+	Fixed2sPeakPerSec   float64   `json:"fixed2sPeakPerSec,omitempty"`   // fixed 2 s polling at that peak: PeakWaiting/2
+	MaxWaitSeconds      float64   `json:"maxWaitSeconds,omitempty"`      // longest enter → READY seen
+
 	Batches  [][3]float64 `json:"batches,omitempty"` // room: [ms since start, admitted, waiting after]
 	InFlight []int        `json:"inFlight"`          // max in flight per TimelineStep
 	Queued   []int        `json:"queued"`
@@ -66,6 +79,9 @@ type Result struct {
 
 // TimelineStep is the resolution of Result.InFlight and Queued.
 const TimelineStep = 100 * time.Millisecond
+
+// PollStep is the resolution of Result.PollsPerStep and WaitingPerStep.
+const PollStep = time.Second
 
 // Env is what runs share: a Redis server.
 type Env struct {
@@ -132,6 +148,7 @@ type runner struct {
 	admSeq  int64
 	batches []batchRec
 	accepts []time.Duration // limiter: first accepts, in order
+	pollAt  []int           // position requests per PollStep
 	lim     *limiter
 }
 
@@ -268,6 +285,17 @@ func (r *runner) count(key string) {
 	r.mu.Unlock()
 }
 
+// pollSent counts one position request in its PollStep.
+func (r *runner) pollSent() {
+	i := int(r.since() / PollStep)
+	r.mu.Lock()
+	for len(r.pollAt) <= i {
+		r.pollAt = append(r.pollAt, 0)
+	}
+	r.pollAt[i]++
+	r.mu.Unlock()
+}
+
 func (r *runner) onBatch(b waitroom.Batch) {
 	now := r.since()
 	r.mu.Lock()
@@ -384,6 +412,7 @@ func (r *runner) room(ctx context.Context, u *user) {
 			return
 		}
 		u.polls++
+		r.pollSent()
 		resp := r.call(ctx, http.MethodGet, "/queue/position", u.id, nil, "")
 		if resp.StatusCode != http.StatusOK {
 			st = standing{Status: "WAITING"}
@@ -623,6 +652,9 @@ func (r *runner) result(pool *Pool, end time.Duration) *Result {
 	if pollers > 0 {
 		res.PollsPerUser = round2(float64(polls) / float64(pollers))
 	}
+	if r.st.Kind == "room" && r.sc.Notify == "poll" {
+		r.pollLoad(res, end)
+	}
 
 	// Admission rate while users were waiting.
 	switch r.st.Kind {
@@ -688,4 +720,39 @@ func limiterRate(accepts []time.Duration, users []*user, rate float64) float64 {
 		return 0
 	}
 	return float64(lastIdx) / (accepts[lastIdx] - accepts[0]).Seconds()
+}
+
+// pollLoad fills the polling load over time: position requests per second
+// against fixed 2 s polling of the same waiting users.
+func (r *runner) pollLoad(res *Result, end time.Duration) {
+	var from, to []time.Duration
+	for _, u := range r.users {
+		if u.enterTo == 0 {
+			continue // never entered
+		}
+		e := end
+		if u.readyAt > 0 {
+			e = u.readyAt
+		}
+		from, to = append(from, u.enterTo), append(to, e)
+		res.MaxWaitSeconds = max(res.MaxWaitSeconds, round1((e - u.enterTo).Seconds()))
+	}
+	occ := Occupancy(from, to, PollStep, end)
+	res.PollsPerStep = append([]int(nil), r.pollAt...)
+	for i, w := range occ {
+		occ[i] = round1(w)
+		if w > res.PeakWaiting {
+			res.PeakWaiting = round1(w)
+		}
+	}
+	res.WaitingPerStep = occ
+	for i, n := range res.PollsPerStep {
+		if n > res.PeakPollsPerSec {
+			res.PeakPollsPerSec, res.PeakPollsAtSec = n, i
+		}
+	}
+	if res.PeakPollsAtSec < len(occ) {
+		res.Fixed2sAtPeakPerSec = round1(occ[res.PeakPollsAtSec] / 2 * PollStep.Seconds())
+	}
+	res.Fixed2sPeakPerSec = round1(res.PeakWaiting / 2 * PollStep.Seconds())
 }

@@ -117,6 +117,30 @@ func Timeline(starts, ends []time.Duration, step, horizon time.Duration) []int {
 	return out
 }
 
+// Occupancy is, for every step up to horizon, the mean number of open
+// intervals [start, end) during that step (interval-time / step).
+func Occupancy(starts, ends []time.Duration, step, horizon time.Duration) []float64 {
+	n := int(horizon/step) + 1
+	out := make([]float64, n)
+	for i := range starts {
+		s, e := starts[i], ends[i]
+		if e > horizon {
+			e = horizon
+		}
+		for s < e {
+			b := int(s / step)
+			if b >= n {
+				break
+			}
+			be := time.Duration(b+1) * step
+			seg := min(e, be) - s
+			out[b] += float64(seg) / float64(step)
+			s = be
+		}
+	}
+	return out
+}
+
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func round1(x float64) float64 { return math.Round(x*10) / 10 }

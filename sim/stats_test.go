@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -49,5 +50,19 @@ func TestArrivalCurves(t *testing.T) {
 	}
 	if _, err := ArrivalTimes("nope", 1, time.Second, 1); err == nil {
 		t.Fatal("unknown curve accepted")
+	}
+}
+
+func TestOccupancy(t *testing.T) {
+	s := time.Second
+	got := Occupancy([]time.Duration{0, s / 2, 2 * s}, []time.Duration{2 * s, s, 5 * s}, s, 3*s)
+	want := []float64{1.5, 1, 1, 0}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-9 {
+			t.Fatalf("got %v, want %v", got, want)
+		}
 	}
 }

@@ -119,11 +119,64 @@ func cmdFull(ctx context.Context, args []string) error {
 	return os.WriteFile(*out, append(b, '\n'), 0o644)
 }
 
+// LongLineScenario is the long line of BENCHMARKS.md: a Black Friday line
+// sized for real time on two cores, 20,000 users in a 10 s spike at the
+// default margin (≈ 290 s of admission at 70/s), so that most of the wait
+// is spent in API.md's 10 s tier.
+func LongLineScenario() sim.Scenario {
+	sc := sim.DefaultScenario()
+	sc.Users, sc.Spike = 20_000, 10*time.Second
+	sc.ServiceSpec = sc.Service.String()
+	return sc
+}
+
+// cmdLongLine runs the default strategy on the long line and writes the
+// results to their own JSON (kept apart so that each file stays small).
+func cmdLongLine(ctx context.Context, args []string) error {
+	sc := LongLineScenario()
+	fs := flag.NewFlagSet("longline", flag.ExitOnError)
+	out := fs.String("out", "docs/bench/longline-results.json", "results JSON")
+	fs.IntVar(&sc.Users, "users", sc.Users, "simulated users")
+	fs.DurationVar(&sc.Spike, "spike", sc.Spike, "all users arrive within this time")
+	fs.Float64Var(&sc.Margin, "margin", sc.Margin, "safety margin")
+	fs.Uint64Var(&sc.Seed, "seed", sc.Seed, "random seed")
+	redisURL := fs.String("redis", os.Getenv("REDIS_URL"), "use this Redis (FLUSHALL!) instead of spawning redis-server")
+	_ = fs.Parse(args)
+	env, err := sim.NewEnv(*redisURL)
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	rep := &sim.Report{Machine: sim.DescribeMachine(ctx, env), Started: time.Now().UTC().Format(time.RFC3339)}
+	fmt.Fprintf(os.Stderr, "long line: %d users in %s (%s), rate %.1f/s, ~%.0f s of admission ...\n", sc.Users, sc.Spike, sc.Curve, sc.Rate(), float64(sc.Users)/sc.Rate())
+	res, err := sim.Run(ctx, env, sc, sim.BatchedJitter)
+	if err != nil {
+		return err
+	}
+	res.Group = "longline"
+	rep.Runs = append(rep.Runs, res)
+	rep.Finished = time.Now().UTC().Format(time.RFC3339)
+	fmt.Fprintf(os.Stderr, "long line: p95 %.0f ms, max in flight %d, %.2f/%.2f per s, inversions %d, polls/user-min %.2f, peak polls %d/s at %d s (fixed 2 s: %.0f/s), peak waiting %.0f (fixed 2 s: %.0f/s), longest wait %.0f s (%.0fs)\n",
+		res.OrderP95Ms, res.DownstreamMaxInFlight, res.AdmittedPerSec, res.ConfiguredPerSec, res.FIFOInversions, res.PollsPerUserMinute,
+		res.PeakPollsPerSec, res.PeakPollsAtSec, res.Fixed2sAtPeakPerSec, res.PeakWaiting, res.Fixed2sPeakPerSec, res.MaxWaitSeconds, res.Seconds)
+	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(rep, "", " ")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "wrote %s (%d bytes)\n", *out, len(b)+1)
+	return os.WriteFile(*out, append(b, '\n'), 0o644)
+}
+
 // cmdReport writes BENCHMARKS.md and the plots from the results files.
 func cmdReport(args []string) error {
 	fs := flag.NewFlagSet("report", flag.ExitOnError)
 	in := fs.String("in", "docs/bench/spike-results.json", "spike results (spike full)")
 	micro := fs.String("micro", "docs/bench/micro-results.json", "micro-benchmark results (make bench)")
+	pinned := fs.String("micro-pinned", "docs/bench/micro-pinned-results.json", "micro-benchmark results, pinned mode (make bench-micro-pinned)")
+	long := fs.String("longline", "docs/bench/longline-results.json", "long-line results (spike longline)")
 	md := fs.String("md", "BENCHMARKS.md", "report to write")
 	plots := fs.String("plots", "docs/bench", "directory of the plots")
 	_ = fs.Parse(args)
@@ -149,7 +202,26 @@ func cmdReport(args []string) error {
 	} else {
 		fmt.Fprintf(os.Stderr, "no %s: micro-benchmark section left out\n", *micro)
 	}
-	text, err := sim.WriteReport(&rep, mr, *plots, strings.TrimSuffix(filepath.ToSlash(*plots), "/"))
+	var pr *sim.MicroResults
+	if b, err := os.ReadFile(*pinned); err == nil {
+		pr = &sim.MicroResults{}
+		if err := json.Unmarshal(b, pr); err != nil {
+			return fmt.Errorf("%s: %w", *pinned, err)
+		}
+	} else {
+		fmt.Fprintf(os.Stderr, "no %s: pinned micro-benchmarks left out\n", *pinned)
+	}
+	if b, err := os.ReadFile(*long); err == nil {
+		var lr sim.Report
+		if err := json.Unmarshal(b, &lr); err != nil {
+			return fmt.Errorf("%s: %w", *long, err)
+		}
+		rep.LongLine = lr.Runs
+		rep.LongLineWhen = lr.Started + " → " + lr.Finished
+	} else {
+		fmt.Fprintf(os.Stderr, "no %s: long line left out\n", *long)
+	}
+	text, err := sim.WriteReport(&rep, mr, pr, *plots, strings.TrimSuffix(filepath.ToSlash(*plots), "/"))
 	if err != nil {
 		return err
 	}

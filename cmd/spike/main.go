@@ -5,6 +5,7 @@
 //	spike run    [flags]   one or more strategies, a table and one JSON line per strategy
 //	spike quick  [flags]   the default strategy, small; the last line is its JSON summary
 //	spike full   [flags]   everything BENCHMARKS.md shows, into a results JSON
+//	spike longline [flags] the default strategy on a long line (minutes of waiting), into its own JSON
 //	spike report [flags]   BENCHMARKS.md and plots from the results JSON files
 package main
 
@@ -36,6 +37,8 @@ func main() {
 		err = cmdRun(ctx, os.Args[2:], true)
 	case "full":
 		err = cmdFull(ctx, os.Args[2:])
+	case "longline":
+		err = cmdLongLine(ctx, os.Args[2:])
 	case "report":
 		err = cmdReport(os.Args[2:])
 	default:
@@ -48,7 +51,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: spike run|quick|full|report [flags]  (spike <cmd> -h for flags)")
+	fmt.Fprintln(os.Stderr, "usage: spike run|quick|full|longline|report [flags]  (spike <cmd> -h for flags)")
 	os.Exit(2)
 }
 
