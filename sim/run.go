@@ -448,15 +448,24 @@ func (r *runner) room(ctx context.Context, u *user) {
 	}
 }
 
-// direct is a user without a waiting room: order at once, retry on failure.
-func (r *runner) direct(ctx context.Context, u *user) {
+// readyToOrder starts a user who needs no line (direct, rate limiter): it
+// "enters" on arrival, then thinks; false if it abandons or is stopped.
+func (r *runner) readyToOrder(ctx context.Context, u *user) bool {
 	u.enterFrom = r.since()
 	u.enterTo = u.enterFrom
 	if u.abandon {
-		return
+		return false
 	}
 	if !sleep(ctx, r.sc.Think) {
 		u.gaveUp = true
+		return false
+	}
+	return true
+}
+
+// direct is a user without a waiting room: order at once, retry on failure.
+func (r *runner) direct(ctx context.Context, u *user) {
+	if !r.readyToOrder(ctx, u) {
 		return
 	}
 	for attempt := 1; ; attempt++ {
@@ -472,13 +481,7 @@ func (r *runner) direct(ctx context.Context, u *user) {
 
 // limited is a user behind a 429 rate limiter: rejected users retry.
 func (r *runner) limited(ctx context.Context, u *user) {
-	u.enterFrom = r.since()
-	u.enterTo = u.enterFrom
-	if u.abandon {
-		return
-	}
-	if !sleep(ctx, r.sc.Think) {
-		u.gaveUp = true
+	if !r.readyToOrder(ctx, u) {
 		return
 	}
 	for {

@@ -27,13 +27,11 @@ func cmdFull(ctx context.Context, args []string) error {
 	redisURL := fs.String("redis", os.Getenv("REDIS_URL"), "use this Redis (FLUSHALL!) instead of spawning redis-server")
 	_ = fs.Parse(args)
 
-	env, err := sim.NewEnv(*redisURL)
+	env, rep, err := newReport(ctx, *redisURL)
 	if err != nil {
 		return err
 	}
 	defer env.Close()
-	rep := &sim.Report{Machine: sim.DescribeMachine(ctx, env), Started: time.Now().UTC().Format(time.RFC3339)}
-	rep.Machine.GOMAXPROCS = runtime.GOMAXPROCS(0)
 
 	run := func(group string, sc sim.Scenario, st sim.Strategy) error {
 		t0 := time.Now()
@@ -107,16 +105,7 @@ func cmdFull(ctx context.Context, args []string) error {
 			}
 		}
 	}
-	rep.Finished = time.Now().UTC().Format(time.RFC3339)
-	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(rep, "", " ")
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(os.Stderr, "wrote %s\n", *out)
-	return os.WriteFile(*out, append(b, '\n'), 0o644)
+	return saveReport(*out, rep)
 }
 
 // LongLineScenario is the long line of BENCHMARKS.md: a Black Friday line
@@ -142,12 +131,11 @@ func cmdLongLine(ctx context.Context, args []string) error {
 	fs.Uint64Var(&sc.Seed, "seed", sc.Seed, "random seed")
 	redisURL := fs.String("redis", os.Getenv("REDIS_URL"), "use this Redis (FLUSHALL!) instead of spawning redis-server")
 	_ = fs.Parse(args)
-	env, err := sim.NewEnv(*redisURL)
+	env, rep, err := newReport(ctx, *redisURL)
 	if err != nil {
 		return err
 	}
 	defer env.Close()
-	rep := &sim.Report{Machine: sim.DescribeMachine(ctx, env), Started: time.Now().UTC().Format(time.RFC3339)}
 	fmt.Fprintf(os.Stderr, "long line: %d users in %s (%s), rate %.1f/s, ~%.0f s of admission ...\n", sc.Users, sc.Spike, sc.Curve, sc.Rate(), float64(sc.Users)/sc.Rate())
 	res, err := sim.Run(ctx, env, sc, sim.BatchedJitter)
 	if err != nil {
@@ -155,19 +143,10 @@ func cmdLongLine(ctx context.Context, args []string) error {
 	}
 	res.Group = "longline"
 	rep.Runs = append(rep.Runs, res)
-	rep.Finished = time.Now().UTC().Format(time.RFC3339)
 	fmt.Fprintf(os.Stderr, "long line: p95 %.0f ms, max in flight %d, %.2f/%.2f per s, inversions %d, polls/user-min %.2f, peak polls %d/s at %d s (fixed 2 s: %.0f/s), peak waiting %.0f (fixed 2 s: %.0f/s), longest wait %.0f s (%.0fs)\n",
 		res.OrderP95Ms, res.DownstreamMaxInFlight, res.AdmittedPerSec, res.ConfiguredPerSec, res.FIFOInversions, res.PollsPerUserMinute,
 		res.PeakPollsPerSec, res.PeakPollsAtSec, res.Fixed2sAtPeakPerSec, res.PeakWaiting, res.Fixed2sPeakPerSec, res.MaxWaitSeconds, res.Seconds)
-	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(rep, "", " ")
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(os.Stderr, "wrote %s (%d bytes)\n", *out, len(b)+1)
-	return os.WriteFile(*out, append(b, '\n'), 0o644)
+	return saveReport(*out, rep)
 }
 
 // cmdReport writes BENCHMARKS.md and the plots from the results files.
@@ -226,4 +205,30 @@ func cmdReport(args []string) error {
 		return err
 	}
 	return os.WriteFile(*md, []byte(text), 0o644)
+}
+
+// newReport spawns redis-server (or uses redisURL) and starts a report that
+// describes the machine.
+func newReport(ctx context.Context, redisURL string) (*sim.Env, *sim.Report, error) {
+	env, err := sim.NewEnv(redisURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep := &sim.Report{Machine: sim.DescribeMachine(ctx, env), Started: time.Now().UTC().Format(time.RFC3339)}
+	rep.Machine.GOMAXPROCS = runtime.GOMAXPROCS(0)
+	return env, rep, nil
+}
+
+// saveReport stamps the report finished and writes it to path as JSON.
+func saveReport(path string, rep *sim.Report) error {
+	rep.Finished = time.Now().UTC().Format(time.RFC3339)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(rep, "", " ")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "wrote %s (%d bytes)\n", path, len(b)+1)
+	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
