@@ -13,7 +13,7 @@
 -- ARGV[1] rate per second  ARGV[2] batch size  ARGV[3] token TTL ms
 -- ARGV[4] prefix of token records ("wr:{room}:u:")  ARGV[5] room
 -- ARGV[6..] random token parts, one per user that may be admitted
--- Returns {waiting, activeTokens, expired, expiresAtMs, nowSeconds, user1, token1, waited1, ...}
+-- Returns {waiting, activeTokens, expired, expiresAtMs, user1, token1, waited1, ...}
 local rate = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
 local ttl = tonumber(ARGV[3])
@@ -47,7 +47,7 @@ redis.call('HSET', KEYS[2], 'at', string.format('%d', nowUs), 'avail', string.fo
 redis.call('PEXPIRE', KEYS[2], 86400000)
 
 local expiresAt = nowMs + ttl
-local out = {0, 0, expired, string.format('%d', expiresAt), nowSec}
+local out = {0, 0, expired, string.format('%d', expiresAt)}
 local lastMark = nil
 for i = 1, admitted do
   local user = popped[2 * i - 1]

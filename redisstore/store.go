@@ -287,7 +287,7 @@ func decodeAdmit(c admitCall) (waitroom.RoomBatch, error) {
 	if err != nil {
 		return waitroom.RoomBatch{}, err
 	}
-	if len(reply) < 5 || (len(reply)-5)%3 != 0 {
+	if len(reply) < 4 || (len(reply)-4)%3 != 0 {
 		return waitroom.RoomBatch{}, fmt.Errorf("unexpected admit reply %v", reply)
 	}
 	rb := waitroom.RoomBatch{Room: c.room}
@@ -296,7 +296,7 @@ func decodeAdmit(c admitCall) (waitroom.RoomBatch, error) {
 	rb.TokensExpired, _ = reply[2].(int64)
 	expMs, _ := strconv.ParseInt(fmt.Sprint(reply[3]), 10, 64)
 	expiresAt := time.UnixMilli(expMs).UTC()
-	for i := 5; i+2 < len(reply); i += 3 {
+	for i := 4; i+2 < len(reply); i += 3 {
 		user, _ := reply[i].(string)
 		token, _ := reply[i+1].(string)
 		waited, _ := reply[i+2].(int64)
