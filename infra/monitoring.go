@@ -72,26 +72,25 @@ func rateWindow(p WaitroomProps) awscdk.Duration {
 }
 
 // conversionExpr and expiryExpr are the alarm expressions, in percent.
-func conversionExpr(p WaitroomProps, period awscdk.Duration) awscloudwatch.MathExpression {
-	return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
-		Expression: jsii.String(fmt.Sprintf("IF(admitted >= %d, 100 * consumed / admitted, 100)", RateMinSample)),
-		UsingMetrics: &map[string]awscloudwatch.IMetric{
-			"admitted": wrMetric(metrics.Admitted, "Sum", period, "Admitted"),
-			"consumed": wrMetric(metrics.TokensConsumed, "Sum", period, "Tokens consumed"),
-		},
-		Label:  jsii.String("Token conversion % (consumed / admitted)"),
-		Period: period,
-	})
+func conversionExpr(period awscdk.Duration) awscloudwatch.MathExpression {
+	return shareOfAdmitted("consumed", metrics.TokensConsumed, "Tokens consumed", 100, "Token conversion % (consumed / admitted)", period)
 }
 
-func expiryExpr(p WaitroomProps, period awscdk.Duration) awscloudwatch.MathExpression {
+func expiryExpr(period awscdk.Duration) awscloudwatch.MathExpression {
+	return shareOfAdmitted("expired", metrics.TokensExpired, "Tokens expired", 0, "Token expiry % (expired / admitted)", period)
+}
+
+// shareOfAdmitted is 100 × metric / Admitted (metric named id in the
+// expression), or fewSamples while fewer than RateMinSample users were
+// admitted in the period (too few to judge).
+func shareOfAdmitted(id, metric, metricLabel string, fewSamples int, label string, period awscdk.Duration) awscloudwatch.MathExpression {
 	return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
-		Expression: jsii.String(fmt.Sprintf("IF(admitted >= %d, 100 * expired / admitted, 0)", RateMinSample)),
+		Expression: jsii.String(fmt.Sprintf("IF(admitted >= %d, 100 * %s / admitted, %d)", RateMinSample, id, fewSamples)),
 		UsingMetrics: &map[string]awscloudwatch.IMetric{
 			"admitted": wrMetric(metrics.Admitted, "Sum", period, "Admitted"),
-			"expired":  wrMetric(metrics.TokensExpired, "Sum", period, "Tokens expired"),
+			id:         wrMetric(metric, "Sum", period, metricLabel),
 		},
-		Label:  jsii.String("Token expiry % (expired / admitted)"),
+		Label:  jsii.String(label),
 		Period: period,
 	})
 }
@@ -152,13 +151,13 @@ func newMonitoring(stack awscdk.Stack, p WaitroomProps, w *Waitroom) string {
 
 	alarm(AlarmLowConversion,
 		fmt.Sprintf("Fewer than %d%% of admitted users ordered with their entry token.", LowConversionPercent),
-		conversionExpr(p, window),
+		conversionExpr(window),
 		LowConversionPercent, awscloudwatch.ComparisonOperator_LESS_THAN_THRESHOLD, 1, 1,
 		awscloudwatch.TreatMissingData_NOT_BREACHING)
 
 	alarm(AlarmHighExpiry,
 		fmt.Sprintf("More than %d%% of entry tokens expired unused.", HighExpiryPercent),
-		expiryExpr(p, window),
+		expiryExpr(window),
 		HighExpiryPercent, awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, 1, 1,
 		awscloudwatch.TreatMissingData_NOT_BREACHING)
 
@@ -274,7 +273,7 @@ func newMonitoring(stack awscdk.Stack, p WaitroomProps, w *Waitroom) string {
 		graph("Wait, enter to admitted (seconds)", 8,
 			[]awscloudwatch.IMetric{m(metrics.WaitSeconds, "Average", "Average"), m(metrics.WaitSeconds, "p99", "p99")}, nil, nil),
 		graph("Token conversion and expiry (%)", 8,
-			[]awscloudwatch.IMetric{conversionExpr(p, window), expiryExpr(p, window)}, nil,
+			[]awscloudwatch.IMetric{conversionExpr(window), expiryExpr(window)}, nil,
 			[]*awscloudwatch.HorizontalAnnotation{
 				{Value: jsii.Number(LowConversionPercent), Label: jsii.String("conversion alarm below")},
 				{Value: jsii.Number(HighExpiryPercent), Label: jsii.String("expiry alarm above")},
