@@ -64,7 +64,7 @@ deploy: build
 
 ## load: requests/s of enter and position through the local runner and a real redis-server (wrk)
 load: redis-server
-	scripts/load/run.sh
+	bench/load/run.sh
 
 clean:
 	rm -rf build bin infra/cdk.out

@@ -24,7 +24,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/waitroom/waitroom"
-	"github.com/waitroom/waitroom/sim"
+	"github.com/waitroom/waitroom/bench/spike/sim"
 )
 
 // Concurrency of the side-by-side runs (goroutines in Go, -c in redis-benchmark).

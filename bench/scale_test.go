@@ -12,7 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/waitroom/waitroom/sim"
+	"github.com/waitroom/waitroom/bench/spike/sim"
 )
 
 // BenchmarkPositionScale: position latency (one client, through the

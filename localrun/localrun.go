@@ -18,7 +18,7 @@ import (
 
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/awslambda"
-	"github.com/waitroom/waitroom/demoorder"
+	"github.com/waitroom/waitroom/localrun/demoorder"
 	"github.com/waitroom/waitroom/orderapi"
 	"github.com/waitroom/waitroom/redisstore"
 )

@@ -11,12 +11,12 @@ BENCH_OPS := '^Benchmark(Enter|Position|GateCheck|AdmitBatch)$$'
 
 ## bench-quick: the default strategy, small (~30 s); the last line is one JSON object
 bench-quick: redis-server
-	@$(GO) run ./cmd/spike quick
+	@$(GO) run ./bench/spike quick
 
 ## bench: every spike run and micro-benchmark, then BENCHMARKS.md and its plots (~25 min)
 bench: redis-server bench-micro bench-micro-pinned
 	@mkdir -p $(BENCH_DIR)
-	$(GO) run ./cmd/spike full -out $(BENCH_DIR)/spike-results.json
+	$(GO) run ./bench/spike full -out $(BENCH_DIR)/spike-results.json
 	$(MAKE) --no-print-directory bench-longline
 	$(MAKE) --no-print-directory bench-report
 
@@ -43,8 +43,8 @@ bench-micro-pinned: redis-server
 ## bench-longline: the default strategy on a long line, 20,000 users (~5 min)
 bench-longline: redis-server
 	@mkdir -p $(BENCH_DIR)
-	$(GO) run ./cmd/spike longline -out $(BENCH_DIR)/longline-results.json
+	$(GO) run ./bench/spike longline -out $(BENCH_DIR)/longline-results.json
 
 ## bench-report: BENCHMARKS.md and the plots from the last results
 bench-report:
-	$(GO) run ./cmd/spike report -in $(BENCH_DIR)/spike-results.json -micro $(BENCH_DIR)/micro-results.json -micro-pinned $(BENCH_DIR)/micro-pinned-results.json -longline $(BENCH_DIR)/longline-results.json -md BENCHMARKS.md -plots $(BENCH_DIR)
+	$(GO) run ./bench/spike report -in $(BENCH_DIR)/spike-results.json -micro $(BENCH_DIR)/micro-results.json -micro-pinned $(BENCH_DIR)/micro-pinned-results.json -longline $(BENCH_DIR)/longline-results.json -md BENCHMARKS.md -plots $(BENCH_DIR)

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/waitroom/waitroom/demoorder"
+	"github.com/waitroom/waitroom/localrun/demoorder"
 )
 
 // SoldOut is an order body the downstream refuses with 409 out_of_stock:

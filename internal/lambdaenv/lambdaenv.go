@@ -15,7 +15,7 @@ import (
 	"github.com/waitroom/waitroom/metrics"
 	"github.com/waitroom/waitroom/orderapi"
 	"github.com/waitroom/waitroom/redisstore"
-	"github.com/waitroom/waitroom/secrets"
+	"github.com/waitroom/waitroom/internal/secrets"
 )
 
 // Env is what every function needs.

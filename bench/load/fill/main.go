@@ -1,5 +1,5 @@
 // Command fill enters users p0, p1, … through a running waiting room, so that
-// position polls have a long line to look into (scripts/load/run.sh).
+// position polls have a long line to look into (bench/load/run.sh).
 package main
 
 import (

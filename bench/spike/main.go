@@ -20,7 +20,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/waitroom/waitroom/sim"
+	"github.com/waitroom/waitroom/bench/spike/sim"
 )
 
 func main() {

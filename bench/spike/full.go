@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/waitroom/waitroom/sim"
+	"github.com/waitroom/waitroom/bench/spike/sim"
 )
 
 // cmdFull runs every experiment of BENCHMARKS.md, one after the other on

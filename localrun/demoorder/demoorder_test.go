@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/waitroom/waitroom/demoorder"
+	"github.com/waitroom/waitroom/localrun/demoorder"
 )
 
 // The pool never runs more than its connections at once; the rest queue.
