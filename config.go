@@ -28,6 +28,18 @@ type Config struct {
 	Addr            string
 }
 
+// Default values of the configuration (docs/API.md, "Configuration"). They
+// are defined here once: LoadConfig, the infra stack and its tests use them.
+const (
+	DefaultAdmitRatePerSec      = 100.0
+	DefaultAdmitIntervalMs      = 100
+	DefaultAdmitBatches         = 10
+	DefaultEntryTokenTTLSeconds = 300
+	DefaultQueueCapacity        = 100_000
+	DefaultOrderTimeoutMs       = 10_000
+	DefaultAddr                 = "127.0.0.1:8080"
+)
+
 // Defaults says which values a process may leave unset.
 type Defaults struct {
 	RequireRedisURL    bool
@@ -55,16 +67,16 @@ func LoadConfig(lookup func(string) (string, bool), d Defaults) (Config, error) 
 		RedisURL:        r.str("REDIS_URL", ""),
 		RedisCluster:    r.boolean("REDIS_CLUSTER", false),
 		RedisSecretARN:  r.str("REDIS_SECRET_ARN", ""),
-		AdmitRatePerSec: r.float("ADMIT_RATE_PER_SEC", 100, 0.001, 1e6),
-		AdmitInterval:   time.Duration(r.integer("ADMIT_INTERVAL_MS", 100, 10, 60_000)) * time.Millisecond,
-		AdmitBatches:    int(r.integer("ADMIT_BATCHES", 10, 1, 100_000)),
-		EntryTokenTTL:   time.Duration(r.integer("ENTRY_TOKEN_TTL_SECONDS", 300, 1, 86_400)) * time.Second,
-		QueueCapacity:   r.integer("QUEUE_CAPACITY", 100_000, 1, 1e9),
+		AdmitRatePerSec: r.float("ADMIT_RATE_PER_SEC", DefaultAdmitRatePerSec, 0.001, 1e6),
+		AdmitInterval:   time.Duration(r.integer("ADMIT_INTERVAL_MS", DefaultAdmitIntervalMs, 10, 60_000)) * time.Millisecond,
+		AdmitBatches:    int(r.integer("ADMIT_BATCHES", DefaultAdmitBatches, 1, 100_000)),
+		EntryTokenTTL:   time.Duration(r.integer("ENTRY_TOKEN_TTL_SECONDS", DefaultEntryTokenTTLSeconds, 1, 86_400)) * time.Second,
+		QueueCapacity:   r.integer("QUEUE_CAPACITY", DefaultQueueCapacity, 1, 1e9),
 		OrderAPIURL:     r.str("ORDER_API_URL", ""),
-		OrderTimeout:    time.Duration(r.integer("ORDER_TIMEOUT_MS", 10_000, 1, 900_000)) * time.Millisecond,
+		OrderTimeout:    time.Duration(r.integer("ORDER_TIMEOUT_MS", DefaultOrderTimeoutMs, 1, 900_000)) * time.Millisecond,
 		TrustUserHeader: r.boolean("TRUST_USER_HEADER", d.TrustUserHeader),
 		FailOpenOrders:  r.boolean("ORDER_GATE_FAIL_OPEN", false),
-		Addr:            r.str("ADDR", "127.0.0.1:8080"),
+		Addr:            r.str("ADDR", DefaultAddr),
 	}
 	if c.RedisURL == "" && d.RequireRedisURL {
 		r.fail("REDIS_URL", "is required (redis://host:port or rediss://host:port)")

@@ -14,9 +14,9 @@ import (
 
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/awslambda"
+	"github.com/waitroom/waitroom/bench/spike/sim"
 	"github.com/waitroom/waitroom/orderapi"
 	"github.com/waitroom/waitroom/redisstore"
-	"github.com/waitroom/waitroom/bench/spike/sim"
 )
 
 // Below this many ops the framework is only probing (b.N = 1): skip redis-benchmark.

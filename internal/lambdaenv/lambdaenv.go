@@ -12,10 +12,10 @@ import (
 
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/awslambda"
+	"github.com/waitroom/waitroom/internal/secrets"
 	"github.com/waitroom/waitroom/metrics"
 	"github.com/waitroom/waitroom/orderapi"
 	"github.com/waitroom/waitroom/redisstore"
-	"github.com/waitroom/waitroom/internal/secrets"
 )
 
 // Env is what every function needs.
