@@ -24,7 +24,8 @@ type Config struct {
 	OrderAPIURL     string // ORDER_API_URL; empty only in the local runner (demo service)
 	OrderTimeout    time.Duration
 	TrustUserHeader bool
-	FailOpenOrders  bool // ORDER_GATE_FAIL_OPEN: forward orders unguarded while the store is down
+	FailOpenOrders  bool      // ORDER_GATE_FAIL_OPEN: forward orders unguarded while the store is down
+	PollTiers       PollTiers // POLL_TIERS
 	Addr            string
 }
 
@@ -77,6 +78,7 @@ func LoadConfig(lookup func(string) (string, bool), d Defaults) (Config, error) 
 		TrustUserHeader: r.boolean("TRUST_USER_HEADER", d.TrustUserHeader),
 		FailOpenOrders:  r.boolean("ORDER_GATE_FAIL_OPEN", false),
 		Addr:            r.str("ADDR", DefaultAddr),
+		PollTiers:       r.pollTiers("POLL_TIERS"),
 	}
 	if c.RedisURL == "" && d.RequireRedisURL {
 		r.fail("REDIS_URL", "is required (redis://host:port or rediss://host:port)")
@@ -154,6 +156,15 @@ func (r *envReader) boolean(name string, def bool) bool {
 		return def
 	}
 	return v
+}
+
+func (r *envReader) pollTiers(name string) PollTiers {
+	t, err := ParsePollTiers(r.str(name, DefaultPollTiers))
+	if err != nil {
+		r.fail(name, err.Error())
+		return nil
+	}
+	return t
 }
 
 func (r *envReader) url(name, raw string, schemes ...string) {

@@ -1,6 +1,7 @@
 package waitroom_test
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -18,8 +19,9 @@ func TestConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := waitroom.Config{RedisURL: "redis://localhost:6379", AdmitRatePerSec: 100, AdmitInterval: 100 * time.Millisecond,
-		AdmitBatches: 10, EntryTokenTTL: 300 * time.Second, QueueCapacity: 100_000, OrderTimeout: 10 * time.Second, Addr: "127.0.0.1:8080"}
-	if c != want {
+		AdmitBatches: 10, EntryTokenTTL: 300 * time.Second, QueueCapacity: 100_000, OrderTimeout: 10 * time.Second, Addr: "127.0.0.1:8080",
+		PollTiers: waitroom.PollTiers{{60, 10000}, {10, 5000}, {0, 2000}}}
+	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("defaults:\n got %+v\nwant %+v", c, want)
 	}
 	if c.BatchSize() != 10 {
@@ -67,7 +69,7 @@ func TestEstimateAndPollTiers(t *testing.T) {
 	}
 	tiers := map[int64]int64{0: 2000, 9: 2000, 10: 5000, 59: 5000, 60: 10000, 5000: 10000}
 	for wait, base := range tiers {
-		lo, mid, hi := waitroom.PollTierMs(wait, 0), waitroom.PollTierMs(wait, 0.5), waitroom.PollTierMs(wait, 0.999999)
+		lo, mid, hi := c.PollTiers.Ms(wait, 0), c.PollTiers.Ms(wait, 0.5), c.PollTiers.Ms(wait, 0.999999)
 		if mid != base || lo != base*8/10 || hi < base*119/100 || hi > base*12/10 {
 			t.Errorf("wait %d: poll %d/%d/%d, want %d ±20%%", wait, lo, mid, hi, base)
 		}
@@ -106,9 +108,31 @@ func TestPollAfterNeverPastTheTurn(t *testing.T) {
 			if got < tc.lo || got > tc.hi {
 				t.Errorf("PollAfterMs(%d, %g) = %d, want %d..%d", tc.position, u, got, tc.lo, tc.hi)
 			}
-			if tier := waitroom.PollTierMs(c.EstimatedWaitSeconds(tc.position), u); got > tier {
+			if tier := c.PollTiers.Ms(c.EstimatedWaitSeconds(tc.position), u); got > tier {
 				t.Errorf("PollAfterMs(%d, %g) = %d exceeds the tier %d", tc.position, u, got, tier)
 			}
+		}
+	}
+}
+
+func TestPollTiersVariable(t *testing.T) {
+	vars := map[string]string{"POLL_TIERS": "0:3000, 300:30000 ,45:8000"}
+	c, err := waitroom.LoadConfig(env(vars), waitroom.LocalDefaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.PollTiers.String(); got != "300:30000,45:8000,0:3000" {
+		t.Fatalf("tiers %s", got)
+	}
+	for wait, base := range map[int64]int64{0: 3000, 44: 3000, 45: 8000, 299: 8000, 300: 30000, 9999: 30000} {
+		if got := c.PollTiers.Ms(wait, 0.5); got != base {
+			t.Errorf("wait %d s: %d ms, want %d", wait, got, base)
+		}
+	}
+	for _, bad := range []string{"60:10000", "0:50", "0:2000,0:3000", "x:1", "0:2000,60", "0:5000,60:2000", "-1:2000,0:2000"} {
+		vars["POLL_TIERS"] = bad
+		if _, err := waitroom.LoadConfig(env(vars), waitroom.LocalDefaults); err == nil || !strings.Contains(err.Error(), "POLL_TIERS") {
+			t.Errorf("POLL_TIERS=%q: err %v", bad, err)
 		}
 	}
 }

@@ -1,14 +1,95 @@
 package waitroom
 
-import "math"
-
-// Poll tiers of API.md: far from the front, ask rarely; near it, often.
-const (
-	pollFarMs  = 10_000 // estimated wait 60 s or more
-	pollMidMs  = 5_000  // 10 s to 59 s
-	pollNearMs = 2_000  // under 10 s
-	pollJitter = 0.2    // ±20% so that a tier does not poll in step
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
 )
+
+// PollTier says how long a user whose estimated wait is at least
+// MinWaitSeconds may sleep before asking again (docs/API.md, POLL_TIERS).
+type PollTier struct {
+	MinWaitSeconds int64
+	PollMs         int64
+}
+
+// PollTiers is a tier table, sorted by MinWaitSeconds descending (farthest
+// first); its last tier starts at 0 so that every wait has a tier.
+type PollTiers []PollTier
+
+// DefaultPollTiers is POLL_TIERS' default: far from the front, ask rarely;
+// near it, often. Since pollAfterMs is also capped at the user's own turn,
+// a far tier only bounds how stale an answer may get, not how late a user
+// learns of admission.
+const DefaultPollTiers = "60:10000,10:5000,0:2000"
+
+// defaultTiers is DefaultPollTiers parsed: the table of a Config built
+// without LoadConfig.
+var defaultTiers = func() PollTiers {
+	t, err := ParsePollTiers(DefaultPollTiers)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}()
+
+// pollJitter spreads a tier by ±20% so that users of one tier do not poll in step.
+const pollJitter = 0.2
+
+// ParsePollTiers reads "minWaitSeconds:pollMs,…" pairs in any order; one pair
+// must start at 0, and a longer wait may not poll more often than a shorter one.
+func ParsePollTiers(s string) (PollTiers, error) {
+	var tiers PollTiers
+	for _, pair := range strings.Split(s, ",") {
+		w, ms, ok := strings.Cut(strings.TrimSpace(pair), ":")
+		wait, errW := strconv.ParseInt(w, 10, 64)
+		poll, errP := strconv.ParseInt(ms, 10, 64)
+		if !ok || errW != nil || errP != nil || wait < 0 || poll < 100 || poll > 600_000 {
+			return nil, fmt.Errorf("%q is not minWaitSeconds:pollMs with pollMs from 100 to 600000", pair)
+		}
+		tiers = append(tiers, PollTier{MinWaitSeconds: wait, PollMs: poll})
+	}
+	slices.SortFunc(tiers, func(a, b PollTier) int { return int(b.MinWaitSeconds - a.MinWaitSeconds) })
+	for i := 1; i < len(tiers); i++ {
+		if tiers[i].MinWaitSeconds == tiers[i-1].MinWaitSeconds {
+			return nil, fmt.Errorf("two tiers start at %d s", tiers[i].MinWaitSeconds)
+		}
+		if tiers[i].PollMs > tiers[i-1].PollMs {
+			return nil, fmt.Errorf("the tier from %d s polls less often than the one from %d s", tiers[i].MinWaitSeconds, tiers[i-1].MinWaitSeconds)
+		}
+	}
+	if tiers[len(tiers)-1].MinWaitSeconds != 0 {
+		return nil, fmt.Errorf("one tier must start at 0 s")
+	}
+	return tiers, nil
+}
+
+// String is the POLL_TIERS spelling of t.
+func (t PollTiers) String() string {
+	parts := make([]string, len(t))
+	for i, tier := range t {
+		parts[i] = fmt.Sprintf("%d:%d", tier.MinWaitSeconds, tier.PollMs)
+	}
+	return strings.Join(parts, ",")
+}
+
+// Ms picks the tier of an estimated wait and spreads it by ±20%; u is
+// uniform in [0, 1). An empty table is the default one.
+func (t PollTiers) Ms(waitSeconds int64, u float64) int64 {
+	if len(t) == 0 {
+		t = defaultTiers
+	}
+	base := t[len(t)-1].PollMs
+	for _, tier := range t {
+		if waitSeconds >= tier.MinWaitSeconds {
+			base = tier.PollMs
+			break
+		}
+	}
+	return int64(math.Round(float64(base) * (1 - pollJitter + 2*pollJitter*u)))
+}
 
 // EstimatedWaitSeconds is ceil(position / rate), and 0 within the first batch.
 func (c Config) EstimatedWaitSeconds(position int64) int64 {
@@ -19,28 +100,15 @@ func (c Config) EstimatedWaitSeconds(position int64) int64 {
 }
 
 // PollAfterMs is when a user waiting at position should ask again: the tier
-// of the estimated wait spread by ±20% (PollTierMs), but never later than just
-// after the user's own turn, position / rate from now plus half to one
+// of the estimated wait spread by ±20% (PollTiers.Ms), but never later than
+// just after the user's own turn, position / rate from now plus half to one
 // admission interval. Admission is FIFO at an exact rate, so that last poll
 // lands right after the user is admitted: users who entered together in a
 // spike reach the order API as evenly as admission paces them, instead of
 // together at their next tier poll (BENCHMARKS.md measures the difference).
 // u is uniform in [0, 1).
 func (c Config) PollAfterMs(position int64, u float64) int64 {
-	tier := PollTierMs(c.EstimatedWaitSeconds(position), u)
+	tier := c.PollTiers.Ms(c.EstimatedWaitSeconds(position), u)
 	turn := float64(position)/c.AdmitRatePerSec*1000 + float64(c.AdmitInterval.Milliseconds())*(0.5+0.5*u)
 	return min(tier, int64(math.Round(turn)))
-}
-
-// PollTierMs picks API.md's tier for an estimated wait and spreads it by
-// ±20%; u is uniform in [0, 1).
-func PollTierMs(waitSeconds int64, u float64) int64 {
-	base := float64(pollNearMs)
-	switch {
-	case waitSeconds >= 60:
-		base = pollFarMs
-	case waitSeconds >= 10:
-		base = pollMidMs
-	}
-	return int64(math.Round(base * (1 - pollJitter + 2*pollJitter*u)))
 }

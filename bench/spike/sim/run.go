@@ -405,7 +405,7 @@ func (r *runner) room(ctx context.Context, u *user) {
 			r.mu.Lock()
 			f := r.rng.Float64()
 			r.mu.Unlock()
-			wait = time.Duration(waitroom.PollTierMs(st.EstimatedWaitSeconds, f)) * time.Millisecond
+			wait = time.Duration(r.api.Config.PollTiers.Ms(st.EstimatedWaitSeconds, f)) * time.Millisecond
 		}
 		if !sleep(ctx, wait) {
 			u.gaveUp = true
