@@ -27,6 +27,7 @@ type Config struct {
 	FailOpenOrders  bool      // ORDER_GATE_FAIL_OPEN: forward orders unguarded while the store is down
 	PollTiers       PollTiers // POLL_TIERS
 	Addr            string
+	Visitor         VisitorConfig
 }
 
 // Default values of the configuration (docs/API.md, "Configuration"). They
@@ -43,16 +44,18 @@ const (
 
 // Defaults says which values a process may leave unset.
 type Defaults struct {
-	RequireRedisURL    bool
-	RequireOrderAPIURL bool
-	TrustUserHeader    bool
+	RequireRedisURL      bool
+	RequireOrderAPIURL   bool
+	TrustUserHeader      bool
+	AnonymousVisitors    bool // ANONYMOUS_VISITORS' default
+	GenerateTicketSecret bool // an unset TICKET_SECRET is generated at start
 }
 
 // FunctionDefaults are the Lambda functions' defaults: a store is required.
 var FunctionDefaults = Defaults{RequireRedisURL: true}
 
 // LocalDefaults are the local runner's: embedded store, demo order API, trusted header.
-var LocalDefaults = Defaults{TrustUserHeader: true}
+var LocalDefaults = Defaults{TrustUserHeader: true, AnonymousVisitors: true, GenerateTicketSecret: true}
 
 // BatchSize is how many users one batch may admit: the rate spread over
 // the interval, and never less than one so that slow rates still move.
@@ -79,6 +82,7 @@ func LoadConfig(lookup func(string) (string, bool), d Defaults) (Config, error) 
 		FailOpenOrders:  r.boolean("ORDER_GATE_FAIL_OPEN", false),
 		Addr:            r.str("ADDR", DefaultAddr),
 		PollTiers:       r.pollTiers("POLL_TIERS"),
+		Visitor:         r.visitors(d),
 	}
 	if c.RedisURL == "" && d.RequireRedisURL {
 		r.fail("REDIS_URL", "is required (redis://host:port or rediss://host:port)")

@@ -63,6 +63,9 @@ func Start(cfg waitroom.Config, log *slog.Logger) (_ *Runner, err error) {
 		cfg.OrderAPIURL = url
 		log.Info("demo order API: 20 connections, ~200 ms per order (set ORDER_API_URL to use yours)", "url", url)
 	}
+	if cfg.Visitor.Tickets, err = ticketKeys(cfg.Visitor.Tickets, log); err != nil {
+		return nil, err
+	}
 	r.Config = cfg
 	if r.rdb, err = redisstore.NewClient(cfg, redisstore.Credentials{}); err != nil {
 		return nil, err
