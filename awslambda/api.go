@@ -60,7 +60,7 @@ func (a *API) Enter(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 	return a.guard(ctx, func() events.APIGatewayV2HTTPResponse {
 		who, room, err := a.caller(req, true)
 		if err != nil {
-			return IdentityError(err)
+			return CallerError(err)
 		}
 		st, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Standing, error) {
 			return a.Queue.Enter(ctx, room, who.User)
@@ -83,7 +83,7 @@ func (a *API) Position(ctx context.Context, req events.APIGatewayV2HTTPRequest) 
 	return a.guard(ctx, func() events.APIGatewayV2HTTPResponse {
 		who, room, err := a.caller(req, false)
 		if err != nil {
-			return IdentityError(err)
+			return CallerError(err)
 		}
 		st, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Standing, error) {
 			return a.Queue.Position(ctx, room, who.User)
@@ -122,7 +122,7 @@ func (a *API) Order(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 	return a.guard(ctx, func() events.APIGatewayV2HTTPResponse {
 		who, err := a.Identify(req, false)
 		if err != nil {
-			return IdentityError(err)
+			return CallerError(err)
 		}
 		user := who.User
 		key, hasKey := lookupHeader(req, "Idempotency-Key")

@@ -82,14 +82,26 @@ func (a *API) Ticket(who Identity) (ticket, setCookie string) {
 	return t, waitroom.TicketSetCookie(t, exp, now)
 }
 
-// IdentityError answers a failed identification; an invalid ticket also
-// clears the cookie, so that the page's rejoin starts afresh.
-func IdentityError(err error) events.APIGatewayV2HTTPResponse {
+// CallerError answers a request whose caller or room is not acceptable; an
+// invalid ticket also clears the cookie, so that the page's rejoin starts
+// afresh.
+func CallerError(err error) events.APIGatewayV2HTTPResponse {
 	resp := errorResponse(err)
 	if waitroom.ErrorCode(err) == waitroom.EInvalidTicket {
 		resp.Cookies = append(resp.Cookies, waitroom.TicketClearCookie())
 	}
 	return resp
+}
+
+// Caller is who sends a position-like request (the live stream) and its room.
+func (a *API) Caller(req events.APIGatewayV2HTTPRequest) (Identity, string, error) {
+	return a.caller(req, false)
+}
+
+// StandingAnswer is the answer position would give for st: the same JSON
+// body, with a renewed ticket and its cookie for ticketed visitors.
+func (a *API) StandingAnswer(st waitroom.Standing, who Identity) events.APIGatewayV2HTTPResponse {
+	return a.standingResponse(st, who)
 }
 
 // forwardHeaders are the caller's headers the order API sees besides the

@@ -77,6 +77,7 @@ func Start(cfg waitroom.Config, log *slog.Logger) (_ *Runner, err error) {
 	mux := http.NewServeMux()
 	mux.Handle("/", awslambda.ServeHTTP(api.Route)) // the routes, and JSON 404/405 for the rest
 	mux.HandleFunc("GET /healthz", r.healthz)
+	streams := r.visitorRoutes(mux, api, store)
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -84,6 +85,7 @@ func Start(cfg waitroom.Config, log *slog.Logger) (_ *Runner, err error) {
 	}
 	r.URL = "http://" + ln.Addr().String()
 	r.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	r.srv.RegisterOnShutdown(streams)
 	go func() { _ = r.srv.Serve(ln) }()
 
 	ctx, cancel := context.WithCancel(context.Background())

@@ -1,10 +1,16 @@
 package localrun
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/awslambda"
+	"github.com/waitroom/waitroom/localrun/checkout"
+	"github.com/waitroom/waitroom/redisstore"
+	"github.com/waitroom/waitroom/web"
 )
 
 // ticketKeys generates a ticket key when TICKET_SECRET is unset, and says
@@ -19,4 +25,26 @@ func ticketKeys(k waitroom.TicketKeys, log *slog.Logger) (waitroom.TicketKeys, e
 	}
 	log.Info("TICKET_SECRET unset: generated a ticket key for this process; visitors' tickets will not survive a restart (set TICKET_SECRET to keep them)")
 	return waitroom.ParseTicketKeys(secret)
+}
+
+// visitorRoutes adds what a browser sees: the waiting page, the demo
+// checkout (when CONTINUE_URL is unset) and the live stream. The returned
+// function ends every open stream, for a prompt shutdown.
+func (r *Runner) visitorRoutes(mux *http.ServeMux, api *awslambda.API, store *redisstore.Store) (endStreams func()) {
+	settings := web.Settings{ContinueURL: r.Config.Visitor.ContinueURL, Stream: true}
+	if settings.ContinueURL == "" {
+		settings.ContinueURL = checkout.ContinueURL
+		shop := checkout.Handler()
+		mux.Handle("GET /checkout", shop)
+		mux.Handle("GET /checkout/", shop)
+	}
+	page := web.Handler(settings)
+	mux.Handle("GET /{$}", page)
+	mux.Handle("GET /index.html", page)
+	mux.Handle("GET /waitroom/", page)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	ev := &events{api: api, seats: store, hub: newHub(store, r.Config.AdmitInterval, awslambda.DefaultStoreTimeout), done: ctx.Done()}
+	mux.Handle("GET /queue/events", ev)
+	return cancel
 }
