@@ -92,7 +92,7 @@ func TestPageIsSmallAndSelfContained(t *testing.T) {
 	}
 	js, _ := fs.ReadFile(web.Files(), "waitroom/app.js")
 	keys := func(lang string) []string {
-		block := regexp.MustCompile(`(?s)\n    `+lang+`: \{(.*?)\n    \}`).FindSubmatch(js)
+		block := regexp.MustCompile(`(?s)\n    ` + lang + `: \{(.*?)\n    \}`).FindSubmatch(js)
 		if block == nil {
 			t.Fatalf("no %s block in app.js", lang)
 		}
