@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"bytes"
 	"io"
 	"io/fs"
 	"net/http"
@@ -74,7 +75,8 @@ func TestPageIsSmallAndSelfContained(t *testing.T) {
 			return err
 		}
 		total += len(b)
-		if m := external.Find(b); m != nil {
+		// An SVG names its XML namespace with a URL; nothing is fetched from it.
+		if m := external.Find(bytes.ReplaceAll(b, []byte(`xmlns="http://www.w3.org/2000/svg"`), nil)); m != nil {
 			t.Errorf("%s refers outside the origin: %s", path, m)
 		}
 		if strings.HasSuffix(path, ".html") && (regexp.MustCompile(`<script>|<script [^>]*>[^<]|<style|style=|\son[a-z]+=`).Match(b)) {
