@@ -210,6 +210,71 @@ func TestBrowserKoreanNarrow(t *testing.T) {
 // placed waits for the checkout to show a placed order.
 var placed = chromedp.Poll[bool](`document.getElementById("main").dataset.state === "placed"`)
 
+// Without the live stream (as in AWS, where HTTP APIs do not stream) the
+// page polls as pollAfterMs says and still reaches READY.
+func TestBrowserPollsWithoutStream(t *testing.T) {
+	ctx := browser(t)
+	srv := redistest.Start(t)
+	r := startRunner(t, srv, map[string]string{"ADMIT_RATE_PER_SEC": "4"})
+	for i := range 8 {
+		enter(t, r, "tv", fmt.Sprintf("early-%d", i))
+	}
+	page := tab(t, ctx, 60*time.Second)
+	console := collectConsole(page)
+	if _, err := chromedp.Call(page, network.SetBlockedURLs, network.SetBlockedURLsParams{
+		URLPatterns: []*network.BlockPattern{{URLPattern: "*://*:*/queue/events*", Block: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	browse(t, page, "open", chromedp.Navigate(r.URL+"/?room=tv"), chromedp.WaitVisible(chromedp.ID("waiting")))
+	get(t, page, "polling", chromedp.Poll[bool](`document.getElementById("updated").textContent.startsWith("Last updated")`))
+	browse(t, page, "READY by polling", chromedp.WaitVisible(chromedp.ID("ready")))
+	checkConsole(t, console, "/queue/events")
+}
+
+// Errors have human states: a full line counts down Retry-After and
+// retries; an invalid ticket offers to rejoin, which takes a new place.
+func TestBrowserHumanStates(t *testing.T) {
+	ctx := browser(t)
+	srv := redistest.Start(t)
+	r := startRunner(t, srv, map[string]string{"ADMIT_RATE_PER_SEC": "0.001", "QUEUE_CAPACITY": "2"})
+	// The first user is admitted at once (the budget starts with one batch);
+	// then nobody else for 1000 s, and two more fill the line.
+	enter(t, r, "full", "first")
+	for srv.Client().Exists(context.Background(), "wr:{full}:u:first").Val() == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	for i := 0; ; i++ {
+		if code, _ := do(t, "POST", r.URL+"/queue/enter?room=full", fmt.Sprintf("f-%d", i), nil); code == 429 {
+			break
+		}
+	}
+	page := tab(t, ctx, 30*time.Second)
+	console := collectConsole(page)
+	browse(t, page, "full line", chromedp.Navigate(r.URL+"/?room=full"), chromedp.WaitVisible(chromedp.ID("problem")))
+	text := get(t, page, "problem", chromedp.Text(chromedp.ID("problem-text")))
+	retry := get(t, page, "retry", chromedp.Text(chromedp.ID("retry-in")))
+	if !strings.Contains(text, "full") || !regexp.MustCompile(`^Retrying in \d+ s`).MatchString(retry) {
+		t.Errorf("full line: %q / %q", text, retry)
+	}
+
+	other := tab(t, ctx, 30*time.Second)
+	otherConsole := collectConsole(other)
+	if _, err := chromedp.Call(other, network.SetCookie, network.SetCookieParams{Name: "wr_ticket", Value: "forged.v-x.9999999999.AAAA", URL: r.URL + "/"}); err != nil {
+		t.Fatal(err)
+	}
+	browse(t, other, "invalid ticket", chromedp.Navigate(r.URL+"/?room=fresh"), chromedp.WaitVisible(chromedp.ID("rejoin")))
+	if text := get(t, other, "problem", chromedp.Text(chromedp.ID("problem-text"))); !strings.Contains(text, "Join again") {
+		t.Errorf("invalid ticket: %q", text)
+	}
+	browse(t, other, "rejoin", chromedp.Click(chromedp.ID("rejoin")))
+	get(t, other, "rejoined", chromedp.Poll[bool](`["waiting","ready"].includes(document.getElementById("main").dataset.state)`))
+	if n := srv.Client().Exists(context.Background(), "wr:{fresh}:line", "wr:{fresh}:tokens").Val(); n == 0 {
+		t.Error("the rejoin took no place")
+	}
+	checkConsole(t, console, "429")
+	checkConsole(t, otherConsole, "401")
+}
+
 func shownPosition(t *testing.T, ctx context.Context) int {
 	t.Helper()
 	text := get(t, ctx, "position", chromedp.Text(chromedp.ID("position")))
@@ -242,15 +307,23 @@ func collectConsole(ctx context.Context) *console {
 	return c
 }
 
-// checkConsole fails on any error the page logged: a script exception, or a
-// resource the Content-Security-Policy blocked.
-func checkConsole(t *testing.T, c *console) {
+// checkConsole fails on any error the page logged (a script exception, a
+// resource the Content-Security-Policy blocked) but the expected ones, whose
+// text or URL contains one of expected.
+func checkConsole(t *testing.T, c *console, expected ...string) {
 	t.Helper()
 	time.Sleep(100 * time.Millisecond) // let the last messages arrive
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, m := range c.messages {
-		if m.IsException() || m.Type == "error" {
+		if !m.IsException() && m.Type != "error" {
+			continue
+		}
+		known := false
+		for _, e := range expected {
+			known = known || strings.Contains(m.String(), e) || strings.Contains(m.URL, e)
+		}
+		if !known {
 			t.Errorf("console: %s (%s:%d)", m, m.URL, m.Line+1)
 		}
 	}

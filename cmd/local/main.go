@@ -26,7 +26,7 @@ func main() {
 		os.Exit(1)
 	}
 	log.Info("waiting room ready", "url", r.URL, "ratePerSec", cfg.AdmitRatePerSec, "capacity", cfg.QueueCapacity,
-		"try", "curl -XPOST -H 'X-User-Id: alice' "+r.URL+"/queue/enter")
+		"open", r.URL+"/?room=tv", "try", "curl -XPOST -H 'X-User-Id: alice' "+r.URL+"/queue/enter")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	<-ctx.Done()
