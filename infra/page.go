@@ -22,10 +22,11 @@ import (
 // embeds.
 const DefaultWebDir = "../web/static"
 
-// PageProps configure the waiting page in AWS.
+// PageProps configure the waiting page and visitors in AWS.
 type PageProps struct {
 	// API is where /queue/* and /orders go: page and API share one origin,
 	// so the browser needs no CORS and the ticket cookie is first-party.
+	// Only newPage needs it.
 	API awsapigatewayv2.IHttpApi
 	// ContinueURL is CONTINUE_URL, written into the page's config.json.
 	ContinueURL string
@@ -44,19 +45,42 @@ type PageProps struct {
 type Page struct {
 	Bucket       awss3.Bucket
 	Distribution awscloudfront.Distribution
-	// TicketSecret holds TICKET_SECRET (nil without anonymous visitors).
-	TicketSecret awssecretsmanager.Secret
 	// URL is the page's address, https://<distribution>/.
 	URL *string
-	// FunctionEnv is what enter, position and order-gate add to their
-	// environment.
-	FunctionEnv map[string]*string
+}
+
+// VisitorEnv is what enter, position and order-gate (not admit) add to
+// their environment; it is built before the functions, the page after the API.
+type VisitorEnv struct {
+	Env map[string]*string
+	// TicketSecret holds TICKET_SECRET (nil without anonymous visitors).
+	TicketSecret awssecretsmanager.Secret
+}
+
+// newVisitorEnv configures visitors for the functions. With anonymous
+// visitors it generates the ticket key, resolved by CloudFormation at deploy
+// time into the functions' environment (encrypted at rest by Lambda): no
+// Secrets Manager call per cold start, so no interface endpoint and no
+// per-call cost.
+func newVisitorEnv(scope constructs.Construct, p PageProps) VisitorEnv {
+	v := VisitorEnv{Env: map[string]*string{"ANONYMOUS_VISITORS": jsii.String(strconv.FormatBool(p.AnonymousVisitors))}}
+	if p.TicketTTLSeconds > 0 {
+		v.Env["TICKET_TTL_SECONDS"] = jsii.String(strconv.Itoa(p.TicketTTLSeconds))
+	}
+	if len(p.ForwardHeaders) > 0 {
+		v.Env["ORDER_FORWARD_HEADERS"] = jsii.String(strings.Join(p.ForwardHeaders, ","))
+	}
+	if p.AnonymousVisitors {
+		v.TicketSecret = newTicketSecret(scope)
+		v.Env["TICKET_SECRET"] = v.TicketSecret.SecretValue().UnsafeUnwrap()
+	}
+	return v
 }
 
 // newPage serves the page from S3 through CloudFront, with the HTTP API
 // behind the same distribution. The page polls here: HTTP APIs do not stream.
 func newPage(scope constructs.Construct, p PageProps) *Page {
-	pg := &Page{FunctionEnv: pageEnv(p)}
+	pg := &Page{}
 	pg.Bucket = awss3.NewBucket(scope, jsii.String("PageBucket"), &awss3.BucketProps{
 		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
 		Encryption:        awss3.BucketEncryption_S3_MANAGED,
@@ -90,33 +114,14 @@ func newPage(scope constructs.Construct, p PageProps) *Page {
 		Distribution:      pg.Distribution,
 		DistributionPaths: jsii.Strings("/*"),
 	})
-
-	if p.AnonymousVisitors {
-		pg.TicketSecret = newTicketSecret(scope)
-		// Resolved by CloudFormation at deploy time into the functions'
-		// environment (encrypted at rest by Lambda): no Secrets Manager call
-		// per cold start, so no interface endpoint and no per-call cost.
-		pg.FunctionEnv["TICKET_SECRET"] = pg.TicketSecret.SecretValue().UnsafeUnwrap()
-	}
 	return pg
-}
-
-// pageEnv is the functions' share of the page's configuration.
-func pageEnv(p PageProps) map[string]*string {
-	env := map[string]*string{"ANONYMOUS_VISITORS": jsii.String(strconv.FormatBool(p.AnonymousVisitors))}
-	if p.TicketTTLSeconds > 0 {
-		env["TICKET_TTL_SECONDS"] = jsii.String(strconv.Itoa(p.TicketTTLSeconds))
-	}
-	if len(p.ForwardHeaders) > 0 {
-		env["ORDER_FORWARD_HEADERS"] = jsii.String(strings.Join(p.ForwardHeaders, ","))
-	}
-	return env
 }
 
 // newTicketSecret generates the ticket key: 64 letters and digits are valid
 // base64 for 48 bytes (381 bits of entropy), as TICKET_SECRET requires. To
-// rotate, put "new,old" in the secret and update the functions (see the
-// page's notes in docs/design.md).
+// rotate, put "new,old" in the secret and redeploy the functions (the
+// reference is resolved when they are updated); after TICKET_TTL_SECONDS,
+// put "new" alone and redeploy again.
 func newTicketSecret(scope constructs.Construct) awssecretsmanager.Secret {
 	return awssecretsmanager.NewSecret(scope, jsii.String("TicketSecret"), &awssecretsmanager.SecretProps{
 		Description: jsii.String("Waitroom: TICKET_SECRET, the HMAC key of anonymous visitors' queue tickets"),

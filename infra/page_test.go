@@ -15,13 +15,16 @@ import (
 
 // pageStack builds the page alone beside a bare HTTP API: the construct
 // must not depend on the rest of the stack.
-func pageStack(t *testing.T, p PageProps) (awscdk.Stack, *Page, assertions.Template) {
+func pageStack(t *testing.T, p PageProps) (awscdk.Stack, VisitorEnv, assertions.Template) {
 	t.Helper()
 	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())})
 	stack := awscdk.NewStack(app, jsii.String("PageOnly"), nil)
+	env := newVisitorEnv(stack, p)
 	p.API = awsapigatewayv2.NewHttpApi(stack, jsii.String("Api"), nil)
-	pg := newPage(stack, p)
-	return stack, pg, assertions.Template_FromStack(stack, nil)
+	if pg := newPage(stack, p); pg.URL == nil {
+		t.Fatal("no page URL")
+	}
+	return stack, env, assertions.Template_FromStack(stack, nil)
 }
 
 func TestPageServedFromS3ThroughCloudFront(t *testing.T) {
@@ -116,24 +119,24 @@ func TestPageSendsAPIPathsToTheHTTPAPI(t *testing.T) {
 // resolved into the functions' environment at deploy time: no interface
 // endpoint, no call per cold start. Without, there is no key at all.
 func TestPageTicketKey(t *testing.T) {
-	stack, pg, tpl := pageStack(t, PageProps{AnonymousVisitors: true, TicketTTLSeconds: 1800, ForwardHeaders: []string{"X-Shop-Session"}})
+	stack, v, tpl := pageStack(t, PageProps{AnonymousVisitors: true, TicketTTLSeconds: 1800, ForwardHeaders: []string{"X-Shop-Session"}})
 	tpl.HasResourceProperties(jsii.String("AWS::SecretsManager::Secret"), map[string]any{
 		"GenerateSecretString": assertions.Match_ObjectLike(&map[string]any{"PasswordLength": 64, "ExcludePunctuation": true}),
 	})
 	tpl.ResourceCountIs(jsii.String("AWS::EC2::VPCEndpoint"), jsii.Number(0))
-	resolved, _ := json.Marshal(stack.Resolve(pg.FunctionEnv["TICKET_SECRET"]))
+	resolved, _ := json.Marshal(stack.Resolve(v.Env["TICKET_SECRET"]))
 	if !strings.Contains(string(resolved), "{{resolve:secretsmanager:") {
 		t.Errorf("TICKET_SECRET is %s; want a dynamic reference resolved at deploy time", resolved)
 	}
 	for name, want := range map[string]string{"ANONYMOUS_VISITORS": "true", "TICKET_TTL_SECONDS": "1800", "ORDER_FORWARD_HEADERS": "X-Shop-Session"} {
-		if got := pg.FunctionEnv[name]; got == nil || *got != want {
+		if got := v.Env[name]; got == nil || *got != want {
 			t.Errorf("%s = %v, want %s", name, got, want)
 		}
 	}
 
 	_, signedIn, tpl := pageStack(t, PageProps{})
 	tpl.ResourceCountIs(jsii.String("AWS::SecretsManager::Secret"), jsii.Number(0))
-	if signedIn.TicketSecret != nil || *signedIn.FunctionEnv["ANONYMOUS_VISITORS"] != "false" || signedIn.FunctionEnv["TICKET_SECRET"] != nil {
-		t.Errorf("without anonymous visitors: env %v", signedIn.FunctionEnv)
+	if signedIn.TicketSecret != nil || *signedIn.Env["ANONYMOUS_VISITORS"] != "false" || signedIn.Env["TICKET_SECRET"] != nil {
+		t.Errorf("without anonymous visitors: env %v", signedIn.Env)
 	}
 }
