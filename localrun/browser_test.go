@@ -211,7 +211,7 @@ func TestBrowserKoreanNarrow(t *testing.T) {
 var placed = chromedp.Poll[bool](`document.getElementById("main").dataset.state === "placed"`)
 
 // Without the live stream (as in AWS, where HTTP APIs do not stream) the
-// page polls as pollAfterMs says and still reaches READY.
+// page polls as pollAfterMs says, rides out a network loss, and reaches READY.
 func TestBrowserPollsWithoutStream(t *testing.T) {
 	ctx := browser(t)
 	srv := redistest.Start(t)
@@ -221,14 +221,28 @@ func TestBrowserPollsWithoutStream(t *testing.T) {
 	}
 	page := tab(t, ctx, 60*time.Second)
 	console := collectConsole(page)
-	if _, err := chromedp.Call(page, network.SetBlockedURLs, network.SetBlockedURLsParams{
-		URLPatterns: []*network.BlockPattern{{URLPattern: "*://*:*/queue/events*", Block: true}}}); err != nil {
-		t.Fatal(err)
-	}
+	block(t, page, "*://*:*/queue/events*")
 	browse(t, page, "open", chromedp.Navigate(r.URL+"/?room=tv"), chromedp.WaitVisible(chromedp.ID("waiting")))
 	get(t, page, "polling", chromedp.Poll[bool](`document.getElementById("updated").textContent.startsWith("Last updated")`))
+
+	// The network goes: the page says so and retries; it comes back: the page carries on.
+	block(t, page, "*://*:*/queue/*")
+	browse(t, page, "offline", chromedp.WaitVisible(chromedp.ID("problem")))
+	if text := get(t, page, "offline", chromedp.Text(chromedp.ID("problem-text"))); !strings.Contains(text, "offline") {
+		t.Errorf("network loss: %q", text)
+	}
+	block(t, page, "*://*:*/queue/events*")
 	browse(t, page, "READY by polling", chromedp.WaitVisible(chromedp.ID("ready")))
-	checkConsole(t, console, "/queue/events")
+	checkConsole(t, console, "/queue/")
+}
+
+// block makes the browser fail requests to URLs matching pattern (and only those).
+func block(t *testing.T, ctx context.Context, pattern string) {
+	t.Helper()
+	if _, err := chromedp.Call(ctx, network.SetBlockedURLs, network.SetBlockedURLsParams{
+		URLPatterns: []*network.BlockPattern{{URLPattern: pattern, Block: true}}}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Errors have human states: a full line counts down Retry-After and

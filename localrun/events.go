@@ -17,8 +17,10 @@ const (
 	// positionEvery is the most often a changed position is sent; a change
 	// of status is sent at once.
 	positionEvery = time.Second
-	// maxStreamLife ends a stream while the ticket cookie set when it opened
-	// is still valid: the page reconnects through position, which renews it.
+	// maxStreamLife ends a stream, at the latest at half the ticket's
+	// lifetime, while the cookie set when it opened is still valid: the page
+	// reconnects through position, which renews it, so a reload never finds
+	// the cookie expired.
 	maxStreamLife = 30 * time.Minute
 )
 
@@ -38,8 +40,8 @@ func (e *events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	flusher, ok := w.(http.Flusher)
-	if !ok {
-		http.Error(w, `{"error":"internal","message":"streaming unsupported"}`, http.StatusInternalServerError)
+	if !ok { // every net/http server's writer flushes; a wrapping middleware might not
+		awslambda.WriteHTTP(w, awslambda.CallerError(waitroom.Errorf(waitroom.EInternal, "this server cannot stream")))
 		return
 	}
 	// Subscribe before the first read, so that no admission between the two is missed.
@@ -70,7 +72,7 @@ func (e *events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (e *events) follow(ctx context.Context, s *stream, sub *subscription, who awslambda.Identity, room string, pos, seq int64) {
 	keepAlive := time.NewTicker(keepAliveEvery)
 	defer keepAlive.Stop()
-	life := time.NewTimer(maxStreamLife)
+	life := time.NewTimer(min(maxStreamLife, e.api.Config.Visitor.TicketTTL/2))
 	defer life.Stop()
 	sent, sentAt := pos, time.Now()
 	for {
