@@ -74,7 +74,7 @@ func (a *API) Ticket(who Identity) (ticket, setCookie string) {
 		return "", ""
 	}
 	now := a.now()
-	exp := now.Add(a.Config.Visitor.TicketTTL)
+	exp := now.Add(a.ticketTTL())
 	t, err := a.Config.Visitor.Tickets.Sign(who.User, exp)
 	if err != nil { // only visitor ids this package made are ticketed
 		return "", ""
@@ -115,6 +115,20 @@ func (a *API) forwardHeaders(req events.APIGatewayV2HTTPRequest) http.Header {
 		}
 	}
 	return h
+}
+
+// ticketTTL is TICKET_TTL_SECONDS, or its default for a Config built by hand.
+func (a *API) ticketTTL() time.Duration {
+	if a.Config.Visitor.TicketTTL > 0 {
+		return a.Config.Visitor.TicketTTL
+	}
+	return waitroom.DefaultTicketTTLSeconds * time.Second
+}
+
+// StreamLife is how long a live stream may stay open: at most half the
+// ticket's lifetime, so that the cookie set when it opened outlives it.
+func (a *API) StreamLife(limit time.Duration) time.Duration {
+	return min(limit, a.ticketTTL()/2)
 }
 
 func (a *API) now() time.Time {

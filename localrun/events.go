@@ -17,10 +17,10 @@ const (
 	// positionEvery is the most often a changed position is sent; a change
 	// of status is sent at once.
 	positionEvery = time.Second
-	// maxStreamLife ends a stream, at the latest at half the ticket's
-	// lifetime, while the cookie set when it opened is still valid: the page
-	// reconnects through position, which renews it, so a reload never finds
-	// the cookie expired.
+	// maxStreamLife ends a stream (or half the ticket's lifetime, if
+	// shorter: API.StreamLife) while the cookie set when it opened is still
+	// valid; the page reconnects through position, which renews it, so a
+	// reload never finds the cookie expired.
 	maxStreamLife = 30 * time.Minute
 )
 
@@ -72,7 +72,7 @@ func (e *events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (e *events) follow(ctx context.Context, s *stream, sub *subscription, who awslambda.Identity, room string, pos, seq int64) {
 	keepAlive := time.NewTicker(keepAliveEvery)
 	defer keepAlive.Stop()
-	life := time.NewTimer(min(maxStreamLife, e.api.Config.Visitor.TicketTTL/2))
+	life := time.NewTimer(e.api.StreamLife(maxStreamLife))
 	defer life.Stop()
 	sent, sentAt := pos, time.Now()
 	for {
