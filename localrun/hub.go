@@ -25,7 +25,9 @@ type front struct {
 
 // hub reads the front of each watched room's line once per interval and
 // hands it to every stream of that room in this process: the store's load
-// grows with the rooms watched, not with the streams open.
+// grows with the rooms watched, not with the streams open. An admission in
+// this process (the local runner's admitter) triggers the read at once
+// instead of at the next tick; admissions elsewhere are seen at the tick.
 type hub struct {
 	seats    Seats
 	interval time.Duration
@@ -38,6 +40,7 @@ type hub struct {
 type watch struct {
 	subs map[*subscription]struct{}
 	stop context.CancelFunc
+	kick chan struct{} // read now
 }
 
 // subscription receives the latest front of its room; older readings are
@@ -60,7 +63,7 @@ func (h *hub) subscribe(room string) *subscription {
 	w := h.rooms[room]
 	if w == nil {
 		ctx, stop := context.WithCancel(context.Background())
-		w = &watch{subs: map[*subscription]struct{}{}, stop: stop}
+		w = &watch{subs: map[*subscription]struct{}{}, stop: stop, kick: make(chan struct{}, 1)}
 		h.rooms[room] = w
 		go h.read(ctx, room, w)
 	}
@@ -83,6 +86,21 @@ func (h *hub) unsubscribe(s *subscription) {
 	}
 }
 
+// admitted is the admitter's OnBatch: the rooms where someone was admitted
+// are read at once.
+func (h *hub) admitted(b waitroom.Batch) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, r := range b.Rooms {
+		if w := h.rooms[r.Room]; w != nil && len(r.Admitted) > 0 {
+			select {
+			case w.kick <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
 // watched is how many rooms are being read (for tests).
 func (h *hub) watched() int {
 	h.mu.Lock()
@@ -98,6 +116,8 @@ func (h *hub) read(ctx context.Context, room string, w *watch) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-w.kick:
+			t.Reset(h.interval) // one read per interval, whichever came first
 		}
 		rctx, cancel := context.WithTimeout(ctx, h.timeout)
 		seq, ok, err := h.seats.Front(rctx, room)

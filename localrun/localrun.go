@@ -77,7 +77,7 @@ func Start(cfg waitroom.Config, log *slog.Logger) (_ *Runner, err error) {
 	mux := http.NewServeMux()
 	mux.Handle("/", awslambda.ServeHTTP(api.Route)) // the routes, and JSON 404/405 for the rest
 	mux.HandleFunc("GET /healthz", r.healthz)
-	streams := r.visitorRoutes(mux, api, store)
+	onBatch, endStreams := r.visitorRoutes(mux, api, store)
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -85,14 +85,14 @@ func Start(cfg waitroom.Config, log *slog.Logger) (_ *Runner, err error) {
 	}
 	r.URL = "http://" + ln.Addr().String()
 	r.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	r.srv.RegisterOnShutdown(streams)
+	r.srv.RegisterOnShutdown(endStreams)
 	go func() { _ = r.srv.Serve(ln) }()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
 	go func() {
 		defer close(r.done)
-		admitForever(ctx, log, &waitroom.Admitter{Queue: store, Interval: cfg.AdmitInterval, Batches: cfg.AdmitBatches})
+		admitForever(ctx, log, &waitroom.Admitter{Queue: store, Interval: cfg.AdmitInterval, Batches: cfg.AdmitBatches, OnBatch: onBatch})
 	}()
 	return r, nil
 }

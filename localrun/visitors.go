@@ -28,9 +28,10 @@ func ticketKeys(k waitroom.TicketKeys, log *slog.Logger) (waitroom.TicketKeys, e
 }
 
 // visitorRoutes adds what a browser sees: the waiting page, the demo
-// checkout (when CONTINUE_URL is unset) and the live stream. The returned
-// function ends every open stream, for a prompt shutdown.
-func (r *Runner) visitorRoutes(mux *http.ServeMux, api *awslambda.API, store *redisstore.Store) (endStreams func()) {
+// checkout (when CONTINUE_URL is unset) and the live stream. It returns the
+// admitter's OnBatch, which tells the streams of an admission at once, and a
+// function that ends every open stream, for a prompt shutdown.
+func (r *Runner) visitorRoutes(mux *http.ServeMux, api *awslambda.API, store *redisstore.Store) (onBatch func(waitroom.Batch), endStreams func()) {
 	settings := web.Settings{ContinueURL: r.Config.Visitor.ContinueURL, Stream: true}
 	if settings.ContinueURL == "" {
 		settings.ContinueURL = checkout.ContinueURL
@@ -44,7 +45,7 @@ func (r *Runner) visitorRoutes(mux *http.ServeMux, api *awslambda.API, store *re
 	mux.Handle("GET /waitroom/", page)
 
 	ctx, cancel := context.WithCancel(context.Background())
-	ev := &events{api: api, seats: store, hub: newHub(store, r.Config.AdmitInterval, awslambda.DefaultStoreTimeout), done: ctx.Done()}
-	mux.Handle("GET /queue/events", ev)
-	return cancel
+	h := newHub(store, r.Config.AdmitInterval, awslambda.DefaultStoreTimeout)
+	mux.Handle("GET /queue/events", &events{api: api, seats: store, hub: h, done: ctx.Done()})
+	return h.admitted, cancel
 }

@@ -1,6 +1,7 @@
 // Package notify measures how long after admission a visitor's client
-// knows it is their turn: with the live stream (GET /queue/events) and with
-// polling as pollAfterMs says. Run it with `make bench-notify`; it is a
+// knows it is their turn: with the live stream (GET /queue/events), when the
+// process serving it admitted the visitor and when another process did, and
+// with polling as pollAfterMs says. Run it with `make bench-notify`; it is a
 // measurement, not a check, and is skipped unless WAITROOM_NOTIFY_BENCH is set.
 package notify
 
@@ -24,6 +25,7 @@ import (
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/localrun"
+	"github.com/waitroom/waitroom/redisstore"
 )
 
 // The scenario: a spike of visitors enters at once and is admitted at
@@ -50,9 +52,9 @@ func TestNotifyLatency(t *testing.T) {
 		t.Skip("a measurement: run `make bench-notify` (WAITROOM_NOTIFY_BENCH=1)")
 	}
 	var results []result
-	for _, mode := range []string{"sse", "poll"} {
+	for _, mode := range []string{"sse", "sse-admitted-elsewhere", "poll"} {
 		r := measure(t, mode)
-		t.Logf("%-4s admission → client knows: p50 %.0f ms, p95 %.0f ms, max %.0f ms over %d visitors; %d requests",
+		t.Logf("%-22s admission → client knows: p50 %.0f ms, p95 %.0f ms, max %.0f ms over %d visitors; %d requests",
 			r.Mode, r.P50Ms, r.P95Ms, r.MaxMs, r.Visitors, r.Requests)
 		results = append(results, r)
 	}
@@ -66,8 +68,12 @@ func TestNotifyLatency(t *testing.T) {
 
 func measure(t *testing.T, mode string) result {
 	srv := redistest.Start(t)
+	localRate := strconv.Itoa(rate)
+	if mode == "sse-admitted-elsewhere" {
+		localRate = "0.001" // this process admits one visitor in 1000 s; another admits the rest
+	}
 	cfg, err := waitroom.LoadConfig(func(k string) (string, bool) {
-		v, ok := map[string]string{"REDIS_URL": srv.URL(), "ADDR": "127.0.0.1:0", "ADMIT_RATE_PER_SEC": strconv.Itoa(rate),
+		v, ok := map[string]string{"REDIS_URL": srv.URL(), "ADDR": "127.0.0.1:0", "ADMIT_RATE_PER_SEC": localRate,
 			"ENTRY_TOKEN_TTL_SECONDS": strconv.Itoa(int(tokenTTL.Seconds()))}[k]
 		return v, ok
 	}, waitroom.LocalDefaults)
@@ -79,6 +85,18 @@ func measure(t *testing.T, mode string) result {
 		t.Fatal(err)
 	}
 	defer run.Close()
+	if mode == "sse-admitted-elsewhere" {
+		other := cfg
+		other.AdmitRatePerSec = rate
+		ctx, stop := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			a := &waitroom.Admitter{Queue: redisstore.New(srv.Client(), other), Interval: cfg.AdmitInterval, Batches: 1 << 20}
+			_, _ = a.Run(ctx)
+		}()
+		defer func() { stop(); <-done }()
+	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: visitors}}
 	rdb := srv.Client()
 
@@ -92,7 +110,7 @@ func measure(t *testing.T, mode string) result {
 			user := fmt.Sprintf("visitor-%04d", i)
 			c := &visitor{client: client, base: run.URL, user: user, requests: &requests}
 			var err error
-			if mode == "sse" {
+			if strings.HasPrefix(mode, "sse") {
 				knew[i], err = c.stream()
 			} else {
 				knew[i], err = c.poll()
