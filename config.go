@@ -11,7 +11,7 @@ import (
 )
 
 // Config is the environment of every function and of the local runner,
-// read once at start (API.md, "Configuration").
+// read once at start (docs/API.md, "Configuration").
 type Config struct {
 	RedisURL        string  // REDIS_URL; empty only in the local runner (embedded store)
 	RedisCluster    bool    // REDIS_CLUSTER: the URL names a cluster-mode endpoint

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// Code is a stable, machine-readable error code; API.md lists the public ones.
+// Code is a stable, machine-readable error code; docs/API.md lists them all.
 type Code string
 
 // Error codes. Adapters map each one to a protocol status in one table.

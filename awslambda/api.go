@@ -246,7 +246,7 @@ func (a *API) caller(req events.APIGatewayV2HTTPRequest) (user, room string, err
 	return user, room, nil
 }
 
-// userID finds the caller in the order API.md gives: JWT claim sub, Lambda
+// userID finds the caller in the order docs/API.md gives: JWT claim sub, Lambda
 // authorizer userId, then X-User-Id when trusted.
 func (a *API) userID(req events.APIGatewayV2HTTPRequest) (string, error) {
 	id, found := "", false

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/internal/openapitest"
 	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/localrun"
 )
@@ -31,7 +32,7 @@ func do(t *testing.T, method, url, user string, headers map[string]string) (int,
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := openapitest.Client(t).Do(req) // every exchange is checked against docs/openapi.yaml
 	if err != nil {
 		t.Error(err)
 		return 0, ""
@@ -41,20 +42,18 @@ func do(t *testing.T, method, url, user string, headers map[string]string) (int,
 	return resp.StatusCode, string(b)
 }
 
-// Real users' journeys over HTTP against a real redis-server: enter, poll
-// as told by pollAfterMs, get READY, order, retry with the same key.
-func TestUserJourneys(t *testing.T) {
+func startRunner(t *testing.T, env map[string]string) (*localrun.Runner, *redistest.Server) {
+	t.Helper()
 	srv := redistest.Start(t)
 	cfg, err := waitroom.LoadConfig(func(k string) (string, bool) {
-		switch k {
-		case "REDIS_URL":
-			return srv.URL(), true
-		case "ADDR":
-			return "127.0.0.1:0", true
-		case "ADMIT_RATE_PER_SEC":
-			return "20", true
+		v, ok := env[k]
+		if k == "REDIS_URL" {
+			v, ok = srv.URL(), true
 		}
-		return "", false
+		if k == "ADDR" {
+			v, ok = "127.0.0.1:0", true
+		}
+		return v, ok
 	}, waitroom.LocalDefaults)
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +62,59 @@ func TestUserJourneys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
+	t.Cleanup(r.Close)
+	return r, srv
+}
+
+// What the runner answers besides the journey, over HTTP, each answer
+// checked against docs/openapi.yaml by the client.
+func TestRunnerRefusals(t *testing.T) {
+	r, srv := startRunner(t, nil)
+	client := openapitest.Client(t)
+	send := func(method, path string, body io.Reader, header ...string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(method, r.URL+path, body)
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		return resp
+	}
+	cases := []struct {
+		method, path string
+		body         io.Reader
+		header       []string
+		status       int
+	}{
+		{"GET", "/nope", nil, nil, http.StatusNotFound},
+		{"GET", "/queue/enter", nil, []string{"X-User-Id", "u"}, http.StatusMethodNotAllowed},
+		{"POST", "/queue/position", nil, []string{"X-User-Id", "u"}, http.StatusMethodNotAllowed},
+		{"POST", "/queue/enter?room=Shoes", nil, []string{"X-User-Id", "u"}, http.StatusBadRequest},
+		{"GET", "/queue/position", nil, nil, http.StatusUnauthorized},
+		{"POST", "/orders", strings.NewReader("{}"), []string{"X-User-Id", "u"}, http.StatusForbidden},
+		{"POST", "/orders", strings.NewReader(strings.Repeat("x", 10<<20+1)), []string{"X-User-Id", "u", "X-Entry-Token", "t"}, http.StatusRequestEntityTooLarge},
+	}
+	for _, c := range cases {
+		if resp := send(c.method, c.path, c.body, c.header...); resp.StatusCode != c.status {
+			t.Errorf("%s %s: %d, want %d", c.method, c.path, resp.StatusCode, c.status)
+		}
+	}
+	srv.Stop()
+	resp := send("GET", "/healthz", nil)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("healthz with the store down: %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+}
+
+// Real users' journeys over HTTP against a real redis-server: enter, poll
+// as told by pollAfterMs, get READY, order, retry with the same key.
+func TestUserJourneys(t *testing.T) {
+	r, _ := startRunner(t, map[string]string{"ADMIT_RATE_PER_SEC": "20"})
 
 	if code, body := do(t, "GET", r.URL+"/healthz", "", nil); code != 200 {
 		t.Fatalf("healthz %d %s", code, body)

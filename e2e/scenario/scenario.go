@@ -69,10 +69,10 @@ func (c Config) FunctionEnv() map[string]string {
 	}
 }
 
-// batch is one batch per API.md: rate × interval.
+// batch is one batch per docs/API.md: rate × interval.
 func (c Config) batch() float64 { return c.RatePerSec * float64(c.IntervalMs) / 1000 }
 
-// ExpectedWait is API.md's estimatedWaitSeconds for a position.
+// ExpectedWait is docs/API.md's estimatedWaitSeconds for a position.
 func (c Config) ExpectedWait(pos int64) int64 {
 	if float64(pos) <= c.batch() {
 		return 0
@@ -81,8 +81,8 @@ func (c Config) ExpectedWait(pos int64) int64 {
 }
 
 // PollRange is the range of pollAfterMs for a position: the tier of its
-// estimated wait, base ±20% (API.md), but never later than the user's turn,
-// position / rate plus half to one interval (README, "waiting experience").
+// estimated wait, base ±20% (docs/API.md), but never later than the user's turn,
+// position / rate plus half to one interval (docs/API.md, "Estimated wait and when to ask again").
 func (c Config) PollRange(pos int64) (lo, hi int64) {
 	base := 2000.0
 	switch wait := c.ExpectedWait(pos); {
