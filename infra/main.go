@@ -39,6 +39,7 @@ const (
 	CtxAlarmTopicArn    = "alarmTopicArn"
 	CtxAlarmEmail       = "alarmEmail"
 	CtxNamePrefix       = "namePrefix"
+	CtxPollTiers        = "pollTiers"
 )
 
 func main() {
@@ -111,7 +112,13 @@ func propsFromContext(ctx contextGetter) (WaitroomProps, error) {
 		}
 		p.OrderGateFailOpen = b
 	}
-	num(CtxAdmitRate, &p.AdmitRatePerSec)
+	if s := ctxString(ctx, CtxAdmitRate); s != "" {
+		r, e := strconv.ParseFloat(s, 64)
+		if e != nil {
+			return p, fmt.Errorf("context %s=%q: want a number", CtxAdmitRate, s)
+		}
+		p.AdmitRatePerSec = r
+	}
 	num(CtxAdmitInterval, &p.AdmitIntervalMs)
 	num(CtxTokenTTL, &p.EntryTokenTTLSeconds)
 	num(CtxQueueCapacity, &p.QueueCapacity)
@@ -139,6 +146,7 @@ func propsFromContext(ctx contextGetter) (WaitroomProps, error) {
 	p.AlarmTopicArn = ctxString(ctx, CtxAlarmTopicArn)
 	p.AlarmEmail = ctxString(ctx, CtxAlarmEmail)
 	p.NamePrefix = ctxString(ctx, CtxNamePrefix)
+	p.PollTiers = ctxString(ctx, CtxPollTiers)
 	return p, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/interfaces/interfacesawscloudwatch"
@@ -33,7 +34,7 @@ const (
 	// over five minutes.
 	FunctionErrorsThreshold    = 1
 	FunctionThrottlesThreshold = 1
-	// StoreUnavailableThreshold: 503s for an unreachable store, per minute,
+	// StoreUnavailableThreshold: 503s for an unreachable store, per oneMinute(),
 	// two minutes in a row.
 	StoreUnavailableThreshold = 1
 )
@@ -97,10 +98,13 @@ func shareOfAdmitted(id, metric, metricLabel string, fewSamples int, label strin
 
 // newMonitoring adds the alarms and the dashboard; it returns the dashboard name.
 func newMonitoring(stack awscdk.Stack, p WaitroomProps, w *Waitroom) string {
-	minute := awscdk.Duration_Minutes(jsii.Number(1))
-	five := awscdk.Duration_Minutes(jsii.Number(5))
-	window := rateWindow(p)
+	alarms := newAlarms(stack, p, w, newAlarmTopic(stack, p))
+	return newDashboard(stack, p, w, alarms)
+}
 
+// newAlarmTopic is where alarms notify: the operator's topic, a new one
+// with an e-mail subscription, or none.
+func newAlarmTopic(stack awscdk.Stack, p WaitroomProps) awssns.ITopic {
 	var topic awssns.ITopic
 	switch {
 	case p.AlarmTopicArn != "":
@@ -113,31 +117,48 @@ func newMonitoring(stack awscdk.Stack, p WaitroomProps, w *Waitroom) string {
 	if topic != nil {
 		awscdk.NewCfnOutput(stack, jsii.String("AlarmTopicArn"), &awscdk.CfnOutputProps{Value: topic.TopicArn()})
 	}
+	return topic
+}
 
-	var alarms []interfacesawscloudwatch.IAlarmRef
-	alarm := func(id, desc string, m awscloudwatch.IMetric, threshold float64, op awscloudwatch.ComparisonOperator,
-		periods, datapoints float64, missing awscloudwatch.TreatMissingData) awscloudwatch.Alarm {
-		a := awscloudwatch.NewAlarm(stack, jsii.String(id), &awscloudwatch.AlarmProps{
-			AlarmName:          jsii.String(p.NamePrefix + "-" + id),
-			AlarmDescription:   jsii.String(desc + " See infra/README.md, Alarms."),
-			Metric:             m,
-			Threshold:          jsii.Number(threshold),
-			ComparisonOperator: op,
-			EvaluationPeriods:  jsii.Number(periods),
-			DatapointsToAlarm:  jsii.Number(datapoints),
-			TreatMissingData:   missing,
-		})
-		if topic != nil {
-			a.AddAlarmAction(awscloudwatchactions.NewSnsAction(topic))
-			a.AddOkAction(awscloudwatchactions.NewSnsAction(topic))
-		}
-		alarms = append(alarms, a)
-		return a
+// alarmSet adds alarms that all notify one topic and collects them for the
+// dashboard's alarm status widget.
+type alarmSet struct {
+	stack  awscdk.Stack
+	prefix string
+	topic  awssns.ITopic
+	all    []interfacesawscloudwatch.IAlarmRef
+}
+
+func (s *alarmSet) add(id, desc string, m awscloudwatch.IMetric, threshold float64, op awscloudwatch.ComparisonOperator,
+	periods, datapoints float64, missing awscloudwatch.TreatMissingData) awscloudwatch.Alarm {
+	a := awscloudwatch.NewAlarm(s.stack, jsii.String(id), &awscloudwatch.AlarmProps{
+		AlarmName:          jsii.String(s.prefix + "-" + id),
+		AlarmDescription:   jsii.String(desc + " See infra/README.md, Alarms."),
+		Metric:             m,
+		Threshold:          jsii.Number(threshold),
+		ComparisonOperator: op,
+		EvaluationPeriods:  jsii.Number(periods),
+		DatapointsToAlarm:  jsii.Number(datapoints),
+		TreatMissingData:   missing,
+	})
+	if s.topic != nil {
+		a.AddAlarmAction(awscloudwatchactions.NewSnsAction(s.topic))
+		a.AddOkAction(awscloudwatchactions.NewSnsAction(s.topic))
 	}
+	s.all = append(s.all, a)
+	return a
+}
+
+// newAlarms adds the domain alarms and the operational ones.
+func newAlarms(stack awscdk.Stack, p WaitroomProps, w *Waitroom, topic awssns.ITopic) []interfacesawscloudwatch.IAlarmRef {
+	five := awscdk.Duration_Minutes(jsii.Number(5))
+	window := rateWindow(p)
+	set := &alarmSet{stack: stack, prefix: p.NamePrefix, topic: topic}
+	alarm := set.add
 
 	alarm(AlarmAdmitStalled,
 		"No admit batch ran in the last minute: the line is frozen.",
-		wrMetric(metrics.AdmitBatches, "Sum", minute, "Admit batches"),
+		wrMetric(metrics.AdmitBatches, "Sum", oneMinute(), "Admit batches"),
 		AdmitStalledThreshold, awscloudwatch.ComparisonOperator_LESS_THAN_THRESHOLD, 1, 1,
 		awscloudwatch.TreatMissingData_BREACHING)
 
@@ -145,7 +166,7 @@ func newMonitoring(stack awscdk.Stack, p WaitroomProps, w *Waitroom) string {
 	alarm(AlarmQueueNearCapacity,
 		fmt.Sprintf("The fullest room holds more than %.0f%% of QUEUE_CAPACITY (%d): new arrivals will soon get 429 queue_full.",
 			QueueNearCapacityFraction*100, p.QueueCapacity),
-		wrMetric(metrics.QueueDepth, "Maximum", minute, "Queue depth (fullest room)"),
+		wrMetric(metrics.QueueDepth, "Maximum", oneMinute(), "Queue depth (fullest room)"),
 		capacityThreshold, awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, 1, 1,
 		awscloudwatch.TreatMissingData_NOT_BREACHING)
 
@@ -164,11 +185,11 @@ func newMonitoring(stack awscdk.Stack, p WaitroomProps, w *Waitroom) string {
 	api5xx := awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
 		Expression: jsii.String(fmt.Sprintf("IF(requests >= %d, 100 * errors / requests, 0)", RateMinSample)),
 		UsingMetrics: &map[string]awscloudwatch.IMetric{
-			"requests": w.API.MetricCount(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: minute}),
-			"errors":   w.API.MetricServerError(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: minute}),
+			"requests": w.API.MetricCount(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: oneMinute()}),
+			"errors":   w.API.MetricServerError(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: oneMinute()}),
 		},
 		Label:  jsii.String("API 5xx %"),
-		Period: minute,
+		Period: oneMinute(),
 	})
 	alarm(AlarmApi5xx,
 		fmt.Sprintf("More than %d%% of API answers were 5xx in 3 of the last 5 minutes.", Api5xxPercent),
@@ -177,7 +198,7 @@ func newMonitoring(stack awscdk.Stack, p WaitroomProps, w *Waitroom) string {
 
 	alarm(AlarmStoreUnavailable,
 		"Requests were answered 503 because the cache could not be reached, two minutes in a row.",
-		wrMetric(metrics.StoreUnavailable, "Sum", minute, "Store unavailable"),
+		wrMetric(metrics.StoreUnavailable, "Sum", oneMinute(), "Store unavailable"),
 		StoreUnavailableThreshold, awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD, 2, 2,
 		awscloudwatch.TreatMissingData_NOT_BREACHING)
 
@@ -195,133 +216,153 @@ func newMonitoring(stack awscdk.Stack, p WaitroomProps, w *Waitroom) string {
 			awscloudwatch.TreatMissingData_NOT_BREACHING)
 	}
 
-	// Dashboard.
-	name := p.NamePrefix
-	graph := func(title string, width float64, left []awscloudwatch.IMetric, right []awscloudwatch.IMetric, ann []*awscloudwatch.HorizontalAnnotation) awscloudwatch.GraphWidget {
-		props := &awscloudwatch.GraphWidgetProps{
-			Title: jsii.String(title), Width: jsii.Number(width), Height: jsii.Number(6), Left: &left,
-		}
-		if len(right) > 0 {
-			props.Right = &right
-		}
-		if len(ann) > 0 {
-			props.LeftAnnotations = &ann
-		}
-		return awscloudwatch.NewGraphWidget(props)
-	}
-	m := func(n, stat, label string) awscloudwatch.IMetric { return wrMetric(n, stat, minute, label) }
-	perRoom := func(n, stat string) awscloudwatch.IMetric {
-		return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
-			Expression: jsii.String(fmt.Sprintf(`SEARCH('{%s,%s} MetricName="%s"', '%s', 60)`,
-				metrics.Namespace, metrics.DimensionRoom, n, stat)),
-			Label:  jsii.String(""),
-			Period: minute,
-		})
-	}
-	fnMetrics := func(f func(string) awscloudwatch.IMetric) []awscloudwatch.IMetric {
-		var out []awscloudwatch.IMetric
-		for _, n := range Functions {
-			out = append(out, f(n))
-		}
-		return out
-	}
+	return set.all
+}
 
+// newDashboard lays out the operator's page: the alarm states on top, then
+// the line, admission, tokens, orders, the API and the functions.
+func newDashboard(stack awscdk.Stack, p WaitroomProps, w *Waitroom, alarms []interfacesawscloudwatch.IAlarmRef) string {
 	dash := awscloudwatch.NewDashboard(stack, jsii.String("Dashboard"), &awscloudwatch.DashboardProps{
-		DashboardName:   jsii.String(name),
+		DashboardName:   jsii.String(p.NamePrefix),
 		DefaultInterval: awscdk.Duration_Hours(jsii.Number(3)),
 	})
-	dash.AddWidgets(
-		awscloudwatch.NewTextWidget(&awscloudwatch.TextWidgetProps{
-			Markdown: jsii.String(fmt.Sprintf("# Waitroom\nAdmission %d/s per room in batches every %d ms; capacity %d per room; "+
-				"entry tokens live %d s. Alarms and what to do: infra/README.md.",
-				p.AdmitRatePerSec, p.AdmitIntervalMs, p.QueueCapacity, p.EntryTokenTTLSeconds)),
-			Width: jsii.Number(24), Height: jsii.Number(2),
-		}),
-	)
-	dash.AddWidgets(
-		awscloudwatch.NewAlarmStatusWidget(&awscloudwatch.AlarmStatusWidgetProps{
-			Title: jsii.String("Alarms"), Alarms: &alarms, Width: jsii.Number(24), Height: jsii.Number(4),
-		}),
-	)
-	dash.AddWidgets(
-		awscloudwatch.NewSingleValueWidget(&awscloudwatch.SingleValueWidgetProps{
-			Title: jsii.String("Now"), Width: jsii.Number(24), Height: jsii.Number(4),
-			Metrics: &[]awscloudwatch.IMetric{
-				m(metrics.QueueDepth, "Maximum", "Queue depth (fullest room)"),
-				m(metrics.ActiveTokens, "Maximum", "Active tokens (fullest room)"),
-				m(metrics.Admitted, "Sum", "Admitted / min"),
-				m(metrics.WaitSeconds, "Average", "Wait s (avg)"),
-				m(metrics.WaitSeconds, "p99", "Wait s (p99)"),
-				m(metrics.AdmitBatches, "Sum", "Admit batches / min"),
-			},
-		}),
-	)
-	dash.AddWidgets(
-		graph("Queue depth (fullest room)", 8,
-			[]awscloudwatch.IMetric{m(metrics.QueueDepth, "Maximum", "Queue depth")}, nil,
+	dash.AddWidgets(awscloudwatch.NewTextWidget(&awscloudwatch.TextWidgetProps{
+		Markdown: jsii.String(fmt.Sprintf("# Waitroom\nAdmission %g/s per room in batches every %d ms; capacity %d per room; "+
+			"entry tokens live %d s. Alarms and what to do: infra/README.md.",
+			p.AdmitRatePerSec, p.AdmitIntervalMs, p.QueueCapacity, p.EntryTokenTTLSeconds)),
+		Width: jsii.Number(24), Height: jsii.Number(2),
+	}))
+	dash.AddWidgets(awscloudwatch.NewAlarmStatusWidget(&awscloudwatch.AlarmStatusWidgetProps{
+		Title: jsii.String("Alarms"), Alarms: &alarms, Width: jsii.Number(24), Height: jsii.Number(4),
+	}))
+	for _, row := range [][]awscloudwatch.IWidget{nowRow(), lineRow(p), tokenRow(p), apiRow(w), functionRow(w), perRoomRow()} {
+		dash.AddWidgets(row...)
+	}
+	return p.NamePrefix
+}
+
+// oneMinute is the period of the per-minute views.
+func oneMinute() awscdk.Duration { return awscdk.Duration_Minutes(jsii.Number(1)) }
+
+// graph is a 6-high graph widget; right and ann may be nil.
+func graph(title string, width float64, left, right []awscloudwatch.IMetric, ann []*awscloudwatch.HorizontalAnnotation) awscloudwatch.IWidget {
+	props := &awscloudwatch.GraphWidgetProps{Title: jsii.String(title), Width: jsii.Number(width), Height: jsii.Number(6), Left: &left}
+	if len(right) > 0 {
+		props.Right = &right
+	}
+	if len(ann) > 0 {
+		props.LeftAnnotations = &ann
+	}
+	return awscloudwatch.NewGraphWidget(props)
+}
+
+// m is a Waitroom aggregate metric per minute.
+func m(name, stat, label string) awscloudwatch.IMetric {
+	return wrMetric(name, stat, oneMinute(), label)
+}
+
+func metricsOf(ms ...awscloudwatch.IMetric) []awscloudwatch.IMetric { return ms }
+
+func nowRow() []awscloudwatch.IWidget {
+	return []awscloudwatch.IWidget{awscloudwatch.NewSingleValueWidget(&awscloudwatch.SingleValueWidgetProps{
+		Title: jsii.String("Now"), Width: jsii.Number(24), Height: jsii.Number(4),
+		Metrics: &[]awscloudwatch.IMetric{
+			m(metrics.QueueDepth, "Maximum", "Queue depth (fullest room)"),
+			m(metrics.ActiveTokens, "Maximum", "Active tokens (fullest room)"),
+			m(metrics.Admitted, "Sum", "Admitted / min"),
+			m(metrics.WaitSeconds, "Average", "Wait s (avg)"),
+			m(metrics.WaitSeconds, "p99", "Wait s (p99)"),
+			m(metrics.AdmitBatches, "Sum", "Admit batches / min"),
+		},
+	})}
+}
+
+func lineRow(p WaitroomProps) []awscloudwatch.IWidget {
+	return []awscloudwatch.IWidget{
+		graph("Queue depth (fullest room)", 8, metricsOf(m(metrics.QueueDepth, "Maximum", "Queue depth")), nil,
 			[]*awscloudwatch.HorizontalAnnotation{
-				{Value: jsii.Number(capacityThreshold), Label: jsii.String("alarm: 90% of capacity")},
+				{Value: jsii.Number(QueueNearCapacityFraction * float64(p.QueueCapacity)), Label: jsii.String("alarm: 90% of capacity")},
 				{Value: jsii.Number(float64(p.QueueCapacity)), Label: jsii.String("QUEUE_CAPACITY")},
 			}),
 		graph("Arrivals per minute", 8,
-			[]awscloudwatch.IMetric{m(metrics.Entered, "Sum", "Entered"), m(metrics.QueueFull, "Sum", "Refused: queue full (429)")}, nil, nil),
-		graph("Admission per minute", 8,
-			[]awscloudwatch.IMetric{m(metrics.Admitted, "Sum", "Admitted")},
-			[]awscloudwatch.IMetric{m(metrics.AdmitBatches, "Sum", "Admit batches (heartbeat)")}, nil),
-	)
-	dash.AddWidgets(
+			metricsOf(m(metrics.Entered, "Sum", "Entered"), m(metrics.QueueFull, "Sum", "Refused: queue full (429)")), nil, nil),
+		graph("Admission per minute", 8, metricsOf(m(metrics.Admitted, "Sum", "Admitted")),
+			metricsOf(m(metrics.AdmitBatches, "Sum", "Admit batches (heartbeat)")), nil),
+	}
+}
+
+func tokenRow(p WaitroomProps) []awscloudwatch.IWidget {
+	window := rateWindow(p)
+	return []awscloudwatch.IWidget{
 		graph("Wait, enter to admitted (seconds)", 8,
-			[]awscloudwatch.IMetric{m(metrics.WaitSeconds, "Average", "Average"), m(metrics.WaitSeconds, "p99", "p99")}, nil, nil),
-		graph("Token conversion and expiry (%)", 8,
-			[]awscloudwatch.IMetric{conversionExpr(window), expiryExpr(window)}, nil,
+			metricsOf(m(metrics.WaitSeconds, "Average", "Average"), m(metrics.WaitSeconds, "p99", "p99")), nil, nil),
+		graph("Token conversion and expiry (%)", 8, metricsOf(conversionExpr(window), expiryExpr(window)), nil,
 			[]*awscloudwatch.HorizontalAnnotation{
 				{Value: jsii.Number(LowConversionPercent), Label: jsii.String("conversion alarm below")},
 				{Value: jsii.Number(HighExpiryPercent), Label: jsii.String("expiry alarm above")},
 			}),
 		graph("Entry tokens per minute", 8,
-			[]awscloudwatch.IMetric{
-				m(metrics.Admitted, "Sum", "Issued (admitted)"),
-				m(metrics.TokensConsumed, "Sum", "Consumed"),
-				m(metrics.TokensExpired, "Sum", "Expired"),
-				m(metrics.TokensRejected, "Sum", "Rejected (403)"),
-			},
-			[]awscloudwatch.IMetric{m(metrics.ActiveTokens, "Maximum", "Active tokens (fullest room)")}, nil),
-	)
-	dash.AddWidgets(
+			metricsOf(m(metrics.Admitted, "Sum", "Issued (admitted)"), m(metrics.TokensConsumed, "Sum", "Consumed"),
+				m(metrics.TokensExpired, "Sum", "Expired"), m(metrics.TokensRejected, "Sum", "Rejected (403)")),
+			metricsOf(m(metrics.ActiveTokens, "Maximum", "Active tokens (fullest room)")), nil),
+	}
+}
+
+func apiRow(w *Waitroom) []awscloudwatch.IWidget {
+	opt := func(stat, label string) *awscloudwatch.MetricOptions {
+		return &awscloudwatch.MetricOptions{Statistic: jsii.String(stat), Period: oneMinute(), Label: jsii.String(label)}
+	}
+	return []awscloudwatch.IWidget{
 		graph("Orders per minute", 8,
-			[]awscloudwatch.IMetric{m(metrics.OrdersPassed, "Sum", "Passed (2xx)"), m(metrics.OrdersFailed, "Sum", "Failed")}, nil, nil),
+			metricsOf(m(metrics.OrdersPassed, "Sum", "Passed (2xx)"), m(metrics.OrdersFailed, "Sum", "Failed")), nil, nil),
 		graph("Store unavailable (503) per minute", 8,
-			[]awscloudwatch.IMetric{m(metrics.StoreUnavailable, "Sum", "Store unavailable")}, nil, nil),
+			metricsOf(m(metrics.StoreUnavailable, "Sum", "Store unavailable")), nil, nil),
 		graph("API", 8,
-			[]awscloudwatch.IMetric{
-				w.API.MetricCount(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: minute, Label: jsii.String("Requests")}),
-				w.API.MetricClientError(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: minute, Label: jsii.String("4xx")}),
-				w.API.MetricServerError(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: minute, Label: jsii.String("5xx")}),
-			},
-			[]awscloudwatch.IMetric{
-				w.API.MetricLatency(&awscloudwatch.MetricOptions{Statistic: jsii.String("p99"), Period: minute, Label: jsii.String("Latency p99 (ms)")}),
-			}, nil),
-	)
-	dash.AddWidgets(
-		graph("Function errors and throttles", 8,
-			fnMetrics(func(n string) awscloudwatch.IMetric {
-				return w.Functions[n].MetricErrors(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: minute, Label: jsii.String(n + " errors")})
-			}),
-			fnMetrics(func(n string) awscloudwatch.IMetric {
-				return w.Functions[n].MetricThrottles(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: minute, Label: jsii.String(n + " throttles")})
-			}), nil),
-		graph("Function duration p99 (ms)", 8,
-			fnMetrics(func(n string) awscloudwatch.IMetric {
-				return w.Functions[n].MetricDuration(&awscloudwatch.MetricOptions{Statistic: jsii.String("p99"), Period: minute, Label: jsii.String(n)})
-			}), nil, nil),
-		graph("Concurrent executions (max)", 8,
-			fnMetrics(func(n string) awscloudwatch.IMetric {
-				return w.Functions[n].Metric(jsii.String("ConcurrentExecutions"), &awscloudwatch.MetricOptions{Statistic: jsii.String("Maximum"), Period: minute, Label: jsii.String(n)})
-			}), nil, nil),
-	)
-	dash.AddWidgets(
-		graph("Per room: queue depth", 12, []awscloudwatch.IMetric{perRoom(metrics.QueueDepth, "Maximum")}, nil, nil),
-		graph("Per room: admitted per minute", 12, []awscloudwatch.IMetric{perRoom(metrics.Admitted, "Sum")}, nil, nil),
-	)
-	return name
+			metricsOf(w.API.MetricCount(opt("Sum", "Requests")), w.API.MetricClientError(opt("Sum", "4xx")),
+				w.API.MetricServerError(opt("Sum", "5xx"))),
+			metricsOf(w.API.MetricLatency(opt("p99", "Latency p99 (ms)"))), nil),
+	}
+}
+
+func functionRow(w *Waitroom) []awscloudwatch.IWidget {
+	per := func(f func(fn awslambda.Function, o *awscloudwatch.MetricOptions) awscloudwatch.IMetric, stat, suffix string) []awscloudwatch.IMetric {
+		var out []awscloudwatch.IMetric
+		for _, n := range Functions {
+			out = append(out, f(w.Functions[n], &awscloudwatch.MetricOptions{Statistic: jsii.String(stat), Period: oneMinute(), Label: jsii.String(n + suffix)}))
+		}
+		return out
+	}
+	errs := func(fn awslambda.Function, o *awscloudwatch.MetricOptions) awscloudwatch.IMetric {
+		return fn.MetricErrors(o)
+	}
+	throttles := func(fn awslambda.Function, o *awscloudwatch.MetricOptions) awscloudwatch.IMetric {
+		return fn.MetricThrottles(o)
+	}
+	duration := func(fn awslambda.Function, o *awscloudwatch.MetricOptions) awscloudwatch.IMetric {
+		return fn.MetricDuration(o)
+	}
+	concurrent := func(fn awslambda.Function, o *awscloudwatch.MetricOptions) awscloudwatch.IMetric {
+		return fn.Metric(jsii.String("ConcurrentExecutions"), o)
+	}
+	return []awscloudwatch.IWidget{
+		graph("Function errors and throttles", 8, per(errs, "Sum", " errors"), per(throttles, "Sum", " throttles"), nil),
+		graph("Function duration p99 (ms)", 8, per(duration, "p99", ""), nil, nil),
+		graph("Concurrent executions (max)", 8, per(concurrent, "Maximum", ""), nil, nil),
+	}
+}
+
+// perRoomRow shows every room with SEARCH, so new rooms appear by themselves.
+func perRoomRow() []awscloudwatch.IWidget {
+	perRoom := func(n, stat string) awscloudwatch.IMetric {
+		return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+			Expression: jsii.String(fmt.Sprintf(`SEARCH('{%s,%s} MetricName="%s"', '%s', 60)`,
+				metrics.Namespace, metrics.DimensionRoom, n, stat)),
+			Label:  jsii.String(""),
+			Period: oneMinute(),
+		})
+	}
+	return []awscloudwatch.IWidget{
+		graph("Per room: queue depth", 12, metricsOf(perRoom(metrics.QueueDepth, "Maximum")), nil, nil),
+		graph("Per room: admitted per minute", 12, metricsOf(perRoom(metrics.Admitted, "Sum")), nil, nil),
+	}
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+
+	"github.com/waitroom/waitroom"
 )
 
 // CacheMode chooses how the Redis-compatible store is provisioned.
@@ -82,12 +84,17 @@ type WaitroomProps struct {
 	// must be set.
 	TrustUserHeaderFromProxy bool
 
-	AdmitRatePerSec      int // ADMIT_RATE_PER_SEC, default 100
-	AdmitIntervalMs      int // ADMIT_INTERVAL_MS, default 100
-	EntryTokenTTLSeconds int // ENTRY_TOKEN_TTL_SECONDS, default 300
-	QueueCapacity        int // QUEUE_CAPACITY, default 100000
-	OrderAPIURL          string
-	OrderTimeoutMs       int // ORDER_TIMEOUT_MS, default 10000
+	// The functions' configuration (docs/API.md); zero values take the
+	// root package's defaults (waitroom.Default*).
+	AdmitRatePerSec      float64 // ADMIT_RATE_PER_SEC
+	AdmitIntervalMs      int     // ADMIT_INTERVAL_MS
+	EntryTokenTTLSeconds int     // ENTRY_TOKEN_TTL_SECONDS
+	QueueCapacity        int     // QUEUE_CAPACITY
+	OrderAPIURL          string  // ORDER_API_URL
+	OrderTimeoutMs       int     // ORDER_TIMEOUT_MS
+	// PollTiers is POLL_TIERS, "minWaitSeconds:pollMs,…"; checked with
+	// waitroom.ParsePollTiers at synthesis so a bad table never deploys.
+	PollTiers string
 	// OrderGateFailOpen sets ORDER_GATE_FAIL_OPEN=true: while the store is
 	// unreachable the gate forwards orders unguarded (BRIEF.md, failure
 	// policy). Off by default: the gate answers 503.
@@ -143,19 +150,22 @@ func DefaultNamePrefix(stackID string) string {
 // WithDefaults returns a copy of p with every zero value replaced by its default.
 func (p WaitroomProps) WithDefaults(stackID string) WaitroomProps {
 	if p.AdmitRatePerSec == 0 {
-		p.AdmitRatePerSec = 100
+		p.AdmitRatePerSec = waitroom.DefaultAdmitRatePerSec
 	}
 	if p.AdmitIntervalMs == 0 {
-		p.AdmitIntervalMs = 100
+		p.AdmitIntervalMs = waitroom.DefaultAdmitIntervalMs
 	}
 	if p.EntryTokenTTLSeconds == 0 {
-		p.EntryTokenTTLSeconds = 300
+		p.EntryTokenTTLSeconds = waitroom.DefaultEntryTokenTTLSeconds
 	}
 	if p.QueueCapacity == 0 {
-		p.QueueCapacity = 100000
+		p.QueueCapacity = waitroom.DefaultQueueCapacity
 	}
 	if p.OrderTimeoutMs == 0 {
-		p.OrderTimeoutMs = 10000
+		p.OrderTimeoutMs = waitroom.DefaultOrderTimeoutMs
+	}
+	if p.PollTiers == "" {
+		p.PollTiers = waitroom.DefaultPollTiers
 	}
 	if p.CacheMode == "" {
 		p.CacheMode = CacheServerless
@@ -212,6 +222,16 @@ func (p WaitroomProps) OrderGateTimeoutSeconds() int {
 
 // Validate reports the first problem with (defaulted) props.
 func (p WaitroomProps) Validate() error {
+	for _, check := range []func() error{p.validateIdentity, p.validateConfig, p.validateDeployment} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateIdentity: exactly one identity source, and a usable one.
+func (p WaitroomProps) validateIdentity() error {
 	if p.JwtIssuer == "" && !p.TrustUserHeaderFromProxy {
 		return ErrNoAuthorizer
 	}
@@ -227,17 +247,21 @@ func (p WaitroomProps) Validate() error {
 			return errors.New("waitroom: JwtAudience needs at least one audience with JwtIssuer")
 		}
 	}
-	if p.AssetDir == "" {
-		return errors.New("waitroom: AssetDir is required (the build/ directory of `make build`)")
-	}
+	return nil
+}
+
+// validateConfig checks the functions' environment with the bounds the
+// functions themselves apply at start, so that a bad value fails here and
+// not at the first cold start.
+func (p WaitroomProps) validateConfig() error {
 	if p.OrderAPIURL == "" {
 		return errors.New("waitroom: OrderAPIURL is required (context orderApiUrl): the base URL of the order API the gate protects")
 	}
 	if u, err := url.Parse(p.OrderAPIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("waitroom: OrderAPIURL %q must be an http(s) URL", p.OrderAPIURL)
 	}
-	if p.AdmitRatePerSec < 1 {
-		return fmt.Errorf("waitroom: AdmitRatePerSec must be at least 1, got %d", p.AdmitRatePerSec)
+	if p.AdmitRatePerSec < 0.001 || p.AdmitRatePerSec > 1e6 {
+		return fmt.Errorf("waitroom: AdmitRatePerSec must be within 0.001..1000000, got %g", p.AdmitRatePerSec)
 	}
 	if p.AdmitIntervalMs < 10 || p.AdmitIntervalMs > 10000 {
 		return fmt.Errorf("waitroom: AdmitIntervalMs must be within 10..10000, got %d", p.AdmitIntervalMs)
@@ -251,6 +275,17 @@ func (p WaitroomProps) Validate() error {
 	// API Gateway HTTP APIs give an integration at most 30 s.
 	if p.OrderTimeoutMs < 100 || p.OrderGateTimeoutSeconds() > 29 {
 		return fmt.Errorf("waitroom: OrderTimeoutMs must be within 100..23000 (API Gateway waits 30 s at most), got %d", p.OrderTimeoutMs)
+	}
+	if _, err := waitroom.ParsePollTiers(p.PollTiers); err != nil {
+		return fmt.Errorf("waitroom: PollTiers (context pollTiers) %q: %w", p.PollTiers, err)
+	}
+	return nil
+}
+
+// validateDeployment checks the AWS side: cache, network, names, limits.
+func (p WaitroomProps) validateDeployment() error {
+	if p.AssetDir == "" {
+		return errors.New("waitroom: AssetDir is required (the build/ directory of `make build`)")
 	}
 	switch p.CacheMode {
 	case CacheServerless, CacheReplicationGroup:
@@ -269,4 +304,14 @@ func (p WaitroomProps) Validate() error {
 		return errors.New("waitroom: ApiRateLimit and ApiBurstLimit must be positive")
 	}
 	return nil
+}
+
+// PollTiersEnv is POLL_TIERS as the functions get it: the validated table
+// in its canonical spelling (farthest tier first).
+func (p WaitroomProps) PollTiersEnv() string {
+	t, err := waitroom.ParsePollTiers(p.PollTiers)
+	if err != nil {
+		return p.PollTiers
+	}
+	return t.String()
 }

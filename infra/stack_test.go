@@ -4,13 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -18,6 +14,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/metrics"
 )
 
@@ -186,13 +183,14 @@ func TestFunctionsRuntimeArchAndSizing(t *testing.T) {
 func TestFunctionEnvironmentMatchesAPIContract(t *testing.T) {
 	s := def(t)
 	want := map[string]string{
-		"ADMIT_RATE_PER_SEC":      "100",
-		"ADMIT_INTERVAL_MS":       "100",
-		"ADMIT_BATCHES":           "700", // 70 s of 100 ms batches per per-minute invocation
-		"ENTRY_TOKEN_TTL_SECONDS": "300",
-		"QUEUE_CAPACITY":          "100000",
+		"ADMIT_RATE_PER_SEC":      fmt.Sprint(waitroom.DefaultAdmitRatePerSec),
+		"ADMIT_INTERVAL_MS":       fmt.Sprint(waitroom.DefaultAdmitIntervalMs),
+		"ADMIT_BATCHES":           fmt.Sprint(70_000 / waitroom.DefaultAdmitIntervalMs), // 70 s per per-minute invocation
+		"ENTRY_TOKEN_TTL_SECONDS": fmt.Sprint(waitroom.DefaultEntryTokenTTLSeconds),
+		"QUEUE_CAPACITY":          fmt.Sprint(waitroom.DefaultQueueCapacity),
 		"ORDER_API_URL":           testOrderAPI,
-		"ORDER_TIMEOUT_MS":        "10000",
+		"ORDER_TIMEOUT_MS":        fmt.Sprint(waitroom.DefaultOrderTimeoutMs),
+		"POLL_TIERS":              waitroom.DefaultPollTiers,
 		"TRUST_USER_HEADER":       "false",
 		"REDIS_CLUSTER":           "true",
 	}
@@ -205,7 +203,7 @@ func TestFunctionEnvironmentMatchesAPIContract(t *testing.T) {
 		}
 		sort.Strings(keys)
 		wantKeys := []string{"ADMIT_BATCHES", "ADMIT_INTERVAL_MS", "ADMIT_RATE_PER_SEC", "ENTRY_TOKEN_TTL_SECONDS",
-			"ORDER_API_URL", "ORDER_TIMEOUT_MS", "QUEUE_CAPACITY", "REDIS_CLUSTER", "REDIS_SECRET_ARN", "REDIS_URL", "TRUST_USER_HEADER"}
+			"ORDER_API_URL", "ORDER_TIMEOUT_MS", "POLL_TIERS", "QUEUE_CAPACITY", "REDIS_CLUSTER", "REDIS_SECRET_ARN", "REDIS_URL", "TRUST_USER_HEADER"}
 		if strings.Join(keys, ",") != strings.Join(wantKeys, ",") {
 			t.Errorf("%s env keys = %v, want %v", name, keys, wantKeys)
 		}
@@ -682,46 +680,10 @@ func sortedCopy(in []string) []string {
 	return out
 }
 
-// metricConstants parses ../metrics/names.go: every metric name constant
-// the functions emit (everything but Namespace and DimensionRoom).
-func metricConstants(t *testing.T) map[string]string {
-	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join("..", "metrics", "names.go"), nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, decl := range f.Decls {
-		gd, ok := decl.(*ast.GenDecl)
-		if !ok || gd.Tok != token.CONST {
-			continue
-		}
-		for _, spec := range gd.Specs {
-			vs := spec.(*ast.ValueSpec)
-			for i, n := range vs.Names {
-				if n.Name == "Namespace" || n.Name == "DimensionRoom" {
-					continue
-				}
-				lit, ok := vs.Values[i].(*ast.BasicLit)
-				if !ok {
-					t.Fatalf("metrics.%s is not a string literal", n.Name)
-				}
-				v, _ := strconv.Unquote(lit.Value)
-				out[n.Name] = v
-			}
-		}
-	}
-	if len(out) < 10 {
-		t.Fatalf("parsed only %d metric names from metrics/names.go", len(out))
-	}
-	return out
-}
-
 func TestAlarmsAndDashboardUseTheMetricsPackageNames(t *testing.T) {
 	s := def(t)
-	consts := metricConstants(t)
 	known := map[string]bool{}
-	for _, v := range consts {
+	for _, v := range metrics.Names {
 		known[v] = true
 	}
 	// Every Waitroom metric an alarm reads is one of the package's names, in
@@ -745,9 +707,9 @@ func TestAlarmsAndDashboardUseTheMetricsPackageNames(t *testing.T) {
 	// The dashboard shows every metric the functions emit.
 	dashboards := s.resources("AWS::CloudWatch::Dashboard")
 	body := js(props(dashboards[onlyKey(t, dashboards, "")])["DashboardBody"])
-	for constName, v := range consts {
+	for _, v := range metrics.Names {
 		if !strings.Contains(body, `\"Waitroom\",\"`+v+`\"`) {
-			t.Errorf("dashboard does not show metrics.%s (%q)", constName, v)
+			t.Errorf("dashboard does not show the metric %q", v)
 		}
 	}
 	for _, want := range []string{`\"p99\"`, `SEARCH('{Waitroom,Room}`, `100 * consumed / admitted`, `100 * expired / admitted`} {
@@ -900,4 +862,21 @@ func onlyKey[V any](t *testing.T, m map[string]V, prefix string) string {
 		t.Fatalf("want exactly one resource (prefix %q), got %v", prefix, keys)
 	}
 	return keys[0]
+}
+
+func TestPollTiersFromTheRootPackage(t *testing.T) {
+	vars := def(t).fnProps(t, FnPosition)["Environment"].(map[string]any)["Variables"].(map[string]any)
+	if vars["POLL_TIERS"] != waitroom.DefaultPollTiers {
+		t.Errorf("POLL_TIERS = %v, want the default %q", vars["POLL_TIERS"], waitroom.DefaultPollTiers)
+	}
+	s := synthesize(t, func(p *WaitroomProps) { p.PollTiers = "0:1000, 30:4000" })
+	if v := s.fnProps(t, FnPosition)["Environment"].(map[string]any)["Variables"].(map[string]any)["POLL_TIERS"]; v != "30:4000,0:1000" {
+		t.Errorf("POLL_TIERS = %v, want the canonical 30:4000,0:1000", v)
+	}
+	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())})
+	p := baseProps()
+	p.PollTiers = "10:1000,0:5000"
+	if _, err := NewWaitroomStack(app, "Waitroom", p); err == nil || !strings.Contains(err.Error(), "pollTiers") {
+		t.Errorf("a tier table that polls faster far from the front: %v, want an error naming pollTiers", err)
+	}
 }
