@@ -2,11 +2,12 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsbudgets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/interfaces/interfacesawscloudwatch"
@@ -34,6 +35,9 @@ const (
 	// over five minutes.
 	FunctionErrorsThreshold    = 1
 	FunctionThrottlesThreshold = 1
+	// LatencyP99Ms: p99 of enter and position, in milliseconds (the order
+	// route's is half of ORDER_TIMEOUT_MS).
+	LatencyP99Ms = 1000
 	// StoreUnavailableThreshold: 503s for an unreachable store, per oneMinute(),
 	// two minutes in a row.
 	StoreUnavailableThreshold = 1
@@ -42,6 +46,12 @@ const (
 // AlarmIDs names the stack's alarms (construct ids, also the suffix of the
 // alarm names). Function alarms are <Function>Errors and <Function>Throttles.
 const (
+	AlarmAdmitErrors       = "AdmitErrors"
+	AlarmLambdaThrottles   = "LambdaThrottles"
+	AlarmApiThrottled      = "ApiThrottled"
+	AlarmLatencyPrefix     = "LatencyP99"
+	AlarmCacheLoad         = "CacheLoad"
+	AlarmCacheNearLimit    = "CacheNearLimit"
 	AlarmAdmitStalled      = "AdmitStalled"
 	AlarmQueueNearCapacity = "QueueNearCapacity"
 	AlarmLowConversion     = "LowTokenConversion"
@@ -149,39 +159,66 @@ func (s *alarmSet) add(id, desc string, m awscloudwatch.IMetric, threshold float
 	return a
 }
 
-// newAlarms adds the domain alarms and the operational ones.
+// newAlarms adds the domain alarms and the operational ones. Each alarm
+// costs $0.10 a month per metric it reads (infra/README.md counts them), so
+// one alarm covers what one operator action answers.
 func newAlarms(stack awscdk.Stack, p WaitroomProps, w *Waitroom, topic awssns.ITopic) []interfacesawscloudwatch.IAlarmRef {
-	five := awscdk.Duration_Minutes(jsii.Number(5))
-	window := rateWindow(p)
 	set := &alarmSet{stack: stack, prefix: p.NamePrefix, topic: topic}
-	alarm := set.add
+	domainAlarms(set, p)
+	apiAlarms(set, p, w)
+	functionAlarms(set, w)
+	cacheAlarms(set, p, w.Cache)
+	newBudget(stack, p)
+	return set.all
+}
 
-	alarm(AlarmAdmitStalled,
-		"No admit batch ran in the last minute: the line is frozen.",
+// domainAlarms read the functions' own metrics (the all-rooms aggregate).
+func domainAlarms(set *alarmSet, p WaitroomProps) {
+	// Two empty minutes out of three: an idle admit runs one batch a
+	// minute, and a tick can land either side of a minute's boundary.
+	set.add(AlarmAdmitStalled,
+		"No admit batch ran in two of the last three minutes: the line is frozen.",
 		wrMetric(metrics.AdmitBatches, "Sum", oneMinute(), "Admit batches"),
-		AdmitStalledThreshold, awscloudwatch.ComparisonOperator_LESS_THAN_THRESHOLD, 1, 1,
+		AdmitStalledThreshold, awscloudwatch.ComparisonOperator_LESS_THAN_THRESHOLD, 3, 2,
 		awscloudwatch.TreatMissingData_BREACHING)
-
-	capacityThreshold := QueueNearCapacityFraction * float64(p.QueueCapacity)
-	alarm(AlarmQueueNearCapacity,
+	set.add(AlarmQueueNearCapacity,
 		fmt.Sprintf("The fullest room holds more than %.0f%% of QUEUE_CAPACITY (%d): new arrivals will soon get 429 queue_full.",
 			QueueNearCapacityFraction*100, p.QueueCapacity),
 		wrMetric(metrics.QueueDepth, "Maximum", oneMinute(), "Queue depth (fullest room)"),
-		capacityThreshold, awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, 1, 1,
+		QueueNearCapacityFraction*float64(p.QueueCapacity), awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, 1, 1,
 		awscloudwatch.TreatMissingData_NOT_BREACHING)
-
-	alarm(AlarmLowConversion,
+	set.add(AlarmLowConversion,
 		fmt.Sprintf("Fewer than %d%% of admitted users ordered with their entry token.", LowConversionPercent),
-		conversionExpr(window),
+		conversionExpr(rateWindow(p)),
 		LowConversionPercent, awscloudwatch.ComparisonOperator_LESS_THAN_THRESHOLD, 1, 1,
 		awscloudwatch.TreatMissingData_NOT_BREACHING)
-
-	alarm(AlarmHighExpiry,
+	set.add(AlarmHighExpiry,
 		fmt.Sprintf("More than %d%% of entry tokens expired unused.", HighExpiryPercent),
-		expiryExpr(window),
+		expiryExpr(rateWindow(p)),
 		HighExpiryPercent, awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, 1, 1,
 		awscloudwatch.TreatMissingData_NOT_BREACHING)
+	set.add(AlarmStoreUnavailable,
+		"Requests were answered 503 because the cache could not be reached, two minutes in a row.",
+		wrMetric(metrics.StoreUnavailable, "Sum", oneMinute(), "Store unavailable"),
+		StoreUnavailableThreshold, awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD, 2, 2,
+		awscloudwatch.TreatMissingData_NOT_BREACHING)
+}
 
+// routeLatency is API Gateway's per-route latency (detailed metrics).
+func routeLatency(w *Waitroom, r route) awscloudwatch.IMetric {
+	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+		Namespace: jsii.String("AWS/ApiGateway"), MetricName: jsii.String("Latency"),
+		DimensionsMap: &map[string]*string{
+			"ApiId": w.API.ApiId(), "Stage": jsii.String("$default"),
+			"Resource": jsii.String(r.path), "Method": jsii.String(string(r.method)),
+		},
+		Statistic: jsii.String("p99"), Period: oneMinute(), Label: jsii.String(r.key() + " p99"),
+	})
+}
+
+// apiAlarms: the share of 5xx, p99 latency per route, and API Gateway's
+// own throttling (a 429 before any function ran).
+func apiAlarms(set *alarmSet, p WaitroomProps, w *Waitroom) {
 	api5xx := awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
 		Expression: jsii.String(fmt.Sprintf("IF(requests >= %d, 100 * errors / requests, 0)", RateMinSample)),
 		UsingMetrics: &map[string]awscloudwatch.IMetric{
@@ -191,178 +228,119 @@ func newAlarms(stack awscdk.Stack, p WaitroomProps, w *Waitroom, topic awssns.IT
 		Label:  jsii.String("API 5xx %"),
 		Period: oneMinute(),
 	})
-	alarm(AlarmApi5xx,
-		fmt.Sprintf("More than %d%% of API answers were 5xx in 3 of the last 5 minutes.", Api5xxPercent),
+	set.add(AlarmApi5xx,
+		fmt.Sprintf("More than %d%% of API answers were 5xx in 3 of the last 5 minutes (function errors and throttles show here too).", Api5xxPercent),
 		api5xx, Api5xxPercent, awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, 5, 3,
 		awscloudwatch.TreatMissingData_NOT_BREACHING)
-
-	alarm(AlarmStoreUnavailable,
-		"Requests were answered 503 because the cache could not be reached, two minutes in a row.",
-		wrMetric(metrics.StoreUnavailable, "Sum", oneMinute(), "Store unavailable"),
-		StoreUnavailableThreshold, awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD, 2, 2,
-		awscloudwatch.TreatMissingData_NOT_BREACHING)
-
-	for _, name := range Functions {
-		fn := w.Functions[name]
-		alarm(logicalName(name)+"Errors",
-			fmt.Sprintf("Function %s failed (crash, timeout or init error) in the last 5 minutes.", name),
-			fn.MetricErrors(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: five}),
-			FunctionErrorsThreshold, awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD, 1, 1,
-			awscloudwatch.TreatMissingData_NOT_BREACHING)
-		alarm(logicalName(name)+"Throttles",
-			fmt.Sprintf("Function %s was throttled (concurrency limit) in the last 5 minutes.", name),
-			fn.MetricThrottles(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: five}),
-			FunctionThrottlesThreshold, awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD, 1, 1,
-			awscloudwatch.TreatMissingData_NOT_BREACHING)
-	}
-
-	return set.all
-}
-
-// newDashboard lays out the operator's page: the alarm states on top, then
-// the line, admission, tokens, orders, the API and the functions.
-func newDashboard(stack awscdk.Stack, p WaitroomProps, w *Waitroom, alarms []interfacesawscloudwatch.IAlarmRef) string {
-	dash := awscloudwatch.NewDashboard(stack, jsii.String("Dashboard"), &awscloudwatch.DashboardProps{
-		DashboardName:   jsii.String(p.NamePrefix),
-		DefaultInterval: awscdk.Duration_Hours(jsii.Number(3)),
-	})
-	dash.AddWidgets(awscloudwatch.NewTextWidget(&awscloudwatch.TextWidgetProps{
-		Markdown: jsii.String(fmt.Sprintf("# Waitroom\nAdmission %g/s per room in batches every %d ms; capacity %d per room; "+
-			"entry tokens live %d s. Alarms and what to do: infra/README.md.",
-			p.AdmitRatePerSec, p.AdmitIntervalMs, p.QueueCapacity, p.EntryTokenTTLSeconds)),
-		Width: jsii.Number(24), Height: jsii.Number(2),
-	}))
-	dash.AddWidgets(awscloudwatch.NewAlarmStatusWidget(&awscloudwatch.AlarmStatusWidgetProps{
-		Title: jsii.String("Alarms"), Alarms: &alarms, Width: jsii.Number(24), Height: jsii.Number(4),
-	}))
-	for _, row := range [][]awscloudwatch.IWidget{nowRow(), lineRow(p), tokenRow(p), apiRow(w), functionRow(w), perRoomRow()} {
-		dash.AddWidgets(row...)
-	}
-	return p.NamePrefix
-}
-
-// oneMinute is the period of the per-minute views.
-func oneMinute() awscdk.Duration { return awscdk.Duration_Minutes(jsii.Number(1)) }
-
-// graph is a 6-high graph widget; right and ann may be nil.
-func graph(title string, width float64, left, right []awscloudwatch.IMetric, ann []*awscloudwatch.HorizontalAnnotation) awscloudwatch.IWidget {
-	props := &awscloudwatch.GraphWidgetProps{Title: jsii.String(title), Width: jsii.Number(width), Height: jsii.Number(6), Left: &left}
-	if len(right) > 0 {
-		props.Right = &right
-	}
-	if len(ann) > 0 {
-		props.LeftAnnotations = &ann
-	}
-	return awscloudwatch.NewGraphWidget(props)
-}
-
-// m is a Waitroom aggregate metric per minute.
-func m(name, stat, label string) awscloudwatch.IMetric {
-	return wrMetric(name, stat, oneMinute(), label)
-}
-
-func metricsOf(ms ...awscloudwatch.IMetric) []awscloudwatch.IMetric { return ms }
-
-func nowRow() []awscloudwatch.IWidget {
-	return []awscloudwatch.IWidget{awscloudwatch.NewSingleValueWidget(&awscloudwatch.SingleValueWidgetProps{
-		Title: jsii.String("Now"), Width: jsii.Number(24), Height: jsii.Number(4),
-		Metrics: &[]awscloudwatch.IMetric{
-			m(metrics.QueueDepth, "Maximum", "Queue depth (fullest room)"),
-			m(metrics.ActiveTokens, "Maximum", "Active tokens (fullest room)"),
-			m(metrics.Admitted, "Sum", "Admitted / min"),
-			m(metrics.WaitSeconds, "Average", "Wait s (avg)"),
-			m(metrics.WaitSeconds, "p99", "Wait s (p99)"),
-			m(metrics.AdmitBatches, "Sum", "Admit batches / min"),
-		},
-	})}
-}
-
-func lineRow(p WaitroomProps) []awscloudwatch.IWidget {
-	return []awscloudwatch.IWidget{
-		graph("Queue depth (fullest room)", 8, metricsOf(m(metrics.QueueDepth, "Maximum", "Queue depth")), nil,
-			[]*awscloudwatch.HorizontalAnnotation{
-				{Value: jsii.Number(QueueNearCapacityFraction * float64(p.QueueCapacity)), Label: jsii.String("alarm: 90% of capacity")},
-				{Value: jsii.Number(float64(p.QueueCapacity)), Label: jsii.String("QUEUE_CAPACITY")},
-			}),
-		graph("Arrivals per minute", 8,
-			metricsOf(m(metrics.Entered, "Sum", "Entered"), m(metrics.QueueFull, "Sum", "Refused: queue full (429)")), nil, nil),
-		graph("Admission per minute", 8, metricsOf(m(metrics.Admitted, "Sum", "Admitted")),
-			metricsOf(m(metrics.AdmitBatches, "Sum", "Admit batches (heartbeat)")), nil),
-	}
-}
-
-func tokenRow(p WaitroomProps) []awscloudwatch.IWidget {
-	window := rateWindow(p)
-	return []awscloudwatch.IWidget{
-		graph("Wait, enter to admitted (seconds)", 8,
-			metricsOf(m(metrics.WaitSeconds, "Average", "Average"), m(metrics.WaitSeconds, "p99", "p99")), nil, nil),
-		graph("Token conversion and expiry (%)", 8, metricsOf(conversionExpr(window), expiryExpr(window)), nil,
-			[]*awscloudwatch.HorizontalAnnotation{
-				{Value: jsii.Number(LowConversionPercent), Label: jsii.String("conversion alarm below")},
-				{Value: jsii.Number(HighExpiryPercent), Label: jsii.String("expiry alarm above")},
-			}),
-		graph("Entry tokens per minute", 8,
-			metricsOf(m(metrics.Admitted, "Sum", "Issued (admitted)"), m(metrics.TokensConsumed, "Sum", "Consumed"),
-				m(metrics.TokensExpired, "Sum", "Expired"), m(metrics.TokensRejected, "Sum", "Rejected (403)")),
-			metricsOf(m(metrics.ActiveTokens, "Maximum", "Active tokens (fullest room)")), nil),
-	}
-}
-
-func apiRow(w *Waitroom) []awscloudwatch.IWidget {
-	opt := func(stat, label string) *awscloudwatch.MetricOptions {
-		return &awscloudwatch.MetricOptions{Statistic: jsii.String(stat), Period: oneMinute(), Label: jsii.String(label)}
-	}
-	return []awscloudwatch.IWidget{
-		graph("Orders per minute", 8,
-			metricsOf(m(metrics.OrdersPassed, "Sum", "Passed (2xx)"), m(metrics.OrdersFailed, "Sum", "Failed")), nil, nil),
-		graph("Store unavailable (503) per minute", 8,
-			metricsOf(m(metrics.StoreUnavailable, "Sum", "Store unavailable")), nil, nil),
-		graph("API", 8,
-			metricsOf(w.API.MetricCount(opt("Sum", "Requests")), w.API.MetricClientError(opt("Sum", "4xx")),
-				w.API.MetricServerError(opt("Sum", "5xx"))),
-			metricsOf(w.API.MetricLatency(opt("p99", "Latency p99 (ms)"))), nil),
-	}
-}
-
-func functionRow(w *Waitroom) []awscloudwatch.IWidget {
-	per := func(f func(fn awslambda.Function, o *awscloudwatch.MetricOptions) awscloudwatch.IMetric, stat, suffix string) []awscloudwatch.IMetric {
-		var out []awscloudwatch.IMetric
-		for _, n := range Functions {
-			out = append(out, f(w.Functions[n], &awscloudwatch.MetricOptions{Statistic: jsii.String(stat), Period: oneMinute(), Label: jsii.String(n + suffix)}))
+	for _, r := range routes {
+		limit := float64(LatencyP99Ms)
+		if r.fn == FnOrderGate {
+			limit = float64(p.OrderTimeoutMs) / 2
 		}
-		return out
+		set.add(AlarmLatencyPrefix+logicalName(r.fn),
+			fmt.Sprintf("p99 latency of %s above %.0f ms in 3 of the last 5 minutes.", r.key(), limit),
+			routeLatency(w, r), limit, awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, 5, 3,
+			awscloudwatch.TreatMissingData_NOT_BREACHING)
 	}
-	errs := func(fn awslambda.Function, o *awscloudwatch.MetricOptions) awscloudwatch.IMetric {
-		return fn.MetricErrors(o)
-	}
-	throttles := func(fn awslambda.Function, o *awscloudwatch.MetricOptions) awscloudwatch.IMetric {
-		return fn.MetricThrottles(o)
-	}
-	duration := func(fn awslambda.Function, o *awscloudwatch.MetricOptions) awscloudwatch.IMetric {
-		return fn.MetricDuration(o)
-	}
-	concurrent := func(fn awslambda.Function, o *awscloudwatch.MetricOptions) awscloudwatch.IMetric {
-		return fn.Metric(jsii.String("ConcurrentExecutions"), o)
-	}
-	return []awscloudwatch.IWidget{
-		graph("Function errors and throttles", 8, per(errs, "Sum", " errors"), per(throttles, "Sum", " throttles"), nil),
-		graph("Function duration p99 (ms)", 8, per(duration, "p99", ""), nil, nil),
-		graph("Concurrent executions (max)", 8, per(concurrent, "Maximum", ""), nil, nil),
-	}
+	set.add(AlarmApiThrottled,
+		"API Gateway throttled requests (429 without Retry-After) in 2 of the last 3 minutes: a route limit or the account quota.",
+		awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+			Namespace: jsii.String(ApiThrottledNamespace), MetricName: jsii.String(ApiThrottledMetric),
+			Statistic: jsii.String("Sum"), Period: oneMinute(),
+		}),
+		1, awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD, 3, 2,
+		awscloudwatch.TreatMissingData_NOT_BREACHING)
 }
 
-// perRoomRow shows every room with SEARCH, so new rooms appear by themselves.
-func perRoomRow() []awscloudwatch.IWidget {
-	perRoom := func(n, stat string) awscloudwatch.IMetric {
-		return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
-			Expression: jsii.String(fmt.Sprintf(`SEARCH('{%s,%s} MetricName="%s"', '%s', 60)`,
-				metrics.Namespace, metrics.DimensionRoom, n, stat)),
-			Label:  jsii.String(""),
-			Period: oneMinute(),
-		})
+// functionAlarms: throttles of any function (one alarm, four metrics), and
+// admit's errors. The other functions' errors reach users as 5xx, which
+// Api5xxRate watches; admit has no caller to see them.
+func functionAlarms(set *alarmSet, w *Waitroom) {
+	five := awscdk.Duration_Minutes(jsii.Number(5))
+	using := map[string]awscloudwatch.IMetric{}
+	var ids []string
+	for _, name := range Functions {
+		id := "t" + strings.ReplaceAll(name, "-", "")
+		ids = append(ids, id)
+		using[id] = w.Functions[name].MetricThrottles(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: five})
 	}
-	return []awscloudwatch.IWidget{
-		graph("Per room: queue depth", 12, metricsOf(perRoom(metrics.QueueDepth, "Maximum")), nil, nil),
-		graph("Per room: admitted per minute", 12, metricsOf(perRoom(metrics.Admitted, "Sum")), nil, nil),
+	set.add(AlarmLambdaThrottles,
+		"A function was throttled (its reserved concurrency, the order gate's cap, or the account's limit) in the last 5 minutes.",
+		awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+			Expression: jsii.String(strings.Join(ids, " + ")), UsingMetrics: &using,
+			Label: jsii.String("Lambda throttles"), Period: five,
+		}),
+		FunctionThrottlesThreshold, awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD, 1, 1,
+		awscloudwatch.TreatMissingData_NOT_BREACHING)
+	set.add(AlarmAdmitErrors,
+		"Function admit failed (crash, timeout or init error) in the last 5 minutes.",
+		w.Functions[FnAdmit].MetricErrors(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: five}),
+		FunctionErrorsThreshold, awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD, 1, 1,
+		awscloudwatch.TreatMissingData_NOT_BREACHING)
+}
+
+// cacheMetric is an AWS/ElastiCache metric of the stack's cache.
+func cacheMetric(p WaitroomProps, c *Cache, name, stat string) awscloudwatch.IMetric {
+	dims := map[string]*string{"clusterId": jsii.String(c.Name)}
+	if p.CacheMode == CacheReplicationGroup {
+		// Node metrics; -001 is the primary until a failover.
+		dims = map[string]*string{"CacheClusterId": jsii.String(c.Name + "-001")}
 	}
+	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+		Namespace: jsii.String("AWS/ElastiCache"), MetricName: jsii.String(name), DimensionsMap: &dims,
+		Statistic: jsii.String(stat), Period: oneMinute(),
+	})
+}
+
+// cacheAlarms: the serverless cache throttling commands, or its ECPU
+// nearing the usage limit; for a replication group, its engine CPU and memory.
+func cacheAlarms(set *alarmSet, p WaitroomProps, c *Cache) {
+	if p.CacheMode == CacheReplicationGroup {
+		set.add(AlarmCacheLoad, "The cache's engine CPU was above 80% in 3 of the last 5 minutes.",
+			cacheMetric(p, c, "EngineCPUUtilization", "Maximum"), 80,
+			awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, 5, 3, awscloudwatch.TreatMissingData_NOT_BREACHING)
+		set.add(AlarmCacheNearLimit, "The cache's memory was more than 80% used in 3 of the last 5 minutes.",
+			cacheMetric(p, c, "DatabaseMemoryUsagePercentage", "Maximum"), 80,
+			awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, 5, 3, awscloudwatch.TreatMissingData_NOT_BREACHING)
+		return
+	}
+	set.add(AlarmCacheLoad, "The cache throttled commands in 2 of the last 3 minutes (ECPU limit or scaling).",
+		cacheMetric(p, c, "ThrottledCmds", "Sum"), 1,
+		awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD, 3, 2, awscloudwatch.TreatMissingData_NOT_BREACHING)
+	set.add(AlarmCacheNearLimit,
+		fmt.Sprintf("The cache used more than 80%% of cacheMaxEcpuPerSecond (%d) in 3 of the last 5 minutes.", p.CacheMaxECPUPerSecond),
+		cacheMetric(p, c, "ElastiCacheProcessingUnits", "Sum"), 0.8*60*float64(p.CacheMaxECPUPerSecond),
+		awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, 5, 3, awscloudwatch.TreatMissingData_NOT_BREACHING)
+}
+
+// newBudget is a monthly cost budget for the account (AWS Budgets has no
+// notion of a stack without activated cost-allocation tags): 80% of the
+// amount spent, and 100% forecast, notify the alarm e-mail or topic.
+func newBudget(stack awscdk.Stack, p WaitroomProps) {
+	var subscribers []*awsbudgets.CfnBudget_SubscriberProperty
+	switch {
+	case p.AlarmEmail != "":
+		subscribers = append(subscribers, &awsbudgets.CfnBudget_SubscriberProperty{SubscriptionType: jsii.String("EMAIL"), Address: jsii.String(p.AlarmEmail)})
+	case p.AlarmTopicArn != "":
+		subscribers = append(subscribers, &awsbudgets.CfnBudget_SubscriberProperty{SubscriptionType: jsii.String("SNS"), Address: jsii.String(p.AlarmTopicArn)})
+	}
+	props := &awsbudgets.CfnBudgetProps{Budget: &awsbudgets.CfnBudget_BudgetDataProperty{
+		BudgetName: jsii.String(p.NamePrefix + "-monthly"), BudgetType: jsii.String("COST"), TimeUnit: jsii.String("MONTHLY"),
+		BudgetLimit: &awsbudgets.CfnBudget_SpendProperty{Amount: jsii.Number(float64(p.BudgetMonthlyUSD)), Unit: jsii.String("USD")},
+	}}
+	if subscribers != nil {
+		var notifications []*awsbudgets.CfnBudget_NotificationWithSubscribersProperty
+		for _, n := range []struct {
+			kind      string
+			threshold float64
+		}{{"ACTUAL", 80}, {"FORECASTED", 100}} {
+			notifications = append(notifications, &awsbudgets.CfnBudget_NotificationWithSubscribersProperty{
+				Notification: &awsbudgets.CfnBudget_NotificationProperty{NotificationType: jsii.String(n.kind),
+					ComparisonOperator: jsii.String("GREATER_THAN"), Threshold: jsii.Number(n.threshold), ThresholdType: jsii.String("PERCENTAGE")},
+				Subscribers: &subscribers,
+			})
+		}
+		props.NotificationsWithSubscribers = &notifications
+	}
+	awsbudgets.NewCfnBudget(stack, jsii.String("Budget"), props)
 }
