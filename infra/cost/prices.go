@@ -29,7 +29,7 @@ type Prices struct {
 	NodeHour map[string]Price
 
 	CustomMetricMonth, AlarmMetricMonth, HighResAlarmMetricMonth, CompositeAlarmMonth Price
-	DashboardMonth, LogsIngestGB, LogsStorageGBMonth                                   Price
+	DashboardMonth, LogsIngestGB, LogsStorageGBMonth                                  Price
 
 	InterfaceEndpointAZHour, InterfaceEndpointGB Price
 	NATGatewayHour, NATGatewayGB, PublicIPv4Hour Price
