@@ -5,6 +5,7 @@ import (
 	"math"
 	"net"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -13,10 +14,10 @@ import (
 // Config is the environment of every function and of the local runner,
 // read once at start (API.md, "Configuration").
 type Config struct {
-	RedisURL        string  // REDIS_URL; empty only in the local runner (embedded store)
-	RedisCluster    bool    // REDIS_CLUSTER: the URL names a cluster-mode endpoint
-	RedisSecretARN  string  // REDIS_SECRET_ARN: Secrets Manager secret with cache credentials
-	AdmitRatePerSec float64 // ADMIT_RATE_PER_SEC
+	RedisURL        string   // REDIS_URL; empty only in the local runner (embedded store)
+	RedisCluster    bool     // REDIS_CLUSTER: the URL names a cluster-mode endpoint
+	RedisIAM        RedisIAM // REDIS_IAM_*: IAM authentication to ElastiCache; zero when off
+	AdmitRatePerSec float64  // ADMIT_RATE_PER_SEC
 	AdmitInterval   time.Duration
 	AdmitBatches    int
 	EntryTokenTTL   time.Duration
@@ -67,7 +68,7 @@ func LoadConfig(lookup func(string) (string, bool), d Defaults) (Config, error) 
 	c := Config{
 		RedisURL:        r.str("REDIS_URL", ""),
 		RedisCluster:    r.boolean("REDIS_CLUSTER", false),
-		RedisSecretARN:  r.str("REDIS_SECRET_ARN", ""),
+		RedisIAM:        r.redisIAM(),
 		AdmitRatePerSec: r.float("ADMIT_RATE_PER_SEC", DefaultAdmitRatePerSec, 0.001, 1e6),
 		AdmitInterval:   time.Duration(r.integer("ADMIT_INTERVAL_MS", DefaultAdmitIntervalMs, 10, 60_000)) * time.Millisecond,
 		AdmitBatches:    int(r.integer("ADMIT_BATCHES", DefaultAdmitBatches, 1, 100_000)),
@@ -85,6 +86,9 @@ func LoadConfig(lookup func(string) (string, bool), d Defaults) (Config, error) 
 	}
 	if c.RedisURL != "" {
 		r.url("REDIS_URL", c.RedisURL, "redis", "rediss")
+	}
+	if c.RedisIAM.Enabled() {
+		r.iamURL(c.RedisURL)
 	}
 	if c.OrderAPIURL == "" && d.RequireOrderAPIURL {
 		r.fail("ORDER_API_URL", "is required")
@@ -179,4 +183,65 @@ func (r *envReader) url(name, raw string, schemes ...string) {
 		}
 	}
 	r.fail(name, fmt.Sprintf("%q must use one of the schemes %s", raw, strings.Join(schemes, ", ")))
+}
+
+// RedisIAM is how the functions authenticate to ElastiCache with IAM
+// instead of a password: each new connection sends a short-lived token,
+// signed locally with the function's AWS credentials, as the AUTH password
+// of the IAM-enabled user User (docs/security.md).
+type RedisIAM struct {
+	User       string // REDIS_IAM_USER: the ElastiCache user id (= its user name); setting it turns IAM on
+	CacheName  string // REDIS_IAM_CACHE_NAME: the serverless cache name or replication group id
+	Serverless bool   // REDIS_IAM_SERVERLESS: the cache is ElastiCache Serverless (the default)
+}
+
+// Enabled reports whether the functions authenticate with IAM.
+func (i RedisIAM) Enabled() bool { return i.User != "" }
+
+// ElastiCache's rules for user ids and for cache names (which it keeps in
+// lowercase): a letter first, then letters, digits and single hyphens, at
+// most 40 characters, no hyphen last.
+var (
+	iamUserPattern  = regexp.MustCompile(`^[A-Za-z](-?[A-Za-z0-9])*$`)
+	iamCachePattern = regexp.MustCompile(`^[a-z](-?[a-z0-9])*$`)
+)
+
+const iamNameMax = 40
+
+func (r *envReader) redisIAM() RedisIAM {
+	i := RedisIAM{User: r.str("REDIS_IAM_USER", ""), CacheName: r.str("REDIS_IAM_CACHE_NAME", "")}
+	if !i.Enabled() {
+		for _, name := range []string{"REDIS_IAM_CACHE_NAME", "REDIS_IAM_SERVERLESS"} {
+			if r.str(name, "") != "" {
+				r.fail(name, "is set but REDIS_IAM_USER is not: set both to use IAM authentication")
+			}
+		}
+		return RedisIAM{}
+	}
+	i.Serverless = r.boolean("REDIS_IAM_SERVERLESS", true)
+	if len(i.User) > iamNameMax || !iamUserPattern.MatchString(i.User) {
+		r.fail("REDIS_IAM_USER", fmt.Sprintf("%q is not an ElastiCache user id (a letter, then letters, digits and single hyphens, at most %d)", i.User, iamNameMax))
+	}
+	switch {
+	case i.CacheName == "":
+		r.fail("REDIS_IAM_CACHE_NAME", "is required with REDIS_IAM_USER (the serverless cache name or replication group id)")
+	case len(i.CacheName) > iamNameMax || !iamCachePattern.MatchString(i.CacheName):
+		r.fail("REDIS_IAM_CACHE_NAME", fmt.Sprintf("%q is not an ElastiCache cache name (lowercase letters, digits and single hyphens, at most %d)", i.CacheName, iamNameMax))
+	}
+	return i
+}
+
+// iamURL checks REDIS_URL for IAM authentication: ElastiCache accepts IAM
+// only over TLS, and a password in the URL would never be used.
+func (r *envReader) iamURL(raw string) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return // reported as REDIS_URL already
+	}
+	if u.Scheme != "rediss" {
+		r.fail("REDIS_URL", "must use rediss:// with REDIS_IAM_USER: ElastiCache accepts IAM authentication only over TLS")
+	}
+	if u.User != nil {
+		r.fail("REDIS_URL", "must not carry a user or password with REDIS_IAM_USER: the IAM token is the password")
+	}
 }

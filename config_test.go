@@ -136,3 +136,48 @@ func TestPollTiersVariable(t *testing.T) {
 		}
 	}
 }
+
+func TestRedisIAMVariables(t *testing.T) {
+	base := func(kv map[string]string) map[string]string {
+		out := map[string]string{"REDIS_URL": "rediss://cache.example:6379"}
+		for k, v := range kv {
+			out[k] = v
+		}
+		return out
+	}
+	c, err := waitroom.LoadConfig(env(base(map[string]string{"REDIS_IAM_USER": "waitroom-app", "REDIS_IAM_CACHE_NAME": "waitroom-cache"})), waitroom.FunctionDefaults)
+	if want := (waitroom.RedisIAM{User: "waitroom-app", CacheName: "waitroom-cache", Serverless: true}); err != nil || c.RedisIAM != want || !c.RedisIAM.Enabled() {
+		t.Fatalf("IAM on: %+v %v, want %+v", c.RedisIAM, err, want)
+	}
+	c, err = waitroom.LoadConfig(env(base(map[string]string{"REDIS_IAM_USER": "app", "REDIS_IAM_CACHE_NAME": "rg-1", "REDIS_IAM_SERVERLESS": "false"})), waitroom.FunctionDefaults)
+	if err != nil || c.RedisIAM.Serverless {
+		t.Fatalf("replication group: %+v %v", c.RedisIAM, err)
+	}
+	if c, err = waitroom.LoadConfig(env(base(nil)), waitroom.FunctionDefaults); err != nil || c.RedisIAM.Enabled() || c.RedisIAM != (waitroom.RedisIAM{}) {
+		t.Fatalf("IAM off: %+v %v", c.RedisIAM, err)
+	}
+	for name, kv := range map[string]map[string]string{
+		"REDIS_IAM_CACHE_NAME": {"REDIS_IAM_USER": "app"},
+		"REDIS_IAM_SERVERLESS": {"REDIS_IAM_SERVERLESS": "true"},
+		"REDIS_IAM_USER":       {"REDIS_IAM_USER": "1app", "REDIS_IAM_CACHE_NAME": "c"},
+		"REDIS_URL":            {"REDIS_IAM_USER": "app", "REDIS_IAM_CACHE_NAME": "c", "REDIS_URL": "redis://cache.example:6379"},
+	} {
+		if _, err := waitroom.LoadConfig(env(base(kv)), waitroom.FunctionDefaults); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%v: error %v does not name %s", kv, err, name)
+		}
+	}
+	for _, bad := range []map[string]string{
+		{"REDIS_IAM_USER": "app", "REDIS_IAM_CACHE_NAME": "Upper"},
+		{"REDIS_IAM_USER": "app", "REDIS_IAM_CACHE_NAME": "two--hyphens"},
+		{"REDIS_IAM_USER": "app", "REDIS_IAM_CACHE_NAME": "ends-"},
+		{"REDIS_IAM_USER": "app", "REDIS_IAM_CACHE_NAME": strings.Repeat("c", 41)},
+		{"REDIS_IAM_CACHE_NAME": "c"},
+		{"REDIS_IAM_USER": "a&b", "REDIS_IAM_CACHE_NAME": "c"},
+		{"REDIS_IAM_USER": "app", "REDIS_IAM_CACHE_NAME": "c", "REDIS_IAM_SERVERLESS": "yes please"},
+		{"REDIS_IAM_USER": "app", "REDIS_IAM_CACHE_NAME": "c", "REDIS_URL": "rediss://app:pw@cache.example:6379"},
+	} {
+		if _, err := waitroom.LoadConfig(env(base(bad)), waitroom.FunctionDefaults); err == nil || !strings.Contains(err.Error(), "REDIS_") {
+			t.Errorf("%v accepted (%v)", bad, err)
+		}
+	}
+}
