@@ -2,6 +2,7 @@ package waitroom
 
 import (
 	"fmt"
+	"log/slog"
 	"math"
 	"net"
 	"net/url"
@@ -25,6 +26,7 @@ type Config struct {
 	OrderAPIURL     string // ORDER_API_URL; empty only in the local runner (demo service)
 	OrderTimeout    time.Duration
 	TrustUserHeader bool
+	ProxySecret     Secret    // PROXY_SECRET: with TrustUserHeader, X-User-Id counts only from a caller that sends it
 	FailOpenOrders  bool      // ORDER_GATE_FAIL_OPEN: forward orders unguarded while the store is down
 	PollTiers       PollTiers // POLL_TIERS
 	Addr            string
@@ -77,6 +79,7 @@ func LoadConfig(lookup func(string) (string, bool), d Defaults) (Config, error) 
 		OrderAPIURL:     r.str("ORDER_API_URL", ""),
 		OrderTimeout:    time.Duration(r.integer("ORDER_TIMEOUT_MS", DefaultOrderTimeoutMs, 1, 900_000)) * time.Millisecond,
 		TrustUserHeader: r.boolean("TRUST_USER_HEADER", d.TrustUserHeader),
+		ProxySecret:     r.proxySecret("PROXY_SECRET"),
 		FailOpenOrders:  r.boolean("ORDER_GATE_FAIL_OPEN", false),
 		Addr:            r.str("ADDR", DefaultAddr),
 		PollTiers:       r.pollTiers("POLL_TIERS"),
@@ -89,6 +92,9 @@ func LoadConfig(lookup func(string) (string, bool), d Defaults) (Config, error) 
 	}
 	if c.RedisIAM.Enabled() {
 		r.iamURL(c.RedisURL)
+	}
+	if c.ProxySecret != "" && !c.TrustUserHeader {
+		r.fail("PROXY_SECRET", "is set but TRUST_USER_HEADER is not true: it would guard nothing")
 	}
 	if c.OrderAPIURL == "" && d.RequireOrderAPIURL {
 		r.fail("ORDER_API_URL", "is required")
@@ -244,4 +250,35 @@ func (r *envReader) iamURL(raw string) {
 	if u.User != nil {
 		r.fail("REDIS_URL", "must not carry a user or password with REDIS_IAM_USER: the IAM token is the password")
 	}
+}
+
+// Secret is a configuration value that must never reach a log: every way
+// of printing it prints a placeholder.
+type Secret string
+
+const redacted = "[redacted]"
+
+func (Secret) String() string               { return redacted }
+func (Secret) GoString() string             { return redacted }
+func (Secret) LogValue() slog.Value         { return slog.StringValue(redacted) }
+func (Secret) MarshalText() ([]byte, error) { return []byte(redacted), nil }
+
+// Bounds of PROXY_SECRET: long enough not to be guessed over HTTP, and
+// visible ASCII so that every proxy can send it as a header value.
+const (
+	proxySecretMin = 16
+	proxySecretMax = 512
+)
+
+func (r *envReader) proxySecret(name string) Secret {
+	v, _ := r.lookup(name)
+	if v == "" {
+		return ""
+	}
+	if len(v) < proxySecretMin || len(v) > proxySecretMax || strings.IndexFunc(v, func(c rune) bool { return c <= ' ' || c > '~' }) >= 0 {
+		// The message never repeats the value.
+		r.fail(name, fmt.Sprintf("must be %d to %d visible ASCII characters without spaces", proxySecretMin, proxySecretMax))
+		return ""
+	}
+	return Secret(v)
 }

@@ -1,6 +1,9 @@
 package waitroom_test
 
 import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
 	"reflect"
 	"strings"
 	"testing"
@@ -178,6 +181,36 @@ func TestRedisIAMVariables(t *testing.T) {
 	} {
 		if _, err := waitroom.LoadConfig(env(base(bad)), waitroom.FunctionDefaults); err == nil || !strings.Contains(err.Error(), "REDIS_") {
 			t.Errorf("%v accepted (%v)", bad, err)
+		}
+	}
+}
+
+func TestProxySecretVariable(t *testing.T) {
+	const secret = "s3cret-from-the-proxy-0123456789"
+	vars := map[string]string{"REDIS_URL": "redis://x:6379", "TRUST_USER_HEADER": "true", "PROXY_SECRET": secret}
+	c, err := waitroom.LoadConfig(env(vars), waitroom.FunctionDefaults)
+	if err != nil || string(c.ProxySecret) != secret {
+		t.Fatalf("%v %v", c.ProxySecret == secret, err)
+	}
+	// However the configuration is printed or logged, the secret is not.
+	var logged strings.Builder
+	slog.New(slog.NewJSONHandler(&logged, nil)).Info("config", "config", c, "secret", c.ProxySecret)
+	js, _ := json.Marshal(c)
+	for _, out := range []string{fmt.Sprint(c), fmt.Sprintf("%+v %#v %s %q %x", c, c, c.ProxySecret, c.ProxySecret, c.ProxySecret), logged.String(), string(js)} {
+		if strings.Contains(out, secret) || strings.Contains(out, fmt.Sprintf("%x", secret)) {
+			t.Errorf("the secret is printed: %s", out)
+		}
+	}
+	for _, bad := range []map[string]string{
+		{"TRUST_USER_HEADER": "false", "PROXY_SECRET": secret}, // it would guard nothing
+		{"TRUST_USER_HEADER": "true", "PROXY_SECRET": "short"},
+		{"TRUST_USER_HEADER": "true", "PROXY_SECRET": "has a space in it, long enough"},
+		{"TRUST_USER_HEADER": "true", "PROXY_SECRET": strings.Repeat("x", 513)},
+	} {
+		bad["REDIS_URL"] = "redis://x:6379"
+		_, err := waitroom.LoadConfig(env(bad), waitroom.FunctionDefaults)
+		if err == nil || !strings.Contains(err.Error(), "PROXY_SECRET") || strings.Contains(err.Error(), bad["PROXY_SECRET"]) {
+			t.Errorf("PROXY_SECRET %d characters, TRUST_USER_HEADER=%s: err %v", len(bad["PROXY_SECRET"]), bad["TRUST_USER_HEADER"], err)
 		}
 	}
 }
