@@ -52,7 +52,7 @@ lint:
 ## synth: the CloudFormation template, offline (no AWS account, no npx), into infra/cdk.out
 # Example identity and order API so that the template is complete; deploy
 # passes the real ones as context (infra/README.md, "Deploy to AWS").
-SYNTH_CONTEXT ?= {"jwtIssuer":"https://auth.example.com/","jwtAudience":"waitroom","orderApiUrl":"https://orders.example.internal","orderGateEgress":"private","orderApiCidr":"10.40.0.0/16","corsOrigins":"https://shop.example.com"}
+SYNTH_CONTEXT ?= $(shell cat infra/example-context.json)
 synth: build
 	cd infra && rm -rf cdk.out/asset.* && CDK_OUTDIR=cdk.out CDK_CONTEXT_JSON='$(SYNTH_CONTEXT)' $(GO) run . && \
 	  echo "infra/cdk.out/Waitroom.template.json"

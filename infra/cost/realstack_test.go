@@ -2,6 +2,7 @@ package cost
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,12 +28,26 @@ func synthesizeStack(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
+	// The example context of `make synth`, with the dummy assets.
+	raw, err := os.ReadFile(filepath.Join("..", "example-context.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := map[string]any{}
+	if err := json.Unmarshal(raw, &ctx); err != nil {
+		t.Fatal(err)
+	}
+	ctx["assetDir"] = assets
+	ctxJSON, err := json.Marshal(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command("go", "run", ".")
 	cmd.Dir = ".."
 	cmd.Env = append(os.Environ(),
 		"CDK_OUTDIR="+out,
 		"JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20",
-		`CDK_CONTEXT_JSON={"assetDir":"`+assets+`","jwtIssuer":"https://auth.example.com/","jwtAudience":"waitroom","orderApiUrl":"https://orders.example.internal"}`)
+		"CDK_CONTEXT_JSON="+string(ctxJSON))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {

@@ -3,6 +3,7 @@ package cost
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/waitroom/waitroom"
 )
@@ -58,9 +59,15 @@ func WalkVisitor(cfg waitroom.Config, waitSeconds float64) (Walk, error) {
 }
 
 // ConfigFromEnv is waitroom.LoadConfig over a function's literal
-// environment; a variable the template leaves out takes its default.
+// environment; a variable the template leaves out takes its default. The
+// store's connection variables (REDIS_*) are left out: REDIS_URL is an
+// intrinsic function in the template, and how the functions log in to the
+// cache prices nothing.
 func ConfigFromEnv(env map[string]string) (waitroom.Config, error) {
 	return waitroom.LoadConfig(func(k string) (string, bool) {
+		if strings.HasPrefix(k, "REDIS_") {
+			return "", false
+		}
 		v, ok := env[k]
 		return v, ok
 	}, waitroom.Defaults{})
