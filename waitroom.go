@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// Code is a stable, machine-readable error code; API.md lists the public ones.
+// Code is a stable, machine-readable error code; docs/API.md lists them all.
 type Code string
 
 // Error codes. Adapters map each one to a protocol status in one table.
@@ -116,6 +116,18 @@ type Queue interface {
 // Batch is what one admission batch did, room by room.
 type Batch struct {
 	Rooms []RoomBatch
+}
+
+// Idle reports whether the batch admitted nobody and left nobody waiting
+// and no entry token live, in any room (no rooms at all is idle too):
+// admission has nothing to do until someone enters.
+func (b Batch) Idle() bool {
+	for _, r := range b.Rooms {
+		if r.Waiting > 0 || r.ActiveTokens > 0 || len(r.Admitted) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // RoomBatch is one room's share of a batch.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/awslambda"
+	"github.com/waitroom/waitroom/internal/openapitest"
 )
 
 func TestIdentitySources(t *testing.T) {
@@ -196,7 +197,8 @@ func TestUpstreamFailuresKeepTheToken(t *testing.T) {
 
 	dead := *h.api
 	dead.Orders = awslambdaOrders(t, "http://127.0.0.1:1")
-	wantError(t, dead.Order(context.Background(), orderReq("carol", tokens["carol"])), 502, "order_upstream")
+	req := orderReq("carol", tokens["carol"])
+	wantError(t, h.checked(req, dead.Order(context.Background(), req)), 502, "order_upstream")
 
 	if r := h.order("carol", tokens["carol"], "", "{}"); r.StatusCode != 201 {
 		t.Fatalf("token kept after 502/504, and the lock released: %d %s", r.StatusCode, r.Body)
@@ -249,21 +251,43 @@ func TestRoutingAndMalformedEvents(t *testing.T) {
 	if r.Headers["Allow"] != "POST" {
 		t.Fatalf("Allow %q", r.Headers["Allow"])
 	}
+	// The enter function, as API Gateway routes POST /queue/enter to it.
 	fn := awslambda.HTTPFunction(h.api.Enter)
+	routed := request("POST", "/queue/enter", "", nil)
 	for _, raw := range []string{`not json`, `[]`, `{"requestContext": 7}`, `"string"`} {
 		resp, err := fn(context.Background(), json.RawMessage(raw))
 		if err != nil {
 			t.Fatalf("%s: the function must answer, not fail: %v", raw, err)
 		}
-		wantError(t, resp, 400, "invalid_request")
+		wantError(t, h.checked(routed, resp), 400, "invalid_request")
 	}
 	// An empty event has no identity.
 	resp, _ := fn(context.Background(), json.RawMessage(`{}`))
-	wantError(t, resp, 401, "unauthenticated")
+	wantError(t, h.checked(routed, resp), 401, "unauthenticated")
 }
 
 func orderReq(user, token string) events.APIGatewayV2HTTPRequest {
 	req := request("POST", "/orders", user, map[string]string{"x-entry-token": token})
 	req.Body = "{}"
 	return req
+}
+
+// The contract check that every test above goes through bites: a real
+// answer passes, the same answer with an undocumented field or status fails.
+func TestContractCheckBites(t *testing.T) {
+	h := newHarness(t)
+	req := request("POST", "/queue/enter", "alice", nil)
+	resp := h.call(req)
+	if err := openapitest.Check(exchange(req, resp)); err != nil {
+		t.Fatalf("a real answer: %v", err)
+	}
+	extra := resp
+	extra.Body = strings.Replace(resp.Body, "{", `{"queue":"default",`, 1)
+	gone := resp
+	gone.StatusCode = http.StatusAccepted
+	for name, r := range map[string]events.APIGatewayV2HTTPResponse{"undocumented field": extra, "undocumented status": gone} {
+		if err := openapitest.Check(exchange(req, r)); err == nil {
+			t.Errorf("%s accepted: %d %s", name, r.StatusCode, r.Body)
+		}
+	}
 }

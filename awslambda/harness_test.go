@@ -2,10 +2,12 @@ package awslambda_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/awslambda"
+	"github.com/waitroom/waitroom/internal/openapitest"
 	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/orderapi"
 	"github.com/waitroom/waitroom/redisstore"
@@ -53,6 +56,7 @@ func newDownstream(t *testing.T) *downstream {
 }
 
 type harness struct {
+	t     testing.TB
 	api   *awslambda.API
 	store *redisstore.Store
 	redis *redistest.Server
@@ -84,7 +88,7 @@ func newHarness(t *testing.T, mutate ...func(*waitroom.Config)) *harness {
 	store := redisstore.New(rdb, cfg)
 	down := newDownstream(t)
 	api := &awslambda.API{Config: cfg, Queue: store, Orders: orderapi.New(down.srv.URL, cfg.OrderTimeout), Rand: func() float64 { return 0.5 }}
-	return &harness{api: api, store: store, redis: srv, down: down, cfg: cfg}
+	return &harness{t: t, api: api, store: store, redis: srv, down: down, cfg: cfg}
 }
 
 // request builds a payload 2.0 event like API Gateway's.
@@ -108,8 +112,58 @@ func withRoom(req events.APIGatewayV2HTTPRequest, room string) events.APIGateway
 	return req
 }
 
+// call sends req through the router, as the local runner does, and checks
+// the exchange against the contract.
 func (h *harness) call(req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
-	return h.api.Route(context.Background(), req)
+	return h.checked(req, h.api.Route(context.Background(), req))
+}
+
+// checked fails the test when the exchange breaks docs/openapi.yaml, and
+// returns resp. Every response a test looks at passes through it.
+func (h *harness) checked(req events.APIGatewayV2HTTPRequest, resp events.APIGatewayV2HTTPResponse) events.APIGatewayV2HTTPResponse {
+	if err := openapitest.Check(exchange(req, resp)); err != nil {
+		h.t.Errorf("contract: %v", err) // Errorf: callers may be other goroutines
+	}
+	return resp
+}
+
+// exchange is the HTTP request and response API Gateway would see around
+// a payload 2.0 event and the handler's answer.
+func exchange(req events.APIGatewayV2HTTPRequest, resp events.APIGatewayV2HTTPResponse) openapitest.Exchange {
+	query := req.RawQueryString
+	if query == "" && len(req.QueryStringParameters) > 0 {
+		q := url.Values{}
+		for k, v := range req.QueryStringParameters {
+			q.Set(k, v)
+		}
+		query = q.Encode()
+	}
+	path := req.RawPath
+	if path == "" {
+		path = req.RequestContext.HTTP.Path
+	}
+	r := &http.Request{Method: req.RequestContext.HTTP.Method, URL: &url.URL{Path: path, RawQuery: query}, Header: http.Header{}}
+	for k, v := range req.Headers {
+		r.Header.Set(k, v)
+	}
+	body := []byte(req.Body)
+	if req.IsBase64Encoded {
+		if b, err := base64.StdEncoding.DecodeString(req.Body); err == nil {
+			body = b
+		}
+	}
+	header := http.Header{}
+	for k, v := range resp.Headers {
+		header.Set(k, v)
+	}
+	for k, vs := range resp.MultiValueHeaders {
+		header[http.CanonicalHeaderKey(k)] = vs
+	}
+	respBody := []byte(resp.Body)
+	if resp.IsBase64Encoded {
+		respBody, _ = base64.StdEncoding.DecodeString(resp.Body)
+	}
+	return openapitest.Exchange{Request: r, RequestBody: body, Status: resp.StatusCode, Header: header, Body: respBody}
 }
 
 func (h *harness) enter(user string) events.APIGatewayV2HTTPResponse {

@@ -14,8 +14,6 @@ import (
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
-
-	"github.com/waitroom/waitroom/internal/redistest"
 )
 
 // screenshotsEnv names the directory where the browser test saves the
@@ -107,8 +105,7 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 // Continue button leads to the demo checkout where the order is placed.
 func TestBrowserJourney(t *testing.T) {
 	ctx := browser(t)
-	srv := redistest.Start(t)
-	r := startRunner(t, srv, map[string]string{"ADMIT_RATE_PER_SEC": "4", "ENTRY_TOKEN_TTL_SECONDS": "300"})
+	r, srv := startRunner(t, map[string]string{"ADMIT_RATE_PER_SEC": "4", "ENTRY_TOKEN_TTL_SECONDS": "300"})
 	const ahead = 24
 	for i := range ahead {
 		enter(t, r, "tv", fmt.Sprintf("early-%02d", i))
@@ -178,8 +175,7 @@ func TestBrowserJourney(t *testing.T) {
 // Korean from Accept-Language (and ?lang=), readable at 320 px.
 func TestBrowserKoreanNarrow(t *testing.T) {
 	ctx := browser(t)
-	srv := redistest.Start(t)
-	r := startRunner(t, srv, map[string]string{"ADMIT_RATE_PER_SEC": "0.01"})
+	r, _ := startRunner(t, map[string]string{"ADMIT_RATE_PER_SEC": "0.01"})
 	for i := range 4 {
 		enter(t, r, "default", fmt.Sprintf("ahead-%d", i))
 	}
@@ -214,8 +210,7 @@ var placed = chromedp.Poll[bool](`document.getElementById("main").dataset.state 
 // page polls as pollAfterMs says, rides out a network loss, and reaches READY.
 func TestBrowserPollsWithoutStream(t *testing.T) {
 	ctx := browser(t)
-	srv := redistest.Start(t)
-	r := startRunner(t, srv, map[string]string{"ADMIT_RATE_PER_SEC": "4"})
+	r, _ := startRunner(t, map[string]string{"ADMIT_RATE_PER_SEC": "4"})
 	for i := range 8 {
 		enter(t, r, "tv", fmt.Sprintf("early-%d", i))
 	}
@@ -249,8 +244,7 @@ func block(t *testing.T, ctx context.Context, pattern string) {
 // retries; an invalid ticket offers to rejoin, which takes a new place.
 func TestBrowserHumanStates(t *testing.T) {
 	ctx := browser(t)
-	srv := redistest.Start(t)
-	r := startRunner(t, srv, map[string]string{"ADMIT_RATE_PER_SEC": "0.001", "QUEUE_CAPACITY": "2"})
+	r, srv := startRunner(t, map[string]string{"ADMIT_RATE_PER_SEC": "0.001", "QUEUE_CAPACITY": "2"})
 	// The first user is admitted at once (the budget starts with one batch);
 	// then nobody else for 1000 s, and two more fill the line.
 	enter(t, r, "full", "first")

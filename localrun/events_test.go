@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -17,34 +16,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/internal/openapitest"
 	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/localrun"
 	"github.com/waitroom/waitroom/redisstore"
 )
-
-// startRunner runs the local waiting room against a real redis-server.
-func startRunner(t *testing.T, srv *redistest.Server, env map[string]string) *localrun.Runner {
-	t.Helper()
-	cfg, err := waitroom.LoadConfig(func(k string) (string, bool) {
-		switch k {
-		case "REDIS_URL":
-			return srv.URL(), true
-		case "ADDR":
-			return "127.0.0.1:0", true
-		}
-		v, ok := env[k]
-		return v, ok
-	}, waitroom.LocalDefaults)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := localrun.Start(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.Close)
-	return r
-}
 
 type event struct {
 	Status     string `json:"status"`
@@ -112,15 +88,14 @@ func TestStreamPushesReadyWithinOneInterval(t *testing.T) {
 	env := map[string]string{"ADMIT_INTERVAL_MS": strconv.Itoa(int(interval.Milliseconds()))}
 	t.Run("admitted by this process", func(t *testing.T) {
 		env["ADMIT_RATE_PER_SEC"] = "2"
-		srv := redistest.Start(t)
-		readyLags(t, srv, startRunner(t, srv, env), interval)
+		r, srv := startRunner(t, env)
+		readyLags(t, srv, r, interval)
 	})
 	t.Run("admitted by another process", func(t *testing.T) {
 		// This runner admits one user a thousand seconds; another admitter
 		// on the same store admits two a second.
 		env["ADMIT_RATE_PER_SEC"] = "0.001"
-		srv := redistest.Start(t)
-		r := startRunner(t, srv, env)
+		r, srv := startRunner(t, env)
 		other := r.Config
 		other.AdmitRatePerSec = 2
 		ctx, stop := context.WithCancel(context.Background())
@@ -172,8 +147,7 @@ func readyLags(t *testing.T, srv *redistest.Server, r *localrun.Runner, interval
 // ends after READY or NOT_IN_QUEUE, and applies the identity rules of
 // position: ticket cookie accepted, invalid ticket refused, nobody created.
 func TestStreamLifecycleAndIdentity(t *testing.T) {
-	srv := redistest.Start(t)
-	r := startRunner(t, srv, map[string]string{"ADMIT_RATE_PER_SEC": "2"})
+	r, srv := startRunner(t, map[string]string{"ADMIT_RATE_PER_SEC": "2"})
 	resp, ch := openStream(t, http.DefaultClient, r.URL+"/queue/events?room=tv", userHeader("nobody"))
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Fatalf("content type %q", ct)
@@ -186,7 +160,7 @@ func TestStreamLifecycleAndIdentity(t *testing.T) {
 	}
 
 	// An anonymous visitor: the page's cookie identifies it on the stream.
-	enterResp, err := http.Post(r.URL+"/queue/enter?room=tv", "application/json", nil)
+	enterResp, err := openapitest.Client(t).Post(r.URL+"/queue/enter?room=tv", "application/json", nil) // checked against docs/openapi.yaml
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,8 +233,7 @@ func TestStreamLoadIndependentOfStreams(t *testing.T) {
 }
 
 func commandsPerSecond(t *testing.T, streams int) float64 {
-	srv := redistest.Start(t)
-	r := startRunner(t, srv, map[string]string{"ADMIT_RATE_PER_SEC": "5", "QUEUE_CAPACITY": "10000"})
+	r, srv := startRunner(t, map[string]string{"ADMIT_RATE_PER_SEC": "5", "QUEUE_CAPACITY": "10000"})
 	rdb := srv.Client()
 	// Fill the line with people ahead, then the streams' users behind them.
 	const ahead = 100

@@ -1,17 +1,20 @@
 package localrun_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/internal/openapitest"
 	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/localrun"
 )
@@ -31,7 +34,7 @@ func do(t *testing.T, method, url, user string, headers map[string]string) (int,
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := openapitest.Client(t).Do(req) // every exchange is checked against docs/openapi.yaml
 	if err != nil {
 		t.Error(err)
 		return 0, ""
@@ -41,20 +44,18 @@ func do(t *testing.T, method, url, user string, headers map[string]string) (int,
 	return resp.StatusCode, string(b)
 }
 
-// Real users' journeys over HTTP against a real redis-server: enter, poll
-// as told by pollAfterMs, get READY, order, retry with the same key.
-func TestUserJourneys(t *testing.T) {
+func startRunner(t *testing.T, env map[string]string) (*localrun.Runner, *redistest.Server) {
+	t.Helper()
 	srv := redistest.Start(t)
 	cfg, err := waitroom.LoadConfig(func(k string) (string, bool) {
-		switch k {
-		case "REDIS_URL":
-			return srv.URL(), true
-		case "ADDR":
-			return "127.0.0.1:0", true
-		case "ADMIT_RATE_PER_SEC":
-			return "20", true
+		v, ok := env[k]
+		if k == "REDIS_URL" {
+			v, ok = srv.URL(), true
 		}
-		return "", false
+		if k == "ADDR" {
+			v, ok = "127.0.0.1:0", true
+		}
+		return v, ok
 	}, waitroom.LocalDefaults)
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +64,59 @@ func TestUserJourneys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
+	t.Cleanup(r.Close)
+	return r, srv
+}
+
+// What the runner answers besides the journey, over HTTP, each answer
+// checked against docs/openapi.yaml by the client.
+func TestRunnerRefusals(t *testing.T) {
+	r, srv := startRunner(t, nil)
+	client := openapitest.Client(t)
+	send := func(method, path string, body io.Reader, header ...string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(method, r.URL+path, body)
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		return resp
+	}
+	cases := []struct {
+		method, path string
+		body         io.Reader
+		header       []string
+		status       int
+	}{
+		{"GET", "/nope", nil, nil, http.StatusNotFound},
+		{"GET", "/queue/enter", nil, []string{"X-User-Id", "u"}, http.StatusMethodNotAllowed},
+		{"POST", "/queue/position", nil, []string{"X-User-Id", "u"}, http.StatusMethodNotAllowed},
+		{"POST", "/queue/enter?room=Shoes", nil, []string{"X-User-Id", "u"}, http.StatusBadRequest},
+		{"GET", "/queue/position", nil, nil, http.StatusUnauthorized},
+		{"POST", "/orders", strings.NewReader("{}"), []string{"X-User-Id", "u"}, http.StatusForbidden},
+		{"POST", "/orders", strings.NewReader(strings.Repeat("x", 10<<20+1)), []string{"X-User-Id", "u", "X-Entry-Token", "t"}, http.StatusRequestEntityTooLarge},
+	}
+	for _, c := range cases {
+		if resp := send(c.method, c.path, c.body, c.header...); resp.StatusCode != c.status {
+			t.Errorf("%s %s: %d, want %d", c.method, c.path, resp.StatusCode, c.status)
+		}
+	}
+	srv.Stop()
+	resp := send("GET", "/healthz", nil)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("healthz with the store down: %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+}
+
+// Real users' journeys over HTTP against a real redis-server: enter, poll
+// as told by pollAfterMs, get READY, order, retry with the same key.
+func TestUserJourneys(t *testing.T) {
+	r, _ := startRunner(t, map[string]string{"ADMIT_RATE_PER_SEC": "20"})
 
 	if code, body := do(t, "GET", r.URL+"/healthz", "", nil); code != 200 {
 		t.Fatalf("healthz %d %s", code, body)
@@ -115,4 +168,67 @@ func TestUserJourneys(t *testing.T) {
 		total += p
 	}
 	t.Logf("%d users, %d polls in all", users, total)
+}
+
+// batchesRun counts admission batches: each reads the room list once.
+func batchesRun(t *testing.T, srv *redistest.Server) int64 {
+	t.Helper()
+	info, err := srv.Client().Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if rest, ok := strings.CutPrefix(line, "cmdstat_smembers:calls="); ok {
+			n, _ := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// Idle admission returns after one batch; the local runner then paces its
+// invocations one interval apart instead of looping, and a newcomer in the
+// idle room is still admitted by the next batch or the one after.
+func TestIdleAdmissionPacing(t *testing.T) {
+	srv := redistest.Start(t)
+	const interval = 100 * time.Millisecond
+	cfg, err := waitroom.LoadConfig(func(k string) (string, bool) {
+		v, ok := map[string]string{"REDIS_URL": srv.URL(), "ADDR": "127.0.0.1:0", "ADMIT_INTERVAL_MS": "100"}[k]
+		return v, ok
+	}, waitroom.LocalDefaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := localrun.Start(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+
+	time.Sleep(interval) // the first invocation is under way
+	before, start := batchesRun(t, srv), time.Now()
+	time.Sleep(10 * interval)
+	n, took := batchesRun(t, srv)-before, time.Since(start)
+	// About one batch per interval: a busy loop would run thousands.
+	if max := int64(took/interval) + 2; n < 3 || n > max {
+		t.Fatalf("idle: %d batches in %v, want 3..%d", n, took, max)
+	}
+	t.Logf("idle: %d batches in %v", n, took.Round(time.Millisecond))
+
+	code, body := do(t, "POST", r.URL+"/queue/enter?room=quiet", "newcomer", nil)
+	entered, at := time.Now(), batchesRun(t, srv)
+	for !strings.Contains(body, `"READY"`) {
+		if code != 200 || time.Since(entered) > 5*time.Second {
+			t.Fatalf("newcomer: %d %s", code, body)
+		}
+		time.Sleep(5 * time.Millisecond)
+		code, body = do(t, "GET", r.URL+"/queue/position?room=quiet", "newcomer", nil)
+	}
+	waited, batches := time.Since(entered), batchesRun(t, srv)-at
+	// The batch under way may have read the rooms before the newcomer's;
+	// the next one admits. One more may have started before READY was seen.
+	if batches > 3 {
+		t.Fatalf("newcomer READY after %d batches (%v)", batches, waited)
+	}
+	t.Logf("newcomer in an idle room: READY after %v, %d batches", waited.Round(time.Millisecond), batches)
 }
