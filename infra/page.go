@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -10,7 +11,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudfrontorigins"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3deployment"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
@@ -31,8 +31,13 @@ type PageProps struct {
 	// ContinueURL is CONTINUE_URL, written into the page's config.json.
 	ContinueURL string
 	// AnonymousVisitors is ANONYMOUS_VISITORS: an enter without identity
-	// creates a visitor with a ticket. It needs the ticket key.
+	// creates a visitor with a ticket. It needs TicketSecretSSMParameter.
 	AnonymousVisitors bool
+	// TicketSecretSSMParameter names an SSM Parameter Store String parameter
+	// (optionally name:version) holding TICKET_SECRET, as PROXY_SECRET is
+	// kept: the functions get the dynamic reference {{resolve:ssm:…}}, so the
+	// key is never in the template, and nothing is called at run time.
+	TicketSecretSSMParameter string
 	// TicketTTLSeconds is TICKET_TTL_SECONDS; 0 keeps the functions' default.
 	TicketTTLSeconds int
 	// ForwardHeaders is ORDER_FORWARD_HEADERS.
@@ -49,32 +54,30 @@ type Page struct {
 	URL *string
 }
 
-// VisitorEnv is what enter, position and order-gate (not admit) add to
-// their environment; it is built before the functions, the page after the API.
-type VisitorEnv struct {
-	Env map[string]*string
-	// TicketSecret holds TICKET_SECRET (nil without anonymous visitors).
-	TicketSecret awssecretsmanager.Secret
-}
-
-// newVisitorEnv configures visitors for the functions. With anonymous
-// visitors it generates the ticket key, resolved by CloudFormation at deploy
-// time into the functions' environment (encrypted at rest by Lambda): no
-// Secrets Manager call per cold start, so no interface endpoint and no
-// per-call cost.
-func newVisitorEnv(scope constructs.Construct, p PageProps) VisitorEnv {
-	v := VisitorEnv{Env: map[string]*string{"ANONYMOUS_VISITORS": jsii.String(strconv.FormatBool(p.AnonymousVisitors))}}
+// visitorEnv is what enter, position and order-gate (not admit: it has no
+// use for the key) add to their environment. The ticket key is resolved by
+// CloudFormation at deploy time into the functions' environment (encrypted
+// at rest by Lambda): no call per cold start, hence no interface endpoint,
+// no secret to pay for, nothing on the request path. Rotating it is
+// `put-parameter` with "new,old", then a deploy naming the new version
+// (name:version), which is what makes CloudFormation update the functions.
+func visitorEnv(p PageProps) (map[string]*string, error) {
+	env := map[string]*string{"ANONYMOUS_VISITORS": jsii.String(strconv.FormatBool(p.AnonymousVisitors))}
 	if p.TicketTTLSeconds > 0 {
-		v.Env["TICKET_TTL_SECONDS"] = jsii.String(strconv.Itoa(p.TicketTTLSeconds))
+		env["TICKET_TTL_SECONDS"] = jsii.String(strconv.Itoa(p.TicketTTLSeconds))
 	}
 	if len(p.ForwardHeaders) > 0 {
-		v.Env["ORDER_FORWARD_HEADERS"] = jsii.String(strings.Join(p.ForwardHeaders, ","))
+		env["ORDER_FORWARD_HEADERS"] = jsii.String(strings.Join(p.ForwardHeaders, ","))
 	}
-	if p.AnonymousVisitors {
-		v.TicketSecret = newTicketSecret(scope)
-		v.Env["TICKET_SECRET"] = v.TicketSecret.SecretValue().UnsafeUnwrap()
+	switch {
+	case p.AnonymousVisitors && !ssmNameRE.MatchString(p.TicketSecretSSMParameter):
+		return nil, fmt.Errorf("waitroom: anonymousVisitors=true needs ticketSecretSsmParameter, the name of an SSM String "+
+			"parameter (optionally name:version) holding TICKET_SECRET, e.g. created with `aws ssm put-parameter --type String "+
+			"--name /waitroom/ticket-secret --value \"$(openssl rand -base64 48)\"`; got %q", p.TicketSecretSSMParameter)
+	case p.AnonymousVisitors:
+		env["TICKET_SECRET"] = jsii.String("{{resolve:ssm:" + p.TicketSecretSSMParameter + "}}")
 	}
-	return v
+	return env, nil
 }
 
 // newPage serves the page from S3 through CloudFront, with the HTTP API
@@ -115,23 +118,6 @@ func newPage(scope constructs.Construct, p PageProps) *Page {
 		DistributionPaths: jsii.Strings("/*"),
 	})
 	return pg
-}
-
-// newTicketSecret generates the ticket key: 64 letters and digits are valid
-// base64 for 48 bytes (381 bits of entropy), as TICKET_SECRET requires. To
-// rotate, put "new,old" in the secret and redeploy the functions (the
-// reference is resolved when they are updated); after TICKET_TTL_SECONDS,
-// put "new" alone and redeploy again.
-func newTicketSecret(scope constructs.Construct) awssecretsmanager.Secret {
-	return awssecretsmanager.NewSecret(scope, jsii.String("TicketSecret"), &awssecretsmanager.SecretProps{
-		Description: jsii.String("Waitroom: TICKET_SECRET, the HMAC key of anonymous visitors' queue tickets"),
-		GenerateSecretString: &awssecretsmanager.SecretStringGenerator{
-			PasswordLength:          jsii.Number(64),
-			ExcludePunctuation:      jsii.Bool(true),
-			IncludeSpace:            jsii.Bool(false),
-			RequireEachIncludedType: jsii.Bool(true),
-		},
-	})
 }
 
 // pageHeaders are the page's security headers: the very CSP the local

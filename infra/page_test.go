@@ -15,16 +15,13 @@ import (
 
 // pageStack builds the page alone beside a bare HTTP API: the construct
 // must not depend on the rest of the stack.
-func pageStack(t *testing.T, p PageProps) (awscdk.Stack, VisitorEnv, assertions.Template) {
+func pageStack(t *testing.T, p PageProps) (awscdk.Stack, *Page, assertions.Template) {
 	t.Helper()
 	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())})
 	stack := awscdk.NewStack(app, jsii.String("PageOnly"), nil)
-	env := newVisitorEnv(stack, p)
 	p.API = awsapigatewayv2.NewHttpApi(stack, jsii.String("Api"), nil)
-	if pg := newPage(stack, p); pg.URL == nil {
-		t.Fatal("no page URL")
-	}
-	return stack, env, assertions.Template_FromStack(stack, nil)
+	pg := newPage(stack, p)
+	return stack, pg, assertions.Template_FromStack(stack, nil)
 }
 
 func TestPageServedFromS3ThroughCloudFront(t *testing.T) {
@@ -115,28 +112,35 @@ func TestPageSendsAPIPathsToTheHTTPAPI(t *testing.T) {
 	}
 }
 
-// With anonymous visitors the ticket key is generated in Secrets Manager and
-// resolved into the functions' environment at deploy time: no interface
-// endpoint, no call per cold start. Without, there is no key at all.
-func TestPageTicketKey(t *testing.T) {
-	stack, v, tpl := pageStack(t, PageProps{AnonymousVisitors: true, TicketTTLSeconds: 1800, ForwardHeaders: []string{"X-Shop-Session"}})
-	tpl.HasResourceProperties(jsii.String("AWS::SecretsManager::Secret"), map[string]any{
-		"GenerateSecretString": assertions.Match_ObjectLike(&map[string]any{"PasswordLength": 64, "ExcludePunctuation": true}),
-	})
-	tpl.ResourceCountIs(jsii.String("AWS::EC2::VPCEndpoint"), jsii.Number(0))
-	resolved, _ := json.Marshal(stack.Resolve(v.Env["TICKET_SECRET"]))
-	if !strings.Contains(string(resolved), "{{resolve:secretsmanager:") {
-		t.Errorf("TICKET_SECRET is %s; want a dynamic reference resolved at deploy time", resolved)
+// With anonymous visitors the ticket key comes from an SSM parameter the
+// operator made, resolved into the functions' environment at deploy time:
+// no secret resource, no interface endpoint, no call at run time.
+func TestVisitorEnv(t *testing.T) {
+	env, err := visitorEnv(PageProps{AnonymousVisitors: true, TicketSecretSSMParameter: "/waitroom/ticket-secret:3",
+		TicketTTLSeconds: 1800, ForwardHeaders: []string{"X-Shop-Session", "X-Trace"}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for name, want := range map[string]string{"ANONYMOUS_VISITORS": "true", "TICKET_TTL_SECONDS": "1800", "ORDER_FORWARD_HEADERS": "X-Shop-Session"} {
-		if got := v.Env[name]; got == nil || *got != want {
+	for name, want := range map[string]string{"ANONYMOUS_VISITORS": "true", "TICKET_TTL_SECONDS": "1800",
+		"ORDER_FORWARD_HEADERS": "X-Shop-Session,X-Trace", "TICKET_SECRET": "{{resolve:ssm:/waitroom/ticket-secret:3}}"} {
+		if got := env[name]; got == nil || *got != want {
 			t.Errorf("%s = %v, want %s", name, got, want)
 		}
 	}
-
-	_, signedIn, tpl := pageStack(t, PageProps{})
+	for _, bad := range []string{"", "has space", "x:y"} {
+		if _, err := visitorEnv(PageProps{AnonymousVisitors: true, TicketSecretSSMParameter: bad}); err == nil || !strings.Contains(err.Error(), "ticketSecretSsmParameter") {
+			t.Errorf("parameter %q: %v", bad, err)
+		}
+	}
+	env, err = visitorEnv(PageProps{})
+	if err != nil || *env["ANONYMOUS_VISITORS"] != "false" || env["TICKET_SECRET"] != nil || len(env) != 1 {
+		t.Errorf("without anonymous visitors: %v, %v", env, err)
+	}
+	// The page adds no secret and no endpoint of its own.
+	_, pg, tpl := pageStack(t, PageProps{})
 	tpl.ResourceCountIs(jsii.String("AWS::SecretsManager::Secret"), jsii.Number(0))
-	if signedIn.TicketSecret != nil || *signedIn.Env["ANONYMOUS_VISITORS"] != "false" || signedIn.Env["TICKET_SECRET"] != nil {
-		t.Errorf("without anonymous visitors: env %v", signedIn.Env)
+	tpl.ResourceCountIs(jsii.String("AWS::EC2::VPCEndpoint"), jsii.Number(0))
+	if pg.URL == nil {
+		t.Error("no page URL")
 	}
 }
