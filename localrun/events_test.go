@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -34,7 +35,9 @@ type event struct {
 // the channel, which is closed when the stream ends.
 func openStream(t *testing.T, client *http.Client, url string, header http.Header) (*http.Response, <-chan event) {
 	t.Helper()
-	req, _ := http.NewRequest("GET", url, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a stream that never ends fails the test, not the run
+	t.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
 	req.Header = header
 	resp, err := client.Do(req)
 	if err != nil {
@@ -102,8 +105,8 @@ func TestStreamPushesReadyWithinOneInterval(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			a := &waitroom.Admitter{Queue: redisstore.New(srv.Client(), other), Interval: interval, Batches: 1000}
-			_, _ = a.Run(ctx)
+			a := &waitroom.Admitter{Queue: redisstore.New(srv.Client(), other), Interval: interval, Batches: 10}
+			localrun.AdmitForever(ctx, slog.New(slog.NewTextHandler(io.Discard, nil)), a)
 		}()
 		defer func() { stop(); <-done }()
 		readyLags(t, srv, r, interval)

@@ -92,7 +92,7 @@ func Start(cfg waitroom.Config, log *slog.Logger) (_ *Runner, err error) {
 	r.cancel = cancel
 	go func() {
 		defer close(r.done)
-		admitForever(ctx, log, &waitroom.Admitter{Queue: store, Interval: cfg.AdmitInterval, Batches: cfg.AdmitBatches, OnBatch: onBatch})
+		AdmitForever(ctx, log, &waitroom.Admitter{Queue: store, Interval: cfg.AdmitInterval, Batches: cfg.AdmitBatches, OnBatch: onBatch})
 	}()
 	return r, nil
 }
@@ -129,12 +129,13 @@ func (r *Runner) closeAll() {
 	r.closers = nil
 }
 
-// admitForever invokes admission back to back, as the schedule does in AWS
-// (where invocations overlap). An idle invocation returns after one batch;
-// the next one then starts one interval after it, so that an idle room
+// AdmitForever invokes admission back to back until ctx ends, as the schedule
+// does in AWS (where invocations overlap); the runner runs one, and tests run
+// more to admit "from another process". An idle invocation returns after one
+// batch; the next one then starts one interval after it, so that an idle room
 // costs one batch per interval, not a busy loop, and a newcomer is admitted
 // within about one interval, as in a running invocation.
-func admitForever(ctx context.Context, log *slog.Logger, a *waitroom.Admitter) {
+func AdmitForever(ctx context.Context, log *slog.Logger, a *waitroom.Admitter) {
 	for ctx.Err() == nil {
 		start := time.Now()
 		sum, err := a.Run(ctx)

@@ -92,8 +92,8 @@ func measure(t *testing.T, mode string) result {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			a := &waitroom.Admitter{Queue: redisstore.New(srv.Client(), other), Interval: cfg.AdmitInterval, Batches: 1 << 20}
-			_, _ = a.Run(ctx)
+			a := &waitroom.Admitter{Queue: redisstore.New(srv.Client(), other), Interval: cfg.AdmitInterval, Batches: 10}
+			localrun.AdmitForever(ctx, slog.New(slog.NewTextHandler(io.Discard, nil)), a)
 		}()
 		defer func() { stop(); <-done }()
 	}
