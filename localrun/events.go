@@ -31,6 +31,8 @@ type events struct {
 	seats Seats
 	hub   *hub
 	done  <-chan struct{} // closed at shutdown
+	// keepAlive is keepAliveEvery, shorter in tests.
+	keepAlive time.Duration
 }
 
 func (e *events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -70,7 +72,11 @@ func (e *events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // follow sends the standing as the room's front moves, until the visitor
 // leaves the line (READY or NOT_IN_QUEUE) or the client goes.
 func (e *events) follow(ctx context.Context, s *stream, sub *subscription, who awslambda.Identity, room string, pos, seq int64) {
-	keepAlive := time.NewTicker(keepAliveEvery)
+	every := e.keepAlive
+	if every <= 0 {
+		every = keepAliveEvery
+	}
+	keepAlive := time.NewTicker(every)
 	defer keepAlive.Stop()
 	life := time.NewTimer(e.api.StreamLife(maxStreamLife))
 	defer life.Stop()
