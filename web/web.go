@@ -71,7 +71,7 @@ func Handler(s Settings) http.Handler {
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("Cache-Control", "no-cache")
 			_, _ = w.Write(config)
-		case strings.HasPrefix(r.URL.Path, "/waitroom/"):
+		case strings.HasPrefix(r.URL.Path, "/waitroom/") && !strings.HasSuffix(r.URL.Path, "/"): // files, never a listing
 			w.Header().Set("Cache-Control", "public, max-age=300")
 			assets.ServeHTTP(w, r)
 		default:

@@ -56,8 +56,10 @@ func TestPageLanguageAndHeaders(t *testing.T) {
 			t.Errorf("%s: %d %v", path, resp.StatusCode, resp.Header)
 		}
 	}
-	if resp, _ := get(t, h, "/waitroom/../web.go", nil); resp.StatusCode == 200 {
-		t.Error("a path outside the page is served")
+	for _, path := range []string{"/waitroom/../web.go", "/waitroom/", "/static/index.html", "/other"} {
+		if resp, _ := get(t, h, path, nil); resp.StatusCode == 200 {
+			t.Errorf("%s is served", path)
+		}
 	}
 }
 
