@@ -40,6 +40,7 @@ func cmdFull(ctx context.Context, args []string) error {
 			return err
 		}
 		res.Group = group
+		res.DropTimelines(group == "compare" || group == "tier-only", false) // what the plots draw
 		rep.Runs = append(rep.Runs, res)
 		fmt.Fprintf(os.Stderr, "%-15s %-16s polling=%-11s margin=%.1f users=%d: p95 %.0f ms, max in flight %d, e2e p50 %.0f ms, %.1f/%.1f per s, inversions %d, polls/min %.1f, polls/user %.1f (%.0fs)\n",
 			group, st.Name, sim.Polling(sc), sc.Margin, sc.Users, res.OrderP95Ms, res.DownstreamMaxInFlight, res.E2EP50Ms,
@@ -142,6 +143,7 @@ func cmdLongLine(ctx context.Context, args []string) error {
 		return err
 	}
 	res.Group = "longline"
+	res.DropTimelines(false, true) // its plot draws the polling timeline
 	rep.Runs = append(rep.Runs, res)
 	fmt.Fprintf(os.Stderr, "long line: p95 %.0f ms, max in flight %d, %.2f/%.2f per s, inversions %d, polls/user-min %.2f, peak polls %d/s at %d s (fixed 2 s: %.0f/s), peak waiting %.0f (fixed 2 s: %.0f/s), longest wait %.0f s (%.0fs)\n",
 		res.OrderP95Ms, res.DownstreamMaxInFlight, res.AdmittedPerSec, res.ConfiguredPerSec, res.FIFOInversions, res.PollsPerUserMinute,
@@ -225,7 +227,7 @@ func saveReport(path string, rep *sim.Report) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(rep, "", " ")
+	b, err := json.Marshal(rep)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@
 //	spike quick  [flags]   the default strategy, small; the last line is its JSON summary
 //	spike full   [flags]   everything BENCHMARKS.md shows, into a results JSON
 //	spike longline [flags] the default strategy on a long line (minutes of waiting), into its own JSON
+//	spike tiers  [flags]   the poll-tier sweep: candidate POLL_TIERS tables on a ~5-minute line
 //	spike report [flags]   BENCHMARKS.md and plots from the results JSON files
 package main
 
@@ -39,6 +40,8 @@ func main() {
 		err = cmdFull(ctx, os.Args[2:])
 	case "longline":
 		err = cmdLongLine(ctx, os.Args[2:])
+	case "tiers":
+		err = cmdTiers(ctx, os.Args[2:])
 	case "report":
 		err = cmdReport(os.Args[2:])
 	default:
@@ -51,7 +54,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: spike run|quick|full|longline|report [flags]  (spike <cmd> -h for flags)")
+	fmt.Fprintln(os.Stderr, "usage: spike run|quick|full|longline|tiers|report [flags]  (spike <cmd> -h for flags)")
 	os.Exit(2)
 }
 
@@ -163,7 +166,7 @@ func strategyNames() string {
 }
 
 func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
+	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
