@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 conns=("${@:-16 64}"); conns=(${conns[*]})
-command -v wrk >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
+command -v wrk >/dev/null || { echo "wrk is missing: \`make load\` installs it" >&2; exit 1; }
 work=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
 port() { shuf -i 20000-60000 -n 1; }
 rport=$(port); aport=$(port)
