@@ -48,7 +48,7 @@ func cmdTiers(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	rep.Runs = runs
+	rep.Runs, rep.Parallel = runs, max(1, *parallel)
 	return saveReport(*out, rep)
 }
 
