@@ -32,7 +32,7 @@ run:
 EXTRA_TESTS :=
 -include mk/*.mk
 
-## test: everything CI checks: lint, Go tests with -race, infra tests, e2e (~6 min)
+## test: everything CI checks: lint, Go tests with -race, infra tests, e2e (~1.5 min with warm caches)
 test: redis-server lint test-go test-infra $(EXTRA_TESTS)
 
 ## test-go: the Go tests of the main module with -race (installs nothing)
@@ -73,7 +73,7 @@ build:
 	@$(call apt_install,zip,zip)
 	@$(MAKE) --no-print-directory $(FUNCTIONS:%=build/%.zip)
 
-## synth: the CloudFormation template, offline (no AWS account, no npx), into infra/cdk.out (~2 min warm)
+## synth: the CloudFormation template, offline (no AWS account, no npx), into infra/cdk.out (~15 s warm)
 # Example identity and order API so that the template is complete; deploy
 # passes the real ones as context (infra/README.md, "Deploy to AWS").
 SYNTH_CONTEXT ?= {"jwtIssuer":"https://auth.example.com/","jwtAudience":"waitroom","orderApiUrl":"https://orders.example.internal"}

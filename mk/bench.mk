@@ -9,20 +9,20 @@ BENCH_REDIS_CPU ?= 0
 BENCH_CLIENT_CPU ?= 1
 BENCH_OPS := '^Benchmark(Enter|Position|GateCheck|AdmitBatch)$$'
 
-## bench-quick: the default strategy, small (~30 s); the last line is one JSON object
+## bench-quick: the default strategy, small (~20 s); the last line is one JSON object
 bench-quick: redis-server
 	@$(GO) run ./bench/spike quick
 
-## bench: every spike run, the long line, the tier sweep, the micro-benchmarks, then BENCHMARKS.md and its plots (~45 min)
+## bench: every spike run, the long line, the tier sweep, the micro-benchmarks, then BENCHMARKS.md and its plots (~40 min)
 bench: redis-server bench-micro bench-micro-pinned bench-spike bench-longline bench-tiers
 	@$(MAKE) --no-print-directory bench-report
 
-## bench-spike: the strategies side by side, the margin sweep and the larger scale, into docs/bench/spike-results.json (~15 min)
+## bench-spike: the strategies side by side, the margin sweep and the larger scale, into docs/bench/spike-results.json (~14 min)
 bench-spike: redis-server
 	@mkdir -p $(BENCH_DIR)
 	$(GO) run ./bench/spike full -out $(BENCH_DIR)/spike-results.json
 
-## bench-micro: the micro-benchmarks, unpinned, into docs/bench/micro-results.json (~5 min)
+## bench-micro: the micro-benchmarks, unpinned, into docs/bench/micro-results.json
 bench-micro: redis-server
 	@mkdir -p $(BENCH_DIR)
 	BENCH_OUT=$(CURDIR)/$(BENCH_DIR)/micro-results.json $(GO) test -run '^$$' -bench . -benchtime $(BENCH_TIME) -count=$(BENCH_COUNT) -timeout 30m ./bench
@@ -40,17 +40,17 @@ bench-micro-pinned: redis-server
 	    $(GO) test -exec 'taskset -c $(BENCH_CLIENT_CPU)' -run '^$$' -bench $(BENCH_OPS) -benchtime $(BENCH_TIME) -count=$(BENCH_COUNT) -timeout 30m ./bench; \
 	fi
 
-## bench-longline: the default strategy on a long line, 20,000 users, ~5 minutes of waiting (~6 min)
+## bench-longline: the default strategy on a long line, 20,000 users, ~5 minutes of waiting (~5 min)
 bench-longline: redis-server
 	@mkdir -p $(BENCH_DIR)
 	$(GO) run ./bench/spike longline -out $(BENCH_DIR)/longline-results.json
 
-## bench-tiers: the poll-tier sweep, candidate POLL_TIERS tables on a ~5-minute line, 4 at a time (~12 min)
+## bench-tiers: the poll-tier sweep, candidate POLL_TIERS tables on a ~5-minute line, 4 at a time (~11 min)
 bench-tiers: redis-server
 	@mkdir -p $(BENCH_DIR)
 	$(GO) run ./bench/spike tiers -out $(BENCH_DIR)/tiers-results.json
 
-## bench-report: BENCHMARKS.md and the plots from the last results (~5 s)
+## bench-report: BENCHMARKS.md and the plots from the last results (~6 s)
 bench-report:
 	$(GO) run ./bench/spike report -in $(BENCH_DIR)/spike-results.json -micro $(BENCH_DIR)/micro-results.json \
 	  -micro-pinned $(BENCH_DIR)/micro-pinned-results.json -longline $(BENCH_DIR)/longline-results.json \

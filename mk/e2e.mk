@@ -13,7 +13,7 @@ EXTRA_TESTS += e2e
 
 .PHONY: e2e e2e-rie e2e-build e2e-localstack e2e-measure
 
-## e2e: the scenario against the real bootstraps under the runtime interface emulator (~1 min)
+## e2e: the scenario against the real bootstraps under the runtime interface emulator (~30 s)
 e2e: redis-server e2e-rie e2e-build
 	WAITROOM_RIE=$(RIE) WAITROOM_E2E_BUILD=$(E2E_BUILD) $(GO) test -race -count=1 ./e2e/rie
 
