@@ -11,13 +11,15 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 .PHONY: help run test test-go test-infra build lint redis-server synth deploy load clean FORCE
 .DEFAULT_GOAL := run
 
-# $(call apt_install,COMMAND,PACKAGES): install the Debian PACKAGES with apt
-# (sudo unless root) when COMMAND is not on the PATH.
-define apt_install
-command -v $(1) >/dev/null || { \
-  echo "installing $(2) with apt"; \
+# $(call apt_get,PACKAGES): install the Debian PACKAGES with apt (sudo unless root).
+# $(call apt_install,COMMAND,PACKAGES): the same, when COMMAND is not on the PATH.
+define apt_get
+{ echo "installing $(1) with apt"; \
   SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
-  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(2) >/dev/null; }
+  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(1) >/dev/null; }
+endef
+define apt_install
+command -v $(1) >/dev/null || $(call apt_get,$(2))
 endef
 
 ## help: every target with what it does (this list)
@@ -35,7 +37,7 @@ EXTRA_TESTS :=
 ## test: everything CI checks: lint, Go tests with -race, infra tests, e2e (~1.5 min with warm caches)
 test: redis-server lint test-go test-infra $(EXTRA_TESTS)
 
-## test-go: the Go tests of the main module with -race (installs nothing)
+## test-go: the Go tests of the main module with -race (the browser tests need chromium: mk/browser.mk)
 test-go:
 	$(GO) test -race -count=1 ./...
 
