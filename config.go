@@ -31,6 +31,8 @@ type Config struct {
 	PollTiers       PollTiers // POLL_TIERS
 	Addr            string
 	Visitor         VisitorConfig
+	Intake          Intake // INTAKE
+	IntakeQueueURL  string // INTAKE_QUEUE_URL: the broker's queue, for broker and fallback
 }
 
 // Default values of the configuration (docs/API.md, "Configuration"). They
@@ -87,7 +89,10 @@ func LoadConfig(lookup func(string) (string, bool), d Defaults) (Config, error) 
 		Addr:            r.str("ADDR", DefaultAddr),
 		PollTiers:       r.pollTiers("POLL_TIERS"),
 		Visitor:         r.visitors(d),
+		Intake:          r.intake(),
+		IntakeQueueURL:  r.str("INTAKE_QUEUE_URL", ""),
 	}
+	r.intakeNeeds(c, d)
 	if c.RedisURL == "" && d.RequireRedisURL {
 		r.fail("REDIS_URL", "is required (redis://host:port or rediss://host:port)")
 	}

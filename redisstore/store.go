@@ -52,6 +52,7 @@ type Client interface {
 	SRem(ctx context.Context, key string, members ...any) *redis.IntCmd
 	SAdd(ctx context.Context, key string, members ...any) *redis.IntCmd
 	Exists(ctx context.Context, keys ...string) *redis.IntCmd
+	Get(ctx context.Context, key string) *redis.StringCmd
 }
 
 // roomsKey lists the rooms that may have people waiting. It is the one key
@@ -145,8 +146,7 @@ func (s *Store) Enter(ctx context.Context, room, user string) (waitroom.Standing
 		return waitroom.Standing{}, waitroom.Unavailable(err)
 	}
 	if reply[0] == "FULL" {
-		return waitroom.Standing{}, &waitroom.Error{Code: waitroom.EQueueFull,
-			Message: fmt.Sprintf("the line of room %q is full, please retry later", room), RetryAfter: 10 * time.Second}
+		return waitroom.Standing{}, queueFull(room)
 	}
 	st, err := standing(reply)
 	if len(reply) == 3 {
@@ -158,6 +158,11 @@ func (s *Store) Enter(ctx context.Context, room, user string) (waitroom.Standing
 		}
 	}
 	return st, err
+}
+
+func queueFull(room string) error {
+	return &waitroom.Error{Code: waitroom.EQueueFull,
+		Message: fmt.Sprintf("the line of room %q is full, please retry later", room), RetryAfter: 10 * time.Second}
 }
 
 // Position reads where the user stands: one script, one round trip.
