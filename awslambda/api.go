@@ -41,6 +41,10 @@ type API struct {
 	StoreTimeout time.Duration // 0 means DefaultStoreTimeout
 	// Now is the clock of queue tickets; nil means time.Now.
 	Now func() time.Time
+	// Broker and Applied serve INTAKE broker and fallback: enter accepts
+	// into Broker, position reads Applied's record of applied entries.
+	Broker  waitroom.Broker
+	Applied waitroom.Applier
 }
 
 // standingBody is the answer of enter and position. pollAfterMs is always
@@ -62,10 +66,16 @@ func (a *API) Enter(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 		if err != nil {
 			return CallerError(err)
 		}
+		if a.Config.Intake == waitroom.IntakeBroker {
+			return a.accept(ctx, room, who)
+		}
 		st, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Standing, error) {
 			return a.Queue.Enter(ctx, room, who.User)
 		})
 		switch {
+		case waitroom.ErrorCode(err) == waitroom.EUnavailable && a.Config.Intake == waitroom.IntakeFallback:
+			a.storeError(ctx, room, err) // counted and logged as an outage all the same
+			return a.accept(ctx, room, who)
 		case waitroom.ErrorCode(err) == waitroom.EQueueFull:
 			a.Metrics.Record(room, metrics.Of(metrics.QueueFull, metrics.Count, 1))
 			return errorResponse(err)
@@ -81,6 +91,9 @@ func (a *API) Enter(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 // Position handles GET /queue/position.
 func (a *API) Position(ctx context.Context, req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
 	return a.guard(ctx, func() events.APIGatewayV2HTTPResponse {
+		if receipt, ok := lookupHeader(req, waitroom.ReceiptHeader); ok {
+			return a.receiptPosition(ctx, req, receipt)
+		}
 		who, room, err := a.caller(req, false)
 		if err != nil {
 			return CallerError(err)

@@ -16,6 +16,7 @@ import (
 var statusOf = map[waitroom.Code]int{
 	waitroom.EUnauthenticated:  http.StatusUnauthorized,
 	waitroom.EInvalidTicket:    http.StatusUnauthorized,
+	waitroom.EInvalidReceipt:   http.StatusUnauthorized,
 	waitroom.EInvalidUser:      http.StatusBadRequest,
 	waitroom.EInvalidRoom:      http.StatusBadRequest,
 	waitroom.EInvalidRequest:   http.StatusBadRequest,

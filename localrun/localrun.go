@@ -73,6 +73,10 @@ func Start(cfg waitroom.Config, log *slog.Logger) (_ *Runner, err error) {
 	r.closers = append(r.closers, func() { _ = r.rdb.Close() })
 	store := redisstore.New(r.rdb, cfg)
 	api := &awslambda.API{Config: cfg, Queue: store, Orders: orderapi.New(cfg.OrderAPIURL, cfg.OrderTimeout), Log: log}
+	consume, err := intakeBroker(cfg, api, store, log)
+	if err != nil {
+		return nil, err
+	}
 
 	mux := http.NewServeMux()
 	mux.Handle("/", awslambda.ServeHTTP(api.Route)) // the routes, and JSON 404/405 for the rest
@@ -92,6 +96,8 @@ func Start(cfg waitroom.Config, log *slog.Logger) (_ *Runner, err error) {
 	r.cancel = cancel
 	go func() {
 		defer close(r.done)
+		stop := consume(ctx)
+		defer stop()
 		AdmitForever(ctx, log, &waitroom.Admitter{Queue: store, Interval: cfg.AdmitInterval, Batches: cfg.AdmitBatches, OnBatch: onBatch})
 	}()
 	return r, nil

@@ -10,5 +10,5 @@ import (
 
 func main() {
 	env := lambdaenv.Load()
-	lambda.Start(awslambda.HTTPFunction(env.API().Enter))
+	lambda.Start(awslambda.HTTPFunction(env.EnterAPI().Enter))
 }
