@@ -288,7 +288,6 @@ func (h *intakeHarness) accepted2(t *testing.T, room, user string) string {
 	return decode(t, r)["receipt"].(string)
 }
 
-
 // Many visitors enter through the broker at once while the consumer runs:
 // each is in line exactly once, and each one's receipt finds them there.
 func TestConcurrentBrokerEnters(t *testing.T) {
