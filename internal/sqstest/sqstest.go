@@ -21,9 +21,11 @@ package sqstest
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -66,20 +68,29 @@ func start() {
 // visibility seconds after a receive that did not delete them, and returns its URL.
 func Queue(tb testing.TB, name string, visibility int) string {
 	tb.Helper()
-	once.Do(start)
-	if startErr != nil {
-		tb.Fatalf("goaws: %v", startErr)
-	}
-	name += ".fifo"
-	cfg, err := config.LoadDefaultConfig(context.Background(), config.WithRegion("us-east-1"), config.WithCredentialsProvider(aws.AnonymousCredentials{}))
+	url, err := NewQueue(name, visibility)
 	if err != nil {
 		tb.Fatal(err)
+	}
+	return url
+}
+
+// NewQueue is Queue for measurements outside tests (bench/intake).
+func NewQueue(name string, visibility int) (string, error) {
+	once.Do(start)
+	if startErr != nil {
+		return "", fmt.Errorf("goaws: %w", startErr)
+	}
+	name = strings.NewReplacer("/", "-", " ", "-").Replace(name) + ".fifo"
+	cfg, err := config.LoadDefaultConfig(context.Background(), config.WithRegion("us-east-1"), config.WithCredentialsProvider(aws.AnonymousCredentials{}))
+	if err != nil {
+		return "", err
 	}
 	api := awssqs.NewFromConfig(cfg, func(o *awssqs.Options) { o.BaseEndpoint = &baseURL })
 	_, err = api.CreateQueue(context.Background(), &awssqs.CreateQueueInput{QueueName: &name,
 		Attributes: map[string]string{"VisibilityTimeout": strconv.Itoa(visibility)}})
 	if err != nil {
-		tb.Fatalf("goaws create queue: %v", err)
+		return "", fmt.Errorf("goaws create queue: %w", err)
 	}
-	return baseURL + "/" + account + "/" + name
+	return baseURL + "/" + account + "/" + name, nil
 }
