@@ -12,7 +12,9 @@
 //     behaviour (stop at the first failure, redeliver the rest in order) is
 //     tested on batches of several rooms, which goaws delivers together.
 //   - Deduplication: on (EnableDuplicates), but a deleted message's id is
-//     forgotten at once, where SQS keeps it for five minutes.
+//     forgotten at once, where SQS keeps it for five minutes. Its periodic
+//     task walks every id for every message (quadratic in a long queue), so
+//     the measurements turn it off.
 //   - Visibility timeouts: whole seconds, checked once per tick of its
 //     periodic task (100 ms here), so a redelivery comes 1 to 1.1 s late.
 //   - Dead-letter queues: only through a RedrivePolicy; not used here (the
@@ -42,6 +44,7 @@ import (
 const account = "100010001000"
 
 var (
+	createMu sync.Mutex
 	once     sync.Once
 	baseURL  string
 	startErr error
@@ -68,19 +71,24 @@ func start() {
 // visibility seconds after a receive that did not delete them, and returns its URL.
 func Queue(tb testing.TB, name string, visibility int) string {
 	tb.Helper()
-	url, err := NewQueue(name, visibility)
+	url, err := NewQueue(name, visibility, true)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return url
 }
 
-// NewQueue is Queue for measurements outside tests (bench/intake).
-func NewQueue(name string, visibility int) (string, error) {
+// NewQueue is Queue for measurements outside tests (bench/intake). Without
+// dedup the queue keeps no deduplication ids: goaws's periodic task walks
+// every id once per message, a cost that grows as the square of a long queue.
+func NewQueue(name string, visibility int, dedup bool) (string, error) {
 	once.Do(start)
 	if startErr != nil {
 		return "", fmt.Errorf("goaws: %w", startErr)
 	}
+	createMu.Lock()
+	defer createMu.Unlock()
+	app.CurrentEnvironment.EnableDuplicates = dedup // read by CreateQueue
 	name = strings.NewReplacer("/", "-", " ", "-").Replace(name) + ".fifo"
 	cfg, err := config.LoadDefaultConfig(context.Background(), config.WithRegion("us-east-1"), config.WithCredentialsProvider(aws.AnonymousCredentials{}))
 	if err != nil {
