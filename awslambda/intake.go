@@ -11,8 +11,8 @@ import (
 )
 
 // ProcessingPollMs is when a visitor whose entry the broker holds asks
-// again: the consumer applies a spike of 10,000 entries within seconds
-// (BENCHMARKS.md, "Intake"), so one second rarely sees PROCESSING twice.
+// again: the consumer's store side applies about 10,000 entries a second
+// (make bench-intake), so a visitor rarely sees PROCESSING twice.
 const ProcessingPollMs int64 = 1000
 
 // intakeBody is the answer of an accepted entry (enter, 202) and of one not
