@@ -5,7 +5,7 @@
 # figures go to BENCHMARKS.md.
 .PHONY: bench-intake
 
-## bench-intake: enter direct vs broker (throughput, p50/p95/p99) and a 10,000-entry drain into docs/bench/intake-results.json
+## bench-intake: enter direct vs broker (throughput, p50/p95/p99) and a 10,000-entry drain (~20 s) into docs/bench/intake-results.json
 bench-intake: redis-server
 	@mkdir -p docs/bench
 	WAITROOM_INTAKE_BENCH=1 INTAKE_OUT=$(CURDIR)/docs/bench/intake-results.json \
