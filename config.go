@@ -27,7 +27,12 @@ type Config struct {
 	FailOpenOrders  bool      // ORDER_GATE_FAIL_OPEN: forward orders unguarded while the store is down
 	PollTiers       PollTiers // POLL_TIERS
 	Addr            string
+	OpenRooms       bool   // OPEN_ROOMS: any valid room name works, not only operator-created rooms
+	AdminToken      string // ADMIN_TOKEN: bearer token of the admin API outside AWS IAM
 }
+
+// MinAdminTokenLength keeps a guessable ADMIN_TOKEN out of production.
+const MinAdminTokenLength = 16
 
 // Default values of the configuration (docs/API.md, "Configuration"). They
 // are defined here once: LoadConfig, the infra stack and its tests use them.
@@ -46,13 +51,15 @@ type Defaults struct {
 	RequireRedisURL    bool
 	RequireOrderAPIURL bool
 	TrustUserHeader    bool
+	OpenRooms          bool
 }
 
 // FunctionDefaults are the Lambda functions' defaults: a store is required.
 var FunctionDefaults = Defaults{RequireRedisURL: true}
 
-// LocalDefaults are the local runner's: embedded store, demo order API, trusted header.
-var LocalDefaults = Defaults{TrustUserHeader: true}
+// LocalDefaults are the local runner's: embedded store, demo order API,
+// trusted header, any room name.
+var LocalDefaults = Defaults{TrustUserHeader: true, OpenRooms: true}
 
 // BatchSize is how many users one batch may admit: the rate spread over
 // the interval, and never less than one so that slow rates still move.
@@ -79,6 +86,11 @@ func LoadConfig(lookup func(string) (string, bool), d Defaults) (Config, error) 
 		FailOpenOrders:  r.boolean("ORDER_GATE_FAIL_OPEN", false),
 		Addr:            r.str("ADDR", DefaultAddr),
 		PollTiers:       r.pollTiers("POLL_TIERS"),
+		OpenRooms:       r.boolean("OPEN_ROOMS", d.OpenRooms),
+		AdminToken:      r.str("ADMIN_TOKEN", ""),
+	}
+	if c.AdminToken != "" && len(c.AdminToken) < MinAdminTokenLength {
+		r.fail("ADMIN_TOKEN", fmt.Sprintf("must be at least %d characters", MinAdminTokenLength))
 	}
 	if c.RedisURL == "" && d.RequireRedisURL {
 		r.fail("REDIS_URL", "is required (redis://host:port or rediss://host:port)")

@@ -49,6 +49,8 @@ type standingBody struct {
 	EstimatedWaitSeconds *int64          `json:"estimatedWaitSeconds,omitempty"`
 	EntryToken           string          `json:"entryToken,omitempty"`
 	ExpiresAt            string          `json:"expiresAt,omitempty"`
+	OpensAt              string          `json:"opensAt,omitempty"`
+	Paused               bool            `json:"paused,omitempty"`
 	PollAfterMs          *int64          `json:"pollAfterMs"`
 }
 
@@ -94,11 +96,18 @@ func (a *API) Position(ctx context.Context, req events.APIGatewayV2HTTPRequest) 
 
 func (a *API) standingResponse(st waitroom.Standing) events.APIGatewayV2HTTPResponse {
 	body := standingBody{Status: st.Status}
+	room := a.Config.ForRoom(st)
 	switch st.Status {
 	case waitroom.Waiting:
-		wait := a.Config.EstimatedWaitSeconds(st.Position)
-		poll := a.Config.PollAfterMs(st.Position, a.random())
-		body.Position, body.EstimatedWaitSeconds, body.PollAfterMs = &st.Position, &wait, &poll
+		wait := room.EstimatedWaitSeconds(st.Position)
+		poll := room.PollAfterMs(st.Position, a.random())
+		if st.Paused || st.Stalled { // nothing moves: no polling at the turn
+			poll = room.FarPollMs(a.random())
+		}
+		body.Position, body.EstimatedWaitSeconds, body.PollAfterMs, body.Paused = &st.Position, &wait, &poll, st.Paused
+	case waitroom.PreQueue:
+		poll := room.PreQueuePollMs(time.Until(st.OpensAt), a.random())
+		body.OpensAt, body.PollAfterMs, body.Paused = st.OpensAt.UTC().Format(time.RFC3339Nano), &poll, st.Paused
 	case waitroom.Ready:
 		body.EntryToken = st.Token
 		body.ExpiresAt = st.ExpiresAt.UTC().Format(time.RFC3339)

@@ -1,0 +1,47 @@
+-- Shared head of every room script (prepended when the scripts load): the
+-- room's settings are read inside the script call the operation already
+-- makes, so a change costs no extra round trip and takes effect at the very
+-- next call of every process.
+-- KEYS[1] settings (hash: rate capacity ttl maxActive paused opensAt v)
+-- ARGV[1] default rate per second  ARGV[2] default capacity
+-- ARGV[3] default token TTL ms     ARGV[4] '1' when rooms nobody created exist (OPEN_ROOMS)
+local function roomSettings()
+  local s = redis.call('HMGET', KEYS[1], 'rate', 'capacity', 'ttl', 'maxActive', 'paused', 'opensAt', 'v')
+  if not s[1] then
+    return {stored = false, open = ARGV[4] == '1', rate = tonumber(ARGV[1]), capacity = tonumber(ARGV[2]),
+      ttl = tonumber(ARGV[3]), maxActive = 0, paused = false, opensAt = 0, v = ''}
+  end
+  return {stored = true, open = true, rate = tonumber(s[1]), capacity = tonumber(s[2]), ttl = tonumber(s[3]),
+    maxActive = tonumber(s[4]), paused = s[5] == '1', opensAt = tonumber(s[6]), v = s[7] or ''}
+end
+
+local function serverTime()
+  local t = redis.call('TIME')
+  local us = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  return us, math.floor(us / 1000), tonumber(t[1])
+end
+
+-- stalled: nobody's turn can be foreseen because no batch ran for a while
+-- (budget 'at' older than stallUs) or live tokens fill maxActive.
+local function stalled(room, budgetKey, tokensKey, nowUs, stallUs)
+  local at = redis.call('HGET', budgetKey, 'at')
+  if at and nowUs - tonumber(at) > stallUs then
+    return 1
+  end
+  if room.maxActive > 0 and redis.call('ZCARD', tokensKey) >= room.maxActive then
+    return 1
+  end
+  return 0
+end
+
+-- The answer of enter and position: what happened, then the room as seen.
+local function answer(kind, a, b, room, isStalled)
+  return {kind, a or 0, b or 0, string.format('%.17g', room.rate), room.paused and 1 or 0,
+    string.format('%d', room.opensAt), isStalled or 0}
+end
+
+-- A pre-queue mark's member: the opening second, told apart from the
+-- per-second marks of enter so that neither overwrites the other.
+local function markSecond(member)
+  return tonumber(string.match(member, '^%d+'))
+end
