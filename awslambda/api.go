@@ -39,6 +39,8 @@ type API struct {
 	// Rand returns uniform numbers in [0, 1) for poll jitter; nil means math/rand.
 	Rand         func() float64
 	StoreTimeout time.Duration // 0 means DefaultStoreTimeout
+	// Admin, when set, serves /admin/… in Route (the local runner).
+	Admin *Admin
 }
 
 // standingBody is the answer of enter and position. pollAfterMs is always
@@ -219,6 +221,9 @@ func (a *API) Route(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 	path := strings.TrimSuffix(req.RawPath, "/")
 	if path == "" {
 		path = req.RequestContext.HTTP.Path
+	}
+	if a.Admin != nil && strings.HasPrefix(path+"/", "/admin/") {
+		return a.Admin.Route(ctx, req)
 	}
 	routes := map[string]struct {
 		method  string

@@ -51,7 +51,11 @@ if n > 0 then
 end
 local admitted = #popped / 2
 avail = avail - admitted
-redis.call('HSET', KEYS[3], 'at', string.format('%d', nowUs), 'avail', string.format('%.9f', avail))
+-- An empty line leaves the budget alone (a missing one is a full one), so
+-- that visiting an idle created room writes nothing.
+if admitted > 0 or redis.call('EXISTS', KEYS[2]) == 1 then
+  redis.call('HSET', KEYS[3], 'at', string.format('%d', nowUs), 'avail', string.format('%.9f', avail))
+end
 
 local expiresAt = nowMs + room.ttl
 local out = {0, 0, expired, string.format('%d', expiresAt), math.ceil(burst), room.stored and 1 or 0}
@@ -89,7 +93,7 @@ out[2] = redis.call('ZCARD', KEYS[5])
 -- full batch. enter.lua takes the expiry off again.
 local idleMs = math.max(tonumber(ARGV[8]), math.ceil(burst / rate * 1000))
 if out[1] == 0 and out[2] == 0 then
-  for _, k in ipairs({KEYS[3], KEYS[4], KEYS[6], KEYS[7]}) do
+  for _, k in ipairs({KEYS[3], KEYS[4], KEYS[6], KEYS[7], KEYS[8]}) do
     redis.call('PEXPIRE', k, idleMs)
   end
 else
