@@ -40,17 +40,30 @@ const adminTokenWho = "admin token"
 // adminRoute is one room route: its method and what it does.
 type adminRoute struct {
 	method string
-	serve  func(ctx context.Context, who, room string, req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse
+	serve  adminHandler
 }
 
-// Route authenticates the caller, then dispatches on path and method.
+// Route dispatches on path and method, then authenticates the caller: the
+// routes are public knowledge (docs/API.md), so 404 and 405 come first, as
+// they do from API Gateway.
 func (a *Admin) Route(ctx context.Context, req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
+	room, serve, refused := a.route(req)
+	if serve == nil {
+		return refused
+	}
 	who, ok := a.caller(req)
 	if !ok {
 		resp := errorResponse(waitroom.Errorf(waitroom.EUnauthenticated, "the admin API takes Authorization: Bearer <ADMIN_TOKEN> (or, in AWS, a SigV4-signed request)"))
 		resp.Headers["WWW-Authenticate"] = `Bearer realm="waitroom-admin"`
 		return resp
 	}
+	return serve(ctx, who, room, req)
+}
+
+type adminHandler = func(ctx context.Context, who, room string, req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse
+
+// route finds the handler of req, or the answer refusing it.
+func (a *Admin) route(req events.APIGatewayV2HTTPRequest) (string, adminHandler, events.APIGatewayV2HTTPResponse) {
 	path := strings.TrimSuffix(req.RawPath, "/")
 	if path == "" {
 		path = req.RequestContext.HTTP.Path
@@ -58,9 +71,9 @@ func (a *Admin) Route(ctx context.Context, req events.APIGatewayV2HTTPRequest) e
 	method := req.RequestContext.HTTP.Method
 	if path == "/admin/rooms" {
 		if method != http.MethodGet {
-			return notAllowed(path, http.MethodGet)
+			return "", nil, notAllowed(path, http.MethodGet)
 		}
-		return a.list(ctx)
+		return "", a.list, events.APIGatewayV2HTTPResponse{}
 	}
 	rest, found := strings.CutPrefix(path, "/admin/rooms/")
 	room, action, _ := strings.Cut(rest, "/")
@@ -72,18 +85,18 @@ func (a *Admin) Route(ctx context.Context, req events.APIGatewayV2HTTPRequest) e
 	candidates, known := routes[action]
 	switch {
 	case !found || !known || room == "":
-		return errorResponse(waitroom.Errorf(waitroom.ENotFound, "no route %s", path))
+		return "", nil, errorResponse(waitroom.Errorf(waitroom.ENotFound, "no route %s", path))
 	case !waitroom.ValidRoom(room):
-		return errorResponse(waitroom.Errorf(waitroom.EInvalidRoom, "room must match ^[a-z0-9][a-z0-9-]{0,63}$"))
+		return "", nil, errorResponse(waitroom.Errorf(waitroom.EInvalidRoom, "room must match ^[a-z0-9][a-z0-9-]{0,63}$"))
 	}
 	allowed := make([]string, 0, len(candidates))
 	for _, r := range candidates {
 		if r.method == method {
-			return r.serve(ctx, who, room, req)
+			return room, r.serve, events.APIGatewayV2HTTPResponse{}
 		}
 		allowed = append(allowed, r.method)
 	}
-	return notAllowed(path, strings.Join(allowed, ", "))
+	return "", nil, notAllowed(path, strings.Join(allowed, ", "))
 }
 
 func notAllowed(path, allow string) events.APIGatewayV2HTTPResponse {
@@ -107,7 +120,7 @@ func (a *Admin) caller(req events.APIGatewayV2HTTPRequest) (string, bool) {
 	return adminTokenWho, subtle.ConstantTimeCompare(got[:], want[:]) == 1
 }
 
-func (a *Admin) list(ctx context.Context) events.APIGatewayV2HTTPResponse {
+func (a *Admin) list(ctx context.Context, _, _ string, _ events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
 	rooms, err := withTimeout(ctx, a.storeTimeout(), a.Rooms.List)
 	if err != nil {
 		return errorResponse(err)
@@ -153,7 +166,7 @@ func (a *Admin) patch(ctx context.Context, who, room string, req events.APIGatew
 	})
 }
 
-func (a *Admin) pause(paused bool) func(context.Context, string, string, events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
+func (a *Admin) pause(paused bool) adminHandler {
 	action := map[bool]string{true: "pause", false: "resume"}[paused]
 	return func(ctx context.Context, who, room string, _ events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
 		return a.change(ctx, who, room, action, false, func(old waitroom.Settings) (waitroom.Settings, error) {

@@ -1,0 +1,54 @@
+package waitroom
+
+import (
+	"testing"
+	"time"
+)
+
+func TestApplySettingsJSON(t *testing.T) {
+	base := Settings{RatePerSec: 100, Capacity: 10, EntryTokenTTLSeconds: 300}
+	s, err := ApplySettingsJSON(base, []byte(`{"ratePerSec": 0.25, "opensAt": "2026-11-27T01:00:00+01:00", "maxActive": 5}`))
+	if err != nil || s.RatePerSec != 0.25 || s.Capacity != 10 || s.MaxActive != 5 || !s.OpensAt.Equal(time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)) {
+		t.Fatalf("%+v %v", s, err)
+	}
+	if s, err = ApplySettingsJSON(s, []byte(`{"opensAt": null, "paused": true}`)); err != nil || s.OpensAt != nil || !s.Paused {
+		t.Fatalf("null opensAt opens: %+v %v", s, err)
+	}
+	if _, err := ApplySettingsJSON(base, []byte(`{"capacity": 1e10}`)); ErrorCode(err) != EInvalidSettings {
+		t.Fatalf("out of range: %v", err)
+	}
+}
+
+func TestLoadConfigRoomsAndAdmin(t *testing.T) {
+	env := func(m map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+	}
+	c, err := LoadConfig(env(map[string]string{"REDIS_URL": "redis://h:6379"}), FunctionDefaults)
+	if err != nil || c.OpenRooms || c.AdminToken != "" {
+		t.Fatalf("functions: closed rooms by default: %+v %v", c, err)
+	}
+	if c, err = LoadConfig(env(nil), LocalDefaults); err != nil || !c.OpenRooms {
+		t.Fatalf("local runner: open rooms by default: %+v %v", c, err)
+	}
+	if _, err = LoadConfig(env(map[string]string{"ADMIN_TOKEN": "short"}), LocalDefaults); err == nil {
+		t.Fatal("a short ADMIN_TOKEN was accepted")
+	}
+}
+
+func TestPollingWhenNothingMoves(t *testing.T) {
+	c := Config{AdmitRatePerSec: 100, AdmitInterval: 100 * time.Millisecond}
+	if ms := c.FarPollMs(0.5); ms != 10_000 {
+		t.Fatalf("far tier %d", ms)
+	}
+	for u, want := range map[float64]int64{0: 60_100, 0.999: 65_095} {
+		if got := c.PreQueuePollMs(time.Minute, u); got != want {
+			t.Errorf("pre-queue poll at u=%g: %d, want %d", u, got, want)
+		}
+	}
+	if got := c.PreQueuePollMs(24*time.Hour, 0); got != 300_000 {
+		t.Errorf("a far opening: %d", got)
+	}
+	if got := c.PreQueuePollMs(-time.Second, 0); got != 100 {
+		t.Errorf("an opening just passed: %d", got)
+	}
+}
