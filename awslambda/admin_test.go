@@ -49,8 +49,8 @@ func TestAdminAuthentication(t *testing.T) {
 			r.Headers["authorization"] = "Basic " + testAdminToken
 			return r
 		}(),
-		"a visitor's identity":        adminRequest("PUT", "/admin/rooms/sale", `{}`, ""),
-		"IAM without trusting it":     iamRequest("GET", "/admin/rooms"),
+		"a visitor's identity":    adminRequest("PUT", "/admin/rooms/sale", `{}`, ""),
+		"IAM without trusting it": iamRequest("GET", "/admin/rooms"),
 	} {
 		t.Run(name, func(t *testing.T) {
 			resp := h.call(req)
