@@ -2,6 +2,8 @@ package awslambda_test
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -193,5 +195,39 @@ func TestAdminSteersASale(t *testing.T) {
 	}
 	if strings.Contains(log, testAdminToken) {
 		t.Fatal("the admin token is in the log")
+	}
+}
+
+// When admission stalls (no batch for five intervals) or live tokens fill
+// maxActive, the front of the line polls at the far tier, not at its turn.
+func TestStalledAdmissionBacksOff(t *testing.T) {
+	h := newHarness(t)
+	withAdmin(h, false)
+	for i := range 15 {
+		h.enter(fmt.Sprintf("u%02d", i))
+	}
+	if _, err := h.store.AdmitBatch(context.Background()); err != nil { // 10 admitted
+		t.Fatal(err)
+	}
+	poll := func() float64 {
+		m := decode(t, h.position("u10"))
+		if m["position"] != 1.0 {
+			t.Fatalf("position %v", m)
+		}
+		return m["pollAfterMs"].(float64)
+	}
+	if p := poll(); p > 200 {
+		t.Fatalf("admission runs: the front polls at its turn, got %v ms", p)
+	}
+	time.Sleep(6 * h.cfg.AdmitInterval)
+	if p := poll(); p < 8000 || p > 12000 {
+		t.Fatalf("no batch for 6 intervals: far tier expected, got %v ms", p)
+	}
+	h.admin("PUT", "/admin/rooms/default", `{"maxActive": 10}`)
+	if _, err := h.store.AdmitBatch(context.Background()); err != nil { // a batch runs, admits nobody
+		t.Fatal(err)
+	}
+	if p := poll(); p < 8000 || p > 12000 {
+		t.Fatalf("maxActive reached: far tier expected, got %v ms", p)
 	}
 }
