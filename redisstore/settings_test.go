@@ -201,7 +201,12 @@ func TestMaxActiveNeverExceeded(t *testing.T) {
 	}()
 	var orders sync.WaitGroup
 	for i := 0; i < users; i++ {
-		a := <-admitted
+		var a waitroom.Admission
+		select {
+		case a = <-admitted:
+		case <-runCtx.Done():
+			t.Fatalf("admission stopped after %d of %d users", i, users)
+		}
 		orders.Add(1)
 		go func() { // orders consume tokens at their own pace
 			defer orders.Done()

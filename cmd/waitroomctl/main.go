@@ -69,7 +69,7 @@ type options struct {
 func run(ctx context.Context, args []string, e env) int {
 	o, err := parseArgs(args, e.getenv)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "waitroomctl: %v\n(waitroomctl --help for usage)\n", err)
+		fmt.Fprintf(e.stderr, "waitroomctl: %v (waitroomctl with no command prints the usage)\n", err)
 		return exitUsage
 	}
 	if len(o.positionals) == 0 {
@@ -159,7 +159,7 @@ func parseArgs(args []string, getenv func(string) string) (options, error) {
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return o, errors.New("see the usage above")
+				return options{}, nil // no command: the usage
 			}
 			return o, err
 		}

@@ -159,9 +159,11 @@ func TestErrorsAreOneLine(t *testing.T) {
 		{[]string{"get"}, exitUsage, "usage: waitroomctl get ROOM"},
 		{[]string{"--url", "http://127.0.0.1:1", "rooms"}, exitFailed, "cannot reach http://127.0.0.1:1"},
 		{[]string{"--url", "ftp://x", "rooms"}, exitFailed, "not an http(s) URL"},
+		{[]string{"--bogus", "rooms"}, exitUsage, "flag provided but not defined: -bogus"},
+		{[]string{"set", "sale", "--rate", "fast"}, exitUsage, "invalid value \"fast\" for flag -rate"},
 	} {
 		res := ctl(t, ctx, r.URL, c.args...)
-		if res.code != c.code || !strings.Contains(res.stderr, c.want) || strings.Count(res.stderr, "\n") > 2 || res.stdout != "" {
+		if res.code != c.code || !strings.Contains(res.stderr, c.want) || strings.Count(res.stderr, "\n") != 1 || res.stdout != "" {
 			t.Errorf("%v: code %d, stderr %q, want %d and %q", c.args, res.code, res.stderr, c.code, c.want)
 		}
 	}
