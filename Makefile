@@ -52,13 +52,13 @@ lint:
 ## synth: the CloudFormation template, offline (no AWS account, no npx), into infra/cdk.out
 # Example identity and order API so that the template is complete; deploy
 # passes the real ones as context (infra/README.md, "Deploy to AWS").
-SYNTH_CONTEXT ?= {"jwtIssuer":"https://auth.example.com/","jwtAudience":"waitroom","orderApiUrl":"https://orders.example.internal"}
+SYNTH_CONTEXT ?= $(shell cat infra/example-context.json)
 synth: build
 	cd infra && rm -rf cdk.out/asset.* && CDK_OUTDIR=cdk.out CDK_CONTEXT_JSON='$(SYNTH_CONTEXT)' $(GO) run . && \
 	  echo "infra/cdk.out/Waitroom.template.json"
 
 ## deploy: to the AWS account of your credentials; context in CDK_ARGS, see infra/README.md "Deploy to AWS"
-#   make deploy CDK_ARGS='-c jwtIssuer=https://... -c jwtAudience=... -c orderApiUrl=https://...'
+#   make deploy CDK_ARGS='-c jwtIssuer=https://... -c jwtAudience=... -c orderApiUrl=https://... -c orderGateEgress=private|ipv6|nat -c corsOrigins=https://...'
 deploy: build
 	cd infra && npx --yes aws-cdk@2 deploy --app "go run ." $(CDK_ARGS)
 

@@ -17,8 +17,8 @@ type Admitter struct {
 	Queue    Queue
 	Interval time.Duration
 	// Batches × Interval is the time one invocation covers: back-to-back
-	// invocations (the local runner) or one a minute with Batches = 600
-	// (AWS) keep admission flowing without a gap.
+	// invocations (the local runner) or one a minute with Batches = 700
+	// (AWS) keep admission flowing without a gap while anyone waits.
 	Batches int
 	// OnBatch, when set, sees every batch (metrics, logs).
 	OnBatch func(Batch)
@@ -34,13 +34,17 @@ type RunSummary struct {
 	Batches  int // batches that reached the store
 	Failed   int // batches the store did not answer
 	Admitted int
+	Idle     bool // the first batch found nobody waiting and no live token: the invocation stopped there
 }
 
 // Run covers Batches × Interval: a batch at the start, then one after every
-// gap of 80–100% of Interval, so at least Batches batches run. It stops early
-// when ctx ends. A failing batch does not stop the others: the store may come
-// back within the invocation. The error is the last failure when no batch
-// succeeded.
+// gap of 80–100% of Interval, so at least Batches batches run. It stops
+// after the first batch that reaches the store when that batch finds the
+// rooms idle (Batch.Idle): an idle waiting room then costs one batch per
+// invocation, and the next invocation admits whoever arrives meanwhile in
+// its first batch. It stops early when ctx ends. A failing batch does not
+// stop the others: the store may come back within the invocation. The
+// error is the last failure when no batch succeeded.
 func (a *Admitter) Run(ctx context.Context) (RunSummary, error) {
 	now, sleep, random := a.Now, a.Sleep, a.Rand
 	if now == nil {
@@ -75,6 +79,10 @@ func (a *Admitter) Run(ctx context.Context) (RunSummary, error) {
 		}
 		if a.OnBatch != nil {
 			a.OnBatch(batch)
+		}
+		if sum.Batches == 1 && batch.Idle() {
+			sum.Idle = true
+			break
 		}
 	}
 	if sum.Batches == 0 && lastErr != nil {

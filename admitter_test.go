@@ -77,3 +77,76 @@ func TestAdmitterSurvivesFailingBatches(t *testing.T) {
 		t.Fatalf("all batches failed: %v", err)
 	}
 }
+
+// scriptedQueue answers AdmitBatch with batches[i] (the last one repeats).
+type scriptedQueue struct {
+	waitroom.Queue
+	batches []waitroom.Batch
+	errs    []error
+	calls   int
+}
+
+func (q *scriptedQueue) AdmitBatch(context.Context) (waitroom.Batch, error) {
+	i := min(q.calls, len(q.batches)-1)
+	q.calls++
+	if i < len(q.errs) && q.errs[i] != nil {
+		return waitroom.Batch{}, q.errs[i]
+	}
+	return q.batches[i], nil
+}
+
+func room(waiting, tokens int64) waitroom.RoomBatch {
+	return waitroom.RoomBatch{Room: "r", Waiting: waiting, ActiveTokens: tokens}
+}
+
+// Nobody waiting and no live token: the invocation stops after its first
+// batch, which still counts as the heartbeat; anyone waiting or any live
+// token in any room keeps the whole Batches × Interval.
+func TestAdmitterIdleStopsAfterOneBatch(t *testing.T) {
+	idle := map[string]waitroom.Batch{
+		"no rooms":    {},
+		"empty rooms": {Rooms: []waitroom.RoomBatch{room(0, 0), room(0, 0)}},
+	}
+	busy := map[string]waitroom.Batch{
+		"someone waits":          {Rooms: []waitroom.RoomBatch{room(0, 0), room(1, 0)}},
+		"a token is live":        {Rooms: []waitroom.RoomBatch{room(0, 1)}},
+		"just admitted the last": {Rooms: []waitroom.RoomBatch{{Room: "r", Admitted: make([]waitroom.Admission, 1)}}},
+	}
+	run := func(first waitroom.Batch, errs ...error) (waitroom.RunSummary, int, *fakeClock) {
+		clock := &fakeClock{now: time.Unix(0, 0)}
+		q := &scriptedQueue{batches: []waitroom.Batch{first, {}}, errs: errs}
+		if len(errs) > 0 {
+			q.batches = []waitroom.Batch{{}, first, {}}
+		}
+		seen := 0
+		a := &waitroom.Admitter{Queue: q, Interval: 100 * time.Millisecond, Batches: 10, Now: clock.Now, Sleep: clock.Sleep,
+			Rand: func() float64 { return 0 }, OnBatch: func(waitroom.Batch) { seen++ }}
+		sum, err := a.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen != sum.Batches || q.calls != sum.Batches+sum.Failed {
+			t.Fatalf("OnBatch saw %d of %d batches (%d calls)", seen, sum.Batches, q.calls)
+		}
+		return sum, q.calls, clock
+	}
+	for name, b := range idle {
+		sum, calls, clock := run(b)
+		if !sum.Idle || sum.Batches != 1 || calls != 1 || clock.now != time.Unix(0, 0) {
+			t.Errorf("%s: %+v after %d calls, %v: want one batch, at once", name, sum, calls, clock.now.Sub(time.Unix(0, 0)))
+		}
+	}
+	for name, b := range busy {
+		// The later batches are idle: only the first decides.
+		sum, calls, clock := run(b)
+		if sum.Idle || sum.Batches != 10 || calls != 10 || clock.now.Sub(time.Unix(0, 0)) != 900*time.Millisecond {
+			t.Errorf("%s: %+v after %d calls, last batch at %v: want the whole invocation", name, sum, calls, clock.now.Sub(time.Unix(0, 0)))
+		}
+	}
+	// A failed batch says nothing about the rooms: the first batch that
+	// reaches the store decides.
+	sum, calls, _ := run(waitroom.Batch{}, waitroom.Unavailable(errors.New("boom")))
+	if !sum.Idle || sum.Batches != 1 || sum.Failed != 1 || calls != 2 {
+		t.Errorf("failure, then idle: %+v after %d calls", sum, calls)
+	}
+}

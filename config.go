@@ -2,9 +2,11 @@ package waitroom
 
 import (
 	"fmt"
+	"log/slog"
 	"math"
 	"net"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -13,10 +15,10 @@ import (
 // Config is the environment of every function and of the local runner,
 // read once at start (docs/API.md, "Configuration").
 type Config struct {
-	RedisURL        string  // REDIS_URL; empty only in the local runner (embedded store)
-	RedisCluster    bool    // REDIS_CLUSTER: the URL names a cluster-mode endpoint
-	RedisSecretARN  string  // REDIS_SECRET_ARN: Secrets Manager secret with cache credentials
-	AdmitRatePerSec float64 // ADMIT_RATE_PER_SEC
+	RedisURL        string   // REDIS_URL; empty only in the local runner (embedded store)
+	RedisCluster    bool     // REDIS_CLUSTER: the URL names a cluster-mode endpoint
+	RedisIAM        RedisIAM // REDIS_IAM_*: IAM authentication to ElastiCache; zero when off
+	AdmitRatePerSec float64  // ADMIT_RATE_PER_SEC
 	AdmitInterval   time.Duration
 	AdmitBatches    int
 	EntryTokenTTL   time.Duration
@@ -24,15 +26,13 @@ type Config struct {
 	OrderAPIURL     string // ORDER_API_URL; empty only in the local runner (demo service)
 	OrderTimeout    time.Duration
 	TrustUserHeader bool
+	ProxySecret     Secret    // PROXY_SECRET: with TrustUserHeader, X-User-Id counts only from a caller that sends it
 	FailOpenOrders  bool      // ORDER_GATE_FAIL_OPEN: forward orders unguarded while the store is down
 	PollTiers       PollTiers // POLL_TIERS
 	Addr            string
 	OpenRooms       bool   // OPEN_ROOMS: any valid room name works, not only operator-created rooms
-	AdminToken      string // ADMIN_TOKEN: bearer token of the admin API outside AWS IAM
+	AdminToken      Secret // ADMIN_TOKEN: bearer token of the admin API outside AWS IAM
 }
-
-// MinAdminTokenLength keeps a guessable ADMIN_TOKEN out of production.
-const MinAdminTokenLength = 16
 
 // Default values of the configuration (docs/API.md, "Configuration"). They
 // are defined here once: LoadConfig, the infra stack and its tests use them.
@@ -74,7 +74,7 @@ func LoadConfig(lookup func(string) (string, bool), d Defaults) (Config, error) 
 	c := Config{
 		RedisURL:        r.str("REDIS_URL", ""),
 		RedisCluster:    r.boolean("REDIS_CLUSTER", false),
-		RedisSecretARN:  r.str("REDIS_SECRET_ARN", ""),
+		RedisIAM:        r.redisIAM(),
 		AdmitRatePerSec: r.float("ADMIT_RATE_PER_SEC", DefaultAdmitRatePerSec, 0.001, 1e6),
 		AdmitInterval:   time.Duration(r.integer("ADMIT_INTERVAL_MS", DefaultAdmitIntervalMs, 10, 60_000)) * time.Millisecond,
 		AdmitBatches:    int(r.integer("ADMIT_BATCHES", DefaultAdmitBatches, 1, 100_000)),
@@ -83,20 +83,24 @@ func LoadConfig(lookup func(string) (string, bool), d Defaults) (Config, error) 
 		OrderAPIURL:     r.str("ORDER_API_URL", ""),
 		OrderTimeout:    time.Duration(r.integer("ORDER_TIMEOUT_MS", DefaultOrderTimeoutMs, 1, 900_000)) * time.Millisecond,
 		TrustUserHeader: r.boolean("TRUST_USER_HEADER", d.TrustUserHeader),
+		ProxySecret:     r.secret("PROXY_SECRET"),
 		FailOpenOrders:  r.boolean("ORDER_GATE_FAIL_OPEN", false),
 		Addr:            r.str("ADDR", DefaultAddr),
 		PollTiers:       r.pollTiers("POLL_TIERS"),
 		OpenRooms:       r.boolean("OPEN_ROOMS", d.OpenRooms),
-		AdminToken:      r.str("ADMIN_TOKEN", ""),
-	}
-	if c.AdminToken != "" && len(c.AdminToken) < MinAdminTokenLength {
-		r.fail("ADMIN_TOKEN", fmt.Sprintf("must be at least %d characters", MinAdminTokenLength))
+		AdminToken:      r.secret("ADMIN_TOKEN"),
 	}
 	if c.RedisURL == "" && d.RequireRedisURL {
 		r.fail("REDIS_URL", "is required (redis://host:port or rediss://host:port)")
 	}
 	if c.RedisURL != "" {
 		r.url("REDIS_URL", c.RedisURL, "redis", "rediss")
+	}
+	if c.RedisIAM.Enabled() {
+		r.iamURL(c.RedisURL)
+	}
+	if c.ProxySecret != "" && !c.TrustUserHeader {
+		r.fail("PROXY_SECRET", "is set but TRUST_USER_HEADER is not true: it would guard nothing")
 	}
 	if c.OrderAPIURL == "" && d.RequireOrderAPIURL {
 		r.fail("ORDER_API_URL", "is required")
@@ -191,4 +195,97 @@ func (r *envReader) url(name, raw string, schemes ...string) {
 		}
 	}
 	r.fail(name, fmt.Sprintf("%q must use one of the schemes %s", raw, strings.Join(schemes, ", ")))
+}
+
+// RedisIAM is how the functions authenticate to ElastiCache with IAM
+// instead of a password: each new connection sends a short-lived token,
+// signed locally with the function's AWS credentials, as the AUTH password
+// of the IAM-enabled user User (docs/security.md).
+type RedisIAM struct {
+	User       string // REDIS_IAM_USER: the ElastiCache user id (= its user name); setting it turns IAM on
+	CacheName  string // REDIS_IAM_CACHE_NAME: the serverless cache name or replication group id
+	Serverless bool   // REDIS_IAM_SERVERLESS: the cache is ElastiCache Serverless (the default)
+}
+
+// Enabled reports whether the functions authenticate with IAM.
+func (i RedisIAM) Enabled() bool { return i.User != "" }
+
+// ElastiCache's rules for user ids and for cache names (which it keeps in
+// lowercase): a letter first, then letters, digits and single hyphens, at
+// most 40 characters, no hyphen last.
+var (
+	iamUserPattern  = regexp.MustCompile(`^[A-Za-z](-?[A-Za-z0-9])*$`)
+	iamCachePattern = regexp.MustCompile(`^[a-z](-?[a-z0-9])*$`)
+)
+
+const iamNameMax = 40
+
+func (r *envReader) redisIAM() RedisIAM {
+	i := RedisIAM{User: r.str("REDIS_IAM_USER", ""), CacheName: r.str("REDIS_IAM_CACHE_NAME", "")}
+	if !i.Enabled() {
+		for _, name := range []string{"REDIS_IAM_CACHE_NAME", "REDIS_IAM_SERVERLESS"} {
+			if r.str(name, "") != "" {
+				r.fail(name, "is set but REDIS_IAM_USER is not: set both to use IAM authentication")
+			}
+		}
+		return RedisIAM{}
+	}
+	i.Serverless = r.boolean("REDIS_IAM_SERVERLESS", true)
+	if len(i.User) > iamNameMax || !iamUserPattern.MatchString(i.User) {
+		r.fail("REDIS_IAM_USER", fmt.Sprintf("%q is not an ElastiCache user id (a letter, then letters, digits and single hyphens, at most %d)", i.User, iamNameMax))
+	}
+	switch {
+	case i.CacheName == "":
+		r.fail("REDIS_IAM_CACHE_NAME", "is required with REDIS_IAM_USER (the serverless cache name or replication group id)")
+	case len(i.CacheName) > iamNameMax || !iamCachePattern.MatchString(i.CacheName):
+		r.fail("REDIS_IAM_CACHE_NAME", fmt.Sprintf("%q is not an ElastiCache cache name (lowercase letters, digits and single hyphens, at most %d)", i.CacheName, iamNameMax))
+	}
+	return i
+}
+
+// iamURL checks REDIS_URL for IAM authentication: ElastiCache accepts IAM
+// only over TLS, and a password in the URL would never be used.
+func (r *envReader) iamURL(raw string) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return // reported as REDIS_URL already
+	}
+	if u.Scheme != "rediss" {
+		r.fail("REDIS_URL", "must use rediss:// with REDIS_IAM_USER: ElastiCache accepts IAM authentication only over TLS")
+	}
+	if u.User != nil {
+		r.fail("REDIS_URL", "must not carry a user or password with REDIS_IAM_USER: the IAM token is the password")
+	}
+}
+
+// Secret is a configuration value that must never reach a log: every way
+// of printing it prints a placeholder.
+type Secret string
+
+const redacted = "[redacted]"
+
+func (Secret) String() string               { return redacted }
+func (Secret) GoString() string             { return redacted }
+func (Secret) LogValue() slog.Value         { return slog.StringValue(redacted) }
+func (Secret) MarshalText() ([]byte, error) { return []byte(redacted), nil }
+
+// Bounds of PROXY_SECRET and ADMIN_TOKEN: long enough not to be guessed
+// over HTTP, and visible ASCII so that every client can send it as a header value.
+const (
+	secretMin = 16
+	secretMax = 512
+)
+
+// secret reads PROXY_SECRET or ADMIN_TOKEN.
+func (r *envReader) secret(name string) Secret {
+	v, _ := r.lookup(name)
+	if v == "" {
+		return ""
+	}
+	if len(v) < secretMin || len(v) > secretMax || strings.IndexFunc(v, func(c rune) bool { return c <= ' ' || c > '~' }) >= 0 {
+		// The message never repeats the value.
+		r.fail(name, fmt.Sprintf("must be %d to %d visible ASCII characters without spaces", secretMin, secretMax))
+		return ""
+	}
+	return Secret(v)
 }

@@ -1,6 +1,9 @@
 package waitroom_test
 
 import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
 	"reflect"
 	"strings"
 	"testing"
@@ -133,6 +136,81 @@ func TestPollTiersVariable(t *testing.T) {
 		vars["POLL_TIERS"] = bad
 		if _, err := waitroom.LoadConfig(env(vars), waitroom.LocalDefaults); err == nil || !strings.Contains(err.Error(), "POLL_TIERS") {
 			t.Errorf("POLL_TIERS=%q: err %v", bad, err)
+		}
+	}
+}
+
+func TestRedisIAMVariables(t *testing.T) {
+	base := func(kv map[string]string) map[string]string {
+		out := map[string]string{"REDIS_URL": "rediss://cache.example:6379"}
+		for k, v := range kv {
+			out[k] = v
+		}
+		return out
+	}
+	c, err := waitroom.LoadConfig(env(base(map[string]string{"REDIS_IAM_USER": "waitroom-app", "REDIS_IAM_CACHE_NAME": "waitroom-cache"})), waitroom.FunctionDefaults)
+	if want := (waitroom.RedisIAM{User: "waitroom-app", CacheName: "waitroom-cache", Serverless: true}); err != nil || c.RedisIAM != want || !c.RedisIAM.Enabled() {
+		t.Fatalf("IAM on: %+v %v, want %+v", c.RedisIAM, err, want)
+	}
+	c, err = waitroom.LoadConfig(env(base(map[string]string{"REDIS_IAM_USER": "app", "REDIS_IAM_CACHE_NAME": "rg-1", "REDIS_IAM_SERVERLESS": "false"})), waitroom.FunctionDefaults)
+	if err != nil || c.RedisIAM.Serverless {
+		t.Fatalf("replication group: %+v %v", c.RedisIAM, err)
+	}
+	if c, err = waitroom.LoadConfig(env(base(nil)), waitroom.FunctionDefaults); err != nil || c.RedisIAM.Enabled() || c.RedisIAM != (waitroom.RedisIAM{}) {
+		t.Fatalf("IAM off: %+v %v", c.RedisIAM, err)
+	}
+	for name, kv := range map[string]map[string]string{
+		"REDIS_IAM_CACHE_NAME": {"REDIS_IAM_USER": "app"},
+		"REDIS_IAM_SERVERLESS": {"REDIS_IAM_SERVERLESS": "true"},
+		"REDIS_IAM_USER":       {"REDIS_IAM_USER": "1app", "REDIS_IAM_CACHE_NAME": "c"},
+		"REDIS_URL":            {"REDIS_IAM_USER": "app", "REDIS_IAM_CACHE_NAME": "c", "REDIS_URL": "redis://cache.example:6379"},
+	} {
+		if _, err := waitroom.LoadConfig(env(base(kv)), waitroom.FunctionDefaults); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%v: error %v does not name %s", kv, err, name)
+		}
+	}
+	for _, bad := range []map[string]string{
+		{"REDIS_IAM_USER": "app", "REDIS_IAM_CACHE_NAME": "Upper"},
+		{"REDIS_IAM_USER": "app", "REDIS_IAM_CACHE_NAME": "two--hyphens"},
+		{"REDIS_IAM_USER": "app", "REDIS_IAM_CACHE_NAME": "ends-"},
+		{"REDIS_IAM_USER": "app", "REDIS_IAM_CACHE_NAME": strings.Repeat("c", 41)},
+		{"REDIS_IAM_CACHE_NAME": "c"},
+		{"REDIS_IAM_USER": "a&b", "REDIS_IAM_CACHE_NAME": "c"},
+		{"REDIS_IAM_USER": "app", "REDIS_IAM_CACHE_NAME": "c", "REDIS_IAM_SERVERLESS": "yes please"},
+		{"REDIS_IAM_USER": "app", "REDIS_IAM_CACHE_NAME": "c", "REDIS_URL": "rediss://app:pw@cache.example:6379"},
+	} {
+		if _, err := waitroom.LoadConfig(env(base(bad)), waitroom.FunctionDefaults); err == nil || !strings.Contains(err.Error(), "REDIS_") {
+			t.Errorf("%v accepted (%v)", bad, err)
+		}
+	}
+}
+
+func TestProxySecretVariable(t *testing.T) {
+	const secret = "s3cret-from-the-proxy-0123456789"
+	vars := map[string]string{"REDIS_URL": "redis://x:6379", "TRUST_USER_HEADER": "true", "PROXY_SECRET": secret}
+	c, err := waitroom.LoadConfig(env(vars), waitroom.FunctionDefaults)
+	if err != nil || string(c.ProxySecret) != secret {
+		t.Fatalf("%v %v", c.ProxySecret == secret, err)
+	}
+	// However the configuration is printed or logged, the secret is not.
+	var logged strings.Builder
+	slog.New(slog.NewJSONHandler(&logged, nil)).Info("config", "config", c, "secret", c.ProxySecret)
+	js, _ := json.Marshal(c)
+	for _, out := range []string{fmt.Sprint(c), fmt.Sprintf("%+v %#v %s %q %x", c, c, c.ProxySecret, c.ProxySecret, c.ProxySecret), logged.String(), string(js)} {
+		if strings.Contains(out, secret) || strings.Contains(out, fmt.Sprintf("%x", secret)) {
+			t.Errorf("the secret is printed: %s", out)
+		}
+	}
+	for _, bad := range []map[string]string{
+		{"TRUST_USER_HEADER": "false", "PROXY_SECRET": secret}, // it would guard nothing
+		{"TRUST_USER_HEADER": "true", "PROXY_SECRET": "short"},
+		{"TRUST_USER_HEADER": "true", "PROXY_SECRET": "has a space in it, long enough"},
+		{"TRUST_USER_HEADER": "true", "PROXY_SECRET": strings.Repeat("x", 513)},
+	} {
+		bad["REDIS_URL"] = "redis://x:6379"
+		_, err := waitroom.LoadConfig(env(bad), waitroom.FunctionDefaults)
+		if err == nil || !strings.Contains(err.Error(), "PROXY_SECRET") || strings.Contains(err.Error(), bad["PROXY_SECRET"]) {
+			t.Errorf("PROXY_SECRET %d characters, TRUST_USER_HEADER=%s: err %v", len(bad["PROXY_SECRET"]), bad["TRUST_USER_HEADER"], err)
 		}
 	}
 }

@@ -10,7 +10,6 @@ require (
 	github.com/aws/aws-sdk-go-v2/credentials v1.21.0
 	github.com/aws/aws-sdk-go-v2/service/eventbridge v1.55.11
 	github.com/aws/aws-sdk-go-v2/service/lambda v1.114.4
-	github.com/aws/aws-sdk-go-v2/service/secretsmanager v1.51.0
 	github.com/getkin/kin-openapi v0.153.0
 	github.com/redis/go-redis/v9 v9.23.0
 )

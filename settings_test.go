@@ -1,6 +1,7 @@
 package waitroom
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -30,8 +31,9 @@ func TestLoadConfigRoomsAndAdmin(t *testing.T) {
 	if c, err = LoadConfig(env(nil), LocalDefaults); err != nil || !c.OpenRooms {
 		t.Fatalf("local runner: open rooms by default: %+v %v", c, err)
 	}
-	if _, err = LoadConfig(env(map[string]string{"ADMIN_TOKEN": "short"}), LocalDefaults); err == nil {
-		t.Fatal("a short ADMIN_TOKEN was accepted")
+	_, err = LoadConfig(env(map[string]string{"ADMIN_TOKEN": "short-secret"}), LocalDefaults)
+	if err == nil || !strings.Contains(err.Error(), "ADMIN_TOKEN must be 16 to 512") || strings.Contains(err.Error(), "short-secret") {
+		t.Fatalf("a short ADMIN_TOKEN: %v", err)
 	}
 }
 

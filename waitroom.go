@@ -125,6 +125,18 @@ type Batch struct {
 	Rooms []RoomBatch
 }
 
+// Idle reports whether the batch admitted nobody and left nobody waiting
+// and no entry token live, in any room (no rooms at all is idle too):
+// admission has nothing to do until someone enters.
+func (b Batch) Idle() bool {
+	for _, r := range b.Rooms {
+		if r.Waiting > 0 || r.ActiveTokens > 0 || len(r.Admitted) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // RoomBatch is one room's share of a batch.
 type RoomBatch struct {
 	Room          string

@@ -22,7 +22,7 @@ type Admin struct {
 	Rooms  waitroom.Rooms
 	// Token is the bearer token operators send outside AWS (ADMIN_TOKEN);
 	// empty accepts no bearer token at all.
-	Token string
+	Token waitroom.Secret
 	// TrustIAM accepts the caller API Gateway's AWS_IAM authorization put in
 	// requestContext.authorizer.iam. Only the admin function sets it: its
 	// routes are all AWS_IAM, and API Gateway builds that context after
@@ -116,7 +116,7 @@ func (a *Admin) caller(req events.APIGatewayV2HTTPRequest) (string, bool) {
 	if !ok || !strings.EqualFold(scheme, "Bearer") || a.Token == "" {
 		return "", false
 	}
-	got, want := sha256.Sum256([]byte(strings.TrimSpace(token))), sha256.Sum256([]byte(a.Token))
+	got, want := sha256.Sum256([]byte(strings.TrimSpace(token))), sha256.Sum256([]byte(string(a.Token)))
 	return adminTokenWho, subtle.ConstantTimeCompare(got[:], want[:]) == 1
 }
 

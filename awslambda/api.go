@@ -261,7 +261,8 @@ func (a *API) caller(req events.APIGatewayV2HTTPRequest) (user, room string, err
 }
 
 // userID finds the caller in the order docs/API.md gives: JWT claim sub, Lambda
-// authorizer userId, then X-User-Id when trusted.
+// authorizer userId, then X-User-Id when trusted (and, with PROXY_SECRET,
+// sent by the proxy).
 func (a *API) userID(req events.APIGatewayV2HTTPRequest) (string, error) {
 	id, found := "", false
 	if auth := req.RequestContext.Authorizer; auth != nil {
@@ -275,7 +276,7 @@ func (a *API) userID(req events.APIGatewayV2HTTPRequest) (string, error) {
 			id, found = s, true
 		}
 	}
-	if !found && a.Config.TrustUserHeader {
+	if !found && a.Config.TrustUserHeader && a.fromTrustedProxy(req) {
 		id, found = lookupHeader(req, "X-User-Id")
 	}
 	if !found {

@@ -33,9 +33,10 @@ func HTTPFunction(h HTTPHandler) func(context.Context, json.RawMessage) (events.
 // AdmitResult is what an admit invocation returns (visible in the console
 // and to tests that invoke it).
 type AdmitResult struct {
-	Batches  int `json:"batches"`
-	Failed   int `json:"failed"`
-	Admitted int `json:"admitted"`
+	Batches  int  `json:"batches"`
+	Failed   int  `json:"failed"`
+	Admitted int  `json:"admitted"`
+	Idle     bool `json:"idle"` // nobody waited and no token was live: one batch only
 }
 
 // deadlineMargin stops batches early enough to return before the Lambda
@@ -57,7 +58,7 @@ func AdmitFunction(a *waitroom.Admitter, log *slog.Logger) func(context.Context,
 			defer cancel()
 		}
 		sum, err := a.Run(ctx)
-		return AdmitResult{Batches: sum.Batches, Failed: sum.Failed, Admitted: sum.Admitted}, err
+		return AdmitResult{Batches: sum.Batches, Failed: sum.Failed, Admitted: sum.Admitted, Idle: sum.Idle}, err
 	}
 }
 

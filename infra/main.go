@@ -15,30 +15,44 @@ import (
 	"github.com/aws/jsii-runtime-go"
 )
 
-// Context keys read by the app.
+// Context keys read by the app (infra/README.md, "Context keys").
 const (
-	CtxStackName        = "stackName"
-	CtxAssetDir         = "assetDir"
-	CtxJwtIssuer        = "jwtIssuer"
-	CtxJwtAudience      = "jwtAudience"
-	CtxTrustUserHeader  = "trustUserHeader"
-	CtxAdmitRate        = "admitRatePerSec"
-	CtxAdmitInterval    = "admitIntervalMs"
-	CtxTokenTTL         = "entryTokenTtlSeconds"
-	CtxQueueCapacity    = "queueCapacity"
-	CtxOrderAPIURL      = "orderApiUrl"
-	CtxOrderTimeout     = "orderTimeoutMs"
-	CtxOrderFailOpen    = "orderGateFailOpen"
-	CtxCacheMode        = "cacheMode"
-	CtxCacheNodeType    = "cacheNodeType"
-	CtxOrderGateEgress  = "orderGateEgress"
-	CtxCorsOrigins      = "corsOrigins"
-	CtxApiRateLimit     = "apiRateLimit"
-	CtxApiBurstLimit    = "apiBurstLimit"
-	CtxLogRetentionDays = "logRetentionDays"
-	CtxAlarmTopicArn    = "alarmTopicArn"
-	CtxAlarmEmail       = "alarmEmail"
-	CtxNamePrefix       = "namePrefix"
+	CtxStackName          = "stackName"
+	CtxAssetDir           = "assetDir"
+	CtxJwtIssuer          = "jwtIssuer"
+	CtxJwtAudience        = "jwtAudience"
+	CtxTrustUserHeader    = "trustUserHeader"
+	CtxProxySecret        = "proxySecretSsmParameter"
+	CtxAdmitRate          = "admitRatePerSec"
+	CtxAdmitInterval      = "admitIntervalMs"
+	CtxTokenTTL           = "entryTokenTtlSeconds"
+	CtxQueueCapacity      = "queueCapacity"
+	CtxOrderAPIURL        = "orderApiUrl"
+	CtxOrderTimeout       = "orderTimeoutMs"
+	CtxOrderFailOpen      = "orderGateFailOpen"
+	CtxPollTiers          = "pollTiers"
+	CtxOrderGateEgress    = "orderGateEgress"
+	CtxOrderAPICidr       = "orderApiCidr"
+	CtxOrderAPIPrefixList = "orderApiPrefixList"
+	CtxOrderAPIRoute      = "orderApiRouteTarget"
+	CtxOrderAPIPrivateDNS = "orderApiPrivateDns"
+	CtxCacheMode          = "cacheMode"
+	CtxCacheNodeType      = "cacheNodeType"
+	CtxCacheMaxStorage    = "cacheMaxStorageGb"
+	CtxCacheMaxECPU       = "cacheMaxEcpuPerSecond"
+	CtxSnapshotRetention  = "cacheSnapshotRetentionDays"
+	CtxSnapshotTime       = "cacheSnapshotTime"
+	CtxCorsOrigins        = "corsOrigins"
+	CtxEnterRate          = "enterRateLimit"
+	CtxPositionRate       = "positionRateLimit"
+	CtxOrdersRate         = "ordersRateLimit"
+	CtxAdmitReserved      = "admitReservedConcurrency"
+	CtxOrderGateCap       = "orderGateConcurrency"
+	CtxLogRetentionDays   = "logRetentionDays"
+	CtxAlarmTopicArn      = "alarmTopicArn"
+	CtxAlarmEmail         = "alarmEmail"
+	CtxBudget             = "budgetMonthlyUsd"
+	CtxNamePrefix         = "namePrefix"
 )
 
 func main() {
@@ -76,70 +90,58 @@ func run() error {
 
 // propsFromContext reads WaitroomProps from CDK context.
 func propsFromContext(ctx contextGetter) (WaitroomProps, error) {
-	var p WaitroomProps
-	var err error
-	num := func(key string, dst *int) {
-		if err != nil {
-			return
-		}
-		if s := ctxString(ctx, key); s != "" {
-			n, e := strconv.Atoi(s)
-			if e != nil {
-				err = fmt.Errorf("context %s=%q: want an integer", key, s)
-				return
-			}
-			*dst = n
-		}
+	r := ctxReader{ctx: ctx}
+	p := WaitroomProps{
+		AssetDir:                 r.str(CtxAssetDir),
+		JwtIssuer:                r.str(CtxJwtIssuer),
+		JwtAudience:              splitList(r.str(CtxJwtAudience)),
+		TrustUserHeaderFromProxy: r.boolean(CtxTrustUserHeader),
+		ProxySecretSSMParameter:  r.str(CtxProxySecret),
+		AdmitRatePerSec:          r.float(CtxAdmitRate),
+		AdmitIntervalMs:          r.integer(CtxAdmitInterval),
+		EntryTokenTTLSeconds:     r.integer(CtxTokenTTL),
+		QueueCapacity:            r.integer(CtxQueueCapacity),
+		OrderAPIURL:              r.str(CtxOrderAPIURL),
+		OrderTimeoutMs:           r.integer(CtxOrderTimeout),
+		OrderGateFailOpen:        r.boolean(CtxOrderFailOpen),
+		PollTiers:                r.str(CtxPollTiers),
+		Egress: Egress{
+			Mode: EgressMode(r.str(CtxOrderGateEgress)), OrderAPICidr: r.str(CtxOrderAPICidr),
+			OrderAPIPrefixList: r.str(CtxOrderAPIPrefixList), OrderAPIRouteTarget: r.str(CtxOrderAPIRoute),
+			OrderAPIPrivateDNS: r.boolean(CtxOrderAPIPrivateDNS),
+		},
+		CacheMode:                  CacheMode(r.str(CtxCacheMode)),
+		CacheNodeType:              r.str(CtxCacheNodeType),
+		CacheMaxStorageGB:          r.integer(CtxCacheMaxStorage),
+		CacheMaxECPUPerSecond:      r.integer(CtxCacheMaxECPU),
+		CacheSnapshotRetentionDays: r.orNone(CtxSnapshotRetention),
+		CacheSnapshotTime:          r.str(CtxSnapshotTime),
+		EnterRateLimit:             r.integer(CtxEnterRate),
+		PositionRateLimit:          r.integer(CtxPositionRate),
+		OrdersRateLimit:            r.integer(CtxOrdersRate),
+		AdmitReservedConcurrency:   r.orNone(CtxAdmitReserved),
+		OrderGateConcurrency:       r.orNone(CtxOrderGateCap),
+		AlarmTopicArn:              r.str(CtxAlarmTopicArn),
+		AlarmEmail:                 r.str(CtxAlarmEmail),
+		BudgetMonthlyUSD:           r.integer(CtxBudget),
+		NamePrefix:                 r.str(CtxNamePrefix),
 	}
-	p.AssetDir = ctxString(ctx, CtxAssetDir)
 	if p.AssetDir == "" {
 		p.AssetDir = "../build"
 	}
-	p.JwtIssuer = ctxString(ctx, CtxJwtIssuer)
-	p.JwtAudience = splitList(ctxString(ctx, CtxJwtAudience))
-	if s := ctxString(ctx, CtxTrustUserHeader); s != "" {
-		b, e := strconv.ParseBool(s)
-		if e != nil {
-			return p, fmt.Errorf("context %s=%q: want true or false", CtxTrustUserHeader, s)
-		}
-		p.TrustUserHeaderFromProxy = b
+	if origins := r.str(CtxCorsOrigins); origins == "none" {
+		p.NoCors = true
+	} else {
+		p.CorsAllowOrigins = splitList(origins)
 	}
-	if s := ctxString(ctx, CtxOrderFailOpen); s != "" {
-		b, e := strconv.ParseBool(s)
-		if e != nil {
-			return p, fmt.Errorf("context %s=%q: want true or false", CtxOrderFailOpen, s)
-		}
-		p.OrderGateFailOpen = b
-	}
-	num(CtxAdmitRate, &p.AdmitRatePerSec)
-	num(CtxAdmitInterval, &p.AdmitIntervalMs)
-	num(CtxTokenTTL, &p.EntryTokenTTLSeconds)
-	num(CtxQueueCapacity, &p.QueueCapacity)
-	num(CtxOrderTimeout, &p.OrderTimeoutMs)
-	var rate, burst, retention int
-	num(CtxApiRateLimit, &rate)
-	num(CtxApiBurstLimit, &burst)
-	num(CtxLogRetentionDays, &retention)
-	if err != nil {
-		return p, err
-	}
-	p.ApiRateLimit, p.ApiBurstLimit = float64(rate), float64(burst)
-	if retention != 0 {
-		r, ok := retentionDays[retention]
+	if days := r.integer(CtxLogRetentionDays); days != 0 && r.err == nil {
+		ret, ok := retentionDays[days]
 		if !ok {
-			return p, fmt.Errorf("context %s=%d: not a CloudWatch Logs retention (1, 3, 5, 7, 14, 30, 60, 90, 180, 365, ...)", CtxLogRetentionDays, retention)
+			return p, fmt.Errorf("context %s=%d: not a CloudWatch Logs retention (1, 3, 5, 7, 14, 30, 60, 90, 180, 365, ...)", CtxLogRetentionDays, days)
 		}
-		p.LogRetention = r
+		p.LogRetention = ret
 	}
-	p.OrderAPIURL = ctxString(ctx, CtxOrderAPIURL)
-	p.CacheMode = CacheMode(ctxString(ctx, CtxCacheMode))
-	p.CacheNodeType = ctxString(ctx, CtxCacheNodeType)
-	p.OrderGateEgress = OrderGateEgress(ctxString(ctx, CtxOrderGateEgress))
-	p.CorsAllowOrigins = splitList(ctxString(ctx, CtxCorsOrigins))
-	p.AlarmTopicArn = ctxString(ctx, CtxAlarmTopicArn)
-	p.AlarmEmail = ctxString(ctx, CtxAlarmEmail)
-	p.NamePrefix = ctxString(ctx, CtxNamePrefix)
-	return p, nil
+	return p, r.err
 }
 
 var retentionDays = map[int]awslogs.RetentionDays{
@@ -148,6 +150,65 @@ var retentionDays = map[int]awslogs.RetentionDays{
 	60: awslogs.RetentionDays_TWO_MONTHS, 90: awslogs.RetentionDays_THREE_MONTHS, 180: awslogs.RetentionDays_SIX_MONTHS,
 	365: awslogs.RetentionDays_ONE_YEAR, 731: awslogs.RetentionDays_TWO_YEARS, 1827: awslogs.RetentionDays_FIVE_YEARS,
 	3653: awslogs.RetentionDays_TEN_YEARS,
+}
+
+// ctxReader reads typed context values and keeps the first error, which
+// names the key.
+type ctxReader struct {
+	ctx contextGetter
+	err error
+}
+
+func (r *ctxReader) str(key string) string { return ctxString(r.ctx, key) }
+
+func (r *ctxReader) fail(key, s, want string) {
+	if r.err == nil {
+		r.err = fmt.Errorf("context %s=%q: want %s", key, s, want)
+	}
+}
+
+func (r *ctxReader) integer(key string) int {
+	s := r.str(key)
+	if s == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		r.fail(key, s, "an integer")
+	}
+	return n
+}
+
+// orNone reads an integer where 0 means "none" (NoLimit).
+func (r *ctxReader) orNone(key string) int {
+	if s := r.str(key); s == "0" || s == "none" {
+		return NoLimit
+	}
+	return r.integer(key)
+}
+
+func (r *ctxReader) float(key string) float64 {
+	s := r.str(key)
+	if s == "" {
+		return 0
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		r.fail(key, s, "a number")
+	}
+	return f
+}
+
+func (r *ctxReader) boolean(key string) bool {
+	s := r.str(key)
+	if s == "" {
+		return false
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		r.fail(key, s, "true or false")
+	}
+	return b
 }
 
 // contextGetter is the part of the CDK app the props reader needs.

@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsbudgets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
@@ -33,7 +35,10 @@ const (
 	// over five minutes.
 	FunctionErrorsThreshold    = 1
 	FunctionThrottlesThreshold = 1
-	// StoreUnavailableThreshold: 503s for an unreachable store, per minute,
+	// LatencyP99Ms: p99 of enter and position, in milliseconds (the order
+	// route's is half of ORDER_TIMEOUT_MS).
+	LatencyP99Ms = 1000
+	// StoreUnavailableThreshold: 503s for an unreachable store, per oneMinute(),
 	// two minutes in a row.
 	StoreUnavailableThreshold = 1
 )
@@ -41,6 +46,12 @@ const (
 // AlarmIDs names the stack's alarms (construct ids, also the suffix of the
 // alarm names). Function alarms are <Function>Errors and <Function>Throttles.
 const (
+	AlarmAdmitErrors       = "AdmitErrors"
+	AlarmLambdaThrottles   = "LambdaThrottles"
+	AlarmApiThrottled      = "ApiThrottled"
+	AlarmLatencyPrefix     = "LatencyP99"
+	AlarmCacheLoad         = "CacheLoad"
+	AlarmCacheNearLimit    = "CacheNearLimit"
 	AlarmAdmitStalled      = "AdmitStalled"
 	AlarmQueueNearCapacity = "QueueNearCapacity"
 	AlarmLowConversion     = "LowTokenConversion"
@@ -97,10 +108,13 @@ func shareOfAdmitted(id, metric, metricLabel string, fewSamples int, label strin
 
 // newMonitoring adds the alarms and the dashboard; it returns the dashboard name.
 func newMonitoring(stack awscdk.Stack, p WaitroomProps, w *Waitroom) string {
-	minute := awscdk.Duration_Minutes(jsii.Number(1))
-	five := awscdk.Duration_Minutes(jsii.Number(5))
-	window := rateWindow(p)
+	alarms := newAlarms(stack, p, w, newAlarmTopic(stack, p))
+	return newDashboard(stack, p, w, alarms)
+}
 
+// newAlarmTopic is where alarms notify: the operator's topic, a new one
+// with an e-mail subscription, or none.
+func newAlarmTopic(stack awscdk.Stack, p WaitroomProps) awssns.ITopic {
 	var topic awssns.ITopic
 	switch {
 	case p.AlarmTopicArn != "":
@@ -113,215 +127,220 @@ func newMonitoring(stack awscdk.Stack, p WaitroomProps, w *Waitroom) string {
 	if topic != nil {
 		awscdk.NewCfnOutput(stack, jsii.String("AlarmTopicArn"), &awscdk.CfnOutputProps{Value: topic.TopicArn()})
 	}
+	return topic
+}
 
-	var alarms []interfacesawscloudwatch.IAlarmRef
-	alarm := func(id, desc string, m awscloudwatch.IMetric, threshold float64, op awscloudwatch.ComparisonOperator,
-		periods, datapoints float64, missing awscloudwatch.TreatMissingData) awscloudwatch.Alarm {
-		a := awscloudwatch.NewAlarm(stack, jsii.String(id), &awscloudwatch.AlarmProps{
-			AlarmName:          jsii.String(p.NamePrefix + "-" + id),
-			AlarmDescription:   jsii.String(desc + " See infra/README.md, Alarms."),
-			Metric:             m,
-			Threshold:          jsii.Number(threshold),
-			ComparisonOperator: op,
-			EvaluationPeriods:  jsii.Number(periods),
-			DatapointsToAlarm:  jsii.Number(datapoints),
-			TreatMissingData:   missing,
-		})
-		if topic != nil {
-			a.AddAlarmAction(awscloudwatchactions.NewSnsAction(topic))
-			a.AddOkAction(awscloudwatchactions.NewSnsAction(topic))
-		}
-		alarms = append(alarms, a)
-		return a
+// alarmSet adds alarms that all notify one topic and collects them for the
+// dashboard's alarm status widget.
+type alarmSet struct {
+	stack  awscdk.Stack
+	prefix string
+	topic  awssns.ITopic
+	all    []interfacesawscloudwatch.IAlarmRef
+}
+
+func (s *alarmSet) add(id, desc string, m awscloudwatch.IMetric, threshold float64, op awscloudwatch.ComparisonOperator,
+	periods, datapoints float64, missing awscloudwatch.TreatMissingData) awscloudwatch.Alarm {
+	a := awscloudwatch.NewAlarm(s.stack, jsii.String(id), &awscloudwatch.AlarmProps{
+		AlarmName:          jsii.String(s.prefix + "-" + id),
+		AlarmDescription:   jsii.String(desc + " See infra/README.md, Alarms."),
+		Metric:             m,
+		Threshold:          jsii.Number(threshold),
+		ComparisonOperator: op,
+		EvaluationPeriods:  jsii.Number(periods),
+		DatapointsToAlarm:  jsii.Number(datapoints),
+		TreatMissingData:   missing,
+	})
+	if s.topic != nil {
+		a.AddAlarmAction(awscloudwatchactions.NewSnsAction(s.topic))
+		a.AddOkAction(awscloudwatchactions.NewSnsAction(s.topic))
 	}
+	s.all = append(s.all, a)
+	return a
+}
 
-	alarm(AlarmAdmitStalled,
-		"No admit batch ran in the last minute: the line is frozen.",
-		wrMetric(metrics.AdmitBatches, "Sum", minute, "Admit batches"),
-		AdmitStalledThreshold, awscloudwatch.ComparisonOperator_LESS_THAN_THRESHOLD, 1, 1,
+// newAlarms adds the domain alarms and the operational ones. Each alarm
+// costs $0.10 a month per metric it reads (infra/README.md counts them), so
+// one alarm covers what one operator action answers.
+func newAlarms(stack awscdk.Stack, p WaitroomProps, w *Waitroom, topic awssns.ITopic) []interfacesawscloudwatch.IAlarmRef {
+	set := &alarmSet{stack: stack, prefix: p.NamePrefix, topic: topic}
+	domainAlarms(set, p)
+	apiAlarms(set, p, w)
+	functionAlarms(set, w)
+	cacheAlarms(set, p, w.Cache)
+	newBudget(stack, p)
+	return set.all
+}
+
+// domainAlarms read the functions' own metrics (the all-rooms aggregate).
+func domainAlarms(set *alarmSet, p WaitroomProps) {
+	// Two empty minutes out of three: an idle admit runs one batch a
+	// minute, and a tick can land either side of a minute's boundary.
+	set.add(AlarmAdmitStalled,
+		"No admit batch ran in two of the last three minutes: the line is frozen.",
+		wrMetric(metrics.AdmitBatches, "Sum", oneMinute(), "Admit batches"),
+		AdmitStalledThreshold, awscloudwatch.ComparisonOperator_LESS_THAN_THRESHOLD, 3, 2,
 		awscloudwatch.TreatMissingData_BREACHING)
-
-	capacityThreshold := QueueNearCapacityFraction * float64(p.QueueCapacity)
-	alarm(AlarmQueueNearCapacity,
+	set.add(AlarmQueueNearCapacity,
 		fmt.Sprintf("The fullest room holds more than %.0f%% of QUEUE_CAPACITY (%d): new arrivals will soon get 429 queue_full.",
 			QueueNearCapacityFraction*100, p.QueueCapacity),
-		wrMetric(metrics.QueueDepth, "Maximum", minute, "Queue depth (fullest room)"),
-		capacityThreshold, awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, 1, 1,
+		wrMetric(metrics.QueueDepth, "Maximum", oneMinute(), "Queue depth (fullest room)"),
+		QueueNearCapacityFraction*float64(p.QueueCapacity), awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, 1, 1,
 		awscloudwatch.TreatMissingData_NOT_BREACHING)
-
-	alarm(AlarmLowConversion,
+	set.add(AlarmLowConversion,
 		fmt.Sprintf("Fewer than %d%% of admitted users ordered with their entry token.", LowConversionPercent),
-		conversionExpr(window),
+		conversionExpr(rateWindow(p)),
 		LowConversionPercent, awscloudwatch.ComparisonOperator_LESS_THAN_THRESHOLD, 1, 1,
 		awscloudwatch.TreatMissingData_NOT_BREACHING)
-
-	alarm(AlarmHighExpiry,
+	set.add(AlarmHighExpiry,
 		fmt.Sprintf("More than %d%% of entry tokens expired unused.", HighExpiryPercent),
-		expiryExpr(window),
+		expiryExpr(rateWindow(p)),
 		HighExpiryPercent, awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, 1, 1,
 		awscloudwatch.TreatMissingData_NOT_BREACHING)
+	set.add(AlarmStoreUnavailable,
+		"Requests were answered 503 because the cache could not be reached, two minutes in a row.",
+		wrMetric(metrics.StoreUnavailable, "Sum", oneMinute(), "Store unavailable"),
+		StoreUnavailableThreshold, awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD, 2, 2,
+		awscloudwatch.TreatMissingData_NOT_BREACHING)
+}
 
+// routeLatency is API Gateway's per-route latency (detailed metrics).
+func routeLatency(w *Waitroom, r route) awscloudwatch.IMetric {
+	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+		Namespace: jsii.String("AWS/ApiGateway"), MetricName: jsii.String("Latency"),
+		DimensionsMap: &map[string]*string{
+			"ApiId": w.API.ApiId(), "Stage": jsii.String("$default"),
+			"Resource": jsii.String(r.path), "Method": jsii.String(string(r.method)),
+		},
+		Statistic: jsii.String("p99"), Period: oneMinute(), Label: jsii.String(r.key() + " p99"),
+	})
+}
+
+// apiAlarms: the share of 5xx, p99 latency per route, and API Gateway's
+// own throttling (a 429 before any function ran).
+func apiAlarms(set *alarmSet, p WaitroomProps, w *Waitroom) {
 	api5xx := awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
 		Expression: jsii.String(fmt.Sprintf("IF(requests >= %d, 100 * errors / requests, 0)", RateMinSample)),
 		UsingMetrics: &map[string]awscloudwatch.IMetric{
-			"requests": w.API.MetricCount(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: minute}),
-			"errors":   w.API.MetricServerError(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: minute}),
+			"requests": w.API.MetricCount(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: oneMinute()}),
+			"errors":   w.API.MetricServerError(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: oneMinute()}),
 		},
 		Label:  jsii.String("API 5xx %"),
-		Period: minute,
+		Period: oneMinute(),
 	})
-	alarm(AlarmApi5xx,
-		fmt.Sprintf("More than %d%% of API answers were 5xx in 3 of the last 5 minutes.", Api5xxPercent),
+	set.add(AlarmApi5xx,
+		fmt.Sprintf("More than %d%% of API answers were 5xx in 3 of the last 5 minutes (function errors and throttles show here too).", Api5xxPercent),
 		api5xx, Api5xxPercent, awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, 5, 3,
 		awscloudwatch.TreatMissingData_NOT_BREACHING)
-
-	alarm(AlarmStoreUnavailable,
-		"Requests were answered 503 because the cache could not be reached, two minutes in a row.",
-		wrMetric(metrics.StoreUnavailable, "Sum", minute, "Store unavailable"),
-		StoreUnavailableThreshold, awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD, 2, 2,
+	for _, r := range routes {
+		limit := float64(LatencyP99Ms)
+		if r.fn == FnOrderGate {
+			limit = float64(p.OrderTimeoutMs) / 2
+		}
+		set.add(AlarmLatencyPrefix+logicalName(r.fn),
+			fmt.Sprintf("p99 latency of %s above %.0f ms in 3 of the last 5 minutes.", r.key(), limit),
+			routeLatency(w, r), limit, awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, 5, 3,
+			awscloudwatch.TreatMissingData_NOT_BREACHING)
+	}
+	set.add(AlarmApiThrottled,
+		"API Gateway throttled requests (429 without Retry-After) in 2 of the last 3 minutes: a route limit or the account quota.",
+		awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+			Namespace: jsii.String(ApiThrottledNamespace), MetricName: jsii.String(ApiThrottledMetric),
+			Statistic: jsii.String("Sum"), Period: oneMinute(),
+		}),
+		1, awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD, 3, 2,
 		awscloudwatch.TreatMissingData_NOT_BREACHING)
+}
 
+// functionAlarms: throttles of any function (one alarm, four metrics), and
+// admit's errors. The other functions' errors reach users as 5xx, which
+// Api5xxRate watches; admit has no caller to see them.
+func functionAlarms(set *alarmSet, w *Waitroom) {
+	five := awscdk.Duration_Minutes(jsii.Number(5))
+	using := map[string]awscloudwatch.IMetric{}
+	var ids []string
 	for _, name := range Functions {
-		fn := w.Functions[name]
-		alarm(logicalName(name)+"Errors",
-			fmt.Sprintf("Function %s failed (crash, timeout or init error) in the last 5 minutes.", name),
-			fn.MetricErrors(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: five}),
-			FunctionErrorsThreshold, awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD, 1, 1,
-			awscloudwatch.TreatMissingData_NOT_BREACHING)
-		alarm(logicalName(name)+"Throttles",
-			fmt.Sprintf("Function %s was throttled (concurrency limit) in the last 5 minutes.", name),
-			fn.MetricThrottles(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: five}),
-			FunctionThrottlesThreshold, awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD, 1, 1,
-			awscloudwatch.TreatMissingData_NOT_BREACHING)
+		id := "t" + strings.ReplaceAll(name, "-", "")
+		ids = append(ids, id)
+		using[id] = w.Functions[name].MetricThrottles(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: five})
 	}
+	set.add(AlarmLambdaThrottles,
+		"A function was throttled (its reserved concurrency, the order gate's cap, or the account's limit) in the last 5 minutes.",
+		awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+			Expression: jsii.String(strings.Join(ids, " + ")), UsingMetrics: &using,
+			Label: jsii.String("Lambda throttles"), Period: five,
+		}),
+		FunctionThrottlesThreshold, awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD, 1, 1,
+		awscloudwatch.TreatMissingData_NOT_BREACHING)
+	set.add(AlarmAdmitErrors,
+		"Function admit failed (crash, timeout or init error) in the last 5 minutes.",
+		w.Functions[FnAdmit].MetricErrors(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: five}),
+		FunctionErrorsThreshold, awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD, 1, 1,
+		awscloudwatch.TreatMissingData_NOT_BREACHING)
+}
 
-	// Dashboard.
-	name := p.NamePrefix
-	graph := func(title string, width float64, left []awscloudwatch.IMetric, right []awscloudwatch.IMetric, ann []*awscloudwatch.HorizontalAnnotation) awscloudwatch.GraphWidget {
-		props := &awscloudwatch.GraphWidgetProps{
-			Title: jsii.String(title), Width: jsii.Number(width), Height: jsii.Number(6), Left: &left,
-		}
-		if len(right) > 0 {
-			props.Right = &right
-		}
-		if len(ann) > 0 {
-			props.LeftAnnotations = &ann
-		}
-		return awscloudwatch.NewGraphWidget(props)
+// cacheMetric is an AWS/ElastiCache metric of the stack's cache.
+func cacheMetric(p WaitroomProps, c *Cache, name, stat string) awscloudwatch.IMetric {
+	dims := map[string]*string{"clusterId": jsii.String(c.Name)}
+	if p.CacheMode == CacheReplicationGroup {
+		// Node metrics; -001 is the primary until a failover.
+		dims = map[string]*string{"CacheClusterId": jsii.String(c.Name + "-001")}
 	}
-	m := func(n, stat, label string) awscloudwatch.IMetric { return wrMetric(n, stat, minute, label) }
-	perRoom := func(n, stat string) awscloudwatch.IMetric {
-		return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
-			Expression: jsii.String(fmt.Sprintf(`SEARCH('{%s,%s} MetricName="%s"', '%s', 60)`,
-				metrics.Namespace, metrics.DimensionRoom, n, stat)),
-			Label:  jsii.String(""),
-			Period: minute,
-		})
-	}
-	fnMetrics := func(f func(string) awscloudwatch.IMetric) []awscloudwatch.IMetric {
-		var out []awscloudwatch.IMetric
-		for _, n := range Functions {
-			out = append(out, f(n))
-		}
-		return out
-	}
-
-	dash := awscloudwatch.NewDashboard(stack, jsii.String("Dashboard"), &awscloudwatch.DashboardProps{
-		DashboardName:   jsii.String(name),
-		DefaultInterval: awscdk.Duration_Hours(jsii.Number(3)),
+	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+		Namespace: jsii.String("AWS/ElastiCache"), MetricName: jsii.String(name), DimensionsMap: &dims,
+		Statistic: jsii.String(stat), Period: oneMinute(),
 	})
-	dash.AddWidgets(
-		awscloudwatch.NewTextWidget(&awscloudwatch.TextWidgetProps{
-			Markdown: jsii.String(fmt.Sprintf("# Waitroom\nAdmission %d/s per room in batches every %d ms; capacity %d per room; "+
-				"entry tokens live %d s. Alarms and what to do: infra/README.md.",
-				p.AdmitRatePerSec, p.AdmitIntervalMs, p.QueueCapacity, p.EntryTokenTTLSeconds)),
-			Width: jsii.Number(24), Height: jsii.Number(2),
-		}),
-	)
-	dash.AddWidgets(
-		awscloudwatch.NewAlarmStatusWidget(&awscloudwatch.AlarmStatusWidgetProps{
-			Title: jsii.String("Alarms"), Alarms: &alarms, Width: jsii.Number(24), Height: jsii.Number(4),
-		}),
-	)
-	dash.AddWidgets(
-		awscloudwatch.NewSingleValueWidget(&awscloudwatch.SingleValueWidgetProps{
-			Title: jsii.String("Now"), Width: jsii.Number(24), Height: jsii.Number(4),
-			Metrics: &[]awscloudwatch.IMetric{
-				m(metrics.QueueDepth, "Maximum", "Queue depth (fullest room)"),
-				m(metrics.ActiveTokens, "Maximum", "Active tokens (fullest room)"),
-				m(metrics.Admitted, "Sum", "Admitted / min"),
-				m(metrics.WaitSeconds, "Average", "Wait s (avg)"),
-				m(metrics.WaitSeconds, "p99", "Wait s (p99)"),
-				m(metrics.AdmitBatches, "Sum", "Admit batches / min"),
-			},
-		}),
-	)
-	dash.AddWidgets(
-		graph("Queue depth (fullest room)", 8,
-			[]awscloudwatch.IMetric{m(metrics.QueueDepth, "Maximum", "Queue depth")}, nil,
-			[]*awscloudwatch.HorizontalAnnotation{
-				{Value: jsii.Number(capacityThreshold), Label: jsii.String("alarm: 90% of capacity")},
-				{Value: jsii.Number(float64(p.QueueCapacity)), Label: jsii.String("QUEUE_CAPACITY")},
-			}),
-		graph("Arrivals per minute", 8,
-			[]awscloudwatch.IMetric{m(metrics.Entered, "Sum", "Entered"), m(metrics.QueueFull, "Sum", "Refused: queue full (429)")}, nil, nil),
-		graph("Admission per minute", 8,
-			[]awscloudwatch.IMetric{m(metrics.Admitted, "Sum", "Admitted")},
-			[]awscloudwatch.IMetric{m(metrics.AdmitBatches, "Sum", "Admit batches (heartbeat)")}, nil),
-	)
-	dash.AddWidgets(
-		graph("Wait, enter to admitted (seconds)", 8,
-			[]awscloudwatch.IMetric{m(metrics.WaitSeconds, "Average", "Average"), m(metrics.WaitSeconds, "p99", "p99")}, nil, nil),
-		graph("Token conversion and expiry (%)", 8,
-			[]awscloudwatch.IMetric{conversionExpr(window), expiryExpr(window)}, nil,
-			[]*awscloudwatch.HorizontalAnnotation{
-				{Value: jsii.Number(LowConversionPercent), Label: jsii.String("conversion alarm below")},
-				{Value: jsii.Number(HighExpiryPercent), Label: jsii.String("expiry alarm above")},
-			}),
-		graph("Entry tokens per minute", 8,
-			[]awscloudwatch.IMetric{
-				m(metrics.Admitted, "Sum", "Issued (admitted)"),
-				m(metrics.TokensConsumed, "Sum", "Consumed"),
-				m(metrics.TokensExpired, "Sum", "Expired"),
-				m(metrics.TokensRejected, "Sum", "Rejected (403)"),
-			},
-			[]awscloudwatch.IMetric{m(metrics.ActiveTokens, "Maximum", "Active tokens (fullest room)")}, nil),
-	)
-	dash.AddWidgets(
-		graph("Orders per minute", 8,
-			[]awscloudwatch.IMetric{m(metrics.OrdersPassed, "Sum", "Passed (2xx)"), m(metrics.OrdersFailed, "Sum", "Failed")}, nil, nil),
-		graph("Store unavailable (503) per minute", 8,
-			[]awscloudwatch.IMetric{m(metrics.StoreUnavailable, "Sum", "Store unavailable")}, nil, nil),
-		graph("API", 8,
-			[]awscloudwatch.IMetric{
-				w.API.MetricCount(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: minute, Label: jsii.String("Requests")}),
-				w.API.MetricClientError(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: minute, Label: jsii.String("4xx")}),
-				w.API.MetricServerError(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: minute, Label: jsii.String("5xx")}),
-			},
-			[]awscloudwatch.IMetric{
-				w.API.MetricLatency(&awscloudwatch.MetricOptions{Statistic: jsii.String("p99"), Period: minute, Label: jsii.String("Latency p99 (ms)")}),
-			}, nil),
-	)
-	dash.AddWidgets(
-		graph("Function errors and throttles", 8,
-			fnMetrics(func(n string) awscloudwatch.IMetric {
-				return w.Functions[n].MetricErrors(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: minute, Label: jsii.String(n + " errors")})
-			}),
-			fnMetrics(func(n string) awscloudwatch.IMetric {
-				return w.Functions[n].MetricThrottles(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: minute, Label: jsii.String(n + " throttles")})
-			}), nil),
-		graph("Function duration p99 (ms)", 8,
-			fnMetrics(func(n string) awscloudwatch.IMetric {
-				return w.Functions[n].MetricDuration(&awscloudwatch.MetricOptions{Statistic: jsii.String("p99"), Period: minute, Label: jsii.String(n)})
-			}), nil, nil),
-		graph("Concurrent executions (max)", 8,
-			fnMetrics(func(n string) awscloudwatch.IMetric {
-				return w.Functions[n].Metric(jsii.String("ConcurrentExecutions"), &awscloudwatch.MetricOptions{Statistic: jsii.String("Maximum"), Period: minute, Label: jsii.String(n)})
-			}), nil, nil),
-	)
-	dash.AddWidgets(
-		graph("Per room: queue depth", 12, []awscloudwatch.IMetric{perRoom(metrics.QueueDepth, "Maximum")}, nil, nil),
-		graph("Per room: admitted per minute", 12, []awscloudwatch.IMetric{perRoom(metrics.Admitted, "Sum")}, nil, nil),
-	)
-	return name
+}
+
+// cacheAlarms: the serverless cache throttling commands, or its ECPU
+// nearing the usage limit; for a replication group, its engine CPU and memory.
+func cacheAlarms(set *alarmSet, p WaitroomProps, c *Cache) {
+	if p.CacheMode == CacheReplicationGroup {
+		set.add(AlarmCacheLoad, "The cache's engine CPU was above 80% in 3 of the last 5 minutes.",
+			cacheMetric(p, c, "EngineCPUUtilization", "Maximum"), 80,
+			awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, 5, 3, awscloudwatch.TreatMissingData_NOT_BREACHING)
+		set.add(AlarmCacheNearLimit, "The cache's memory was more than 80% used in 3 of the last 5 minutes.",
+			cacheMetric(p, c, "DatabaseMemoryUsagePercentage", "Maximum"), 80,
+			awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, 5, 3, awscloudwatch.TreatMissingData_NOT_BREACHING)
+		return
+	}
+	set.add(AlarmCacheLoad, "The cache throttled commands in 2 of the last 3 minutes (ECPU limit or scaling).",
+		cacheMetric(p, c, "ThrottledCmds", "Sum"), 1,
+		awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD, 3, 2, awscloudwatch.TreatMissingData_NOT_BREACHING)
+	set.add(AlarmCacheNearLimit,
+		fmt.Sprintf("The cache used more than 80%% of cacheMaxEcpuPerSecond (%d) in 3 of the last 5 minutes.", p.CacheMaxECPUPerSecond),
+		cacheMetric(p, c, "ElastiCacheProcessingUnits", "Sum"), 0.8*60*float64(p.CacheMaxECPUPerSecond),
+		awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, 5, 3, awscloudwatch.TreatMissingData_NOT_BREACHING)
+}
+
+// newBudget is a monthly cost budget for the account (AWS Budgets has no
+// notion of a stack without activated cost-allocation tags): 80% of the
+// amount spent, and 100% forecast, notify the alarm e-mail or topic.
+func newBudget(stack awscdk.Stack, p WaitroomProps) {
+	var subscribers []*awsbudgets.CfnBudget_SubscriberProperty
+	switch {
+	case p.AlarmEmail != "":
+		subscribers = append(subscribers, &awsbudgets.CfnBudget_SubscriberProperty{SubscriptionType: jsii.String("EMAIL"), Address: jsii.String(p.AlarmEmail)})
+	case p.AlarmTopicArn != "":
+		subscribers = append(subscribers, &awsbudgets.CfnBudget_SubscriberProperty{SubscriptionType: jsii.String("SNS"), Address: jsii.String(p.AlarmTopicArn)})
+	}
+	props := &awsbudgets.CfnBudgetProps{Budget: &awsbudgets.CfnBudget_BudgetDataProperty{
+		BudgetName: jsii.String(p.NamePrefix + "-monthly"), BudgetType: jsii.String("COST"), TimeUnit: jsii.String("MONTHLY"),
+		BudgetLimit: &awsbudgets.CfnBudget_SpendProperty{Amount: jsii.Number(float64(p.BudgetMonthlyUSD)), Unit: jsii.String("USD")},
+	}}
+	if subscribers != nil {
+		var notifications []*awsbudgets.CfnBudget_NotificationWithSubscribersProperty
+		for _, n := range []struct {
+			kind      string
+			threshold float64
+		}{{"ACTUAL", 80}, {"FORECASTED", 100}} {
+			notifications = append(notifications, &awsbudgets.CfnBudget_NotificationWithSubscribersProperty{
+				Notification: &awsbudgets.CfnBudget_NotificationProperty{NotificationType: jsii.String(n.kind),
+					ComparisonOperator: jsii.String("GREATER_THAN"), Threshold: jsii.Number(n.threshold), ThresholdType: jsii.String("PERCENTAGE")},
+				Subscribers: &subscribers,
+			})
+		}
+		props.NotificationsWithSubscribers = &notifications
+	}
+	awsbudgets.NewCfnBudget(stack, jsii.String("Budget"), props)
 }

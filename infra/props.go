@@ -10,6 +10,8 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+
+	"github.com/waitroom/waitroom"
 )
 
 // CacheMode chooses how the Redis-compatible store is provisioned.
@@ -22,20 +24,6 @@ const (
 	// CacheReplicationGroup is a provisioned Valkey replication group (one
 	// primary, one replica, Multi-AZ, cluster mode disabled).
 	CacheReplicationGroup CacheMode = "replication-group"
-)
-
-// OrderGateEgress chooses how the order gate reaches ORDER_API_URL.
-type OrderGateEgress string
-
-const (
-	// EgressNone keeps every function in private isolated subnets (no route
-	// to the internet, no NAT gateway). ORDER_API_URL must then be reachable
-	// privately: an address inside the VPC, a PrivateLink interface endpoint
-	// the operator adds, VPC peering or a transit gateway. The default.
-	EgressNone OrderGateEgress = "none"
-	// EgressNAT adds public subnets, one NAT gateway and private subnets with
-	// egress; only the order gate is placed there. Costs a NAT gateway.
-	EgressNAT OrderGateEgress = "nat"
 )
 
 // The four functions, named as their directories under build/.
@@ -62,8 +50,12 @@ const admitOverlapSeconds = 10
 // admitTimeoutSlackSeconds is added to the longest possible run for admit's timeout.
 const admitTimeoutSlackSeconds = 10
 
-// WaitroomProps configures NewWaitroomStack. Zero values take the defaults of
-// API.md; WithDefaults shows them.
+// NoLimit, as a concurrency or a snapshot retention, turns the setting off
+// (context value 0).
+const NoLimit = -1
+
+// WaitroomProps configures NewWaitroomStack. Zero values take the defaults;
+// WithDefaults shows them.
 type WaitroomProps struct {
 	awscdk.StackProps
 
@@ -79,30 +71,61 @@ type WaitroomProps struct {
 	// TrustUserHeaderFromProxy opts in to running without an authorizer,
 	// trusting the X-User-Id header set by a fronting proxy the operator
 	// controls (TRUST_USER_HEADER=true). Exactly one of JwtIssuer and this
-	// must be set.
+	// must be set, and this one needs ProxySecretSSMParameter.
 	TrustUserHeaderFromProxy bool
+	// ProxySecretSSMParameter names an SSM Parameter Store String parameter
+	// (optionally name:version) holding the secret the proxy sends as
+	// X-Proxy-Secret. The functions get PROXY_SECRET as the CloudFormation
+	// dynamic reference {{resolve:ssm:…}}, so the value is never in the template.
+	ProxySecretSSMParameter string
 
-	AdmitRatePerSec      int // ADMIT_RATE_PER_SEC, default 100
-	AdmitIntervalMs      int // ADMIT_INTERVAL_MS, default 100
-	EntryTokenTTLSeconds int // ENTRY_TOKEN_TTL_SECONDS, default 300
-	QueueCapacity        int // QUEUE_CAPACITY, default 100000
-	OrderAPIURL          string
-	OrderTimeoutMs       int // ORDER_TIMEOUT_MS, default 10000
+	// The functions' configuration (docs/API.md); zero values take the
+	// root package's defaults (waitroom.Default*).
+	AdmitRatePerSec      float64 // ADMIT_RATE_PER_SEC
+	AdmitIntervalMs      int     // ADMIT_INTERVAL_MS
+	EntryTokenTTLSeconds int     // ENTRY_TOKEN_TTL_SECONDS
+	QueueCapacity        int     // QUEUE_CAPACITY
+	OrderAPIURL          string  // ORDER_API_URL
+	OrderTimeoutMs       int     // ORDER_TIMEOUT_MS
+	// PollTiers is POLL_TIERS, "minWaitSeconds:pollMs,…"; checked with
+	// waitroom.ParsePollTiers at synthesis so a bad table never deploys.
+	PollTiers string
 	// OrderGateFailOpen sets ORDER_GATE_FAIL_OPEN=true: while the store is
-	// unreachable the gate forwards orders unguarded (BRIEF.md, failure
+	// unreachable the gate forwards orders unguarded (docs/design.md, failure
 	// policy). Off by default: the gate answers 503.
 	OrderGateFailOpen bool
+
+	// Egress is how the order gate reaches ORDER_API_URL (egress.go).
+	Egress Egress
 
 	CacheMode     CacheMode // default CacheServerless
 	CacheNodeType string    // replication group only, default cache.r7g.large
 	// CacheAccessString is the ACL of the functions' cache user.
 	CacheAccessString string
+	// CacheMaxStorageGB and CacheMaxECPUPerSecond are the serverless cache's
+	// CacheUsageLimits: the most it may grow to, and so cost.
+	CacheMaxStorageGB     int
+	CacheMaxECPUPerSecond int
+	// CacheSnapshotRetentionDays daily snapshots are kept (NoLimit: none);
+	// CacheSnapshotTime is when they start, "HH:MM" UTC.
+	CacheSnapshotRetentionDays int
+	CacheSnapshotTime          string
 
-	OrderGateEgress OrderGateEgress // default EgressNone
+	// CorsAllowOrigins are the waiting page's origins. Required unless
+	// NoCors says the page is served from the API's own origin (or no
+	// browser calls it), in which case the API answers no CORS preflight.
+	CorsAllowOrigins []string
+	NoCors           bool
+	// Throttling per route, requests per second (burst: twice the rate).
+	// Defaults follow the load the configuration generates (api.go).
+	EnterRateLimit, PositionRateLimit, OrdersRateLimit int
 
-	CorsAllowOrigins []string // default ["*"]
-	ApiRateLimit     float64  // steady requests per second for the stage, default 5000
-	ApiBurstLimit    float64  // burst for the stage, default 10000
+	// AdmitReservedConcurrency is reserved for admit so that nothing else
+	// can starve admission; OrderGateConcurrency caps (and reserves) the
+	// order gate so that a slow order API cannot take the account's
+	// concurrency. NoLimit leaves either unset.
+	AdmitReservedConcurrency int
+	OrderGateConcurrency     int
 
 	LogRetention awslogs.RetentionDays // default one month
 
@@ -111,6 +134,8 @@ type WaitroomProps struct {
 	// subscription instead.
 	AlarmTopicArn string
 	AlarmEmail    string
+	// BudgetMonthlyUSD is the amount of the monthly cost budget.
+	BudgetMonthlyUSD int
 
 	// NamePrefix names the cache, its users, the dashboard and the alarms
 	// (lower case letters, digits and hyphens). Default: the stack id in
@@ -120,6 +145,8 @@ type WaitroomProps struct {
 
 var (
 	namePrefixRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,27}$`)
+	ssmNameRE    = regexp.MustCompile(`^[a-zA-Z0-9_.\-/]+(:[0-9]+)?$`)
+	hhmmRE       = regexp.MustCompile(`^([01][0-9]|2[0-3]):[0-5][0-9]$`)
 	// ErrNoAuthorizer is returned when the stack has no identity source.
 	ErrNoAuthorizer = errors.New("waitroom: refusing to synthesize an API without an authorizer: " +
 		"set JwtIssuer and JwtAudience (context jwtIssuer, jwtAudience), or, only behind a proxy you " +
@@ -140,51 +167,36 @@ func DefaultNamePrefix(stackID string) string {
 	return s
 }
 
+// setDefault replaces a zero *v with def.
+func setDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
+}
+
 // WithDefaults returns a copy of p with every zero value replaced by its default.
 func (p WaitroomProps) WithDefaults(stackID string) WaitroomProps {
-	if p.AdmitRatePerSec == 0 {
-		p.AdmitRatePerSec = 100
-	}
-	if p.AdmitIntervalMs == 0 {
-		p.AdmitIntervalMs = 100
-	}
-	if p.EntryTokenTTLSeconds == 0 {
-		p.EntryTokenTTLSeconds = 300
-	}
-	if p.QueueCapacity == 0 {
-		p.QueueCapacity = 100000
-	}
-	if p.OrderTimeoutMs == 0 {
-		p.OrderTimeoutMs = 10000
-	}
-	if p.CacheMode == "" {
-		p.CacheMode = CacheServerless
-	}
-	if p.CacheNodeType == "" {
-		p.CacheNodeType = "cache.r7g.large"
-	}
-	if p.CacheAccessString == "" {
-		// Every command but the dangerous ones (FLUSHALL, KEYS, CONFIG, ...).
-		p.CacheAccessString = "on ~* +@all -@dangerous"
-	}
-	if p.OrderGateEgress == "" {
-		p.OrderGateEgress = EgressNone
-	}
-	if len(p.CorsAllowOrigins) == 0 {
-		p.CorsAllowOrigins = []string{"*"}
-	}
-	if p.ApiRateLimit == 0 {
-		p.ApiRateLimit = 5000
-	}
-	if p.ApiBurstLimit == 0 {
-		p.ApiBurstLimit = 10000
-	}
-	if p.LogRetention == "" {
-		p.LogRetention = awslogs.RetentionDays_ONE_MONTH
-	}
-	if p.NamePrefix == "" {
-		p.NamePrefix = DefaultNamePrefix(stackID)
-	}
+	setDefault(&p.AdmitRatePerSec, waitroom.DefaultAdmitRatePerSec)
+	setDefault(&p.AdmitIntervalMs, waitroom.DefaultAdmitIntervalMs)
+	setDefault(&p.EntryTokenTTLSeconds, waitroom.DefaultEntryTokenTTLSeconds)
+	setDefault(&p.QueueCapacity, waitroom.DefaultQueueCapacity)
+	setDefault(&p.OrderTimeoutMs, waitroom.DefaultOrderTimeoutMs)
+	setDefault(&p.PollTiers, waitroom.DefaultPollTiers)
+	setDefault(&p.CacheMode, CacheServerless)
+	setDefault(&p.CacheNodeType, "cache.r7g.large")
+	// Every command but the dangerous ones (FLUSHALL, KEYS, CONFIG, ...).
+	setDefault(&p.CacheAccessString, "on ~* +@all -@dangerous")
+	setDefault(&p.CacheMaxStorageGB, 2)
+	setDefault(&p.CacheMaxECPUPerSecond, 100_000)
+	setDefault(&p.CacheSnapshotRetentionDays, 7)
+	setDefault(&p.CacheSnapshotTime, "03:00")
+	setDefault(&p.AdmitReservedConcurrency, 3)
+	setDefault(&p.OrderGateConcurrency, max(10, int(math.Ceil(2*p.AdmitRatePerSec))))
+	setDefault(&p.LogRetention, awslogs.RetentionDays_ONE_MONTH)
+	setDefault(&p.BudgetMonthlyUSD, 50)
+	setDefault(&p.NamePrefix, DefaultNamePrefix(stackID))
+	p.setThrottleDefaults()
 	return p
 }
 
@@ -212,11 +224,31 @@ func (p WaitroomProps) OrderGateTimeoutSeconds() int {
 
 // Validate reports the first problem with (defaulted) props.
 func (p WaitroomProps) Validate() error {
+	for _, check := range []func() error{p.validateIdentity, p.validateConfig, p.Egress.validate(p.OrderAPIURL),
+		p.validateCache, p.validateAPI} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateIdentity: exactly one identity source, and a usable one; the
+// trusted-proxy mode only with a proxy secret.
+func (p WaitroomProps) validateIdentity() error {
 	if p.JwtIssuer == "" && !p.TrustUserHeaderFromProxy {
 		return ErrNoAuthorizer
 	}
 	if p.JwtIssuer != "" && p.TrustUserHeaderFromProxy {
 		return errors.New("waitroom: JwtIssuer and TrustUserHeaderFromProxy are exclusive: choose the JWT authorizer or the fronting proxy")
+	}
+	if p.TrustUserHeaderFromProxy && p.ProxySecretSSMParameter == "" {
+		return errors.New("waitroom: trustUserHeader=true needs proxySecretSsmParameter: the name of an SSM String parameter " +
+			"holding the secret your proxy sends as X-Proxy-Secret (otherwise anyone calling the API directly could send X-User-Id)")
+	}
+	if p.ProxySecretSSMParameter != "" && (!p.TrustUserHeaderFromProxy || !ssmNameRE.MatchString(p.ProxySecretSSMParameter)) {
+		return fmt.Errorf("waitroom: proxySecretSsmParameter %q: want an SSM parameter name (optionally name:version), and only with trustUserHeader=true",
+			p.ProxySecretSSMParameter)
 	}
 	if p.JwtIssuer != "" {
 		u, err := url.Parse(p.JwtIssuer)
@@ -227,17 +259,24 @@ func (p WaitroomProps) Validate() error {
 			return errors.New("waitroom: JwtAudience needs at least one audience with JwtIssuer")
 		}
 	}
+	return nil
+}
+
+// validateConfig checks the functions' environment with the bounds the
+// functions themselves apply at start, so that a bad value fails here and
+// not at the first cold start.
+func (p WaitroomProps) validateConfig() error {
 	if p.AssetDir == "" {
 		return errors.New("waitroom: AssetDir is required (the build/ directory of `make build`)")
 	}
 	if p.OrderAPIURL == "" {
 		return errors.New("waitroom: OrderAPIURL is required (context orderApiUrl): the base URL of the order API the gate protects")
 	}
-	if u, err := url.Parse(p.OrderAPIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if u, err := url.Parse(p.OrderAPIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
 		return fmt.Errorf("waitroom: OrderAPIURL %q must be an http(s) URL", p.OrderAPIURL)
 	}
-	if p.AdmitRatePerSec < 1 {
-		return fmt.Errorf("waitroom: AdmitRatePerSec must be at least 1, got %d", p.AdmitRatePerSec)
+	if p.AdmitRatePerSec < 0.001 || p.AdmitRatePerSec > 1e6 {
+		return fmt.Errorf("waitroom: AdmitRatePerSec must be within 0.001..1000000, got %g", p.AdmitRatePerSec)
 	}
 	if p.AdmitIntervalMs < 10 || p.AdmitIntervalMs > 10000 {
 		return fmt.Errorf("waitroom: AdmitIntervalMs must be within 10..10000, got %d", p.AdmitIntervalMs)
@@ -252,21 +291,73 @@ func (p WaitroomProps) Validate() error {
 	if p.OrderTimeoutMs < 100 || p.OrderGateTimeoutSeconds() > 29 {
 		return fmt.Errorf("waitroom: OrderTimeoutMs must be within 100..23000 (API Gateway waits 30 s at most), got %d", p.OrderTimeoutMs)
 	}
+	if _, err := waitroom.ParsePollTiers(p.PollTiers); err != nil {
+		return fmt.Errorf("waitroom: PollTiers (context pollTiers) %q: %w", p.PollTiers, err)
+	}
+	if p.AdmitReservedConcurrency != NoLimit && p.AdmitReservedConcurrency < 2 {
+		return fmt.Errorf("waitroom: admitReservedConcurrency must be 0 (none) or at least 2 (two invocations overlap), got %d", p.AdmitReservedConcurrency)
+	}
+	if p.OrderGateConcurrency != NoLimit && p.OrderGateConcurrency < 1 {
+		return fmt.Errorf("waitroom: orderGateConcurrency must be 0 (no cap) or positive, got %d", p.OrderGateConcurrency)
+	}
+	return nil
+}
+
+// validateCache checks the store's settings and the names derived from the prefix.
+func (p WaitroomProps) validateCache() error {
 	switch p.CacheMode {
 	case CacheServerless, CacheReplicationGroup:
 	default:
 		return fmt.Errorf("waitroom: CacheMode %q: want %q or %q", p.CacheMode, CacheServerless, CacheReplicationGroup)
 	}
-	switch p.OrderGateEgress {
-	case EgressNone, EgressNAT:
-	default:
-		return fmt.Errorf("waitroom: OrderGateEgress %q: want %q or %q", p.OrderGateEgress, EgressNone, EgressNAT)
-	}
 	if !namePrefixRE.MatchString(p.NamePrefix) {
 		return fmt.Errorf("waitroom: NamePrefix %q must match %s", p.NamePrefix, namePrefixRE)
 	}
-	if p.ApiRateLimit < 1 || p.ApiBurstLimit < 1 {
-		return errors.New("waitroom: ApiRateLimit and ApiBurstLimit must be positive")
+	if p.CacheMaxStorageGB < 1 || p.CacheMaxStorageGB > 5000 {
+		return fmt.Errorf("waitroom: cacheMaxStorageGb must be within 1..5000, got %d", p.CacheMaxStorageGB)
+	}
+	if p.CacheMaxECPUPerSecond < 1000 || p.CacheMaxECPUPerSecond > 15_000_000 {
+		return fmt.Errorf("waitroom: cacheMaxEcpuPerSecond must be within 1000..15000000, got %d", p.CacheMaxECPUPerSecond)
+	}
+	if p.CacheSnapshotRetentionDays != NoLimit && (p.CacheSnapshotRetentionDays < 1 || p.CacheSnapshotRetentionDays > 35) {
+		return fmt.Errorf("waitroom: cacheSnapshotRetentionDays must be 0 (no snapshots) or within 1..35, got %d", p.CacheSnapshotRetentionDays)
+	}
+	if !hhmmRE.MatchString(p.CacheSnapshotTime) {
+		return fmt.Errorf("waitroom: cacheSnapshotTime %q: want HH:MM (UTC)", p.CacheSnapshotTime)
 	}
 	return nil
+}
+
+// validateAPI checks CORS, throttling and the budget.
+func (p WaitroomProps) validateAPI() error {
+	if p.NoCors && len(p.CorsAllowOrigins) > 0 {
+		return errors.New("waitroom: corsOrigins=none and a list of origins are exclusive")
+	}
+	if !p.NoCors && len(p.CorsAllowOrigins) == 0 {
+		return errors.New("waitroom: corsOrigins is required: the origins of your waiting page (https://shop.example.com,...), " +
+			"or corsOrigins=none when the page is served from the API's own origin or no browser calls the API")
+	}
+	for _, o := range p.CorsAllowOrigins {
+		u, err := url.Parse(o)
+		if o == "*" || err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || strings.Trim(u.Path, "/") != "" {
+			return fmt.Errorf("waitroom: corsOrigins %q: want origins such as https://shop.example.com (no wildcard)", o)
+		}
+	}
+	if p.EnterRateLimit < 1 || p.PositionRateLimit < 1 || p.OrdersRateLimit < 1 {
+		return errors.New("waitroom: enterRateLimit, positionRateLimit and ordersRateLimit must be positive")
+	}
+	if p.BudgetMonthlyUSD < 1 {
+		return fmt.Errorf("waitroom: budgetMonthlyUsd must be positive, got %d", p.BudgetMonthlyUSD)
+	}
+	return nil
+}
+
+// PollTiersEnv is POLL_TIERS as the functions get it: the validated table
+// in its canonical spelling (farthest tier first).
+func (p WaitroomProps) PollTiersEnv() string {
+	t, err := waitroom.ParsePollTiers(p.PollTiers)
+	if err != nil {
+		return p.PollTiers
+	}
+	return t.String()
 }

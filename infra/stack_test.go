@@ -4,13 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -18,6 +14,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/metrics"
 )
 
@@ -52,15 +49,18 @@ func TestMain(m *testing.M) {
 const (
 	testIssuer   = "https://auth.example.com/"
 	testAudience = "waitroom-web"
-	testOrderAPI = "https://orders.internal.example.com"
+	testOrderAPI = "https://orders.example.internal"
+	testOrigin   = "https://shop.example.com"
 )
 
 func baseProps() WaitroomProps {
 	return WaitroomProps{
-		AssetDir:    assetDir,
-		JwtIssuer:   testIssuer,
-		JwtAudience: []string{testAudience},
-		OrderAPIURL: testOrderAPI,
+		AssetDir:         assetDir,
+		JwtIssuer:        testIssuer,
+		JwtAudience:      []string{testAudience},
+		OrderAPIURL:      testOrderAPI,
+		Egress:           Egress{Mode: EgressPrivate, OrderAPICidr: VpcCidr},
+		CorsAllowOrigins: []string{testOrigin},
 	}
 }
 
@@ -151,10 +151,16 @@ func TestFunctionsRuntimeArchAndSizing(t *testing.T) {
 		"Runtime":       "provided.al2023",
 		"Architectures": []any{"arm64"},
 		"Handler":       "bootstrap",
-		"MemorySize":    256,
 		"VpcConfig":     assertions.Match_ObjectLike(&map[string]any{"SubnetIds": assertions.Match_AnyValue()}),
-		"LoggingConfig": assertions.Match_ObjectLike(&map[string]any{"LogGroup": assertions.Match_AnyValue()}),
+		// JSON logs: no START/END/REPORT lines (system WARN), EMF kept (application INFO).
+		"LoggingConfig": assertions.Match_ObjectLike(&map[string]any{"LogGroup": assertions.Match_AnyValue(),
+			"LogFormat": "JSON", "SystemLogLevel": "WARN", "ApplicationLogLevel": "INFO"}),
 	})
+	for name, mb := range map[string]float64{FnEnter: 256, FnPosition: 256, FnAdmit: 128, FnOrderGate: 256} {
+		if got := s.fnProps(t, name)["MemorySize"]; got != mb {
+			t.Errorf("%s memory = %v MB, want %v", name, got, mb)
+		}
+	}
 	wantTimeout := map[string]float64{FnEnter: 6, FnPosition: 6, FnAdmit: 80, FnOrderGate: 15}
 	logGroups := s.resources("AWS::Logs::LogGroup")
 	for name, want := range wantTimeout {
@@ -186,17 +192,20 @@ func TestFunctionsRuntimeArchAndSizing(t *testing.T) {
 func TestFunctionEnvironmentMatchesAPIContract(t *testing.T) {
 	s := def(t)
 	want := map[string]string{
-		"ADMIT_RATE_PER_SEC":      "100",
-		"ADMIT_INTERVAL_MS":       "100",
-		"ADMIT_BATCHES":           "700", // 70 s of 100 ms batches per per-minute invocation
-		"ENTRY_TOKEN_TTL_SECONDS": "300",
-		"QUEUE_CAPACITY":          "100000",
+		"ADMIT_RATE_PER_SEC":      fmt.Sprint(waitroom.DefaultAdmitRatePerSec),
+		"ADMIT_INTERVAL_MS":       fmt.Sprint(waitroom.DefaultAdmitIntervalMs),
+		"ADMIT_BATCHES":           fmt.Sprint(70_000 / waitroom.DefaultAdmitIntervalMs), // 70 s per per-minute invocation
+		"ENTRY_TOKEN_TTL_SECONDS": fmt.Sprint(waitroom.DefaultEntryTokenTTLSeconds),
+		"QUEUE_CAPACITY":          fmt.Sprint(waitroom.DefaultQueueCapacity),
 		"ORDER_API_URL":           testOrderAPI,
-		"ORDER_TIMEOUT_MS":        "10000",
+		"ORDER_TIMEOUT_MS":        fmt.Sprint(waitroom.DefaultOrderTimeoutMs),
+		"POLL_TIERS":              waitroom.DefaultPollTiers,
 		"TRUST_USER_HEADER":       "false",
 		"REDIS_CLUSTER":           "true",
+		"REDIS_IAM_USER":          "waitroom-app",
+		"REDIS_IAM_CACHE_NAME":    "waitroom",
+		"REDIS_IAM_SERVERLESS":    "true",
 	}
-	secretID := onlyKey(t, s.resources("AWS::SecretsManager::Secret"), "CacheUserSecret")
 	for _, name := range Functions {
 		vars := s.fnProps(t, name)["Environment"].(map[string]any)["Variables"].(map[string]any)
 		var keys []string
@@ -205,7 +214,8 @@ func TestFunctionEnvironmentMatchesAPIContract(t *testing.T) {
 		}
 		sort.Strings(keys)
 		wantKeys := []string{"ADMIT_BATCHES", "ADMIT_INTERVAL_MS", "ADMIT_RATE_PER_SEC", "ENTRY_TOKEN_TTL_SECONDS",
-			"ORDER_API_URL", "ORDER_TIMEOUT_MS", "QUEUE_CAPACITY", "REDIS_CLUSTER", "REDIS_SECRET_ARN", "REDIS_URL", "TRUST_USER_HEADER"}
+			"ORDER_API_URL", "ORDER_TIMEOUT_MS", "POLL_TIERS", "QUEUE_CAPACITY", "REDIS_CLUSTER", "REDIS_IAM_CACHE_NAME",
+			"REDIS_IAM_SERVERLESS", "REDIS_IAM_USER", "REDIS_URL", "TRUST_USER_HEADER"}
 		if strings.Join(keys, ",") != strings.Join(wantKeys, ",") {
 			t.Errorf("%s env keys = %v, want %v", name, keys, wantKeys)
 		}
@@ -213,9 +223,6 @@ func TestFunctionEnvironmentMatchesAPIContract(t *testing.T) {
 			if vars[k] != v {
 				t.Errorf("%s %s = %v, want %q", name, k, vars[k], v)
 			}
-		}
-		if got := js(vars["REDIS_SECRET_ARN"]); got != js(map[string]any{"Ref": secretID}) {
-			t.Errorf("%s REDIS_SECRET_ARN = %s, want Ref %s", name, got, secretID)
 		}
 		url := js(vars["REDIS_URL"])
 		if !strings.Contains(url, `"rediss://"`) || !strings.Contains(url, `"Endpoint.Address"`) || !strings.Contains(url, `"Endpoint.Port"`) {
@@ -265,7 +272,7 @@ func TestRoutesAuthorizerAndNoRouteToAdmit(t *testing.T) {
 	s.tpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Api"), map[string]any{
 		"ProtocolType": "HTTP",
 		"CorsConfiguration": assertions.Match_ObjectLike(&map[string]any{
-			"AllowOrigins":  []any{"*"},
+			"AllowOrigins":  []any{testOrigin},
 			"AllowMethods":  assertions.Match_ArrayWith(&[]any{"GET", "POST"}),
 			"AllowHeaders":  assertions.Match_ArrayWith(&[]any{"authorization", "content-type", "x-entry-token", "idempotency-key"}),
 			"ExposeHeaders": []any{"retry-after"},
@@ -324,28 +331,6 @@ func TestRoutesAuthorizerAndNoRouteToAdmit(t *testing.T) {
 	}
 }
 
-func TestStageThrottlingAndAccessLogs(t *testing.T) {
-	s := def(t)
-	stages := s.resources("AWS::ApiGatewayV2::Stage")
-	id := onlyKey(t, stages, "")
-	p := props(stages[id])
-	if p["StageName"] != "$default" || p["AutoDeploy"] != true {
-		t.Errorf("stage = %v", p)
-	}
-	rs := p["DefaultRouteSettings"].(map[string]any)
-	if rs["ThrottlingRateLimit"] != float64(5000) || rs["ThrottlingBurstLimit"] != float64(10000) {
-		t.Errorf("throttling = %v", rs)
-	}
-	als := p["AccessLogSettings"].(map[string]any)
-	if !strings.Contains(js(als["DestinationArn"]), "ApiAccessLogs") {
-		t.Errorf("access logs destination = %v", als["DestinationArn"])
-	}
-	var format map[string]string
-	if err := json.Unmarshal([]byte(als["Format"].(string)), &format); err != nil || format["status"] != "$context.status" {
-		t.Errorf("access log format is not JSON with status: %v %v", err, als["Format"])
-	}
-}
-
 func TestAdmitScheduleAndInvokePermissions(t *testing.T) {
 	s := def(t)
 	admitID := s.fnID(FnAdmit)
@@ -399,92 +384,6 @@ func TestAdmitScheduleAndInvokePermissions(t *testing.T) {
 	}
 }
 
-func TestNetworkIsolatedWithoutNAT(t *testing.T) {
-	s := def(t)
-	s.tpl.ResourceCountIs(jsii.String("AWS::EC2::NatGateway"), jsii.Number(0))
-	s.tpl.ResourceCountIs(jsii.String("AWS::EC2::InternetGateway"), jsii.Number(0))
-	s.tpl.ResourceCountIs(jsii.String("AWS::EC2::Route"), jsii.Number(0))
-	s.tpl.AllResourcesProperties(jsii.String("AWS::EC2::Subnet"), map[string]any{
-		"MapPublicIpOnLaunch": false,
-		"Tags":                assertions.Match_ArrayWith(&[]any{map[string]any{"Key": "aws-cdk:subnet-type", "Value": "Isolated"}}),
-	})
-	if n := len(s.resources("AWS::EC2::Subnet")); n < 2 {
-		t.Errorf("%d subnets, want at least 2 (two AZs)", n)
-	}
-	endpoints := s.resources("AWS::EC2::VPCEndpoint")
-	epID := onlyKey(t, endpoints, "")
-	ep := props(endpoints[epID])
-	if ep["VpcEndpointType"] != "Interface" || ep["PrivateDnsEnabled"] != true || !strings.HasSuffix(js(ep["ServiceName"]), `".secretsmanager"]]}`) {
-		t.Errorf("endpoint = %s", js(ep))
-	}
-
-	// The cache SG admits 6379-6380 from the functions' SG, and nothing else.
-	fnSG := js(s.fnProps(t, FnEnter)["VpcConfig"].(map[string]any)["SecurityGroupIds"].([]any)[0])
-	cacheSG := js(props(s.resources("AWS::ElastiCache::ServerlessCache")["Cache"])["SecurityGroupIds"].([]any)[0])
-	var cacheIngress int
-	for _, r := range s.resources("AWS::EC2::SecurityGroupIngress") {
-		p := props(r)
-		if js(p["GroupId"]) != cacheSG {
-			continue
-		}
-		cacheIngress++
-		if js(p["SourceSecurityGroupId"]) != fnSG || p["FromPort"] != float64(6379) || p["ToPort"] != float64(6380) || p["IpProtocol"] != "tcp" {
-			t.Errorf("cache ingress = %s", js(p))
-		}
-	}
-	if cacheIngress != 1 {
-		t.Errorf("%d ingress rules on the cache SG, want 1", cacheIngress)
-	}
-	for id, r := range s.resources("AWS::EC2::SecurityGroup") {
-		p := props(r)
-		if strings.Contains(js(p["SecurityGroupIngress"]), "0.0.0.0/0") || strings.Contains(js(p["SecurityGroupEgress"]), "0.0.0.0/0") {
-			t.Errorf("security group %s is open to the internet: %s", id, js(p))
-		}
-	}
-	// Every function runs in the isolated subnets with the functions' SG.
-	for _, name := range Functions {
-		vc := s.fnProps(t, name)["VpcConfig"].(map[string]any)
-		if !strings.Contains(js(vc["SubnetIds"]), "isolated") || js(vc["SecurityGroupIds"]) != "["+fnSG+"]" {
-			t.Errorf("%s VpcConfig = %s", name, js(vc))
-		}
-	}
-}
-
-func TestServerlessCacheTLSAndAuth(t *testing.T) {
-	s := def(t)
-	s.tpl.ResourceCountIs(jsii.String("AWS::ElastiCache::ServerlessCache"), jsii.Number(1))
-	s.tpl.ResourceCountIs(jsii.String("AWS::ElastiCache::ReplicationGroup"), jsii.Number(0))
-	s.tpl.HasResourceProperties(jsii.String("AWS::ElastiCache::ServerlessCache"), map[string]any{
-		"Engine":              "valkey",
-		"MajorEngineVersion":  "8",
-		"ServerlessCacheName": "waitroom",
-		"UserGroupId":         map[string]any{"Ref": "CacheUserGroup"},
-	})
-	s.tpl.HasResourceProperties(jsii.String("AWS::ElastiCache::UserGroup"), map[string]any{
-		"UserGroupId": "waitroom-users",
-		"UserIds":     []any{map[string]any{"Ref": "CacheDefaultUser"}, map[string]any{"Ref": "CacheUser"}},
-	})
-	users := s.resources("AWS::ElastiCache::User")
-	app := props(users["CacheUser"])
-	if app["UserName"] != cacheUserName || app["AccessString"] != "on ~* +@all -@dangerous" {
-		t.Errorf("app user = %s", js(app))
-	}
-	if mode := js(app["AuthenticationMode"]); !strings.Contains(mode, `"Type":"password"`) ||
-		!strings.Contains(mode, "resolve:secretsmanager:") || !strings.Contains(mode, "CacheUserSecret") {
-		t.Errorf("app user auth = %s, want the password from the cache secret", mode)
-	}
-	dflt := props(users["CacheDefaultUser"])
-	if dflt["UserName"] != "default" || !strings.HasPrefix(dflt["AccessString"].(string), "off ") {
-		t.Errorf("default user must be disabled: %s", js(dflt))
-	}
-	s.tpl.HasResourceProperties(jsii.String("AWS::SecretsManager::Secret"), map[string]any{
-		"GenerateSecretString": assertions.Match_ObjectLike(&map[string]any{
-			"SecretStringTemplate": `{"username":"waitroom"}`,
-			"GenerateStringKey":    "password",
-		}),
-	})
-}
-
 func TestReplicationGroupCache(t *testing.T) {
 	s := synthesize(t, func(p *WaitroomProps) { p.CacheMode = CacheReplicationGroup; p.CacheNodeType = "cache.t4g.medium" })
 	s.tpl.ResourceCountIs(jsii.String("AWS::ElastiCache::ServerlessCache"), jsii.Number(0))
@@ -506,60 +405,10 @@ func TestReplicationGroupCache(t *testing.T) {
 	}
 }
 
-func TestIAMLeastPrivilege(t *testing.T) {
-	s := def(t)
-	s.tpl.ResourceCountIs(jsii.String("AWS::IAM::Policy"), jsii.Number(0))
-	secretRef := js(map[string]any{"Ref": onlyKey(t, s.resources("AWS::SecretsManager::Secret"), "CacheUserSecret")})
-	roles := s.resources("AWS::IAM::Role")
-	if len(roles) != 4 {
-		t.Fatalf("%d roles, want one per function", len(roles))
-	}
-	for _, name := range Functions {
-		roleID := s.fnProps(t, name)["Role"].(map[string]any)["Fn::GetAtt"].([]any)[0].(string)
-		rp := props(roles[roleID])
-		if rp["ManagedPolicyArns"] != nil {
-			t.Errorf("%s role has managed policies %v", name, rp["ManagedPolicyArns"])
-		}
-		if !strings.Contains(js(rp["AssumeRolePolicyDocument"]), `"Service":"lambda.amazonaws.com"`) {
-			t.Errorf("%s role trust = %s", name, js(rp["AssumeRolePolicyDocument"]))
-		}
-		policies := rp["Policies"].([]any)
-		if len(policies) != 1 {
-			t.Fatalf("%s role: %d policies", name, len(policies))
-		}
-		logGroup := s.fnProps(t, name)["LoggingConfig"].(map[string]any)["LogGroup"].(map[string]any)["Ref"].(string)
-		for _, st := range policies[0].(map[string]any)["PolicyDocument"].(map[string]any)["Statement"].([]any) {
-			stm := st.(map[string]any)
-			res := js(stm["Resource"])
-			switch stm["Sid"] {
-			case "WriteOwnLogs":
-				if res != getAttArn(logGroup) || js(stm["Action"]) != `["logs:CreateLogStream","logs:PutLogEvents"]` {
-					t.Errorf("%s logs statement = %s", name, js(stm))
-				}
-			case "ReadCacheCredentials":
-				if res != secretRef || js(stm["Action"]) != `"secretsmanager:GetSecretValue"` {
-					t.Errorf("%s secret statement = %s", name, js(stm))
-				}
-			case "VpcNetworkInterfaces":
-				for _, a := range stm["Action"].([]any) {
-					if !strings.HasPrefix(a.(string), "ec2:") || strings.Contains(a.(string), "*") {
-						t.Errorf("%s: unexpected VPC action %v", name, a)
-					}
-				}
-			default:
-				t.Errorf("%s: unexpected statement %s", name, js(stm))
-			}
-			if strings.Contains(js(stm["Action"]), "*") {
-				t.Errorf("%s: wildcard action in %s", name, js(stm))
-			}
-		}
-	}
-}
-
 func TestOutputs(t *testing.T) {
 	s := def(t)
 	for _, o := range []string{"ApiUrl", "EnterFunctionName", "PositionFunctionName", "AdmitFunctionName",
-		"OrderGateFunctionName", "DashboardName", "CacheEndpoint", "CacheSecretArn", "AdmitScheduleRuleName"} {
+		"OrderGateFunctionName", "DashboardName", "CacheEndpoint", "CacheUserId", "AdmitScheduleRuleName"} {
 		s.tpl.HasOutput(jsii.String(o), map[string]any{})
 	}
 	s.tpl.HasOutput(jsii.String("DashboardName"), map[string]any{"Value": "waitroom"})
@@ -603,76 +452,6 @@ func waitroomMetrics(alarm map[string]any) []string {
 	return names
 }
 
-func TestAlarmsThresholdsAndMetricNames(t *testing.T) {
-	s := def(t)
-	s.tpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(6+2*len(Functions)))
-	type want struct {
-		metrics    []string
-		threshold  float64
-		op         string
-		periods    float64
-		datapoints float64
-		missing    string
-		period     float64
-		expr       string
-	}
-	cases := map[string]want{
-		AlarmAdmitStalled:      {[]string{metrics.AdmitBatches}, 1, "LessThanThreshold", 1, 1, "breaching", 60, ""},
-		AlarmQueueNearCapacity: {[]string{metrics.QueueDepth}, 90000, "GreaterThanThreshold", 1, 1, "notBreaching", 60, ""},
-		AlarmLowConversion: {[]string{metrics.Admitted, metrics.TokensConsumed}, 50, "LessThanThreshold", 1, 1, "notBreaching", 900,
-			"IF(admitted >= 100, 100 * consumed / admitted, 100)"},
-		AlarmHighExpiry: {[]string{metrics.Admitted, metrics.TokensExpired}, 30, "GreaterThanThreshold", 1, 1, "notBreaching", 900,
-			"IF(admitted >= 100, 100 * expired / admitted, 0)"},
-		AlarmStoreUnavailable: {[]string{metrics.StoreUnavailable}, 1, "GreaterThanOrEqualToThreshold", 2, 2, "notBreaching", 60, ""},
-		AlarmApi5xx:           {nil, 1, "GreaterThanThreshold", 5, 3, "notBreaching", 60, "IF(requests >= 100, 100 * errors / requests, 0)"},
-	}
-	for id, w := range cases {
-		a := s.alarm(t, id)
-		if got := waitroomMetrics(a); js(got) != js(sortedCopy(w.metrics)) {
-			t.Errorf("%s reads %v, want %v", id, got, w.metrics)
-		}
-		if a["Threshold"] != w.threshold || a["ComparisonOperator"] != w.op || a["EvaluationPeriods"] != w.periods ||
-			a["DatapointsToAlarm"] != w.datapoints || a["TreatMissingData"] != w.missing {
-			t.Errorf("%s = threshold %v %v, %v/%v periods, missing %v; want %+v", id, a["Threshold"], a["ComparisonOperator"],
-				a["DatapointsToAlarm"], a["EvaluationPeriods"], a["TreatMissingData"], w)
-		}
-		for _, m := range a["Metrics"].([]any) {
-			mm := m.(map[string]any)
-			if stat, ok := mm["MetricStat"].(map[string]any); ok && stat["Period"] != w.period {
-				t.Errorf("%s period = %v, want %v", id, stat["Period"], w.period)
-			}
-			if e, ok := mm["Expression"]; ok && e != w.expr {
-				t.Errorf("%s expression = %v, want %q", id, e, w.expr)
-			}
-		}
-	}
-	if stat := s.alarm(t, AlarmQueueNearCapacity)["Metrics"].([]any)[0].(map[string]any)["MetricStat"].(map[string]any); stat["Stat"] != "Maximum" {
-		t.Errorf("queue depth alarm stat = %v, want Maximum (the fullest room)", stat["Stat"])
-	}
-	api := s.alarm(t, AlarmApi5xx)
-	for _, want := range []string{`"MetricName":"5xx"`, `"MetricName":"Count"`, `"Namespace":"AWS/ApiGateway"`} {
-		if !strings.Contains(js(api), want) {
-			t.Errorf("API 5xx alarm lacks %s", want)
-		}
-	}
-	for _, name := range Functions {
-		for metric, suffix := range map[string]string{"Errors": "Errors", "Throttles": "Throttles"} {
-			a := s.alarm(t, logicalName(name)+suffix)
-			if a["Namespace"] != "AWS/Lambda" || a["MetricName"] != metric || a["Threshold"] != float64(1) ||
-				a["ComparisonOperator"] != "GreaterThanOrEqualToThreshold" || a["Period"] != float64(300) ||
-				js(a["Dimensions"]) != js([]any{map[string]any{"Name": "FunctionName", "Value": map[string]any{"Ref": s.fnID(name)}}}) {
-				t.Errorf("%s %s alarm = %s", name, metric, js(a))
-			}
-		}
-	}
-	// No alarm has actions unless a topic is configured.
-	for id, r := range s.resources("AWS::CloudWatch::Alarm") {
-		if props(r)["AlarmActions"] != nil {
-			t.Errorf("alarm %s has actions without a topic", id)
-		}
-	}
-}
-
 func sortedCopy(in []string) []string {
 	out := append([]string(nil), in...)
 	sort.Strings(out)
@@ -682,46 +461,10 @@ func sortedCopy(in []string) []string {
 	return out
 }
 
-// metricConstants parses ../metrics/names.go: every metric name constant
-// the functions emit (everything but Namespace and DimensionRoom).
-func metricConstants(t *testing.T) map[string]string {
-	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join("..", "metrics", "names.go"), nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, decl := range f.Decls {
-		gd, ok := decl.(*ast.GenDecl)
-		if !ok || gd.Tok != token.CONST {
-			continue
-		}
-		for _, spec := range gd.Specs {
-			vs := spec.(*ast.ValueSpec)
-			for i, n := range vs.Names {
-				if n.Name == "Namespace" || n.Name == "DimensionRoom" {
-					continue
-				}
-				lit, ok := vs.Values[i].(*ast.BasicLit)
-				if !ok {
-					t.Fatalf("metrics.%s is not a string literal", n.Name)
-				}
-				v, _ := strconv.Unquote(lit.Value)
-				out[n.Name] = v
-			}
-		}
-	}
-	if len(out) < 10 {
-		t.Fatalf("parsed only %d metric names from metrics/names.go", len(out))
-	}
-	return out
-}
-
 func TestAlarmsAndDashboardUseTheMetricsPackageNames(t *testing.T) {
 	s := def(t)
-	consts := metricConstants(t)
 	known := map[string]bool{}
-	for _, v := range consts {
+	for _, v := range metrics.Names {
 		known[v] = true
 	}
 	// Every Waitroom metric an alarm reads is one of the package's names, in
@@ -735,7 +478,7 @@ func TestAlarmsAndDashboardUseTheMetricsPackageNames(t *testing.T) {
 			}
 		}
 		if strings.Contains(js(props(r)), `"Namespace":"`) && !strings.Contains(js(props(r)), `"Namespace":"Waitroom"`) &&
-			!strings.Contains(js(props(r)), `"Namespace":"AWS/`) {
+			!strings.Contains(js(props(r)), `"Namespace":"AWS/`) && !strings.Contains(js(props(r)), `"Namespace":"`+ApiThrottledNamespace+`"`) {
 			t.Errorf("alarm %s reads an unknown namespace", id)
 		}
 	}
@@ -745,9 +488,9 @@ func TestAlarmsAndDashboardUseTheMetricsPackageNames(t *testing.T) {
 	// The dashboard shows every metric the functions emit.
 	dashboards := s.resources("AWS::CloudWatch::Dashboard")
 	body := js(props(dashboards[onlyKey(t, dashboards, "")])["DashboardBody"])
-	for constName, v := range consts {
+	for _, v := range metrics.Names {
 		if !strings.Contains(body, `\"Waitroom\",\"`+v+`\"`) {
-			t.Errorf("dashboard does not show metrics.%s (%q)", constName, v)
+			t.Errorf("dashboard does not show the metric %q", v)
 		}
 	}
 	for _, want := range []string{`\"p99\"`, `SEARCH('{Waitroom,Room}`, `100 * consumed / admitted`, `100 * expired / admitted`} {
@@ -798,95 +541,6 @@ func TestRefusesWithoutAuthorizer(t *testing.T) {
 	}
 }
 
-func TestTrustedProxyOptIn(t *testing.T) {
-	s := synthesize(t, func(p *WaitroomProps) {
-		p.JwtIssuer, p.JwtAudience = "", nil
-		p.TrustUserHeaderFromProxy = true
-	})
-	s.tpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Authorizer"), jsii.Number(0))
-	s.tpl.AllResourcesProperties(jsii.String("AWS::ApiGatewayV2::Route"), map[string]any{"AuthorizationType": "NONE"})
-	for _, name := range Functions {
-		if v := s.fnProps(t, name)["Environment"].(map[string]any)["Variables"].(map[string]any)["TRUST_USER_HEADER"]; v != "true" {
-			t.Errorf("%s TRUST_USER_HEADER = %v, want true", name, v)
-		}
-	}
-}
-
-func TestOrderGateNATEgress(t *testing.T) {
-	s := synthesize(t, func(p *WaitroomProps) { p.OrderGateEgress = EgressNAT })
-	s.tpl.ResourceCountIs(jsii.String("AWS::EC2::NatGateway"), jsii.Number(1))
-	og := js(s.fnProps(t, FnOrderGate)["VpcConfig"])
-	if !strings.Contains(og, "egressSubnet") || strings.Count(og, `"GroupId"]`) != 2 {
-		t.Errorf("order gate VpcConfig = %s, want the egress subnets and an extra SG", og)
-	}
-	for _, name := range []string{FnEnter, FnPosition, FnAdmit} {
-		if vc := js(s.fnProps(t, name)["VpcConfig"]); !strings.Contains(vc, "isolatedSubnet") || strings.Contains(vc, "egressSubnet") {
-			t.Errorf("%s VpcConfig = %s, want isolated subnets only", name, vc)
-		}
-	}
-	if c := js(props(s.resources("AWS::ElastiCache::ServerlessCache")["Cache"])["SubnetIds"]); strings.Contains(c, "egress") {
-		t.Errorf("cache in egress subnets: %s", c)
-	}
-}
-
-func TestValidation(t *testing.T) {
-	bad := map[string]func(*WaitroomProps){
-		"both identity sources": func(p *WaitroomProps) { p.TrustUserHeaderFromProxy = true },
-		"http issuer":           func(p *WaitroomProps) { p.JwtIssuer = "http://auth.example.com/" },
-		"no audience":           func(p *WaitroomProps) { p.JwtAudience = nil },
-		"no order API":          func(p *WaitroomProps) { p.OrderAPIURL = "" },
-		"order API not a URL":   func(p *WaitroomProps) { p.OrderAPIURL = "orders" },
-		"timeout over 30 s":     func(p *WaitroomProps) { p.OrderTimeoutMs = 28000 },
-		"cache mode":            func(p *WaitroomProps) { p.CacheMode = "memcached" },
-		"egress":                func(p *WaitroomProps) { p.OrderGateEgress = "vpn" },
-		"name prefix":           func(p *WaitroomProps) { p.NamePrefix = "Bad_Name" },
-		"missing asset":         func(p *WaitroomProps) { p.AssetDir = t.TempDir() },
-	}
-	for name, mutate := range bad {
-		p := baseProps()
-		mutate(&p)
-		app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())})
-		if _, err := NewWaitroomStack(app, "Waitroom", p); err == nil {
-			t.Errorf("%s: accepted", name)
-		}
-	}
-}
-
-type mapContext map[string]any
-
-func (m mapContext) get(k string) any { return m[k] }
-
-func mustProps(t *testing.T, ctx map[string]any) WaitroomProps {
-	t.Helper()
-	p, err := propsFromContext(mapContext(ctx))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func TestPropsFromContext(t *testing.T) {
-	p := mustProps(t, map[string]any{
-		CtxJwtIssuer: testIssuer, CtxJwtAudience: "a, b", CtxAdmitRate: "175", CtxQueueCapacity: float64(5000),
-		CtxOrderAPIURL: testOrderAPI, CtxCacheMode: "replication-group", CtxOrderGateEgress: "nat",
-		CtxCorsOrigins: []any{"https://shop.example.com"}, CtxLogRetentionDays: "14", CtxTrustUserHeader: "false",
-	})
-	if p.JwtIssuer != testIssuer || js(p.JwtAudience) != `["a","b"]` || p.AdmitRatePerSec != 175 || p.QueueCapacity != 5000 ||
-		p.CacheMode != CacheReplicationGroup || p.OrderGateEgress != EgressNAT || js(p.CorsAllowOrigins) != `["https://shop.example.com"]` ||
-		p.AssetDir != "../build" || p.TrustUserHeaderFromProxy {
-		t.Errorf("props = %+v", p)
-	}
-	if _, err := propsFromContext(mapContext{CtxAdmitRate: "fast"}); err == nil {
-		t.Error("non-numeric admitRatePerSec accepted")
-	}
-	if _, err := propsFromContext(mapContext{CtxLogRetentionDays: "8"}); err == nil {
-		t.Error("retention of 8 days accepted")
-	}
-	if got := DefaultNamePrefix("Waitroom-Prod_EU"); got != "waitroom-prod-eu" {
-		t.Errorf("DefaultNamePrefix = %q", got)
-	}
-}
-
 // onlyKey returns the single key of m (with prefix, when given).
 func onlyKey[V any](t *testing.T, m map[string]V, prefix string) string {
 	t.Helper()
@@ -900,4 +554,21 @@ func onlyKey[V any](t *testing.T, m map[string]V, prefix string) string {
 		t.Fatalf("want exactly one resource (prefix %q), got %v", prefix, keys)
 	}
 	return keys[0]
+}
+
+func TestPollTiersFromTheRootPackage(t *testing.T) {
+	vars := def(t).fnProps(t, FnPosition)["Environment"].(map[string]any)["Variables"].(map[string]any)
+	if vars["POLL_TIERS"] != waitroom.DefaultPollTiers {
+		t.Errorf("POLL_TIERS = %v, want the default %q", vars["POLL_TIERS"], waitroom.DefaultPollTiers)
+	}
+	s := synthesize(t, func(p *WaitroomProps) { p.PollTiers = "0:1000, 30:4000" })
+	if v := s.fnProps(t, FnPosition)["Environment"].(map[string]any)["Variables"].(map[string]any)["POLL_TIERS"]; v != "30:4000,0:1000" {
+		t.Errorf("POLL_TIERS = %v, want the canonical 30:4000,0:1000", v)
+	}
+	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())})
+	p := baseProps()
+	p.PollTiers = "10:1000,0:5000"
+	if _, err := NewWaitroomStack(app, "Waitroom", p); err == nil || !strings.Contains(err.Error(), "pollTiers") {
+		t.Errorf("a tier table that polls faster far from the front: %v, want an error naming pollTiers", err)
+	}
 }

@@ -18,7 +18,7 @@ func TestRunnerGeneratesAnAdminToken(t *testing.T) {
 	if other.Config.AdminToken == r.Config.AdminToken {
 		t.Fatal("two runs made up the same token")
 	}
-	for token, want := range map[string]int{r.Config.AdminToken: 200, other.Config.AdminToken: 401, "": 401} {
+	for token, want := range map[string]int{string(r.Config.AdminToken): 200, string(other.Config.AdminToken): 401, "": 401} {
 		req, _ := http.NewRequest("GET", r.URL+"/admin/rooms", nil)
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)

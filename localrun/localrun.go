@@ -136,26 +136,41 @@ func (r *Runner) closeAll() {
 	r.closers = nil
 }
 
-// admitForever invokes admission back to back, as the schedule does in AWS.
+// admitForever invokes admission back to back, as the schedule does in AWS
+// (where invocations overlap). An idle invocation returns after one batch;
+// the next one then starts one interval after it, so that an idle room
+// costs one batch per interval, not a busy loop, and a newcomer is admitted
+// within about one interval, as in a running invocation.
 func admitForever(ctx context.Context, log *slog.Logger, a *waitroom.Admitter) {
 	for ctx.Err() == nil {
-		if _, err := a.Run(ctx); err != nil && ctx.Err() == nil {
+		start := time.Now()
+		sum, err := a.Run(ctx)
+		pause := time.Duration(0)
+		switch {
+		case err != nil && ctx.Err() == nil:
 			log.Warn("admission failed; retrying in 1 s", "err", err)
+			pause = time.Second
+		case sum.Idle:
+			pause = time.Until(start.Add(a.Interval))
+		}
+		if pause > 0 {
+			t := time.NewTimer(pause)
 			select {
-			case <-time.After(time.Second):
+			case <-t.C:
 			case <-ctx.Done():
+				t.Stop()
 			}
 		}
 	}
 }
 
 // newAdminToken is 256 random bits, URL-safe.
-func newAdminToken() (string, error) {
+func newAdminToken() (waitroom.Secret, error) {
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", fmt.Errorf("admin token: %w", err)
 	}
-	return base64.RawURLEncoding.EncodeToString(b[:]), nil
+	return waitroom.Secret(base64.RawURLEncoding.EncodeToString(b[:])), nil
 }
 
 func serve(h http.Handler, closers *[]func()) (string, error) {

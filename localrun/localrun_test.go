@@ -1,11 +1,13 @@
 package localrun_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -166,4 +168,67 @@ func TestUserJourneys(t *testing.T) {
 		total += p
 	}
 	t.Logf("%d users, %d polls in all", users, total)
+}
+
+// batchesRun counts admission batches: each reads the room list once.
+func batchesRun(t *testing.T, srv *redistest.Server) int64 {
+	t.Helper()
+	info, err := srv.Client().Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if rest, ok := strings.CutPrefix(line, "cmdstat_smembers:calls="); ok {
+			n, _ := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// Idle admission returns after one batch; the local runner then paces its
+// invocations one interval apart instead of looping, and a newcomer in the
+// idle room is still admitted by the next batch or the one after.
+func TestIdleAdmissionPacing(t *testing.T) {
+	srv := redistest.Start(t)
+	const interval = 100 * time.Millisecond
+	cfg, err := waitroom.LoadConfig(func(k string) (string, bool) {
+		v, ok := map[string]string{"REDIS_URL": srv.URL(), "ADDR": "127.0.0.1:0", "ADMIT_INTERVAL_MS": "100"}[k]
+		return v, ok
+	}, waitroom.LocalDefaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := localrun.Start(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+
+	time.Sleep(interval) // the first invocation is under way
+	before, start := batchesRun(t, srv), time.Now()
+	time.Sleep(10 * interval)
+	n, took := batchesRun(t, srv)-before, time.Since(start)
+	// About one batch per interval: a busy loop would run thousands.
+	if max := int64(took/interval) + 2; n < 3 || n > max {
+		t.Fatalf("idle: %d batches in %v, want 3..%d", n, took, max)
+	}
+	t.Logf("idle: %d batches in %v", n, took.Round(time.Millisecond))
+
+	code, body := do(t, "POST", r.URL+"/queue/enter?room=quiet", "newcomer", nil)
+	entered, at := time.Now(), batchesRun(t, srv)
+	for !strings.Contains(body, `"READY"`) {
+		if code != 200 || time.Since(entered) > 5*time.Second {
+			t.Fatalf("newcomer: %d %s", code, body)
+		}
+		time.Sleep(5 * time.Millisecond)
+		code, body = do(t, "GET", r.URL+"/queue/position?room=quiet", "newcomer", nil)
+	}
+	waited, batches := time.Since(entered), batchesRun(t, srv)-at
+	// The batch under way may have read the rooms before the newcomer's;
+	// the next one admits. One more may have started before READY was seen.
+	if batches > 3 {
+		t.Fatalf("newcomer READY after %d batches (%v)", batches, waited)
+	}
+	t.Logf("newcomer in an idle room: READY after %v, %d batches", waited.Round(time.Millisecond), batches)
 }

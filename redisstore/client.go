@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -17,16 +18,39 @@ const (
 	poolTimeout = time.Second
 )
 
-// Credentials override those of the URL (e.g. from Secrets Manager).
+// Option adjusts the client NewClient returns.
+type Option interface{ apply(*redis.UniversalOptions) }
+
+// Credentials replace those of the URL when Password is set (a local
+// Redis with an ACL user, for example).
 type Credentials struct {
 	Username string
 	Password string
 }
 
+func (c Credentials) apply(o *redis.UniversalOptions) {
+	if c.Password != "" {
+		o.Username, o.Password = c.Username, c.Password
+	}
+}
+
+// CredentialsProvider gives every new connection its credentials when it
+// opens, as short-lived ones (ElastiCache IAM tokens) require, and closes
+// connections older than MaxConnAge, before the server ends them.
+type CredentialsProvider struct {
+	Credentials func(ctx context.Context) (username, password string, err error)
+	MaxConnAge  time.Duration
+}
+
+func (p CredentialsProvider) apply(o *redis.UniversalOptions) {
+	o.CredentialsProviderContext = p.Credentials
+	o.ConnMaxLifetime = p.MaxConnAge
+}
+
 // NewClient connects to cfg.RedisURL: one node, or with cfg.RedisCluster a
 // cluster-mode endpoint (ElastiCache Serverless, cluster mode enabled; more
 // seed nodes may be added as ?addr=host:port). rediss:// enables TLS.
-func NewClient(cfg waitroom.Config, creds Credentials) (redis.UniversalClient, error) {
+func NewClient(cfg waitroom.Config, opts ...Option) (redis.UniversalClient, error) {
 	opt := redis.UniversalOptions{
 		IsClusterMode: cfg.RedisCluster,
 		DialTimeout:   dialTimeout, ReadTimeout: ioTimeout, WriteTimeout: ioTimeout, PoolTimeout: poolTimeout,
@@ -45,8 +69,8 @@ func NewClient(cfg waitroom.Config, creds Credentials) (redis.UniversalClient, e
 		}
 		opt.Addrs, opt.Username, opt.Password, opt.TLSConfig, opt.DB = []string{c.Addr}, c.Username, c.Password, c.TLSConfig, c.DB
 	}
-	if creds.Password != "" {
-		opt.Username, opt.Password = creds.Username, creds.Password
+	for _, o := range opts {
+		o.apply(&opt)
 	}
 	return redis.NewUniversalClient(&opt), nil
 }

@@ -30,7 +30,7 @@ func main() {
 		"try", "curl -XPOST -H 'X-User-Id: alice' "+r.URL+"/queue/enter")
 	if r.GeneratedAdminToken {
 		// Printed, not logged: the token stays out of log pipelines.
-		fmt.Fprintf(os.Stderr, "\nADMIN_TOKEN was not set; this run's admin token (waitroomctl reads it from WAITROOM_ADMIN_TOKEN):\n  export WAITROOM_URL=%s WAITROOM_ADMIN_TOKEN=%s\n\n", r.URL, r.Config.AdminToken)
+		fmt.Fprintf(os.Stderr, "\nADMIN_TOKEN was not set; this run's admin token (waitroomctl reads it from WAITROOM_ADMIN_TOKEN):\n  export WAITROOM_URL=%s WAITROOM_ADMIN_TOKEN=%s\n\n", r.URL, string(r.Config.AdminToken))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -1,9 +1,9 @@
 // Package localstack deploys the four functions to LocalStack with
-// aws-sdk-go-v2 (Lambda, EventBridge, Secrets Manager: all in LocalStack's
-// free plan) and invokes them through the Lambda Invoke API, so that the
+// aws-sdk-go-v2 (Lambda and EventBridge: both in LocalStack's free plan) and invokes them through the Lambda Invoke API, so that the
 // end-to-end scenario runs against them unchanged. API Gateway HTTP API and
 // ElastiCache need a paid plan: the test gateway stands in for the first,
-// and a Redis the Lambda containers can reach for the second.
+// and a Redis the Lambda containers can reach for the second (its password,
+// if any, in REDIS_URL: LocalStack cannot check ElastiCache IAM tokens).
 package localstack
 
 import (
@@ -27,7 +27,6 @@ import (
 	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	ltypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/waitroom/waitroom/e2e/gateway"
 )
@@ -36,25 +35,19 @@ import (
 type Options struct {
 	Endpoint string            // e.g. http://localhost:4566
 	Region   string            // default us-east-1
-	Prefix   string            // function, rule and secret names start with it
+	Prefix   string            // function and rule names start with it
 	Arch     string            // amd64 or arm64 (GOARCH of the bootstraps)
 	BuildDir string            // holds <function>/bootstrap
 	Env      map[string]string // every function's environment
-	// RedisPassword, when set, goes into the secret and the functions read
-	// their cache credentials from it (REDIS_SECRET_ARN), as in AWS. The
-	// secret is created either way.
-	RedisPassword string
 }
 
 // Deployment is what Deploy created.
 type Deployment struct {
 	Functions map[string]string // function → deployed name
 	RuleName  string
-	SecretARN string
 
-	lambda  *lambda.Client
-	events  *eventbridge.Client
-	secrets *secretsmanager.Client
+	lambda *lambda.Client
+	events *eventbridge.Client
 }
 
 var _ gateway.Invoker = (*Deployment)(nil)
@@ -81,7 +74,7 @@ func Probe(ctx context.Context, endpoint string) error {
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&health); err != nil {
 		return fmt.Errorf("health: %w", err)
 	}
-	for _, svc := range []string{"lambda", "events", "secretsmanager"} {
+	for _, svc := range []string{"lambda", "events"} {
 		if s := health.Services[svc]; s != "available" && s != "running" {
 			return fmt.Errorf("service %s is %q", svc, s)
 		}
@@ -103,7 +96,7 @@ func awsConfig(ctx context.Context, opt Options) (aws.Config, error) {
 	)
 }
 
-// Deploy creates the secret, the four functions and the admit schedule.
+// Deploy creates the four functions and the admit schedule.
 // On error, whatever was created is left for Destroy.
 func Deploy(ctx context.Context, opt Options) (*Deployment, error) {
 	cfg, err := awsConfig(ctx, opt)
@@ -114,25 +107,6 @@ func Deploy(ctx context.Context, opt Options) (*Deployment, error) {
 		Functions: map[string]string{},
 		lambda:    lambda.NewFromConfig(cfg),
 		events:    eventbridge.NewFromConfig(cfg),
-		secrets:   secretsmanager.NewFromConfig(cfg),
-	}
-	secret, _ := json.Marshal(map[string]string{"username": "default", "password": opt.RedisPassword})
-	out, err := d.secrets.CreateSecret(ctx, &secretsmanager.CreateSecretInput{
-		Name:         aws.String(opt.Prefix + "-redis"),
-		Description:  aws.String("Waitroom e2e: cache credentials"),
-		SecretString: aws.String(string(secret)),
-	})
-	if err != nil {
-		return d, fmt.Errorf("create secret: %w", err)
-	}
-	d.SecretARN = aws.ToString(out.ARN)
-
-	env := map[string]string{}
-	for k, v := range opt.Env {
-		env[k] = v
-	}
-	if opt.RedisPassword != "" {
-		env["REDIS_SECRET_ARN"] = d.SecretARN
 	}
 	arch := ltypes.ArchitectureX8664
 	if opt.Arch == "arm64" {
@@ -157,7 +131,7 @@ func Deploy(ctx context.Context, opt Options) (*Deployment, error) {
 			Architectures: []ltypes.Architecture{arch},
 			MemorySize:    aws.Int32(256),
 			Timeout:       aws.Int32(timeout),
-			Environment:   &ltypes.Environment{Variables: env},
+			Environment:   &ltypes.Environment{Variables: opt.Env},
 		}); err != nil {
 			return d, fmt.Errorf("create function %s: %w", name, err)
 		}
@@ -242,10 +216,6 @@ func (d *Deployment) Destroy(ctx context.Context) error {
 	}
 	for _, name := range d.Functions {
 		_, err := d.lambda.DeleteFunction(ctx, &lambda.DeleteFunctionInput{FunctionName: aws.String(name)})
-		errs = append(errs, err)
-	}
-	if d.SecretARN != "" {
-		_, err := d.secrets.DeleteSecret(ctx, &secretsmanager.DeleteSecretInput{SecretId: aws.String(d.SecretARN), ForceDeleteWithoutRecovery: aws.Bool(true)})
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

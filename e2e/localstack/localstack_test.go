@@ -26,13 +26,12 @@ func env(name, def string) string {
 	return def
 }
 
-// TestLocalStack deploys the four functions, the admit schedule and the
-// secret into LocalStack and runs the very scenario of the runtime-emulator
+// TestLocalStack deploys the four functions and the admit schedule into
+// LocalStack and runs the very scenario of the runtime-emulator
 // test against them, through the Lambda Invoke API. `make e2e-localstack`
 // runs it when LocalStack answers; otherwise it skips.
 //
-//	LOCALSTACK_REDIS_URL         Redis as the Lambda containers see it (default redis://host.docker.internal:6379)
-//	LOCALSTACK_REDIS_PASSWORD    when set, put in the secret and read by the functions (REDIS_SECRET_ARN)
+//	LOCALSTACK_REDIS_URL         Redis as the Lambda containers see it, with its password if any (default redis://host.docker.internal:6379)
 //	LOCALSTACK_HOST_FROM_LAMBDA  this machine as the Lambda containers see it, for the order API (default host.docker.internal)
 func TestLocalStack(t *testing.T) {
 	endpoint := os.Getenv("WAITROOM_LOCALSTACK")
@@ -54,12 +53,11 @@ func TestLocalStack(t *testing.T) {
 	var suffix [3]byte
 	_, _ = rand.Read(suffix[:])
 	d, err := localstack.Deploy(ctx, localstack.Options{
-		Endpoint:      endpoint,
-		Prefix:        "waitroom-e2e-" + hex.EncodeToString(suffix[:]),
-		Arch:          env("WAITROOM_LOCALSTACK_ARCH", "amd64"),
-		BuildDir:      os.Getenv("WAITROOM_E2E_BUILD"),
-		Env:           fnEnv,
-		RedisPassword: os.Getenv("LOCALSTACK_REDIS_PASSWORD"),
+		Endpoint: endpoint,
+		Prefix:   "waitroom-e2e-" + hex.EncodeToString(suffix[:]),
+		Arch:     env("WAITROOM_LOCALSTACK_ARCH", "amd64"),
+		BuildDir: os.Getenv("WAITROOM_E2E_BUILD"),
+		Env:      fnEnv,
 	})
 	t.Cleanup(func() {
 		if d == nil || os.Getenv("LOCALSTACK_KEEP") != "" {
@@ -77,7 +75,7 @@ func TestLocalStack(t *testing.T) {
 	if err := d.CheckSchedule(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("deployed %v, rule %s, secret %s", d.Functions, d.RuleName, d.SecretARN)
+	t.Logf("deployed %v, rule %s", d.Functions, d.RuleName)
 	// Warm every function once: a LocalStack cold start pulls an image and
 	// may take long; the scenario measures rates on warm functions.
 	for _, fn := range gateway.Functions {
@@ -98,14 +96,14 @@ func TestProbe(t *testing.T) {
 			http.NotFound(w, r)
 			return
 		}
-		_, _ = io.WriteString(w, `{"services":{"lambda":"available","events":"running","secretsmanager":"available","s3":"disabled"},"edition":"community"}`)
+		_, _ = io.WriteString(w, `{"services":{"lambda":"available","events":"running","s3":"disabled"},"edition":"community"}`)
 	}))
 	defer ok.Close()
 	if err := localstack.Probe(context.Background(), ok.URL); err != nil {
 		t.Errorf("healthy LocalStack: %v", err)
 	}
 	noLambda := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.WriteString(w, `{"services":{"lambda":"disabled","events":"running","secretsmanager":"available"}}`)
+		_, _ = io.WriteString(w, `{"services":{"lambda":"disabled","events":"running"}}`)
 	}))
 	defer noLambda.Close()
 	if err := localstack.Probe(context.Background(), noLambda.URL); err == nil {

@@ -1,5 +1,5 @@
 // Package lambdaenv wires a Lambda function from its environment: config,
-// cache credentials, Redis client, store, handlers. A bad configuration stops
+// cache authentication, Redis client, store, handlers. A bad configuration stops
 // the function at init with a message naming the variable.
 package lambdaenv
 
@@ -10,9 +10,11 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/aws/aws-sdk-go-v2/config"
+
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/awslambda"
-	"github.com/waitroom/waitroom/internal/secrets"
+	"github.com/waitroom/waitroom/internal/elasticacheiam"
 	"github.com/waitroom/waitroom/metrics"
 	"github.com/waitroom/waitroom/orderapi"
 	"github.com/waitroom/waitroom/redisstore"
@@ -44,21 +46,38 @@ func load(ctx context.Context, log *slog.Logger) (Env, error) {
 	if err != nil {
 		return Env{}, err
 	}
-	var creds redisstore.Credentials
-	if cfg.RedisSecretARN != "" {
-		sm, err := secrets.NewClient(ctx)
+	var opts []redisstore.Option
+	if cfg.RedisIAM.Enabled() {
+		iam, err := iamCredentials(ctx, cfg.RedisIAM)
 		if err != nil {
 			return Env{}, err
 		}
-		if creds, err = secrets.RedisCredentials(ctx, sm, cfg.RedisSecretARN); err != nil {
-			return Env{}, err
-		}
+		opts = append(opts, iam)
 	}
-	rdb, err := redisstore.NewClient(cfg, creds)
+	rdb, err := redisstore.NewClient(cfg, opts...)
 	if err != nil {
 		return Env{}, err
 	}
 	return Env{Config: cfg, Store: redisstore.New(rdb, cfg), Log: log, Metrics: metrics.NewRecorder(os.Stdout)}, nil
+}
+
+// iamCredentials signs the cache's IAM tokens with the function role's
+// credentials from the default chain (Lambda's environment) in Lambda's
+// region. Nothing is fetched here: the first connection signs its token.
+func iamCredentials(ctx context.Context, iam waitroom.RedisIAM) (redisstore.Option, error) {
+	awsCfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("REDIS_IAM_USER: AWS configuration: %w", err)
+	}
+	if awsCfg.Region == "" {
+		return nil, fmt.Errorf("REDIS_IAM_USER: no AWS region (AWS_REGION is unset)")
+	}
+	cache := elasticacheiam.Cache{User: iam.User, Name: iam.CacheName, Region: awsCfg.Region, Serverless: iam.Serverless}
+	p, err := elasticacheiam.NewProvider(cache, awsCfg.Credentials, nil)
+	if err != nil {
+		return nil, err
+	}
+	return redisstore.CredentialsProvider{Credentials: p.Credentials, MaxConnAge: elasticacheiam.MaxConnAge}, nil
 }
 
 // API returns the HTTP handlers; only the order gate needs ORDER_API_URL.

@@ -1,5 +1,5 @@
 // Command localstack-probe tells `make e2e-localstack` whether LocalStack
-// answers at the given endpoint with Lambda, EventBridge and Secrets Manager.
+// answers at the given endpoint with Lambda and EventBridge.
 // It exits 0 when it does, and 3 after printing one skip line when it does
 // not, so that the target skips cleanly on machines without LocalStack.
 package main

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2authorizers"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/waitroom/waitroom"
+)
+
+// AccountRpsQuota is API Gateway's default throttle quota per account and
+// Region, shared by every API in it (Service Quotas: "Throttle quota per
+// account, per Region across HTTP APIs, REST APIs, WebSocket APIs").
+const AccountRpsQuota = 10_000
+
+// pollJitterHeadroom: pollAfterMs is spread by ±20%, so the fastest pollers
+// ask 1/0.8 = 1.25 times as often as the tier says.
+const pollJitterHeadroom = 1.25
+
+// route is one public route and the function behind it.
+type route struct {
+	method awsapigatewayv2.HttpMethod
+	path   string
+	fn     string
+}
+
+func (r route) key() string { return string(r.method) + " " + r.path }
+
+var routes = []route{
+	{awsapigatewayv2.HttpMethod_POST, "/queue/enter", FnEnter},
+	{awsapigatewayv2.HttpMethod_GET, "/queue/position", FnPosition},
+	{awsapigatewayv2.HttpMethod_POST, "/orders", FnOrderGate},
+}
+
+// ExpectedPollRps is the position requests per second a full line sends:
+// the sum over every place of 1000 / pollAfterMs (mean jitter), computed
+// with the functions' own PollAfterMs. With the defaults (100,000 waiting,
+// 100/s, tiers 60:10000,10:5000,0:2000) it is about 11,000.
+func (p WaitroomProps) ExpectedPollRps() float64 {
+	tiers, err := waitroom.ParsePollTiers(p.PollTiers)
+	if err != nil {
+		return 0
+	}
+	c := waitroom.Config{AdmitRatePerSec: p.AdmitRatePerSec, AdmitInterval: time.Duration(p.AdmitIntervalMs) * time.Millisecond, PollTiers: tiers}
+	const exact = 2_000_000 // beyond this every place polls at the farthest tier
+	var rps float64
+	for pos := int64(1); pos <= int64(min(p.QueueCapacity, exact)); pos++ {
+		rps += 1000 / float64(c.PollAfterMs(pos, 0.5))
+	}
+	if p.QueueCapacity > exact {
+		rps += float64(p.QueueCapacity-exact) * 1000 / float64(tiers[0].PollMs)
+	}
+	return rps
+}
+
+// setThrottleDefaults: position at the polls of a full line with jitter
+// headroom; enter at a full line arriving within a minute; orders at twice
+// the admission rate (each admitted user orders about once, with retries).
+func (p *WaitroomProps) setThrottleDefaults() {
+	setDefault(&p.PositionRateLimit, int(math.Ceil(p.ExpectedPollRps()*pollJitterHeadroom)))
+	setDefault(&p.EnterRateLimit, max(10, (p.QueueCapacity+59)/60))
+	setDefault(&p.OrdersRateLimit, max(10, int(math.Ceil(2*p.AdmitRatePerSec))))
+}
+
+func (p WaitroomProps) routeRateLimit(fn string) int {
+	return map[string]int{FnEnter: p.EnterRateLimit, FnPosition: p.PositionRateLimit, FnOrderGate: p.OrdersRateLimit}[fn]
+}
+
+// newAPI builds the HTTP API with its three routes and its stage.
+func newAPI(stack awscdk.Stack, p WaitroomProps, fns map[string]awslambda.Function) awsapigatewayv2.HttpApi {
+	props := &awsapigatewayv2.HttpApiProps{
+		ApiName:     jsii.String(p.NamePrefix),
+		Description: jsii.String("Waitroom: virtual waiting room in front of the order API"),
+	}
+	if !p.NoCors {
+		props.CorsPreflight = &awsapigatewayv2.CorsPreflightOptions{
+			AllowOrigins: jsii.Strings(p.CorsAllowOrigins...),
+			AllowMethods: &[]awsapigatewayv2.CorsHttpMethod{
+				awsapigatewayv2.CorsHttpMethod_GET, awsapigatewayv2.CorsHttpMethod_POST, awsapigatewayv2.CorsHttpMethod_OPTIONS,
+			},
+			AllowHeaders:  jsii.Strings("authorization", "content-type", "x-entry-token", "idempotency-key"),
+			ExposeHeaders: jsii.Strings("retry-after"),
+			MaxAge:        awscdk.Duration_Minutes(jsii.Number(10)),
+		}
+	}
+	api := awsapigatewayv2.NewHttpApi(stack, jsii.String("Api"), props)
+	var authorizer awsapigatewayv2.IHttpRouteAuthorizer
+	if p.JwtIssuer != "" {
+		authorizer = awsapigatewayv2authorizers.NewHttpJwtAuthorizer(jsii.String("JwtAuthorizer"), jsii.String(p.JwtIssuer),
+			&awsapigatewayv2authorizers.HttpJwtAuthorizerProps{
+				AuthorizerName: jsii.String("jwt"),
+				JwtAudience:    jsii.Strings(p.JwtAudience...),
+			})
+	}
+	stage := api.DefaultStage().Node().DefaultChild().(awsapigatewayv2.CfnStage)
+	for _, r := range routes {
+		opts := &awsapigatewayv2.AddRoutesOptions{
+			Path:        jsii.String(r.path),
+			Methods:     &[]awsapigatewayv2.HttpMethod{r.method},
+			Integration: awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String(logicalName(r.fn)+"Integration"), fns[r.fn], nil),
+		}
+		if authorizer != nil {
+			opts.Authorizer = authorizer
+		}
+		for _, rt := range *api.AddRoutes(opts) {
+			// RouteSettings name routes by key: they must exist first.
+			stage.Node().AddDependency(rt)
+		}
+	}
+	configureStage(stack, p, stage)
+	return api
+}
+
+// configureStage: per-route throttling, per-route metrics (for the p99
+// latency alarms) and JSON access logs, through the L1 stage (the L2
+// default stage does not expose them).
+func configureStage(stack awscdk.Stack, p WaitroomProps, stage awsapigatewayv2.CfnStage) {
+	settings := map[string]interface{}{}
+	total := 0
+	for _, r := range routes {
+		rate := p.routeRateLimit(r.fn)
+		total += rate
+		settings[r.key()] = map[string]interface{}{"ThrottlingRateLimit": rate, "ThrottlingBurstLimit": 2 * rate}
+	}
+	stage.SetRouteSettings(settings)
+	stage.SetDefaultRouteSettings(&awsapigatewayv2.CfnStage_RouteSettingsProperty{
+		DetailedMetricsEnabled: jsii.Bool(true),
+		ThrottlingRateLimit:    jsii.Number(float64(total)),
+		ThrottlingBurstLimit:   jsii.Number(float64(2 * total)),
+	})
+	if total > AccountRpsQuota {
+		awscdk.Annotations_Of(stack).AddWarningV2(jsii.String("waitroom:account-throttle"), jsii.String(fmt.Sprintf(
+			"The routes may take %d requests/s together (position %d: a full line of %d polling by POLL_TIERS), more than "+
+				"API Gateway's default quota of %d per account and Region: request an increase in Service Quotas before the "+
+				"event, or lower queueCapacity, or lengthen pollTiers. See infra/README.md, \"Throttling\".",
+			total, p.PositionRateLimit, p.QueueCapacity, AccountRpsQuota)), nil)
+	}
+	accessLogs := awslogs.NewLogGroup(stack, jsii.String("ApiAccessLogs"), &awslogs.LogGroupProps{
+		Retention:     p.LogRetention,
+		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+	})
+	stage.SetAccessLogSettings(&awsapigatewayv2.CfnStage_AccessLogSettingsProperty{
+		DestinationArn: accessLogs.LogGroupArn(),
+		Format:         jsii.String(accessLogFormat),
+	})
+	// API Gateway's own 429 (throttled before any function ran) has no
+	// integration status; it becomes a metric only when it happens.
+	accessLogs.AddMetricFilter(jsii.String("ApiThrottledFilter"), &awslogs.MetricFilterOptions{
+		FilterPattern:   awslogs.FilterPattern_Literal(jsii.String(`{ ($.status = "429") && ($.integrationStatus = "-") }`)),
+		MetricNamespace: jsii.String(ApiThrottledNamespace),
+		MetricName:      jsii.String(ApiThrottledMetric),
+		MetricValue:     jsii.String("1"),
+	})
+}
+
+// The access-log metric of API Gateway's own throttling.
+const (
+	ApiThrottledNamespace = "Waitroom/Api"
+	ApiThrottledMetric    = "ThrottledByApiGateway"
+)
+
+// accessLogFormat is one JSON object per request. It carries no user id.
+var accessLogFormat = `{` + strings.Join([]string{
+	`"requestId":"$context.requestId"`,
+	`"ip":"$context.identity.sourceIp"`,
+	`"requestTime":"$context.requestTime"`,
+	`"routeKey":"$context.routeKey"`,
+	`"status":"$context.status"`,
+	`"responseLength":"$context.responseLength"`,
+	`"latencyMs":"$context.responseLatency"`,
+	`"integrationStatus":"$context.integrationStatus"`,
+	`"integrationLatencyMs":"$context.integrationLatency"`,
+	`"integrationError":"$context.integrationErrorMessage"`,
+	`"authorizerError":"$context.authorizer.error"`,
+	`"userAgent":"$context.identity.userAgent"`,
+}, ",") + `}`

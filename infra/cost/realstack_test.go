@@ -1,0 +1,88 @@
+package cost
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// IdleBudgetUSD is what the deployed stack may cost a month with nobody
+// visiting (issue 9: the Valkey storage minimum, about $6.11, is the floor).
+const IdleBudgetUSD = 12.0
+
+// synthesizeStack runs the infra app (`go run .` in infra/, what `make
+// synth` runs) into a temporary directory, with a dummy bootstrap per
+// function so that no `make build` is needed. The stack is package main,
+// which a test of this package cannot import, hence the process.
+func synthesizeStack(t *testing.T) string {
+	t.Helper()
+	assets, out := t.TempDir(), t.TempDir()
+	for _, fn := range []string{"enter", "position", "admit", "order-gate"} {
+		if err := os.MkdirAll(filepath.Join(assets, fn), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(assets, fn, "bootstrap"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The example context of `make synth`, with the dummy assets.
+	raw, err := os.ReadFile(filepath.Join("..", "example-context.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := map[string]any{}
+	if err := json.Unmarshal(raw, &ctx); err != nil {
+		t.Fatal(err)
+	}
+	ctx["assetDir"] = assets
+	ctxJSON, err := json.Marshal(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "run", ".")
+	cmd.Dir = ".."
+	cmd.Env = append(os.Environ(),
+		"CDK_OUTDIR="+out,
+		"JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20",
+		"CDK_CONTEXT_JSON="+string(ctxJSON))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("synthesizing the stack: %v\n%s", err, stderr.String())
+	}
+	return filepath.Join(out, "Waitroom.template.json")
+}
+
+// TestRealStackIdleBudget prices the stack as `make synth` builds it with
+// its defaults and fails when idle costs more than IdleBudgetUSD a month.
+func TestRealStackIdleBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("synthesizes the stack (about 30 s)")
+	}
+	inv, err := ReadTemplate(synthesizeStack(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Measure(inv, DefaultOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Estimate(inv, m, USEast1, DefaultOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := r.Print(&out, USEast1, m, "the default stack"); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + out.String())
+	if r.RequestsPerVisitor < 3 {
+		t.Errorf("%d requests a visitor: enter, at least one poll and an order make 3", r.RequestsPerVisitor)
+	}
+	if r.IdleMonthlyUSD > IdleBudgetUSD {
+		t.Errorf("idle costs $%.2f a month, over the $%.2f budget (line items above)", r.IdleMonthlyUSD, IdleBudgetUSD)
+	}
+}

@@ -1,0 +1,52 @@
+package cost
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+)
+
+// Summary is the last line of `make cost`.
+type Summary struct {
+	IdleMonthlyUSD     float64 `json:"idleMonthlyUsd"`
+	PerMillionUSD      float64 `json:"perMillionVisitorsUsd"`
+	RequestsPerVisitor int     `json:"requestsPerVisitor"`
+	WaitSeconds        float64 `json:"waitSeconds"`
+}
+
+// Cents rounds to whole cents.
+func Cents(usd float64) float64 { return math.Round(usd*100) / 100 }
+
+// Summary is r's figures rounded to cents.
+func (r Report) Summary() Summary {
+	return Summary{Cents(r.IdleMonthlyUSD), Cents(r.PerMillionUSD), r.RequestsPerVisitor, r.WaitSeconds}
+}
+
+// Print writes the line items, the notes and, last, the summary as one JSON object.
+func (r Report) Print(w io.Writer, p Prices, m Measured, source string) error {
+	fmt.Fprintf(w, "Waitroom cost model: %s, %s list prices taken %s (docs/cost.md)\n", source, p.Region, p.Taken)
+	fmt.Fprintf(w, "Admission: %.0f users/s in batches every %v; POLL_TIERS %s; poll jitter u = %.1f\n",
+		m.Config.AdmitRatePerSec, m.Config.AdmitInterval, m.Config.PollTiers, PollJitterU)
+	fmt.Fprintf(w, "Admit invocation: idle %.3f s (%d batches), with a line %.3f s (%d batches)\n\n",
+		m.IdleAdmit.Seconds, m.IdleAdmit.Batches, m.BusyAdmit.Seconds, m.BusyAdmit.Batches)
+	section := func(title string, items []Item, total float64) {
+		fmt.Fprintln(w, title)
+		for _, it := range items {
+			fmt.Fprintf(w, "  %-46s %10s  %s\n", it.Name, fmt.Sprintf("$%.2f", it.USD), it.Detail)
+		}
+		fmt.Fprintf(w, "  %-46s %10s\n\n", "total", fmt.Sprintf("$%.2f", total))
+	}
+	section("Idle, a month (deployed, nobody visiting):", r.Idle, r.IdleMonthlyUSD)
+	section(fmt.Sprintf("Per million visitors, each waiting %g s (%d requests: enter, %d polls, order; READY after %.1f s):",
+		r.WaitSeconds, r.RequestsPerVisitor, r.RequestsPerVisitor-2, float64(m.Walk.ReadyAfterMs)/1000), r.PerMillion, r.PerMillionUSD)
+	for _, n := range r.Notes {
+		fmt.Fprintln(w, "note:", n)
+	}
+	line, err := json.Marshal(r.Summary())
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(w, string(line))
+	return err
+}

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsec2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// fnSpec is one function: its directory under build/, what it does, its size.
+type fnSpec struct {
+	name, description string
+	memory, timeout   int
+	// reserved is its reserved concurrency (NoLimit: none).
+	reserved int
+}
+
+// fnSpecs sizes the functions. Admit runs at 128 MB: it holds one batch at a
+// time, and when nobody waits it returns after one batch, so its duration
+// (the largest idle cost before) is small either way.
+func fnSpecs(p WaitroomProps) []fnSpec {
+	return []fnSpec{
+		{FnEnter, "Waitroom: POST /queue/enter (join the line)", 256, 6, NoLimit},
+		{FnPosition, "Waitroom: GET /queue/position (rank, estimated wait, pollAfter)", 256, 6, NoLimit},
+		{FnAdmit, "Waitroom: admission, up to 70 s of batches per per-minute invocation", 128, p.AdmitTimeoutSeconds(), p.AdmitReservedConcurrency},
+		{FnOrderGate, "Waitroom: POST /orders (entry-token gate in front of the order API)", 256, p.OrderGateTimeoutSeconds(), p.OrderGateConcurrency},
+	}
+}
+
+// functionEnv is the environment every function gets (docs/API.md, "Configuration").
+func functionEnv(p WaitroomProps, cache *Cache) map[string]*string {
+	env := cache.Env()
+	for k, v := range map[string]string{
+		"ADMIT_RATE_PER_SEC":      strconv.FormatFloat(p.AdmitRatePerSec, 'f', -1, 64),
+		"ADMIT_INTERVAL_MS":       strconv.Itoa(p.AdmitIntervalMs),
+		"ADMIT_BATCHES":           strconv.Itoa(p.AdmitBatches()),
+		"ENTRY_TOKEN_TTL_SECONDS": strconv.Itoa(p.EntryTokenTTLSeconds),
+		"QUEUE_CAPACITY":          strconv.Itoa(p.QueueCapacity),
+		"ORDER_API_URL":           p.OrderAPIURL,
+		"ORDER_TIMEOUT_MS":        strconv.Itoa(p.OrderTimeoutMs),
+		"TRUST_USER_HEADER":       strconv.FormatBool(p.TrustUserHeaderFromProxy),
+		"POLL_TIERS":              p.PollTiersEnv(),
+	} {
+		env[k] = jsii.String(v)
+	}
+	if p.OrderGateFailOpen {
+		env["ORDER_GATE_FAIL_OPEN"] = jsii.String("true")
+	}
+	if p.TrustUserHeaderFromProxy {
+		// Resolved by CloudFormation at deploy time: the template and the
+		// cdk.out directory hold only the parameter's name.
+		env["PROXY_SECRET"] = jsii.String("{{resolve:ssm:" + p.ProxySecretSSMParameter + "}}")
+	}
+	return env
+}
+
+// newFunctions builds the four functions, each with its own role and log
+// group; enter, position and admit reach only the cache, the order gate
+// also the order API.
+func newFunctions(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cache) map[string]awslambda.Function {
+	cachePorts := awsec2.Port_TcpRange(jsii.Number(cachePortLow), jsii.Number(cachePortHigh))
+	for _, sg := range []awsec2.SecurityGroup{net.fnSG, net.gateSG} {
+		cache.SecGroup.AddIngressRule(sg, cachePorts, jsii.String("Valkey (TLS) from the functions"), nil)
+		sg.AddEgressRule(cache.SecGroup, cachePorts, jsii.String("Valkey (TLS)"), nil)
+	}
+	env := functionEnv(p, cache)
+	fns := map[string]awslambda.Function{}
+	for _, s := range fnSpecs(p) {
+		logGroup := awslogs.NewLogGroup(stack, jsii.String(logicalName(s.name)+"Logs"), &awslogs.LogGroupProps{
+			Retention:     p.LogRetention,
+			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+		})
+		props := &awslambda.FunctionProps{
+			Role:         newFunctionRole(stack, s.name, logGroup, cache),
+			Description:  jsii.String(s.description),
+			Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
+			Architecture: awslambda.Architecture_ARM_64(),
+			Handler:      jsii.String("bootstrap"),
+			Code:         awslambda.Code_FromAsset(jsii.String(filepath.Join(p.AssetDir, s.name)), nil),
+			MemorySize:   jsii.Number(float64(s.memory)),
+			Timeout:      awscdk.Duration_Seconds(jsii.Number(float64(s.timeout))),
+			Environment:  &env,
+			LogGroup:     logGroup,
+			// JSON logs: the platform's START/END/REPORT lines (INFO) are
+			// dropped at WARN; the functions' EMF lines carry no "level", so
+			// Lambda files them as INFO and keeps them (and so the metrics).
+			LoggingFormat:         awslambda.LoggingFormat_JSON,
+			SystemLogLevelV2:      awslambda.SystemLogLevel_WARN,
+			ApplicationLogLevelV2: awslambda.ApplicationLogLevel_INFO,
+			Vpc:                   net.vpc,
+			VpcSubnets:            net.isolated,
+			SecurityGroups:        &[]awsec2.ISecurityGroup{net.fnSG},
+		}
+		if s.reserved != NoLimit {
+			props.ReservedConcurrentExecutions = jsii.Number(float64(s.reserved))
+		}
+		switch s.name {
+		case FnAdmit:
+			// The next scheduled invocation replaces a failed one; a retry
+			// would only overlap it.
+			props.RetryAttempts = jsii.Number(0)
+			props.MaxEventAge = awscdk.Duration_Seconds(jsii.Number(ScheduleSeconds))
+		case FnOrderGate:
+			props.VpcSubnets = net.gateSubnets
+			props.SecurityGroups = &[]awsec2.ISecurityGroup{net.gateSG}
+			props.Ipv6AllowedForDualStack = jsii.Bool(p.Egress.Mode == EgressIPv6)
+		}
+		fns[s.name] = awslambda.NewFunction(stack, jsii.String(logicalName(s.name)+"Function"), props)
+	}
+	return fns
+}
+
+// newFunctionRole is least privilege: write to its own log group, manage its
+// VPC network interfaces (these EC2 actions take no resource scoping), log
+// in to the cache as its IAM user, and nothing else.
+func newFunctionRole(stack awscdk.Stack, name string, logGroup awslogs.LogGroup, cache *Cache) awsiam.Role {
+	return awsiam.NewRole(stack, jsii.String(logicalName(name)+"Role"), &awsiam.RoleProps{
+		AssumedBy:   awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
+		Description: jsii.String("Waitroom " + name + " function"),
+		InlinePolicies: &map[string]awsiam.PolicyDocument{
+			"waitroom": awsiam.NewPolicyDocument(&awsiam.PolicyDocumentProps{Statements: &[]awsiam.PolicyStatement{
+				awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+					Sid:       jsii.String("WriteOwnLogs"),
+					Actions:   jsii.Strings("logs:CreateLogStream", "logs:PutLogEvents"),
+					Resources: jsii.Strings(*logGroup.LogGroupArn()),
+				}),
+				awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+					Sid: jsii.String("VpcNetworkInterfaces"),
+					Actions: jsii.Strings("ec2:CreateNetworkInterface", "ec2:DescribeNetworkInterfaces", "ec2:DescribeSubnets",
+						"ec2:DeleteNetworkInterface", "ec2:AssignPrivateIpAddresses", "ec2:UnassignPrivateIpAddresses"),
+					Resources: jsii.Strings("*"),
+				}),
+				awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+					Sid:       jsii.String("ConnectToCacheWithIAM"),
+					Actions:   jsii.Strings("elasticache:Connect"),
+					Resources: &[]*string{cache.Arn, cache.UserArn},
+				}),
+			}}),
+		},
+	})
+}
+
+// newAdmitSchedule invokes admit once a minute; each invocation runs up to
+// a minute of batches (plus the overlap), one batch when nobody waits.
+func newAdmitSchedule(stack awscdk.Stack, p WaitroomProps, admit awslambda.Function) awsevents.Rule {
+	return awsevents.NewRule(stack, jsii.String("AdmitSchedule"), &awsevents.RuleProps{
+		Description: jsii.String(fmt.Sprintf("Waitroom: invoke admit every minute; it runs up to %d batches of %d ms",
+			p.AdmitBatches(), p.AdmitIntervalMs)),
+		Schedule: awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(1))),
+		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(admit, &awseventstargets.LambdaFunctionProps{
+			RetryAttempts: jsii.Number(0),
+			MaxEventAge:   awscdk.Duration_Seconds(jsii.Number(ScheduleSeconds)),
+		})},
+	})
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/waitroom/waitroom/metrics"
+)
+
+// alarmMetrics counts the metrics an alarm reads: what CloudWatch bills
+// ($0.10 a month each, standard resolution).
+func alarmMetrics(a map[string]any) int {
+	if a["MetricName"] != nil {
+		return 1
+	}
+	n := 0
+	for _, m := range asSlice(a["Metrics"]) {
+		if m.(map[string]any)["MetricStat"] != nil {
+			n++
+		}
+	}
+	return n
+}
+
+func TestAlarmsAreLeanAndCoverTheOperatorsQuestions(t *testing.T) {
+	s := def(t)
+	want := map[string]int{ // alarm → metrics it reads
+		AlarmAdmitStalled: 1, AlarmQueueNearCapacity: 1, AlarmLowConversion: 2, AlarmHighExpiry: 2, AlarmStoreUnavailable: 1,
+		AlarmApi5xx: 2, AlarmLatencyPrefix + "Enter": 1, AlarmLatencyPrefix + "Position": 1, AlarmLatencyPrefix + "OrderGate": 1,
+		AlarmApiThrottled: 1, AlarmLambdaThrottles: 4, AlarmAdmitErrors: 1, AlarmCacheLoad: 1, AlarmCacheNearLimit: 1,
+	}
+	s.tpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(float64(len(want))))
+	total := 0
+	for id, n := range want {
+		a := s.alarm(t, id)
+		if got := alarmMetrics(a); got != n {
+			t.Errorf("%s reads %d metrics, want %d", id, got, n)
+		}
+		total += n
+	}
+	if total != 20 {
+		t.Errorf("alarms read %d metrics, want 20 ($2.00 a month)", total)
+	}
+	stalled := s.alarm(t, AlarmAdmitStalled)
+	if stalled["EvaluationPeriods"] != float64(3) || stalled["DatapointsToAlarm"] != float64(2) || stalled["TreatMissingData"] != "breaching" ||
+		!strings.Contains(js(stalled), `"MetricName":"`+metrics.AdmitBatches+`"`) || stalled["Threshold"] != float64(1) {
+		t.Errorf("AdmitStalled = %s", js(stalled))
+	}
+	pos := js(s.alarm(t, AlarmLatencyPrefix+"Position"))
+	for _, w := range []string{`"Stat":"p99"`, `"Value":"/queue/position"`, `"Value":"GET"`, `"Threshold":1000`} {
+		if !strings.Contains(pos, w) {
+			t.Errorf("position latency alarm lacks %s: %s", w, pos)
+		}
+	}
+	if a := s.alarm(t, AlarmLatencyPrefix+"OrderGate"); a["Threshold"] != float64(5000) {
+		t.Errorf("orders latency threshold = %v, want half of ORDER_TIMEOUT_MS", a["Threshold"])
+	}
+	throttles := js(s.alarm(t, AlarmLambdaThrottles))
+	for _, name := range Functions {
+		if !strings.Contains(throttles, s.fnID(name)) {
+			t.Errorf("LambdaThrottles does not read %s", name)
+		}
+	}
+	cache := js(s.alarm(t, AlarmCacheLoad)) + js(s.alarm(t, AlarmCacheNearLimit))
+	for _, w := range []string{`"MetricName":"ThrottledCmds"`, `"MetricName":"ElastiCacheProcessingUnits"`, `"Value":"waitroom"`, `"Threshold":4800000`} {
+		if !strings.Contains(cache, w) {
+			t.Errorf("cache alarms lack %s: %s", w, cache)
+		}
+	}
+	for id, r := range s.resources("AWS::CloudWatch::Alarm") {
+		if props(r)["AlarmActions"] != nil {
+			t.Errorf("alarm %s has actions without a topic", id)
+		}
+	}
+}
+
+func TestBudget(t *testing.T) {
+	s := def(t)
+	s.tpl.HasResourceProperties(jsii.String("AWS::Budgets::Budget"), map[string]any{
+		"Budget": map[string]any{"BudgetName": "waitroom-monthly", "BudgetType": "COST", "TimeUnit": "MONTHLY",
+			"BudgetLimit": map[string]any{"Amount": 50, "Unit": "USD"}},
+	})
+	s = synthesize(t, func(p *WaitroomProps) { p.AlarmEmail, p.BudgetMonthlyUSD = "oncall@example.com", 20 })
+	b := props(s.resources("AWS::Budgets::Budget")[onlyKey(t, s.resources("AWS::Budgets::Budget"), "")])
+	if !strings.Contains(js(b), `"Amount":20`) || strings.Count(js(b), `"Address":"oncall@example.com"`) != 2 ||
+		!strings.Contains(js(b), `"NotificationType":"FORECASTED"`) || !strings.Contains(js(b), `"NotificationType":"ACTUAL"`) {
+		t.Errorf("budget = %s, want actual and forecast notifications to the e-mail", js(b))
+	}
+}

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsec2"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// Subnet groups. The cache and every function but the gate live in
+// "isolated" (no route out); the gate lives in its own group, so that
+// nothing else shares its route out.
+const (
+	subnetIsolated = "isolated"
+	subnetGate     = "gate"
+	subnetPublic   = "public"
+)
+
+// network is the VPC and the security groups the functions run with.
+type network struct {
+	vpc      awsec2.Vpc
+	isolated *awsec2.SubnetSelection
+	// fnSG is the security group of enter, position and admit: out to the
+	// cache only. gateSG is the order gate's: the cache and the order API.
+	fnSG, gateSG awsec2.SecurityGroup
+	gateSubnets  *awsec2.SubnetSelection
+}
+
+// newNetwork builds the VPC for the chosen egress mode and the two
+// function security groups; cache access is added by newFunctions.
+func newNetwork(stack awscdk.Stack, p WaitroomProps) *network {
+	n := &network{
+		isolated:    &awsec2.SubnetSelection{SubnetGroupName: jsii.String(subnetIsolated)},
+		gateSubnets: &awsec2.SubnetSelection{SubnetGroupName: jsii.String(subnetGate)},
+	}
+	n.vpc = awsec2.NewVpc(stack, jsii.String("Vpc"), vpcProps(p.Egress.Mode))
+	n.fnSG = awsec2.NewSecurityGroup(stack, jsii.String("FunctionsSecurityGroup"), &awsec2.SecurityGroupProps{
+		Vpc:              n.vpc,
+		Description:      jsii.String("Waitroom enter, position, admit: out to the cache only"),
+		AllowAllOutbound: jsii.Bool(false),
+	})
+	n.gateSG = awsec2.NewSecurityGroup(stack, jsii.String("OrderGateSecurityGroup"), &awsec2.SecurityGroupProps{
+		Vpc:                  n.vpc,
+		Description:          jsii.String(fmt.Sprintf("Waitroom order gate: out to the cache and the order API (%s)", p.Egress.Mode)),
+		AllowAllOutbound:     jsii.Bool(false),
+		AllowAllIpv6Outbound: jsii.Bool(false),
+	})
+	port := awsec2.Port_Tcp(jsii.Number(float64(orderAPIPort(p.OrderAPIURL))))
+	switch p.Egress.Mode {
+	case EgressPrivate:
+		n.gateSG.AddEgressRule(privatePeer(p.Egress), port, jsii.String("the private order API"), nil)
+		addPrivateRoutes(stack, n, p.Egress)
+	case EgressIPv6:
+		n.gateSG.AddEgressRule(awsec2.Peer_AnyIpv6(), port, jsii.String("the order API over IPv6 (egress-only internet gateway)"), nil)
+		addEgressOnlyRoutes(stack, n)
+	case EgressNAT:
+		n.gateSG.AddEgressRule(awsec2.Peer_AnyIpv4(), port, jsii.String("the order API through the NAT gateway"), nil)
+	}
+	return n
+}
+
+// vpcProps: two AZs; "isolated", and the "gate" group, routed (by
+// newNetwork) to a peering connection or transit gateway for private, to an
+// egress-only gateway for ipv6 (dual-stack), or by CDK to one NAT gateway in
+// a "public" group for nat.
+func vpcProps(mode EgressMode) *awsec2.VpcProps {
+	subnets := []*awsec2.SubnetConfiguration{{
+		Name: jsii.String(subnetIsolated), SubnetType: awsec2.SubnetType_PRIVATE_ISOLATED, CidrMask: jsii.Number(22),
+	}}
+	gate := &awsec2.SubnetConfiguration{Name: jsii.String(subnetGate), SubnetType: awsec2.SubnetType_PRIVATE_ISOLATED, CidrMask: jsii.Number(24)}
+	props := &awsec2.VpcProps{
+		IpAddresses:                  awsec2.IpAddresses_Cidr(jsii.String(VpcCidr)),
+		MaxAzs:                       jsii.Number(2),
+		NatGateways:                  jsii.Number(0),
+		RestrictDefaultSecurityGroup: jsii.Bool(false),
+	}
+	switch mode {
+	case EgressIPv6:
+		props.IpProtocol = awsec2.IpProtocol_DUAL_STACK
+		props.Ipv6Addresses = awsec2.Ipv6Addresses_AmazonProvided()
+	case EgressNAT:
+		// One NAT gateway: the gate subnets of both AZs route to it.
+		props.NatGateways = jsii.Number(1)
+		gate.SubnetType = awsec2.SubnetType_PRIVATE_WITH_EGRESS
+		subnets = append(subnets,
+			&awsec2.SubnetConfiguration{Name: jsii.String(subnetPublic), SubnetType: awsec2.SubnetType_PUBLIC, CidrMask: jsii.Number(26)})
+	}
+	subnets = append(subnets, gate)
+	props.SubnetConfiguration = &subnets
+	return props
+}
+
+// privatePeer is the private order API's range.
+func privatePeer(e Egress) awsec2.IPeer {
+	if e.OrderAPIPrefixList != "" {
+		return awsec2.Peer_PrefixList(jsii.String(e.OrderAPIPrefixList))
+	}
+	return awsec2.Peer_Ipv4(jsii.String(e.OrderAPICidr))
+}
+
+// addPrivateRoutes routes the order API's range to the peering connection
+// or transit gateway, from the gate's subnets (inside the VPC the local
+// route already leads there).
+func addPrivateRoutes(stack awscdk.Stack, n *network, e Egress) {
+	if e.OrderAPIRouteTarget == "" {
+		return
+	}
+	for i, s := range *n.vpc.SelectSubnets(n.gateSubnets).Subnets {
+		props := &awsec2.CfnRouteProps{RouteTableId: s.RouteTable().RouteTableId()}
+		if e.OrderAPIPrefixList != "" {
+			props.DestinationPrefixListId = jsii.String(e.OrderAPIPrefixList)
+		} else {
+			props.DestinationCidrBlock = jsii.String(e.OrderAPICidr)
+		}
+		if e.OrderAPIRouteTarget[:4] == "pcx-" {
+			props.VpcPeeringConnectionId = jsii.String(e.OrderAPIRouteTarget)
+		} else {
+			props.TransitGatewayId = jsii.String(e.OrderAPIRouteTarget)
+		}
+		awsec2.NewCfnRoute(stack, jsii.String(fmt.Sprintf("OrderApiRoute%d", i+1)), props)
+	}
+}
+
+// addEgressOnlyRoutes: an egress-only internet gateway and a ::/0 route to
+// it from the gate's subnets only (outbound IPv6; nothing can connect in).
+func addEgressOnlyRoutes(stack awscdk.Stack, n *network) {
+	eigw := awsec2.NewCfnEgressOnlyInternetGateway(stack, jsii.String("EgressOnlyInternetGateway"),
+		&awsec2.CfnEgressOnlyInternetGatewayProps{VpcId: n.vpc.VpcId()})
+	for i, s := range *n.vpc.SelectSubnets(n.gateSubnets).Subnets {
+		awsec2.NewCfnRoute(stack, jsii.String(fmt.Sprintf("GateIpv6Route%d", i+1)), &awsec2.CfnRouteProps{
+			RouteTableId:                s.RouteTable().RouteTableId(),
+			DestinationIpv6CidrBlock:    jsii.String("::/0"),
+			EgressOnlyInternetGatewayId: eigw.AttrId(),
+		})
+	}
+}
