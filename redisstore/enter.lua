@@ -2,7 +2,7 @@
 -- One script, so that no request slips between the capacity check and the insert.
 -- KEYS[1] settings  KEYS[2] line (zset user -> sequence)  KEYS[3] sequence counter
 -- KEYS[4] the user's entry-token record  KEYS[5] marks (zset member second -> first sequence of that second)
--- KEYS[6] second of the newest mark  KEYS[7] budget  KEYS[8] live tokens
+-- KEYS[6] second of the newest mark  KEYS[7] budget (enter sets 'since')  KEYS[8] live tokens
 -- ARGV[1..4] defaults (room.lua)  ARGV[5] user  ARGV[6] random draw in (0, 1)  ARGV[7] stall after µs
 -- Returns answer(kind, …): {'READY', record} | {'WAITING', position, joined}
 --   | {'PREQUEUE', place in line (not told: the draw is secret until the opening), joined}
@@ -45,6 +45,12 @@ if prequeue then
 end
 local seq = redis.call('INCR', KEYS[3])
 redis.call('ZADD', KEYS[2], seq, ARGV[5])
+if waiting == 0 then
+  -- An idle room sees no batches (admission skips its budget, or idles
+  -- itself): admission has not stalled before someone waits.
+  redis.call('HSET', KEYS[7], 'since', string.format('%d', nowUs))
+  isStalled = stalled(room, KEYS[7], KEYS[8], nowUs, tonumber(ARGV[7]))
+end
 -- One mark a second lets admission tell how long a user waited without
 -- storing a timestamp per user.
 if tonumber(redis.call('GET', KEYS[6]) or '0') < second then

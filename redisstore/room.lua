@@ -21,11 +21,13 @@ local function serverTime()
   return us, math.floor(us / 1000), tonumber(t[1])
 end
 
--- stalled: nobody's turn can be foreseen because no batch ran for a while
--- (budget 'at' older than stallUs) or live tokens fill maxActive.
+-- stalled: nobody's turn can be foreseen because no batch ran for stallUs
+-- while someone waited (the later of the last batch, 'at', and the moment
+-- the line stopped being empty, 'since'), or live tokens fill maxActive.
 local function stalled(room, budgetKey, tokensKey, nowUs, stallUs)
-  local at = redis.call('HGET', budgetKey, 'at')
-  if at and nowUs - tonumber(at) > stallUs then
+  local b = redis.call('HMGET', budgetKey, 'at', 'since')
+  local last = math.max(tonumber(b[1] or '0'), tonumber(b[2] or '0'))
+  if last > 0 and nowUs - last > stallUs then
     return 1
   end
   if room.maxActive > 0 and redis.call('ZCARD', tokensKey) >= room.maxActive then

@@ -297,3 +297,30 @@ func TestRoomStatus(t *testing.T) {
 		t.Fatalf("invalid settings stored: %v", err)
 	}
 }
+
+// A room whose line was empty sees no batches; the first newcomer is not
+// told that admission stalled, until no batch comes for five intervals.
+func TestStallCountsFromTheFirstWaiter(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newStore(t, testConfig())
+	enterAll(t, s, "r", "a")
+	if _, err := s.AdmitBatch(ctx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(600 * time.Millisecond) // idle: no batch writes the budget
+	st, err := s.Enter(ctx, "r", "b")
+	if err != nil || st.Stalled {
+		t.Fatalf("the first waiter of an idle room: %+v %v", st, err)
+	}
+	time.Sleep(600 * time.Millisecond) // now someone waits and no batch comes
+	if st, err = s.Position(ctx, "r", "b"); err != nil || !st.Stalled {
+		t.Fatalf("no batch for six intervals with someone waiting: %+v %v", st, err)
+	}
+	if _, err := s.AdmitBatch(ctx); err != nil {
+		t.Fatal(err)
+	}
+	enterAll(t, s, "r", "c")
+	if st, err = s.Position(ctx, "r", "c"); err != nil || st.Stalled {
+		t.Fatalf("after a batch: %+v %v", st, err)
+	}
+}
