@@ -43,15 +43,36 @@ var (
 	//go:embed settings_set.lua
 	settingsSetLua string
 
-	enterScript       = roomScript(enterLua)
-	positionScript    = roomScript(positionLua)
-	admitScript       = roomScript(admitLua)
-	statusScript      = roomScript(statusLua)
-	settingsSetScript = redis.NewScript(settingsSetLua)
-	orderBeginScript  = redis.NewScript(orderBeginLua)
-	orderCommitScript = redis.NewScript(orderCommitLua)
-	unlockScript      = redis.NewScript(unlockLua)
+	// sources are the scripts as the store loads them, by file name: the
+	// room scripts begin with room.lua, the settings every one of them reads.
+	sources = map[string]string{
+		"enter.lua":        roomLua + "\n" + enterLua,
+		"position.lua":     roomLua + "\n" + positionLua,
+		"admit.lua":        roomLua + "\n" + admitLua,
+		"status.lua":       roomLua + "\n" + statusLua,
+		"settings_set.lua": settingsSetLua,
+		"order_begin.lua":  orderBeginLua,
+		"order_commit.lua": orderCommitLua,
+		"unlock.lua":       unlockLua,
+	}
+
+	enterScript       = redis.NewScript(sources["enter.lua"])
+	positionScript    = redis.NewScript(sources["position.lua"])
+	admitScript       = redis.NewScript(sources["admit.lua"])
+	statusScript      = redis.NewScript(sources["status.lua"])
+	settingsSetScript = redis.NewScript(sources["settings_set.lua"])
+	orderBeginScript  = redis.NewScript(sources["order_begin.lua"])
+	orderCommitScript = redis.NewScript(sources["order_commit.lua"])
+	unlockScript      = redis.NewScript(sources["unlock.lua"])
 )
+
+// Source is the text of one of the store's scripts, by file name
+// ("enter.lua"), exactly as the store loads it: for benchmarks that call
+// the scripts directly (EVALSHA). ok is false for an unknown name.
+func Source(name string) (text string, ok bool) {
+	text, ok = sources[name]
+	return text, ok
+}
 
 // Client is the part of go-redis the store uses; *redis.Client and
 // *redis.ClusterClient both satisfy it.
@@ -63,9 +84,6 @@ type Client interface {
 	SAdd(ctx context.Context, key string, members ...any) *redis.IntCmd
 	Exists(ctx context.Context, keys ...string) *redis.IntCmd
 }
-
-// roomScript prepends room.lua, the settings every room script reads.
-func roomScript(body string) *redis.Script { return redis.NewScript(roomLua + "\n" + body) }
 
 // roomsKey lists the rooms that may have people waiting. It is the one key
 // outside any room's hash slot; admission reads it once per batch.
