@@ -170,6 +170,19 @@ func (c Config) FarPollMs(u float64) int64 {
 	return t.Ms(t[0].MinWaitSeconds, u)
 }
 
+// FarHorizon is the turn beyond which a waiting user's pollAfterMs is the
+// far tier whatever happens: the estimated wait is in the farthest tier and
+// the turn lies beyond its longest jittered poll. Stalled admission cannot
+// change such an answer, so the store checks for it only nearer the front.
+func (c Config) FarHorizon() time.Duration {
+	t := c.PollTiers
+	if len(t) == 0 {
+		t = defaultTiers
+	}
+	longest := time.Duration(math.Ceil(float64(t[0].PollMs)*(1+pollJitter))) * time.Millisecond
+	return max(time.Duration(t[0].MinWaitSeconds)*time.Second, longest)
+}
+
 // ForRoom is c with the rate the store read with st, for the estimates of
 // that room's answer.
 func (c Config) ForRoom(st Standing) Config {

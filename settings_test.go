@@ -1,6 +1,7 @@
 package waitroom
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -52,5 +53,21 @@ func TestPollingWhenNothingMoves(t *testing.T) {
 	}
 	if got := c.PreQueuePollMs(-time.Second, 0); got != 100 {
 		t.Errorf("an opening just passed: %d", got)
+	}
+}
+
+// Past FarHorizon the answer is the far tier whatever happens, which is why
+// the store may skip the stall check there.
+func TestFarHorizonAnswersTheFarTier(t *testing.T) {
+	for _, rate := range []float64{0.01, 0.5, 10, 100, 5000} {
+		c := Config{AdmitRatePerSec: rate, AdmitInterval: 100 * time.Millisecond}
+		first := int64(math.Ceil(c.FarHorizon().Seconds() * rate))
+		for _, p := range []int64{first, first + 1, 3 * first} {
+			for _, u := range []float64{0, 0.25, 0.5, 0.999} {
+				if got, far := c.PollAfterMs(p, u), c.FarPollMs(u); got != far {
+					t.Fatalf("rate %g, position %d, u %g: %d ms, far tier %d ms", rate, p, u, got, far)
+				}
+			}
+		}
 	}
 }

@@ -96,7 +96,7 @@ type Standing struct {
 	RatePerSec float64   // the room's admission rate
 	Paused     bool      // the room admits nobody until resumed
 	OpensAt    time.Time // the scheduled opening; zero when open
-	Stalled    bool      // no batch for several intervals, or maxActive reached
+	Stalled    bool      // no batch for several intervals, or maxActive reached (checked within Config.FarHorizon of the front)
 }
 
 // Queue is the line of every room. Implementations must be safe for

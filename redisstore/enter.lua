@@ -3,7 +3,8 @@
 -- KEYS[1] settings  KEYS[2] line (zset user -> sequence)  KEYS[3] sequence counter
 -- KEYS[4] the user's entry-token record  KEYS[5] marks (zset member second -> first sequence of that second)
 -- KEYS[6] second of the newest mark  KEYS[7] budget (enter sets 'since')  KEYS[8] live tokens
--- ARGV[1..4] defaults (room.lua)  ARGV[5] user  ARGV[6] random draw in (0, 1)  ARGV[7] stall after µs
+-- ARGV[1..4] defaults (room.lua)  ARGV[5] user  ARGV[6] random draw in (0, 1)
+-- ARGV[7] stall after µs  ARGV[8] stall horizon ms (room.lua, stalled)
 -- Returns answer(kind, …): {'READY', record} | {'WAITING', position, joined}
 --   | {'PREQUEUE', place in line (not told: the draw is secret until the opening), joined}
 --   | {'FULL', waiting} | {'NOROOM'}
@@ -16,14 +17,13 @@ local record = redis.call('GET', KEYS[4])
 if record then
   return answer('READY', record, 0, room)
 end
-local isStalled = stalled(room, KEYS[7], KEYS[8], nowUs, tonumber(ARGV[7]))
 local prequeue = room.opensAt > nowMs
 local rank = redis.call('ZRANK', KEYS[2], ARGV[5])
 if rank then
   if prequeue then
-    return answer('PREQUEUE', rank + 1, 0, room, isStalled)
+    return answer('PREQUEUE', rank + 1, 0, room)
   end
-  return answer('WAITING', rank + 1, 0, room, isStalled)
+  return answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, KEYS[7], KEYS[8], nowUs, tonumber(ARGV[7]), tonumber(ARGV[8])))
 end
 local waiting = redis.call('ZCARD', KEYS[2])
 if waiting >= room.capacity then
@@ -41,7 +41,7 @@ if prequeue then
   -- Pre-queued users have waited since the opening, for the wait metric.
   redis.call('ZADD', KEYS[5], 'NX', string.format('%.17g', base + 2 ^ -33), string.format('%d', math.floor(room.opensAt / 1000)) .. ':open')
   redis.call('PERSIST', KEYS[5])
-  return answer('PREQUEUE', waiting + 1, 1, room, isStalled)
+  return answer('PREQUEUE', waiting + 1, 1, room)
 end
 local seq = redis.call('INCR', KEYS[3])
 redis.call('ZADD', KEYS[2], seq, ARGV[5])
@@ -49,7 +49,6 @@ if waiting == 0 then
   -- An idle room sees no batches (admission skips its budget, or idles
   -- itself): admission has not stalled before someone waits.
   redis.call('HSET', KEYS[7], 'since', string.format('%d', nowUs))
-  isStalled = stalled(room, KEYS[7], KEYS[8], nowUs, tonumber(ARGV[7]))
 end
 -- One mark a second lets admission tell how long a user waited without
 -- storing a timestamp per user.
@@ -61,4 +60,4 @@ end
 redis.call('PERSIST', KEYS[3])
 redis.call('PERSIST', KEYS[5])
 redis.call('PERSIST', KEYS[6])
-return answer('WAITING', waiting + 1, 1, room, isStalled)
+return answer('WAITING', waiting + 1, 1, room, stalled(room, waiting + 1, KEYS[7], KEYS[8], nowUs, tonumber(ARGV[7]), tonumber(ARGV[8])))

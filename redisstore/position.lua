@@ -3,6 +3,7 @@
 -- KEYS[1] settings  KEYS[2] line  KEYS[3] the user's entry-token record
 -- KEYS[4] budget  KEYS[5] live tokens
 -- ARGV[1..4] defaults (room.lua)  ARGV[5] user  ARGV[6] stall after µs
+-- ARGV[7] stall horizon ms (room.lua, stalled)
 -- Returns answer(kind, …): {'READY', record} | {'WAITING', position}
 --   | {'PREQUEUE'} | {'NOT_IN_QUEUE'} | {'NOROOM'}
 local room = roomSettings()
@@ -18,8 +19,7 @@ if not rank then
   return answer('NOT_IN_QUEUE', 0, 0, room)
 end
 local nowUs, nowMs = serverTime()
-local isStalled = stalled(room, KEYS[4], KEYS[5], nowUs, tonumber(ARGV[6]))
 if room.opensAt > nowMs then
-  return answer('PREQUEUE', 0, 0, room, isStalled)
+  return answer('PREQUEUE', 0, 0, room)
 end
-return answer('WAITING', rank + 1, 0, room, isStalled)
+return answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, KEYS[4], KEYS[5], nowUs, tonumber(ARGV[6]), tonumber(ARGV[7])))

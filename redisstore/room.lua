@@ -24,7 +24,12 @@ end
 -- stalled: nobody's turn can be foreseen because no batch ran for stallUs
 -- while someone waited (the later of the last batch, 'at', and the moment
 -- the line stopped being empty, 'since'), or live tokens fill maxActive.
-local function stalled(room, budgetKey, tokensKey, nowUs, stallUs)
+-- Checked only for a position whose turn is nearer than horizonMs: farther
+-- back the answer is the far tier anyway, so most calls skip the reads.
+local function stalled(room, position, budgetKey, tokensKey, nowUs, stallUs, horizonMs)
+  if position * 1000 / room.rate >= horizonMs then
+    return 0
+  end
   local b = redis.call('HMGET', budgetKey, 'at', 'since')
   local last = math.max(tonumber(b[1] or '0'), tonumber(b[2] or '0'))
   if last > 0 and nowUs - last > stallUs then

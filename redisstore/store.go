@@ -115,6 +115,7 @@ type Store struct {
 	openRooms bool
 	interval  time.Duration
 	stall     time.Duration
+	horizon   time.Duration // turns farther than this poll at the far tier anyway
 	idle      time.Duration
 	lockTTL   time.Duration
 	random    io.Reader
@@ -138,6 +139,7 @@ func New(rdb Client, cfg waitroom.Config) *Store {
 		openRooms:     cfg.OpenRooms,
 		interval:      cfg.AdmitInterval,
 		stall:         stallIntervals * cfg.AdmitInterval,
+		horizon:       cfg.FarHorizon(),
 		idle:          idleExpiry,
 		lockTTL:       cfg.OrderTimeout + lockMargin,
 		random:        rand.Reader,
@@ -190,7 +192,7 @@ func (s *Store) Enter(ctx context.Context, room, user string) (waitroom.Standing
 	}
 	k := roomKeys(room)
 	keys := []string{k.settings(), k.line(), k.seq(), k.token(user), k.marks(), k.lastMark(), k.budget(), k.tokens()}
-	args := s.args(user, draw, s.stall.Microseconds())
+	args := s.args(user, draw, s.stall.Microseconds(), s.horizon.Milliseconds())
 	var res *redis.Cmd
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		res = enterScript.EvalSha(ctx, p, keys, args...)
@@ -231,7 +233,7 @@ func (s *Store) Enter(ctx context.Context, room, user string) (waitroom.Standing
 func (s *Store) Position(ctx context.Context, room, user string) (waitroom.Standing, error) {
 	k := roomKeys(room)
 	keys := []string{k.settings(), k.line(), k.token(user), k.budget(), k.tokens()}
-	reply, err := positionScript.Run(ctx, s.rdb, keys, s.args(user, s.stall.Microseconds())...).Slice()
+	reply, err := positionScript.Run(ctx, s.rdb, keys, s.args(user, s.stall.Microseconds(), s.horizon.Milliseconds())...).Slice()
 	if err != nil {
 		return waitroom.Standing{}, waitroom.Unavailable(err)
 	}
