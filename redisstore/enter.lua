@@ -23,7 +23,7 @@ if rank then
   if prequeue then
     return answer('PREQUEUE', rank + 1, 0, room)
   end
-  return answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, KEYS[7], KEYS[8], nowUs, tonumber(ARGV[7]), tonumber(ARGV[8])))
+  return answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, KEYS[7], KEYS[8], tonumber(ARGV[7]), tonumber(ARGV[8]), nowUs))
 end
 local waiting = redis.call('ZCARD', KEYS[2])
 if waiting >= room.capacity then
@@ -60,4 +60,4 @@ end
 redis.call('PERSIST', KEYS[3])
 redis.call('PERSIST', KEYS[5])
 redis.call('PERSIST', KEYS[6])
-return answer('WAITING', waiting + 1, 1, room, stalled(room, waiting + 1, KEYS[7], KEYS[8], nowUs, tonumber(ARGV[7]), tonumber(ARGV[8])))
+return answer('WAITING', waiting + 1, 1, room, stalled(room, waiting + 1, KEYS[7], KEYS[8], tonumber(ARGV[7]), tonumber(ARGV[8]), nowUs))

@@ -18,8 +18,10 @@ local rank = redis.call('ZRANK', KEYS[2], ARGV[5])
 if not rank then
   return answer('NOT_IN_QUEUE', 0, 0, room)
 end
-local nowUs, nowMs = serverTime()
-if room.opensAt > nowMs then
-  return answer('PREQUEUE', 0, 0, room)
+if room.opensAt > 0 then -- the clock only for a scheduled opening
+  local _, nowMs = serverTime()
+  if room.opensAt > nowMs then
+    return answer('PREQUEUE', 0, 0, room)
+  end
 end
-return answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, KEYS[4], KEYS[5], nowUs, tonumber(ARGV[6]), tonumber(ARGV[7])))
+return answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, KEYS[4], KEYS[5], tonumber(ARGV[6]), tonumber(ARGV[7])))
