@@ -36,11 +36,13 @@ if prequeue then
   -- uniformly random order that re-entering (ZRANK above) never changes.
   -- Nobody takes a sequence during a pre-queue, so base is the same for all.
   local base = tonumber(redis.call('GET', KEYS[3]) or '0')
-  redis.call('SET', KEYS[3], base) -- keeps base and drops an idle room's expiry
+  if waiting == 0 then
+    redis.call('SET', KEYS[3], base) -- keeps base and drops an idle room's expiry
+    redis.call('PERSIST', KEYS[5])
+  end
   redis.call('ZADD', KEYS[2], string.format('%.17g', base + tonumber(ARGV[6])), ARGV[5])
   -- Pre-queued users have waited since the opening, for the wait metric.
   redis.call('ZADD', KEYS[5], 'NX', string.format('%.17g', base + 2 ^ -33), string.format('%d', math.floor(room.opensAt / 1000)) .. ':open')
-  redis.call('PERSIST', KEYS[5])
   return answer('PREQUEUE', waiting + 1, 1, room)
 end
 local seq = redis.call('INCR', KEYS[3])
@@ -49,6 +51,11 @@ if waiting == 0 then
   -- An idle room sees no batches (admission skips its budget, or idles
   -- itself): admission has not stalled before someone waits.
   redis.call('HSET', KEYS[7], 'since', string.format('%d', nowUs))
+  -- Its keys were set to expire (admit.lua, only ever with an empty line):
+  -- someone waits again.
+  redis.call('PERSIST', KEYS[3])
+  redis.call('PERSIST', KEYS[5])
+  redis.call('PERSIST', KEYS[6])
 end
 -- One mark a second lets admission tell how long a user waited without
 -- storing a timestamp per user.
@@ -56,8 +63,4 @@ if tonumber(redis.call('GET', KEYS[6]) or '0') < second then
   redis.call('SET', KEYS[6], second)
   redis.call('ZADD', KEYS[5], seq, second)
 end
--- An idle room's keys expire (admit.lua); someone waits again.
-redis.call('PERSIST', KEYS[3])
-redis.call('PERSIST', KEYS[5])
-redis.call('PERSIST', KEYS[6])
 return answer('WAITING', waiting + 1, 1, room, stalled(room, waiting + 1, KEYS[7], KEYS[8], tonumber(ARGV[7]), tonumber(ARGV[8]), nowUs))

@@ -216,3 +216,40 @@ func TestIdleRoomsLeaveNoKeys(t *testing.T) {
 		t.Fatalf("keys left: %v, want %v", keys, want)
 	}
 }
+
+// A room that went idle has its keys set to expire; the next user to wait
+// takes the expiry off, or a long wait could lose the sequence (and FIFO).
+func TestWaitingAgainKeepsTheKeys(t *testing.T) {
+	ctx := context.Background()
+	s, rdb := internalStore(t, true)
+	if _, err := s.Enter(ctx, "r", "a"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.AdmitBatch(ctx)
+	if err != nil || len(admittedOf(b)) != 1 {
+		t.Fatalf("%+v %v", b, err)
+	}
+	a := b.Rooms[0].Admitted[0]
+	l, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "r", User: "a", Token: a.Token})
+	if err == nil {
+		err = s.CommitOrder(ctx, l, waitroom.StoredAnswer{Status: 201})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AdmitBatch(ctx); err != nil { // idle: expiry set
+		t.Fatal(err)
+	}
+	k := roomKeys("r")
+	if ttl, _ := rdb.PTTL(ctx, k.seq()).Result(); ttl <= 0 {
+		t.Fatalf("an idle room's sequence does not expire: %v", ttl)
+	}
+	if _, err := s.Enter(ctx, "r", "b"); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{k.seq(), k.marks(), k.lastMark()} {
+		if ttl, _ := rdb.PTTL(ctx, key).Result(); ttl != -1 {
+			t.Errorf("%s expires in %v while someone waits", key, ttl)
+		}
+	}
+}
