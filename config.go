@@ -30,6 +30,7 @@ type Config struct {
 	FailOpenOrders  bool      // ORDER_GATE_FAIL_OPEN: forward orders unguarded while the store is down
 	PollTiers       PollTiers // POLL_TIERS
 	Addr            string
+	Visitor         VisitorConfig
 	OpenRooms       bool   // OPEN_ROOMS: any valid room name works, not only operator-created rooms
 	AdminToken      Secret // ADMIN_TOKEN: bearer token of the admin API outside AWS IAM
 }
@@ -48,10 +49,12 @@ const (
 
 // Defaults says which values a process may leave unset.
 type Defaults struct {
-	RequireRedisURL    bool
-	RequireOrderAPIURL bool
-	TrustUserHeader    bool
-	OpenRooms          bool
+	RequireRedisURL      bool
+	RequireOrderAPIURL   bool
+	TrustUserHeader      bool
+	AnonymousVisitors    bool // ANONYMOUS_VISITORS' default
+	GenerateTicketSecret bool // an unset TICKET_SECRET is generated at start
+	OpenRooms            bool // OPEN_ROOMS' default
 }
 
 // FunctionDefaults are the Lambda functions' defaults: a store is required.
@@ -59,7 +62,7 @@ var FunctionDefaults = Defaults{RequireRedisURL: true}
 
 // LocalDefaults are the local runner's: embedded store, demo order API,
 // trusted header, any room name.
-var LocalDefaults = Defaults{TrustUserHeader: true, OpenRooms: true}
+var LocalDefaults = Defaults{TrustUserHeader: true, AnonymousVisitors: true, GenerateTicketSecret: true, OpenRooms: true}
 
 // BatchSize is how many users one batch may admit: the rate spread over
 // the interval, and never less than one so that slow rates still move.
@@ -87,6 +90,7 @@ func LoadConfig(lookup func(string) (string, bool), d Defaults) (Config, error) 
 		FailOpenOrders:  r.boolean("ORDER_GATE_FAIL_OPEN", false),
 		Addr:            r.str("ADDR", DefaultAddr),
 		PollTiers:       r.pollTiers("POLL_TIERS"),
+		Visitor:         r.visitors(d),
 		OpenRooms:       r.boolean("OPEN_ROOMS", d.OpenRooms),
 		AdminToken:      r.secret("ADMIN_TOKEN"),
 	}

@@ -23,7 +23,8 @@ func TestConfigDefaults(t *testing.T) {
 	}
 	want := waitroom.Config{RedisURL: "redis://localhost:6379", AdmitRatePerSec: 100, AdmitInterval: 100 * time.Millisecond,
 		AdmitBatches: 10, EntryTokenTTL: 300 * time.Second, QueueCapacity: 100_000, OrderTimeout: 10 * time.Second, Addr: "127.0.0.1:8080",
-		PollTiers: waitroom.PollTiers{{60, 10000}, {10, 5000}, {0, 2000}}}
+		PollTiers: waitroom.PollTiers{{60, 10000}, {10, 5000}, {0, 2000}},
+		Visitor:   waitroom.VisitorConfig{TicketTTL: waitroom.DefaultTicketTTLSeconds * time.Second}}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("defaults:\n got %+v\nwant %+v", c, want)
 	}

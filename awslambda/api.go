@@ -41,6 +41,8 @@ type API struct {
 	StoreTimeout time.Duration // 0 means DefaultStoreTimeout
 	// Admin, when set, serves /admin/… in Route (the local runner).
 	Admin *Admin
+	// Now is the clock of queue tickets; nil means time.Now.
+	Now func() time.Time
 }
 
 // standingBody is the answer of enter and position. pollAfterMs is always
@@ -54,17 +56,18 @@ type standingBody struct {
 	OpensAt              string          `json:"opensAt,omitempty"`
 	Paused               bool            `json:"paused,omitempty"`
 	PollAfterMs          *int64          `json:"pollAfterMs"`
+	Ticket               string          `json:"ticket,omitempty"`
 }
 
 // Enter handles POST /queue/enter.
 func (a *API) Enter(ctx context.Context, req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
 	return a.guard(ctx, func() events.APIGatewayV2HTTPResponse {
-		user, room, err := a.caller(req)
+		who, room, err := a.caller(req, true)
 		if err != nil {
-			return errorResponse(err)
+			return CallerError(err)
 		}
 		st, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Standing, error) {
-			return a.Queue.Enter(ctx, room, user)
+			return a.Queue.Enter(ctx, room, who.User)
 		})
 		switch {
 		case waitroom.ErrorCode(err) == waitroom.EQueueFull:
@@ -75,30 +78,34 @@ func (a *API) Enter(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 		case st.Joined:
 			a.Metrics.Record(room, metrics.Of(metrics.Entered, metrics.Count, 1))
 		}
-		return a.standingResponse(st)
+		return a.standingResponse(st, who)
 	})
 }
 
 // Position handles GET /queue/position.
 func (a *API) Position(ctx context.Context, req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
 	return a.guard(ctx, func() events.APIGatewayV2HTTPResponse {
-		user, room, err := a.caller(req)
+		who, room, err := a.caller(req, false)
 		if err != nil {
-			return errorResponse(err)
+			return CallerError(err)
 		}
 		st, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Standing, error) {
-			return a.Queue.Position(ctx, room, user)
+			return a.Queue.Position(ctx, room, who.User)
 		})
 		if err != nil {
 			return a.storeError(ctx, room, err)
 		}
-		return a.standingResponse(st)
+		return a.standingResponse(st, who)
 	})
 }
 
-func (a *API) standingResponse(st waitroom.Standing) events.APIGatewayV2HTTPResponse {
+// standingResponse answers enter and position; a ticketed visitor's answer
+// carries a renewed ticket, in the body and as the cookie.
+func (a *API) standingResponse(st waitroom.Standing, who Identity) events.APIGatewayV2HTTPResponse {
 	body := standingBody{Status: st.Status}
 	room := a.Config.ForRoom(st)
+	var cookie string
+	body.Ticket, cookie = a.Ticket(who)
 	switch st.Status {
 	case waitroom.Waiting:
 		wait := room.EstimatedWaitSeconds(st.Position)
@@ -114,16 +121,21 @@ func (a *API) standingResponse(st waitroom.Standing) events.APIGatewayV2HTTPResp
 		body.EntryToken = st.Token
 		body.ExpiresAt = st.ExpiresAt.UTC().Format(time.RFC3339)
 	}
-	return jsonResponse(http.StatusOK, body)
+	resp := jsonResponse(http.StatusOK, body)
+	if cookie != "" {
+		resp.Cookies = []string{cookie}
+	}
+	return resp
 }
 
 // Order handles POST /orders: the gate in front of the order API.
 func (a *API) Order(ctx context.Context, req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
 	return a.guard(ctx, func() events.APIGatewayV2HTTPResponse {
-		user, err := a.userID(req)
+		who, err := a.Identify(req, false)
 		if err != nil {
-			return errorResponse(err)
+			return CallerError(err)
 		}
+		user := who.User
 		key, hasKey := lookupHeader(req, "Idempotency-Key")
 		if hasKey {
 			if err := waitroom.CheckIdempotencyKey(key); err != nil {
@@ -141,7 +153,7 @@ func (a *API) Order(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 			return errorResponse(waitroom.Errorf(waitroom.ETokenInvalid, "an X-Entry-Token header with a valid entry token is required"))
 		}
 		attempt := waitroom.OrderAttempt{Room: room, User: user, Token: token, IdempotencyKey: key}
-		order := orderapi.Request{User: user, IdempotencyKey: key, ContentType: header(req, "Content-Type"), Body: body}
+		order := orderapi.Request{User: user, IdempotencyKey: key, ContentType: header(req, "Content-Type"), Body: body, Headers: a.forwardHeaders(req)}
 
 		lease, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Lease, error) {
 			return a.Queue.BeginOrder(ctx, attempt)
@@ -245,19 +257,18 @@ func (a *API) Route(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 	return r.handler(ctx, req)
 }
 
-// caller returns the user and the room of an enter or position request.
-func (a *API) caller(req events.APIGatewayV2HTTPRequest) (user, room string, err error) {
-	if user, err = a.userID(req); err != nil {
-		return "", "", err
-	}
+// caller returns who sends an enter (create) or position request, and its room.
+func (a *API) caller(req events.APIGatewayV2HTTPRequest, create bool) (who Identity, room string, err error) {
 	room, ok := req.QueryStringParameters["room"]
 	if !ok {
-		return user, waitroom.DefaultRoom, nil
+		room = waitroom.DefaultRoom
+	} else if !waitroom.ValidRoom(room) {
+		return Identity{}, "", waitroom.Errorf(waitroom.EInvalidRoom, "room must match ^[a-z0-9][a-z0-9-]{0,63}$")
 	}
-	if !waitroom.ValidRoom(room) {
-		return "", "", waitroom.Errorf(waitroom.EInvalidRoom, "room must match ^[a-z0-9][a-z0-9-]{0,63}$")
+	if who, err = a.Identify(req, create); err != nil {
+		return Identity{}, "", err
 	}
-	return user, room, nil
+	return who, room, nil
 }
 
 // userID finds the caller in the order docs/API.md gives: JWT claim sub, Lambda

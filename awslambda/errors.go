@@ -15,6 +15,7 @@ import (
 // statusOf maps every domain error code to its HTTP status: the one table.
 var statusOf = map[waitroom.Code]int{
 	waitroom.EUnauthenticated:  http.StatusUnauthorized,
+	waitroom.EInvalidTicket:    http.StatusUnauthorized,
 	waitroom.EInvalidUser:      http.StatusBadRequest,
 	waitroom.EInvalidRoom:      http.StatusBadRequest,
 	waitroom.EInvalidRequest:   http.StatusBadRequest,

@@ -21,7 +21,14 @@ const maxRequestBody = 10 << 20
 // EventFromHTTP builds the payload 2.0 event API Gateway would send for r.
 func EventFromHTTP(r *http.Request, body []byte) events.APIGatewayV2HTTPRequest {
 	headers := make(map[string]string, len(r.Header))
+	var cookies []string
 	for name, values := range r.Header {
+		if name == "Cookie" { // API Gateway moves cookies out of the headers
+			for _, v := range values {
+				cookies = append(cookies, strings.Split(v, "; ")...)
+			}
+			continue
+		}
 		headers[strings.ToLower(name)] = strings.Join(values, ",")
 	}
 	if r.Host != "" {
@@ -42,6 +49,7 @@ func EventFromHTTP(r *http.Request, body []byte) events.APIGatewayV2HTTPRequest 
 		RawPath:               r.URL.Path,
 		RawQueryString:        r.URL.RawQuery,
 		Headers:               headers,
+		Cookies:               cookies,
 		QueryStringParameters: query,
 		RequestContext: events.APIGatewayV2HTTPRequestContext{
 			RouteKey:   r.Method + " " + r.URL.Path,
@@ -67,6 +75,9 @@ func EventFromHTTP(r *http.Request, body []byte) events.APIGatewayV2HTTPRequest 
 func WriteHTTP(w http.ResponseWriter, resp events.APIGatewayV2HTTPResponse) {
 	for name, value := range resp.Headers {
 		w.Header().Set(name, value)
+	}
+	for _, c := range resp.Cookies {
+		w.Header().Add("Set-Cookie", c)
 	}
 	for name, values := range resp.MultiValueHeaders {
 		for _, v := range values {

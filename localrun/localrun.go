@@ -74,6 +74,9 @@ func Start(cfg waitroom.Config, log *slog.Logger) (_ *Runner, err error) {
 		}
 		r.GeneratedAdminToken = true
 	}
+	if cfg.Visitor.Tickets, err = ticketKeys(cfg.Visitor.Tickets, log); err != nil {
+		return nil, err
+	}
 	r.Config = cfg
 	if r.rdb, err = redisstore.NewClient(cfg, redisstore.Credentials{}); err != nil {
 		return nil, err
@@ -86,6 +89,7 @@ func Start(cfg waitroom.Config, log *slog.Logger) (_ *Runner, err error) {
 	mux := http.NewServeMux()
 	mux.Handle("/", awslambda.ServeHTTP(api.Route)) // the routes, and JSON 404/405 for the rest
 	mux.HandleFunc("GET /healthz", r.healthz)
+	onBatch, endStreams := r.visitorRoutes(mux, api, store)
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -93,13 +97,14 @@ func Start(cfg waitroom.Config, log *slog.Logger) (_ *Runner, err error) {
 	}
 	r.URL = "http://" + ln.Addr().String()
 	r.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	r.srv.RegisterOnShutdown(endStreams)
 	go func() { _ = r.srv.Serve(ln) }()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
 	go func() {
 		defer close(r.done)
-		admitForever(ctx, log, &waitroom.Admitter{Queue: store, Interval: cfg.AdmitInterval, Batches: cfg.AdmitBatches})
+		AdmitForever(ctx, log, &waitroom.Admitter{Queue: store, Interval: cfg.AdmitInterval, Batches: cfg.AdmitBatches, OnBatch: onBatch})
 	}()
 	return r, nil
 }
@@ -136,12 +141,13 @@ func (r *Runner) closeAll() {
 	r.closers = nil
 }
 
-// admitForever invokes admission back to back, as the schedule does in AWS
-// (where invocations overlap). An idle invocation returns after one batch;
-// the next one then starts one interval after it, so that an idle room
+// AdmitForever invokes admission back to back until ctx ends, as the schedule
+// does in AWS (where invocations overlap); the runner runs one, and tests run
+// more to admit "from another process". An idle invocation returns after one
+// batch; the next one then starts one interval after it, so that an idle room
 // costs one batch per interval, not a busy loop, and a newcomer is admitted
 // within about one interval, as in a running invocation.
-func admitForever(ctx context.Context, log *slog.Logger, a *waitroom.Admitter) {
+func AdmitForever(ctx context.Context, log *slog.Logger, a *waitroom.Admitter) {
 	for ctx.Err() == nil {
 		start := time.Now()
 		sum, err := a.Run(ctx)

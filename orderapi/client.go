@@ -23,6 +23,9 @@ type Request struct {
 	IdempotencyKey string
 	ContentType    string
 	Body           []byte
+	// Headers are the caller's headers passed on (Authorization and
+	// ORDER_FORWARD_HEADERS); the gate's own headers are set after them.
+	Headers http.Header
 }
 
 // Client posts orders to BaseURL + "/orders".
@@ -54,6 +57,9 @@ func (c *Client) PlaceOrder(ctx context.Context, r Request) (waitroom.StoredAnsw
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.BaseURL+"/orders", bytes.NewReader(r.Body))
 	if err != nil {
 		return waitroom.StoredAnswer{}, &waitroom.Error{Code: waitroom.EOrderUpstream, Message: "the order service cannot be reached", Err: err}
+	}
+	for name, values := range r.Headers {
+		req.Header[name] = values
 	}
 	ct := r.ContentType
 	if ct == "" {

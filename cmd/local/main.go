@@ -27,7 +27,7 @@ func main() {
 		os.Exit(1)
 	}
 	log.Info("waiting room ready", "url", r.URL, "ratePerSec", cfg.AdmitRatePerSec, "capacity", cfg.QueueCapacity,
-		"try", "curl -XPOST -H 'X-User-Id: alice' "+r.URL+"/queue/enter")
+		"open", r.URL+"/?room=tv", "try", "curl -XPOST -H 'X-User-Id: alice' "+r.URL+"/queue/enter")
 	if r.GeneratedAdminToken {
 		// Printed, not logged: the token stays out of log pipelines.
 		fmt.Fprintf(os.Stderr, "\nADMIN_TOKEN was not set; this run's admin token (waitroomctl reads it from WAITROOM_ADMIN_TOKEN):\n  export WAITROOM_URL=%s WAITROOM_ADMIN_TOKEN=%s\n\n", r.URL, string(r.Config.AdminToken))

@@ -1,0 +1,227 @@
+// Package notify measures how long after admission a visitor's client
+// knows it is their turn: with the live stream (GET /queue/events), when the
+// process serving it admitted the visitor and when another process did, and
+// with polling as pollAfterMs says. Run it with `make bench-notify`; it is a
+// measurement, not a check, and is skipped unless WAITROOM_NOTIFY_BENCH is set.
+package notify
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/internal/redistest"
+	"github.com/waitroom/waitroom/localrun"
+	"github.com/waitroom/waitroom/redisstore"
+)
+
+// The scenario: a spike of visitors enters at once and is admitted at
+// rate per second; the first warmup seconds of admissions are left out,
+// since those visitors may be admitted before their client has even connected.
+const (
+	visitors = 400
+	rate     = 20
+	warmup   = 2 * time.Second
+	tokenTTL = 300 * time.Second
+)
+
+type result struct {
+	Mode     string  `json:"mode"`
+	Visitors int     `json:"visitors"`
+	P50Ms    float64 `json:"p50Ms"`
+	P95Ms    float64 `json:"p95Ms"`
+	MaxMs    float64 `json:"maxMs"`
+	Requests int64   `json:"requests"` // HTTP requests the clients sent, streams included
+}
+
+func TestNotifyLatency(t *testing.T) {
+	if os.Getenv("WAITROOM_NOTIFY_BENCH") == "" {
+		t.Skip("a measurement: run `make bench-notify` (WAITROOM_NOTIFY_BENCH=1)")
+	}
+	var results []result
+	for _, mode := range []string{"sse", "sse-admitted-elsewhere", "poll"} {
+		r := measure(t, mode)
+		t.Logf("%-22s admission → client knows: p50 %.0f ms, p95 %.0f ms, max %.0f ms over %d visitors; %d requests",
+			r.Mode, r.P50Ms, r.P95Ms, r.MaxMs, r.Visitors, r.Requests)
+		results = append(results, r)
+	}
+	if out := os.Getenv("NOTIFY_OUT"); out != "" {
+		b, _ := json.MarshalIndent(results, "", "  ")
+		if err := os.WriteFile(out, append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func measure(t *testing.T, mode string) result {
+	srv := redistest.Start(t)
+	localRate := strconv.Itoa(rate)
+	if mode == "sse-admitted-elsewhere" {
+		localRate = "0.001" // this process admits one visitor in 1000 s; another admits the rest
+	}
+	cfg, err := waitroom.LoadConfig(func(k string) (string, bool) {
+		v, ok := map[string]string{"REDIS_URL": srv.URL(), "ADDR": "127.0.0.1:0", "ADMIT_RATE_PER_SEC": localRate,
+			"ENTRY_TOKEN_TTL_SECONDS": strconv.Itoa(int(tokenTTL.Seconds()))}[k]
+		return v, ok
+	}, waitroom.LocalDefaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := localrun.Start(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	if mode == "sse-admitted-elsewhere" {
+		other := cfg
+		other.AdmitRatePerSec = rate
+		ctx, stop := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			a := &waitroom.Admitter{Queue: redisstore.New(srv.Client(), other), Interval: cfg.AdmitInterval, Batches: 10}
+			localrun.AdmitForever(ctx, slog.New(slog.NewTextHandler(io.Discard, nil)), a)
+		}()
+		defer func() { stop(); <-done }()
+	}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: visitors}}
+	rdb := srv.Client()
+
+	var requests atomic.Int64
+	knew := make([]time.Time, visitors)
+	var wg sync.WaitGroup
+	for i := range visitors {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			user := fmt.Sprintf("visitor-%04d", i)
+			c := &visitor{client: client, base: run.URL, user: user, requests: &requests}
+			var err error
+			if strings.HasPrefix(mode, "sse") {
+				knew[i], err = c.stream()
+			} else {
+				knew[i], err = c.poll()
+			}
+			if err != nil {
+				t.Errorf("%s: %v", user, err)
+			}
+		}(i)
+	}
+	wg.Wait()
+
+	// The store's own clock says when each visitor was admitted: the token
+	// record holds its expiry, admission time + ENTRY_TOKEN_TTL_SECONDS.
+	admitted := make([]time.Time, visitors)
+	first := time.Time{}
+	for i := range visitors {
+		rec, err := rdb.Get(context.Background(), fmt.Sprintf("wr:{tv}:u:visitor-%04d", i)).Result()
+		if err != nil {
+			t.Fatalf("token record of visitor %d: %v", i, err)
+		}
+		ms, _, _ := strings.Cut(rec, ":")
+		exp, _ := strconv.ParseInt(ms, 10, 64)
+		admitted[i] = time.UnixMilli(exp).Add(-tokenTTL)
+		if first.IsZero() || admitted[i].Before(first) {
+			first = admitted[i]
+		}
+	}
+	var lags []float64
+	for i := range visitors {
+		if admitted[i].Sub(first) < warmup {
+			continue
+		}
+		lags = append(lags, float64(knew[i].Sub(admitted[i]).Microseconds())/1000)
+	}
+	slices.Sort(lags)
+	return result{Mode: mode, Visitors: len(lags), P50Ms: pct(lags, 0.50), P95Ms: pct(lags, 0.95), MaxMs: lags[len(lags)-1], Requests: requests.Load()}
+}
+
+func pct(sorted []float64, p float64) float64 {
+	return sorted[min(len(sorted)-1, int(p*float64(len(sorted))))]
+}
+
+type visitor struct {
+	client   *http.Client
+	base     string
+	user     string
+	requests *atomic.Int64
+}
+
+type standing struct {
+	Status      string `json:"status"`
+	PollAfterMs *int64 `json:"pollAfterMs"`
+}
+
+func (v *visitor) do(method, path string) (*http.Response, error) {
+	req, _ := http.NewRequest(method, v.base+path, nil)
+	req.Header.Set("X-User-Id", v.user)
+	v.requests.Add(1)
+	return v.client.Do(req)
+}
+
+func (v *visitor) call(method, path string) (standing, error) {
+	resp, err := v.do(method, path)
+	if err != nil {
+		return standing{}, err
+	}
+	defer resp.Body.Close()
+	var s standing
+	if resp.StatusCode != 200 {
+		b, _ := io.ReadAll(resp.Body)
+		return s, fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, b)
+	}
+	return s, json.NewDecoder(resp.Body).Decode(&s)
+}
+
+// poll enters and asks again exactly when pollAfterMs says, as the page does.
+func (v *visitor) poll() (time.Time, error) {
+	s, err := v.call("POST", "/queue/enter?room=tv")
+	for err == nil && s.Status == "WAITING" {
+		time.Sleep(time.Duration(*s.PollAfterMs) * time.Millisecond)
+		s, err = v.call("GET", "/queue/position?room=tv")
+	}
+	if err == nil && s.Status != "READY" {
+		err = fmt.Errorf("ended %s", s.Status)
+	}
+	return time.Now(), err
+}
+
+// stream enters, then follows GET /queue/events until READY.
+func (v *visitor) stream() (time.Time, error) {
+	if _, err := v.call("POST", "/queue/enter?room=tv"); err != nil {
+		return time.Time{}, err
+	}
+	resp, err := v.do("GET", "/queue/events?room=tv")
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var s standing
+		if err := json.Unmarshal([]byte(data), &s); err != nil {
+			return time.Time{}, err
+		}
+		if s.Status == "READY" {
+			return time.Now(), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("the stream ended before READY: %v", sc.Err())
+}

@@ -1,0 +1,60 @@
+package waitroom
+
+import (
+	"net/http"
+	"strings"
+	"time"
+)
+
+// VisitorConfig is how visitors without an account are let in, and where
+// they go once admitted (docs/API.md, "Configuration").
+type VisitorConfig struct {
+	Anonymous   bool          // ANONYMOUS_VISITORS: an enter without identity creates a visitor
+	Tickets     TicketKeys    // TICKET_SECRET
+	TicketTTL   time.Duration // TICKET_TTL_SECONDS
+	ContinueURL string        // CONTINUE_URL; "{entryToken}" is replaced with the visitor's token
+	// ForwardHeaders are passed by the order gate to the order API besides
+	// Authorization (ORDER_FORWARD_HEADERS, comma-separated names).
+	ForwardHeaders []string
+}
+
+// DefaultTicketTTLSeconds is long enough for a visitor who closes the tab to
+// come back to their place within the hour, short enough that a copied
+// ticket is worth little the next day. Every answer renews it.
+const DefaultTicketTTLSeconds = 3600
+
+// unforwardable headers describe this hop, not the buyer, or are set by the
+// gate itself (the user id must come from the gate, never from the caller).
+var unforwardable = map[string]bool{"Connection": true, "Content-Length": true, "Host": true, "Transfer-Encoding": true,
+	"Upgrade": true, "Te": true, "Trailer": true, "Keep-Alive": true, "Proxy-Authorization": true, "Proxy-Connection": true,
+	"X-User-Id": true, "Idempotency-Key": true, "Content-Type": true, "Cookie": true}
+
+func (r *envReader) visitors(d Defaults) VisitorConfig {
+	v := VisitorConfig{
+		Anonymous:   r.boolean("ANONYMOUS_VISITORS", d.AnonymousVisitors),
+		TicketTTL:   time.Duration(r.integer("TICKET_TTL_SECONDS", DefaultTicketTTLSeconds, 60, 7*86_400)) * time.Second,
+		ContinueURL: r.str("CONTINUE_URL", ""),
+	}
+	keys, err := ParseTicketKeys(r.str("TICKET_SECRET", ""))
+	if err != nil {
+		r.fail("TICKET_SECRET", err.Error()) // the error never quotes the value
+	}
+	v.Tickets = keys
+	if v.Anonymous && !keys.Enabled() && !d.GenerateTicketSecret {
+		r.fail("TICKET_SECRET", "is required when ANONYMOUS_VISITORS is true")
+	}
+	if v.ContinueURL != "" && !strings.HasPrefix(v.ContinueURL, "/") {
+		r.url("CONTINUE_URL", strings.ReplaceAll(v.ContinueURL, "{entryToken}", "t"), "http", "https")
+	}
+	for _, name := range strings.Split(r.str("ORDER_FORWARD_HEADERS", ""), ",") {
+		name = http.CanonicalHeaderKey(strings.TrimSpace(name))
+		switch {
+		case name == "":
+		case unforwardable[name] || !printable(name, 64) || strings.ContainsAny(name, " :"):
+			r.fail("ORDER_FORWARD_HEADERS", "names a header that cannot be forwarded: "+name)
+		default:
+			v.ForwardHeaders = append(v.ForwardHeaders, name)
+		}
+	}
+	return v
+}

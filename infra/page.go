@@ -1,0 +1,164 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudfront"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudfrontorigins"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3deployment"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/waitroom/waitroom/web"
+)
+
+// DefaultWebDir is where the page's files are, seen from infra/ (the
+// directory `cdk` and `go test` run in): the same files the local runner
+// embeds.
+const DefaultWebDir = "../web/static"
+
+// PageProps configure the waiting page and visitors in AWS.
+type PageProps struct {
+	// API is where /queue/* and /orders go: page and API share one origin,
+	// so the browser needs no CORS and the ticket cookie is first-party.
+	// Only newPage needs it.
+	API awsapigatewayv2.IHttpApi
+	// ContinueURL is CONTINUE_URL, written into the page's config.json.
+	ContinueURL string
+	// AnonymousVisitors is ANONYMOUS_VISITORS: an enter without identity
+	// creates a visitor with a ticket. It needs TicketSecretSSMParameter.
+	AnonymousVisitors bool
+	// TicketSecretSSMParameter names an SSM Parameter Store String parameter
+	// (optionally name:version) holding TICKET_SECRET, as PROXY_SECRET is
+	// kept: the functions get the dynamic reference {{resolve:ssm:…}}, so the
+	// key is never in the template, and nothing is called at run time.
+	TicketSecretSSMParameter string
+	// TicketTTLSeconds is TICKET_TTL_SECONDS; 0 keeps the functions' default.
+	TicketTTLSeconds int
+	// ForwardHeaders is ORDER_FORWARD_HEADERS.
+	ForwardHeaders []string
+	// WebDir holds the page's files; "" means DefaultWebDir.
+	WebDir string
+}
+
+// Page is the waiting page's share of the stack.
+type Page struct {
+	Bucket       awss3.Bucket
+	Distribution awscloudfront.Distribution
+	// URL is the page's address, https://<distribution>/.
+	URL *string
+}
+
+// visitorEnv is what enter, position and order-gate (not admit: it has no
+// use for the key) add to their environment. The ticket key is resolved by
+// CloudFormation at deploy time into the functions' environment (encrypted
+// at rest by Lambda): no call per cold start, hence no interface endpoint,
+// no secret to pay for, nothing on the request path. Rotating it is
+// `put-parameter` with "new,old", then a deploy naming the new version
+// (name:version), which is what makes CloudFormation update the functions.
+func visitorEnv(p PageProps) (map[string]*string, error) {
+	env := map[string]*string{"ANONYMOUS_VISITORS": jsii.String(strconv.FormatBool(p.AnonymousVisitors))}
+	if p.TicketTTLSeconds > 0 {
+		env["TICKET_TTL_SECONDS"] = jsii.String(strconv.Itoa(p.TicketTTLSeconds))
+	}
+	if len(p.ForwardHeaders) > 0 {
+		env["ORDER_FORWARD_HEADERS"] = jsii.String(strings.Join(p.ForwardHeaders, ","))
+	}
+	switch {
+	case p.AnonymousVisitors && !ssmNameRE.MatchString(p.TicketSecretSSMParameter):
+		return nil, fmt.Errorf("waitroom: anonymousVisitors=true needs ticketSecretSsmParameter, the name of an SSM String "+
+			"parameter (optionally name:version) holding TICKET_SECRET, e.g. created with `aws ssm put-parameter --type String "+
+			"--name /waitroom/ticket-secret --value \"$(openssl rand -base64 48)\"`; got %q", p.TicketSecretSSMParameter)
+	case p.AnonymousVisitors:
+		env["TICKET_SECRET"] = jsii.String("{{resolve:ssm:" + p.TicketSecretSSMParameter + "}}")
+	}
+	return env, nil
+}
+
+// newPage serves the page from S3 through CloudFront, with the HTTP API
+// behind the same distribution. The page polls here: HTTP APIs do not stream.
+func newPage(scope constructs.Construct, p PageProps) *Page {
+	pg := &Page{}
+	pg.Bucket = awss3.NewBucket(scope, jsii.String("PageBucket"), &awss3.BucketProps{
+		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
+		Encryption:        awss3.BucketEncryption_S3_MANAGED,
+		EnforceSSL:        jsii.Bool(true),
+		RemovalPolicy:     awscdk.RemovalPolicy_DESTROY,
+		AutoDeleteObjects: jsii.Bool(true),
+	})
+	pg.Distribution = awscloudfront.NewDistribution(scope, jsii.String("PageDistribution"), &awscloudfront.DistributionProps{
+		Comment:           jsii.String("Waitroom: the waiting page and, on the same origin, the API"),
+		DefaultRootObject: jsii.String("index.html"),
+		// Price class 200 serves from edge locations in Asia (Korea, Japan)
+		// too, where the sale this was designed for takes place.
+		PriceClass:  awscloudfront.PriceClass_PRICE_CLASS_200,
+		HttpVersion: awscloudfront.HttpVersion_HTTP2_AND_3,
+		DefaultBehavior: &awscloudfront.BehaviorOptions{
+			Origin:                awscloudfrontorigins.S3BucketOrigin_WithOriginAccessControl(pg.Bucket, nil),
+			ViewerProtocolPolicy:  awscloudfront.ViewerProtocolPolicy_REDIRECT_TO_HTTPS,
+			CachePolicy:           awscloudfront.CachePolicy_CACHING_OPTIMIZED(),
+			ResponseHeadersPolicy: pageHeaders(scope),
+		},
+		AdditionalBehaviors: apiBehaviors(p.API),
+	})
+	pg.URL = awscdk.Fn_Join(jsii.String(""), &[]*string{jsii.String("https://"), pg.Distribution.DistributionDomainName(), jsii.String("/")})
+
+	awss3deployment.NewBucketDeployment(scope, jsii.String("PageFiles"), &awss3deployment.BucketDeploymentProps{
+		Sources: &[]awss3deployment.ISource{
+			awss3deployment.Source_Asset(jsii.String(webDir(p)), nil),
+			awss3deployment.Source_JsonData(jsii.String("waitroom/config.json"), web.Settings{ContinueURL: p.ContinueURL, Stream: false}, nil),
+		},
+		DestinationBucket: pg.Bucket,
+		Distribution:      pg.Distribution,
+		DistributionPaths: jsii.Strings("/*"),
+	})
+	return pg
+}
+
+// pageHeaders are the page's security headers: the very CSP the local
+// runner sends, no framing, no sniffing, no referrer, HTTPS only.
+func pageHeaders(scope constructs.Construct) awscloudfront.ResponseHeadersPolicy {
+	return awscloudfront.NewResponseHeadersPolicy(scope, jsii.String("PageHeaders"), &awscloudfront.ResponseHeadersPolicyProps{
+		Comment: jsii.String("Waitroom page: strict Content-Security-Policy and friends"),
+		SecurityHeadersBehavior: &awscloudfront.ResponseSecurityHeadersBehavior{
+			ContentSecurityPolicy: &awscloudfront.ResponseHeadersContentSecurityPolicy{ContentSecurityPolicy: jsii.String(web.CSP), Override: jsii.Bool(true)},
+			ContentTypeOptions:    &awscloudfront.ResponseHeadersContentTypeOptions{Override: jsii.Bool(true)},
+			FrameOptions:          &awscloudfront.ResponseHeadersFrameOptions{FrameOption: awscloudfront.HeadersFrameOption_DENY, Override: jsii.Bool(true)},
+			ReferrerPolicy:        &awscloudfront.ResponseHeadersReferrerPolicy{ReferrerPolicy: awscloudfront.HeadersReferrerPolicy_NO_REFERRER, Override: jsii.Bool(true)},
+			StrictTransportSecurity: &awscloudfront.ResponseHeadersStrictTransportSecurity{
+				AccessControlMaxAge: awscdk.Duration_Days(jsii.Number(365)), IncludeSubdomains: jsii.Bool(true), Override: jsii.Bool(true),
+			},
+		},
+	})
+}
+
+// apiBehaviors send the API's paths to the HTTP API, uncached, with every
+// viewer header (Authorization, X-Queue-Ticket), cookie (wr_ticket) and
+// query string, but the Host header, which must name the API itself.
+func apiBehaviors(api awsapigatewayv2.IHttpApi) *map[string]*awscloudfront.BehaviorOptions {
+	// ApiEndpoint is https://<id>.execute-api.<region>.amazonaws.com.
+	domain := awscdk.Fn_Select(jsii.Number(2), awscdk.Fn_Split(jsii.String("/"), api.ApiEndpoint(), nil))
+	origin := awscloudfrontorigins.NewHttpOrigin(domain, &awscloudfrontorigins.HttpOriginProps{
+		ProtocolPolicy: awscloudfront.OriginProtocolPolicy_HTTPS_ONLY,
+	})
+	behavior := &awscloudfront.BehaviorOptions{
+		Origin:               origin,
+		ViewerProtocolPolicy: awscloudfront.ViewerProtocolPolicy_HTTPS_ONLY,
+		AllowedMethods:       awscloudfront.AllowedMethods_ALLOW_ALL(),
+		CachePolicy:          awscloudfront.CachePolicy_CACHING_DISABLED(),
+		OriginRequestPolicy:  awscloudfront.OriginRequestPolicy_ALL_VIEWER_EXCEPT_HOST_HEADER(),
+	}
+	return &map[string]*awscloudfront.BehaviorOptions{"/queue/*": behavior, "/orders": behavior}
+}
+
+func webDir(p PageProps) string {
+	if p.WebDir != "" {
+		return p.WebDir
+	}
+	return DefaultWebDir
+}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/waitroom/waitroom/web"
+)
+
+// pageStack builds the page alone beside a bare HTTP API: the construct
+// must not depend on the rest of the stack.
+func pageStack(t *testing.T, p PageProps) (awscdk.Stack, *Page, assertions.Template) {
+	t.Helper()
+	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())})
+	stack := awscdk.NewStack(app, jsii.String("PageOnly"), nil)
+	p.API = awsapigatewayv2.NewHttpApi(stack, jsii.String("Api"), nil)
+	pg := newPage(stack, p)
+	return stack, pg, assertions.Template_FromStack(stack, nil)
+}
+
+func TestPageServedFromS3ThroughCloudFront(t *testing.T) {
+	_, _, tpl := pageStack(t, PageProps{ContinueURL: "https://shop.example.com/checkout?t={entryToken}"})
+	tpl.HasResourceProperties(jsii.String("AWS::S3::Bucket"), map[string]any{
+		"PublicAccessBlockConfiguration": map[string]any{
+			"BlockPublicAcls": true, "BlockPublicPolicy": true, "IgnorePublicAcls": true, "RestrictPublicBuckets": true,
+		},
+	})
+	tpl.ResourceCountIs(jsii.String("AWS::CloudFront::OriginAccessControl"), jsii.Number(1))
+	tpl.HasResourceProperties(jsii.String("AWS::CloudFront::Distribution"), map[string]any{
+		"DistributionConfig": assertions.Match_ObjectLike(&map[string]any{
+			"DefaultRootObject": "index.html",
+			"PriceClass":        "PriceClass_200",
+			"DefaultCacheBehavior": assertions.Match_ObjectLike(&map[string]any{
+				"ViewerProtocolPolicy":    "redirect-to-https",
+				"ResponseHeadersPolicyId": assertions.Match_AnyValue(),
+			}),
+		}),
+	})
+	tpl.HasResourceProperties(jsii.String("AWS::CloudFront::ResponseHeadersPolicy"), map[string]any{
+		"ResponseHeadersPolicyConfig": assertions.Match_ObjectLike(&map[string]any{
+			"SecurityHeadersConfig": assertions.Match_ObjectLike(&map[string]any{
+				"ContentSecurityPolicy": map[string]any{"ContentSecurityPolicy": web.CSP, "Override": true},
+				"FrameOptions":          map[string]any{"FrameOption": "DENY", "Override": true},
+				"ReferrerPolicy":        map[string]any{"ReferrerPolicy": "no-referrer", "Override": true},
+			}),
+		}),
+	})
+	tpl.HasResourceProperties(jsii.String("Custom::CDKBucketDeployment"), map[string]any{
+		"DistributionPaths": []any{"/*"},
+		"Prune":             true,
+	})
+}
+
+// /queue/* and /orders reach the HTTP API through the same distribution:
+// every method, no caching, viewer headers and cookies passed on.
+func TestPageSendsAPIPathsToTheHTTPAPI(t *testing.T) {
+	_, _, tpl := pageStack(t, PageProps{})
+	raw, _ := json.Marshal(tpl.ToJSON())
+	var doc struct {
+		Resources map[string]struct {
+			Type       string
+			Properties struct {
+				DistributionConfig struct {
+					CacheBehaviors []struct {
+						PathPattern           string
+						AllowedMethods        []string
+						ViewerProtocolPolicy  string
+						CachePolicyId         string
+						OriginRequestPolicyId string
+						TargetOriginId        string
+					}
+					Origins []struct {
+						Id         string
+						DomainName any
+					}
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	paths := map[string]bool{}
+	for _, r := range doc.Resources {
+		if r.Type != "AWS::CloudFront::Distribution" {
+			continue
+		}
+		dc := r.Properties.DistributionConfig
+		apiOrigins := map[string]bool{}
+		for _, o := range dc.Origins {
+			if d, _ := json.Marshal(o.DomainName); strings.Contains(string(d), "ApiEndpoint") || strings.Contains(string(d), "execute-api") || strings.Contains(string(d), "Fn::Split") {
+				apiOrigins[o.Id] = true
+			}
+		}
+		for _, b := range dc.CacheBehaviors {
+			paths[b.PathPattern] = true
+			const cachingDisabled, allViewerExceptHost = "4135ea2d-6df8-44a3-9df3-4b5a84be39ad", "b689b0a8-53d0-40ab-baf2-68738e2966ac"
+			if !apiOrigins[b.TargetOriginId] || !strings.Contains(strings.Join(b.AllowedMethods, ","), "POST") || b.ViewerProtocolPolicy != "https-only" ||
+				b.CachePolicyId != cachingDisabled || b.OriginRequestPolicyId != allViewerExceptHost {
+				t.Errorf("behavior %s: %+v (API origins %v)", b.PathPattern, b, apiOrigins)
+			}
+		}
+	}
+	if !paths["/queue/*"] || !paths["/orders"] || len(paths) != 2 {
+		t.Errorf("API paths behind the distribution: %v; want /queue/* and /orders", paths)
+	}
+}
+
+// With anonymous visitors the ticket key comes from an SSM parameter the
+// operator made, resolved into the functions' environment at deploy time:
+// no secret resource, no interface endpoint, no call at run time.
+func TestVisitorEnv(t *testing.T) {
+	env, err := visitorEnv(PageProps{AnonymousVisitors: true, TicketSecretSSMParameter: "/waitroom/ticket-secret:3",
+		TicketTTLSeconds: 1800, ForwardHeaders: []string{"X-Shop-Session", "X-Trace"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"ANONYMOUS_VISITORS": "true", "TICKET_TTL_SECONDS": "1800",
+		"ORDER_FORWARD_HEADERS": "X-Shop-Session,X-Trace", "TICKET_SECRET": "{{resolve:ssm:/waitroom/ticket-secret:3}}"} {
+		if got := env[name]; got == nil || *got != want {
+			t.Errorf("%s = %v, want %s", name, got, want)
+		}
+	}
+	for _, bad := range []string{"", "has space", "x:y"} {
+		if _, err := visitorEnv(PageProps{AnonymousVisitors: true, TicketSecretSSMParameter: bad}); err == nil || !strings.Contains(err.Error(), "ticketSecretSsmParameter") {
+			t.Errorf("parameter %q: %v", bad, err)
+		}
+	}
+	env, err = visitorEnv(PageProps{})
+	if err != nil || *env["ANONYMOUS_VISITORS"] != "false" || env["TICKET_SECRET"] != nil || len(env) != 1 {
+		t.Errorf("without anonymous visitors: %v, %v", env, err)
+	}
+	// The page adds no secret and no endpoint of its own.
+	_, pg, tpl := pageStack(t, PageProps{})
+	tpl.ResourceCountIs(jsii.String("AWS::SecretsManager::Secret"), jsii.Number(0))
+	tpl.ResourceCountIs(jsii.String("AWS::EC2::VPCEndpoint"), jsii.Number(0))
+	if pg.URL == nil {
+		t.Error("no page URL")
+	}
+}

@@ -1,0 +1,145 @@
+package localrun
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/awslambda"
+)
+
+// Stream timing (docs/API.md, "GET /queue/events").
+const (
+	// keepAliveEvery sends a comment so that proxies keep an idle stream open.
+	keepAliveEvery = 15 * time.Second
+	// positionEvery is the most often a changed position is sent; a change
+	// of status is sent at once.
+	positionEvery = time.Second
+	// maxStreamLife ends a stream (or half the ticket's lifetime, if
+	// shorter: API.StreamLife) while the cookie set when it opened is still
+	// valid; the page reconnects through position, which renews it, so a
+	// reload never finds the cookie expired.
+	maxStreamLife = 30 * time.Minute
+)
+
+// events serves GET /queue/events: the visitor's standing as server-sent
+// events, under the identity rules of GET /queue/position.
+type events struct {
+	api   *awslambda.API
+	seats Seats
+	hub   *hub
+	done  <-chan struct{} // closed at shutdown
+	// keepAlive is keepAliveEvery, shorter in tests.
+	keepAlive time.Duration
+}
+
+func (e *events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	who, room, err := e.api.Caller(awslambda.EventFromHTTP(r, nil))
+	if err != nil {
+		awslambda.WriteHTTP(w, awslambda.CallerError(err))
+		return
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok { // every net/http server's writer flushes; a wrapping middleware might not
+		awslambda.WriteHTTP(w, awslambda.CallerError(waitroom.Errorf(waitroom.EInternal, "this server cannot stream")))
+		return
+	}
+	// Subscribe before the first read, so that no admission between the two is missed.
+	sub := e.hub.subscribe(room)
+	defer e.hub.unsubscribe(sub)
+	st, seq, err := e.seat(r.Context(), room, who.User)
+	if err != nil {
+		awslambda.WriteHTTP(w, awslambda.CallerError(err))
+		return
+	}
+	first := e.api.StandingAnswer(st, who)
+	for _, c := range first.Cookies {
+		w.Header().Add("Set-Cookie", c)
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
+	w.WriteHeader(http.StatusOK)
+	s := &stream{w: w, flush: flusher.Flush}
+	if !s.send(first.Body, st) {
+		return
+	}
+	e.follow(r.Context(), s, sub, who, room, st.Position, seq)
+}
+
+// follow sends the standing as the room's front moves, until the visitor
+// leaves the line (READY or NOT_IN_QUEUE) or the client goes.
+func (e *events) follow(ctx context.Context, s *stream, sub *subscription, who awslambda.Identity, room string, pos, seq int64) {
+	every := e.keepAlive
+	if every <= 0 {
+		every = keepAliveEvery
+	}
+	keepAlive := time.NewTicker(every)
+	defer keepAlive.Stop()
+	life := time.NewTimer(e.api.StreamLife(maxStreamLife))
+	defer life.Stop()
+	sent, sentAt := pos, time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-e.done:
+			return
+		case <-life.C:
+			return
+		case <-keepAlive.C:
+			if !s.comment("keep-alive") {
+				return
+			}
+		case f := <-sub.ch:
+			if f.err != nil { // the store is down: keep the stream, say nothing new
+				continue
+			}
+			st := waitroom.Standing{Status: waitroom.Waiting, Position: seq - f.seq + 1}
+			if f.empty || f.seq > seq { // out of the line: admitted, or gone
+				var err error
+				if st, seq, err = e.seat(ctx, room, who.User); err != nil {
+					continue
+				}
+			}
+			if st.Status == waitroom.Waiting && (st.Position == sent || time.Since(sentAt) < positionEvery) {
+				continue
+			}
+			if !s.send(e.api.StandingAnswer(st, who).Body, st) {
+				return
+			}
+			sent, sentAt = st.Position, time.Now()
+		}
+	}
+}
+
+func (e *events) seat(ctx context.Context, room, user string) (waitroom.Standing, int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, awslambda.DefaultStoreTimeout)
+	defer cancel()
+	return e.seats.Seat(ctx, room, user)
+}
+
+type stream struct {
+	w     http.ResponseWriter
+	flush func()
+}
+
+// send writes one standing event; it reports false when the stream is to
+// end, after READY or NOT_IN_QUEUE or on a write error.
+func (s *stream) send(body string, st waitroom.Standing) bool {
+	if _, err := fmt.Fprintf(s.w, "event: standing\ndata: %s\n\n", body); err != nil {
+		return false
+	}
+	s.flush()
+	return st.Status == waitroom.Waiting
+}
+
+func (s *stream) comment(text string) bool {
+	if _, err := fmt.Fprintf(s.w, ": %s\n\n", text); err != nil {
+		return false
+	}
+	s.flush()
+	return true
+}

@@ -1,0 +1,25 @@
+# The waiting page in a real browser (issue 11): the Go tests drive Debian's
+# chromium with chromedp (localrun/browser_test.go). `make test` installs
+# chromium when it is missing, as it does redis-server; without it the browser
+# tests skip locally and fail under CI=true.
+.PHONY: chromium screenshots
+
+## chromium: make sure the browser tests can start a headless chromium
+chromium:
+	@command -v chromium >/dev/null || { \
+	  echo "installing chromium with apt"; \
+	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+	@chromium --version 2>/dev/null
+
+# The browser tests are Go tests: the browser must be there before they run.
+test-go: chromium
+
+## screenshots: docs/img/{waiting,ready,waiting-ko}.png from the browser test (installs a Korean font when none is present)
+screenshots: redis-server chromium
+	@fc-list :lang=ko 2>/dev/null | grep -q . || { \
+	  echo "installing fonts-nanum with apt (Korean text in the screenshots)"; \
+	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq fonts-nanum >/dev/null; }
+	@mkdir -p docs/img
+	WAITROOM_SCREENSHOTS=$(CURDIR)/docs/img $(GO) test -count=1 -run '^TestBrowser' -v ./localrun | grep -E '^(--- |ok|FAIL|PASS)|saved'

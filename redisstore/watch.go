@@ -1,0 +1,58 @@
+package redisstore
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/waitroom/waitroom"
+)
+
+// A line only loses users at its front (admission pops the lowest sequence
+// numbers) and every join takes the next sequence number, so the line holds
+// every number from its front to its back: a waiting user's position is
+// their sequence number minus the front's, plus one. Live streams read the
+// front once per room and interval and compute every stream's position from
+// it, instead of asking the store once per stream.
+
+var (
+	//go:embed seat.lua
+	seatLua string
+	//go:embed front.lua
+	frontLua string
+
+	seatScript  = redis.NewScript(roomLua + "\n" + seatLua) // a room script (room.lua)
+	frontScript = redis.NewScript(frontLua)
+)
+
+// Seat is Position plus, while waiting, the sequence number of the place;
+// 0 when the position cannot be computed from the front (a room with stored
+// settings: its answers depend on them, and a pre-queue's places are not
+// whole numbers), and the stream then reads the seat again at every move.
+func (s *Store) Seat(ctx context.Context, room, user string) (waitroom.Standing, int64, error) {
+	k := roomKeys(room)
+	keys := []string{k.settings(), k.line(), k.token(user), k.budget(), k.tokens()}
+	reply, err := seatScript.Run(ctx, s.rdb, keys, s.args(user, s.stall.Microseconds(), s.horizon.Milliseconds())...).Slice()
+	if err != nil {
+		return waitroom.Standing{}, 0, waitroom.Unavailable(err)
+	}
+	if reply[0] == "WAITING" && len(reply) == 8 {
+		seq, _ := reply[7].(int64)
+		st, err := standing(room, reply[:7])
+		return st, seq, err
+	}
+	st, err := standing(room, reply)
+	return st, 0, err
+}
+
+// Front is the sequence number at the front of room's line; ok is false
+// when the line is empty.
+func (s *Store) Front(ctx context.Context, room string) (seq int64, ok bool, err error) {
+	n, err := frontScript.Run(ctx, s.rdb, []string{roomKeys(room).line()}).Int64()
+	if err != nil {
+		return 0, false, waitroom.Unavailable(fmt.Errorf("front of %s: %w", room, err))
+	}
+	return n, n >= 0, nil
+}

@@ -1,0 +1,196 @@
+package waitroom
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// A queue ticket identifies an anonymous visitor without a store lookup:
+//
+//	<key id>.<visitor id>.<expiry, Unix seconds>.<HMAC-SHA256 of the first three parts>
+//
+// every part in URL-safe characters, so the ticket fits a cookie and a header
+// unchanged. The key id names the key that signed it, so that keys rotate:
+// the current key signs, the previous one still verifies until the tickets it
+// signed have expired (at most one TICKET_TTL_SECONDS after the rotation).
+
+// TicketCookie is the cookie that carries the ticket; TicketHeader is the
+// header that may carry it instead.
+const (
+	TicketCookie = "wr_ticket"
+	TicketHeader = "X-Queue-Ticket"
+)
+
+// EInvalidTicket is a ticket that is forged, altered, expired or signed by an
+// unknown key. Nothing is created for such a request: the visitor rejoins.
+const EInvalidTicket Code = "invalid_ticket"
+
+// minTicketKey is the shortest key accepted: HMAC-SHA256's own block of
+// security, 256 bits.
+const minTicketKey = 32
+
+// ticketMAC domain-separates ticket signatures from any other use of the key.
+const ticketMAC = "waitroom-ticket-v1\n"
+
+var b64 = base64.RawURLEncoding.Strict()
+
+// TicketKey is one signing key and its id.
+type TicketKey struct {
+	ID     string
+	Secret []byte
+}
+
+// TicketKeys signs with Current and verifies with Current or Previous.
+type TicketKeys struct {
+	Current  *TicketKey
+	Previous *TicketKey // nil when no rotation is under way
+}
+
+// ParseTicketKeys reads TICKET_SECRET: one base64 key of at least 32 bytes,
+// or "current,previous" during a rotation. Empty means no keys.
+func ParseTicketKeys(s string) (TicketKeys, error) {
+	if strings.TrimSpace(s) == "" {
+		return TicketKeys{}, nil
+	}
+	parts := strings.Split(s, ",")
+	if len(parts) > 2 {
+		return TicketKeys{}, fmt.Errorf("holds %d keys; at most two, current first then previous", len(parts))
+	}
+	var keys []*TicketKey
+	for i, p := range parts {
+		secret, err := decodeKey(strings.TrimSpace(p))
+		if err != nil || len(secret) < minTicketKey {
+			return TicketKeys{}, fmt.Errorf("key %d must be base64 of at least %d bytes", i+1, minTicketKey)
+		}
+		keys = append(keys, NewTicketKey(secret))
+	}
+	k := TicketKeys{Current: keys[0]}
+	if len(keys) == 2 {
+		if hmac.Equal([]byte(keys[1].ID), []byte(keys[0].ID)) {
+			return TicketKeys{}, fmt.Errorf("the previous key is the current key")
+		}
+		k.Previous = keys[1]
+	}
+	return k, nil
+}
+
+// decodeKey accepts standard or URL-safe base64, padded or not.
+func decodeKey(s string) ([]byte, error) {
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(s); err == nil {
+			return b, nil
+		}
+	}
+	return nil, errors.New("not base64")
+}
+
+// NewTicketKey names secret by a hash of it: operators rotate by changing
+// TICKET_SECRET alone, and the id reveals nothing usable about the key.
+func NewTicketKey(secret []byte) *TicketKey {
+	sum := sha256.Sum256(append([]byte("waitroom-ticket-key-id\n"), secret...))
+	return &TicketKey{ID: b64.EncodeToString(sum[:6]), Secret: secret}
+}
+
+// GenerateTicketSecret returns a fresh TICKET_SECRET value (48 random bytes).
+func GenerateTicketSecret() (string, error) {
+	var b [48]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return base64.StdEncoding.EncodeToString(b[:]), nil
+}
+
+// Enabled reports whether tickets can be signed.
+func (k TicketKeys) Enabled() bool { return k.Current != nil }
+
+// NewVisitorID returns a fresh anonymous visitor id: "v-" and 128 random bits.
+func NewVisitorID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return "v-" + b64.EncodeToString(b[:]), nil
+}
+
+// Sign issues a ticket for visitor that expires at expires.
+func (k TicketKeys) Sign(visitor string, expires time.Time) (string, error) {
+	if k.Current == nil {
+		return "", errors.New("ticket: no signing key")
+	}
+	if CheckUser(visitor) != nil || strings.Contains(visitor, ".") {
+		return "", fmt.Errorf("ticket: visitor id %q cannot be signed", visitor)
+	}
+	body := k.Current.ID + "." + visitor + "." + strconv.FormatInt(expires.Unix(), 10)
+	return body + "." + b64.EncodeToString(mac(k.Current.Secret, body)), nil
+}
+
+// Verify returns the visitor a ticket names, or an EInvalidTicket error when
+// it is malformed, signed by an unknown key, altered or expired at now. The
+// signature is compared in constant time, and checked before anything the
+// ticket says is believed.
+func (k TicketKeys) Verify(ticket string, now time.Time) (string, error) {
+	parts := strings.Split(ticket, ".")
+	if len(parts) != 4 {
+		return "", invalidTicket("malformed")
+	}
+	key := k.key(parts[0])
+	if key == nil {
+		return "", invalidTicket("signed by an unknown key")
+	}
+	got, err := b64.DecodeString(parts[3])
+	if err != nil || !hmac.Equal(got, mac(key.Secret, ticket[:len(ticket)-len(parts[3])-1])) {
+		return "", invalidTicket("bad signature")
+	}
+	exp, err := strconv.ParseInt(parts[2], 10, 64)
+	if err != nil || !now.Before(time.Unix(exp, 0)) {
+		return "", invalidTicket("expired")
+	}
+	if CheckUser(parts[1]) != nil {
+		return "", invalidTicket("malformed visitor")
+	}
+	return parts[1], nil
+}
+
+func (k TicketKeys) key(id string) *TicketKey {
+	for _, key := range []*TicketKey{k.Current, k.Previous} {
+		// Key ids are public; comparing them in constant time still costs nothing.
+		if key != nil && hmac.Equal([]byte(key.ID), []byte(id)) {
+			return key
+		}
+	}
+	return nil
+}
+
+func mac(secret []byte, body string) []byte {
+	h := hmac.New(sha256.New, secret)
+	h.Write([]byte(ticketMAC))
+	h.Write([]byte(body))
+	return h.Sum(nil)
+}
+
+// invalidTicket is the one answer to every bad ticket; the reason is for
+// logs, the visitor is told to rejoin.
+func invalidTicket(reason string) *Error {
+	return &Error{Code: EInvalidTicket, Message: "your place in line could not be confirmed; join the line again",
+		Err: errors.New("ticket " + reason)}
+}
+
+// TicketSetCookie is the Set-Cookie value that stores ticket in the browser
+// until expires: HttpOnly (no script reads it), Secure, SameSite=Lax, Path=/.
+// Browsers accept Secure cookies from http://127.0.0.1 and localhost too.
+func TicketSetCookie(ticket string, expires time.Time, now time.Time) string {
+	maxAge := int64(expires.Sub(now).Seconds())
+	return fmt.Sprintf("%s=%s; Path=/; Max-Age=%d; HttpOnly; Secure; SameSite=Lax", TicketCookie, ticket, max(maxAge, 1))
+}
+
+// TicketClearCookie removes the ticket cookie (after an invalid ticket).
+func TicketClearCookie() string {
+	return TicketCookie + "=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=Lax"
+}

@@ -1,0 +1,246 @@
+// Waitroom's waiting page: joins the line on load, then follows the server's
+// pace (pollAfterMs, never faster) or its live stream until it is the
+// visitor's turn. The ticket that keeps the visitor's place is an HttpOnly
+// cookie the server renews with every answer; this script only keeps a copy
+// in memory for browsers that refuse the cookie.
+"use strict";
+(function () {
+  var T = {
+    en: {
+      "title.loading": "Joining the line…", "title.waiting": "You are in line", "title.ready": "It's your turn",
+      "title.expired": "Your turn has passed", "title.out": "You are not in line", "title.problem": "Please wait",
+      room: "Room", position: "Your place in line:", "keep.open": "Keep this page open: it updates by itself and you keep your place if you reload.",
+      "turn.text": "Continue now to place your order.", "turn.left": "Time left:", "continue": "Continue", rejoin: "Join the line again",
+      "wait.now": "You are next, any moment now", "wait.lt1": "Estimated wait: less than a minute",
+      "wait.min": "Estimated wait: about {n} minutes", "wait.min1": "Estimated wait: about 1 minute",
+      "wait.hour": "Estimated wait: about {h} h {m} min", progress: "{p}% of the way to the front",
+      updated: "Last updated {t}", "updated.live": "Live updates · last update {t}",
+      "e.queue_full": "The line is full right now. We will try again for you.",
+      "e.unavailable": "The waiting room is briefly unavailable. We will retry automatically.",
+      "e.invalid_ticket": "We could not confirm your place in line. Join again to get a new place.",
+      "e.rate": "Many people are trying at once. We will retry for you.",
+      "e.offline": "You seem to be offline. We will reconnect as soon as the network is back.",
+      "e.unauthenticated": "Please sign in to the shop first, then come back to this page.",
+      "e.invalid_room": "This waiting room does not exist. Check the link you followed.",
+      "e.other": "Something went wrong. We will retry automatically.",
+      "out.text": "Your place has ended, or your turn expired.", "retry.in": "Retrying in {n} s…", "retry.now": "Retrying…",
+      "no.continue": "Your entry token: {token}"
+    },
+    ko: {
+      "title.loading": "대기열에 들어가는 중…", "title.waiting": "대기 중입니다", "title.ready": "입장하실 차례입니다",
+      "title.expired": "입장 시간이 지났습니다", "title.out": "대기열에 없습니다", "title.problem": "잠시만 기다려 주세요",
+      room: "대기실", position: "현재 대기 순번:", "keep.open": "이 페이지를 열어 두세요. 자동으로 갱신되며, 새로 고침해도 순번은 유지됩니다.",
+      "turn.text": "지금 계속하여 주문을 완료하세요.", "turn.left": "남은 시간:", "continue": "계속하기", rejoin: "다시 줄 서기",
+      "wait.now": "곧 입장하실 차례입니다", "wait.lt1": "예상 대기 시간: 1분 미만",
+      "wait.min": "예상 대기 시간: 약 {n}분", "wait.min1": "예상 대기 시간: 약 1분",
+      "wait.hour": "예상 대기 시간: 약 {h}시간 {m}분", progress: "맨 앞까지 {p}% 진행",
+      updated: "마지막 갱신 {t}", "updated.live": "실시간 갱신 · 마지막 갱신 {t}",
+      "e.queue_full": "지금은 대기열이 가득 찼습니다. 자동으로 다시 시도합니다.",
+      "e.unavailable": "대기실을 잠시 사용할 수 없습니다. 자동으로 다시 시도합니다.",
+      "e.invalid_ticket": "대기 순번을 확인할 수 없습니다. 다시 줄을 서 주세요.",
+      "e.rate": "접속자가 많습니다. 자동으로 다시 시도합니다.",
+      "e.offline": "인터넷 연결이 끊어졌습니다. 연결되면 바로 다시 접속합니다.",
+      "e.unauthenticated": "먼저 쇼핑몰에 로그인한 뒤 이 페이지로 돌아와 주세요.",
+      "e.invalid_room": "존재하지 않는 대기실입니다. 링크를 확인해 주세요.",
+      "e.other": "문제가 발생했습니다. 자동으로 다시 시도합니다.",
+      "out.text": "대기 순번이 끝났거나 입장 시간이 지났습니다.", "retry.in": "{n}초 후 다시 시도…", "retry.now": "다시 시도하는 중…",
+      "no.continue": "입장 토큰: {token}"
+    }
+  };
+
+  var params = new URLSearchParams(location.search);
+  var lang = pickLang();
+  var room = params.get("room") || "default";
+  var conf = { continueUrl: "", stream: false };
+  var ticket = "";          // the latest ticket, sent as X-Queue-Ticket
+  var start = 0;            // the first position seen, for the progress bar
+  var timer = 0, tick = 0, stream = null, backoff = 0;
+  var $ = function (id) { return document.getElementById(id); };
+
+  function pickLang() {
+    var asked = [params.get("lang"), document.documentElement.getAttribute("data-lang")].concat(navigator.languages || [navigator.language]);
+    for (var i = 0; i < asked.length; i++) {
+      var l = (asked[i] || "").toLowerCase().slice(0, 2);
+      if (T[l]) return l;
+    }
+    return "en";
+  }
+
+  function t(key, vars) {
+    var s = T[lang][key] || T.en[key] || key;
+    return s.replace(/\{(\w+)\}/g, function (_, k) { return vars && vars[k] !== undefined ? vars[k] : ""; });
+  }
+
+  function translate() {
+    document.documentElement.lang = lang;
+    document.title = t("title.loading").replace("…", "") + " · Waitroom";
+    var els = document.querySelectorAll("[data-t]");
+    for (var i = 0; i < els.length; i++) els[i].textContent = t(els[i].getAttribute("data-t"));
+    $("room-name").textContent = room;
+  }
+
+  function show(state, title) {
+    $("main").setAttribute("data-state", state);
+    ["waiting", "ready", "problem"].forEach(function (id) { $(id).hidden = id !== state; });
+    if ($("title").textContent !== t(title)) {
+      $("title").textContent = t(title);
+      document.title = t(title) + " · Waitroom";
+    }
+  }
+
+  function clock() {
+    return new Date().toLocaleTimeString(lang === "ko" ? "ko-KR" : "en-GB", { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+  }
+
+  function waitWords(s) {
+    if (s <= 0) return t("wait.now");
+    if (s < 60) return t("wait.lt1");
+    var m = Math.round(s / 60);
+    if (m === 1) return t("wait.min1");
+    if (m < 60) return t("wait.min", { n: m });
+    return t("wait.hour", { h: Math.floor(m / 60), m: m % 60 });
+  }
+
+  function stopTimers() {
+    clearTimeout(timer); clearInterval(tick); timer = tick = 0;
+  }
+
+  function closeStream() {
+    if (stream) { stream.close(); stream = null; }
+  }
+
+  // render shows one answer of enter, position or the stream.
+  function render(b) {
+    backoff = 0;
+    if (b.ticket) ticket = b.ticket;
+    $("updated").textContent = t(stream ? "updated.live" : "updated", { t: clock() });
+    if (b.status === "WAITING") return waiting(b);
+    closeStream();
+    stopTimers();
+    if (b.status === "READY") return ready(b);
+    show("problem", "title.out");
+    problem(t("out.text"), "rejoin");
+  }
+
+  function waiting(b) {
+    show("waiting", "title.waiting");
+    if (!start || b.position > start) start = b.position;
+    $("position").textContent = b.position.toLocaleString(lang === "ko" ? "ko-KR" : "en-US");
+    $("wait").textContent = waitWords(b.estimatedWaitSeconds || 0);
+    var pct = start > 1 ? Math.round(100 * (start - b.position) / (start - 1)) : 100;
+    $("progress").value = pct;
+    $("progress-label").textContent = t("progress", { p: pct });
+    if (stream) return;
+    if (conf.stream && window.EventSource) return listen();
+    clearTimeout(timer);
+    timer = setTimeout(position, Math.max(b.pollAfterMs || 0, 100)); // the server's pace, never faster
+  }
+
+  function ready(b) {
+    show("ready", "title.ready");
+    var link = $("continue");
+    if (conf.continueUrl) {
+      link.href = conf.continueUrl.split("{entryToken}").join(encodeURIComponent(b.entryToken)).split("{room}").join(encodeURIComponent(room));
+      link.removeAttribute("aria-disabled");
+    } else {
+      link.removeAttribute("href");
+      link.setAttribute("aria-disabled", "true");
+      $("turn-text").textContent = t("no.continue", { token: b.entryToken });
+    }
+    var until = Date.parse(b.expiresAt);
+    var count = function () {
+      var left = Math.max(0, Math.round((until - Date.now()) / 1000));
+      $("countdown").textContent = Math.floor(left / 60) + ":" + ("0" + left % 60).slice(-2);
+      if (left === 0) {
+        clearInterval(tick);
+        show("problem", "title.expired");
+        problem(t("out.text"), "rejoin");
+      }
+    };
+    count();
+    tick = setInterval(count, 1000);
+    link.focus();
+  }
+
+  // problem shows a human state: "rejoin" offers a button, "final" nothing,
+  // a number of seconds counts down to retry().
+  var pending = null;
+  function problem(text, then, retry) {
+    $("problem-text").textContent = text;
+    $("rejoin").hidden = then !== "rejoin";
+    $("retry-in").textContent = "";
+    pending = null;
+    if (then === "rejoin") { $("rejoin").focus(); return; }
+    if (then === "final") return;
+    pending = retry;
+    var left = Math.max(1, Math.round(then));
+    var count = function () {
+      $("retry-in").textContent = left > 0 ? t("retry.in", { n: left }) : t("retry.now");
+      if (left-- <= 0) { clearInterval(tick); pending = null; retry(); }
+    };
+    clearInterval(tick);
+    count();
+    tick = setInterval(count, 1000);
+  }
+
+  function failed(status, body, retryAfter, retry) {
+    closeStream();
+    stopTimers();
+    var code = (body && body.error) || "";
+    backoff = Math.min(60, backoff ? backoff * 2 : 2);
+    var wait = retryAfter > 0 ? retryAfter : backoff;
+    show("problem", "title.problem");
+    if (status === 0) return problem(t("e.offline"), wait, retry);
+    if (code === "invalid_ticket") { ticket = ""; start = 0; return problem(t("e.invalid_ticket"), "rejoin"); }
+    if (code === "unauthenticated" || code === "invalid_room") return problem(t("e." + code), "final");
+    if (code === "queue_full" || code === "unavailable") return problem(t("e." + code), wait, retry);
+    if (status === 429) return problem(t("e.rate"), wait, retry);
+    problem(t("e.other"), wait, retry);
+  }
+
+  function call(method, path, retry) {
+    var headers = { Accept: "application/json" };
+    if (ticket) headers["X-Queue-Ticket"] = ticket;
+    return fetch(path + "?room=" + encodeURIComponent(room), { method: method, headers: headers, credentials: "same-origin", cache: "no-store" })
+      .then(function (resp) {
+        return resp.json().catch(function () { return {}; }).then(function (body) {
+          if (resp.ok) return render(body);
+          failed(resp.status, body, parseInt(resp.headers.get("Retry-After"), 10) || 0, retry);
+        });
+      }, function () { failed(0, null, 0, retry); });
+  }
+
+  function enter() { call("POST", "/queue/enter", enter); }
+  function position() { call("GET", "/queue/position", position); }
+
+  // listen follows the live stream; when it fails before telling anything
+  // (a deployment without streams) the page polls instead.
+  function listen() {
+    var told = false;
+    stream = new EventSource("/queue/events?room=" + encodeURIComponent(room));
+    stream.addEventListener("standing", function (e) {
+      told = true;
+      render(JSON.parse(e.data));
+    });
+    stream.onerror = function () {
+      closeStream();
+      if (!told) conf.stream = false;
+      clearTimeout(timer);
+      timer = setTimeout(position, told ? 1000 : 0);
+    };
+  }
+
+  function loadConfig() {
+    return fetch("/waitroom/config.json", { cache: "no-store" })
+      .then(function (r) { return r.ok ? r.json() : {}; })
+      .then(function (c) { conf.continueUrl = c.continueUrl || ""; conf.stream = !!c.stream; }, function () {});
+  }
+
+  translate();
+  $("rejoin").addEventListener("click", function () { stopTimers(); show("loading", "title.loading"); start = 0; enter(); });
+  window.addEventListener("online", function () {
+    var retry = pending;
+    if (retry) { stopTimers(); pending = null; retry(); }
+  });
+  loadConfig().then(enter);
+})();

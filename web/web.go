@@ -1,0 +1,123 @@
+// Package web serves the waiting page visitors see: one HTML page, a script
+// and a style sheet, embedded in the binary, from the same origin as the API
+// (no CORS), under a Content-Security-Policy that allows nothing but them.
+// The same files are what the AWS deployment puts in S3 (infra/page.go).
+package web
+
+import (
+	"embed"
+	"encoding/json"
+	"io/fs"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// Static holds the page: index.html at the root, the rest under waitroom/.
+//
+//go:embed static
+var static embed.FS
+
+// Files are the page's files, rooted like the site.
+func Files() fs.FS {
+	sub, err := fs.Sub(static, "static")
+	if err != nil {
+		panic(err) // the embed directive guarantees the directory
+	}
+	return sub
+}
+
+// CSP allows the page's own script, style and API calls, and nothing else:
+// no inline script, no other origin, no framing.
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; " +
+	"base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+// Settings is what the page learns from /waitroom/config.json.
+type Settings struct {
+	// ContinueURL is where an admitted visitor goes; "{entryToken}" and
+	// "{room}" are replaced. Empty: the page shows the entry token.
+	ContinueURL string `json:"continueUrl"`
+	// Stream: the host serves GET /queue/events; otherwise the page polls.
+	Stream bool `json:"stream"`
+}
+
+// Languages are the page's translations, first the default.
+var Languages = []string{"en", "ko"}
+
+// Handler serves GET / (the page, its language from ?lang= or
+// Accept-Language), GET /waitroom/* and GET /waitroom/config.json.
+func Handler(s Settings) http.Handler {
+	files := Files()
+	index, err := fs.ReadFile(files, "index.html")
+	if err != nil {
+		panic(err)
+	}
+	config, err := json.Marshal(s)
+	if err != nil {
+		panic(err)
+	}
+	assets := http.FileServerFS(files)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		SecurityHeaders(w.Header())
+		switch {
+		case r.URL.Path == "/" || r.URL.Path == "/index.html":
+			lang := Language(r.URL.Query().Get("lang"), r.Header.Get("Accept-Language"))
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			w.Header().Set("Cache-Control", "no-cache")
+			w.Header().Set("Vary", "Accept-Language")
+			page := strings.Replace(string(index), `<html lang="en">`, `<html lang="`+lang+`" data-lang="`+lang+`">`, 1)
+			_, _ = w.Write([]byte(page))
+		case r.URL.Path == "/waitroom/config.json":
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Cache-Control", "no-cache")
+			_, _ = w.Write(config)
+		case strings.HasPrefix(r.URL.Path, "/waitroom/") && !strings.HasSuffix(r.URL.Path, "/"): // files, never a listing
+			w.Header().Set("Cache-Control", "public, max-age=300")
+			assets.ServeHTTP(w, r)
+		default:
+			http.NotFound(w, r)
+		}
+	})
+}
+
+// SecurityHeaders are set on every page response (and by CloudFront in AWS).
+func SecurityHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", CSP)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+}
+
+// Language picks the page's language: ?lang= when it names one of
+// Languages, else the first of Accept-Language that does (quality values
+// are respected), else English.
+func Language(query, acceptLanguage string) string {
+	if l := known(query); l != "" {
+		return l
+	}
+	best, bestQ := Languages[0], 0.0
+	for _, part := range strings.Split(acceptLanguage, ",") {
+		tag, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		q := 1.0
+		if v, ok := strings.CutPrefix(strings.TrimSpace(params), "q="); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				continue
+			}
+			q = f
+		}
+		if l := known(tag); l != "" && q > bestQ {
+			best, bestQ = l, q
+		}
+	}
+	return best
+}
+
+func known(tag string) string {
+	tag = strings.ToLower(strings.TrimSpace(tag))
+	for _, l := range Languages {
+		if tag == l || strings.HasPrefix(tag, l+"-") {
+			return l
+		}
+	}
+	return ""
+}
