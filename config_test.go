@@ -23,7 +23,7 @@ func TestConfigDefaults(t *testing.T) {
 	}
 	want := waitroom.Config{RedisURL: "redis://localhost:6379", AdmitRatePerSec: 100, AdmitInterval: 100 * time.Millisecond,
 		AdmitBatches: 10, EntryTokenTTL: 300 * time.Second, QueueCapacity: 100_000, OrderTimeout: 10 * time.Second, Addr: "127.0.0.1:8080",
-		PollTiers: waitroom.PollTiers{{60, 10000}, {10, 5000}, {0, 2000}},
+		PollTiers: waitroom.PollTiers{{0, 60000}},
 		Visitor:   waitroom.VisitorConfig{TicketTTL: waitroom.DefaultTicketTTLSeconds * time.Second}}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("defaults:\n got %+v\nwant %+v", c, want)
@@ -64,8 +64,11 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 	}
 }
 
+// threeTiers is a table with a tier of every kind (farthest, middle, from 0).
+var threeTiers = waitroom.PollTiers{{60, 10000}, {10, 5000}, {0, 2000}}
+
 func TestEstimateAndPollTiers(t *testing.T) {
-	c := waitroom.Config{AdmitRatePerSec: 100, AdmitInterval: 100 * time.Millisecond}
+	c := waitroom.Config{AdmitRatePerSec: 100, AdmitInterval: 100 * time.Millisecond, PollTiers: threeTiers}
 	for pos, want := range map[int64]int64{1: 0, 10: 0, 11: 1, 100: 1, 101: 2, 342: 4, 999: 10, 6000: 60} {
 		if got := c.EstimatedWaitSeconds(pos); got != want {
 			t.Errorf("wait(%d) = %d, want %d", pos, got, want)
@@ -97,7 +100,7 @@ func TestTokenRoomAndUsers(t *testing.T) {
 // Near the front, a user is told to ask again right after its turn, never
 // later than its tier says.
 func TestPollAfterNeverPastTheTurn(t *testing.T) {
-	c := waitroom.Config{AdmitRatePerSec: 70, AdmitInterval: 100 * time.Millisecond}
+	c := waitroom.Config{AdmitRatePerSec: 70, AdmitInterval: 100 * time.Millisecond, PollTiers: threeTiers}
 	for _, tc := range []struct {
 		position int64
 		lo, hi   int64

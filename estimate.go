@@ -19,11 +19,15 @@ type PollTier struct {
 // first); its last tier starts at 0 so that every wait has a tier.
 type PollTiers []PollTier
 
-// DefaultPollTiers is POLL_TIERS' default: far from the front, ask rarely;
-// near it, often. Since pollAfterMs is also capped at the user's own turn,
-// a far tier only bounds how stale an answer may get, not how late a user
-// learns of admission.
-const DefaultPollTiers = "60:10000,10:5000,0:2000"
+// DefaultPollTiers is POLL_TIERS' default: one tier, ask every minute.
+// pollAfterMs is also capped at the user's own turn, so the tier does not
+// decide when a user learns of its admission; it bounds how stale a waiting
+// user's answer gets, and how late a user learns of an admission that came
+// sooner than estimated: 72 s at most with the ±20% spread, a quarter of the
+// default entry token's life. Chosen with the spike simulator's tier sweep,
+// against the previous "60:10000,10:5000,0:2000" (BENCHMARKS.md, "Poll
+// tiers", has the requests per visitor of each).
+const DefaultPollTiers = "0:60000"
 
 // defaultTiers is DefaultPollTiers parsed: the table of a Config built
 // without LoadConfig.

@@ -76,7 +76,7 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	if out := os.Getenv("BENCH_OUT"); out != "" && code == 0 {
 		medians()
-		b, _ := json.MarshalIndent(results, "", "  ")
+		b, _ := json.Marshal(results)
 		if err := os.WriteFile(out, append(b, '\n'), 0o644); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			code = 1

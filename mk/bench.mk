@@ -1,6 +1,6 @@
-# Benchmarks (issue 4): the spike simulator and the micro-benchmarks against a
-# real redis-server. Not part of `make test`; see BENCHMARKS.md.
-.PHONY: bench bench-quick bench-micro bench-micro-pinned bench-longline bench-report
+# Benchmarks: the spike simulator and the micro-benchmarks against a real
+# redis-server. Not part of `make test`; see BENCHMARKS.md.
+.PHONY: bench bench-quick bench-spike bench-micro bench-micro-pinned bench-longline bench-tiers bench-report
 BENCH_TIME ?= 20000x
 BENCH_COUNT ?= 3
 BENCH_DIR := docs/bench
@@ -9,28 +9,28 @@ BENCH_REDIS_CPU ?= 0
 BENCH_CLIENT_CPU ?= 1
 BENCH_OPS := '^Benchmark(Enter|Position|GateCheck|AdmitBatch)$$'
 
-## bench-quick: the default strategy, small (~30 s); the last line is one JSON object
+## bench-quick: the default strategy, small (~20 s); the last line is one JSON object
 bench-quick: redis-server
 	@$(GO) run ./bench/spike quick
 
-## bench: every spike run and micro-benchmark, then BENCHMARKS.md and its plots (~25 min)
-bench: redis-server bench-micro bench-micro-pinned
+## bench: every spike run, the long line, the tier sweep, the micro-benchmarks, then BENCHMARKS.md and its plots (~40 min)
+bench: redis-server bench-micro bench-micro-pinned bench-spike bench-longline bench-tiers
+	@$(MAKE) --no-print-directory bench-report
+
+## bench-spike: the strategies side by side, the margin sweep and the larger scale, into docs/bench/spike-results.json (~14 min)
+bench-spike: redis-server
 	@mkdir -p $(BENCH_DIR)
 	$(GO) run ./bench/spike full -out $(BENCH_DIR)/spike-results.json
-	$(MAKE) --no-print-directory bench-longline
-	$(MAKE) --no-print-directory bench-report
 
-bench-micro:
+## bench-micro: the micro-benchmarks, unpinned, into docs/bench/micro-results.json
+bench-micro: redis-server
 	@mkdir -p $(BENCH_DIR)
 	BENCH_OUT=$(CURDIR)/$(BENCH_DIR)/micro-results.json $(GO) test -run '^$$' -bench . -benchtime $(BENCH_TIME) -count=$(BENCH_COUNT) -timeout 30m ./bench
 
 ## bench-micro-pinned: the side-by-side micro-benchmarks with redis-server on core 0 and both clients on core 1 (Go: GOMAXPROCS=1)
 bench-micro-pinned: redis-server
 	@mkdir -p $(BENCH_DIR)
-	@command -v taskset >/dev/null || { \
-	  echo "installing util-linux (taskset) with apt"; \
-	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq util-linux >/dev/null; } || true
+	@$(call apt_install,taskset,util-linux) || true
 	@if ! command -v taskset >/dev/null || [ "$$(nproc --all)" -lt 2 ]; then \
 	  echo "bench-micro-pinned: skipped (needs taskset and at least 2 CPUs); BENCHMARKS.md reports the unpinned ratios alone"; \
 	  rm -f $(BENCH_DIR)/micro-pinned-results.json; \
@@ -40,11 +40,18 @@ bench-micro-pinned: redis-server
 	    $(GO) test -exec 'taskset -c $(BENCH_CLIENT_CPU)' -run '^$$' -bench $(BENCH_OPS) -benchtime $(BENCH_TIME) -count=$(BENCH_COUNT) -timeout 30m ./bench; \
 	fi
 
-## bench-longline: the default strategy on a long line, 20,000 users (~5 min)
+## bench-longline: the default strategy on a long line, 20,000 users, ~5 minutes of waiting (~5 min)
 bench-longline: redis-server
 	@mkdir -p $(BENCH_DIR)
 	$(GO) run ./bench/spike longline -out $(BENCH_DIR)/longline-results.json
 
-## bench-report: BENCHMARKS.md and the plots from the last results
+## bench-tiers: the poll-tier sweep, candidate POLL_TIERS tables on a ~5-minute line, 4 at a time (~11 min)
+bench-tiers: redis-server
+	@mkdir -p $(BENCH_DIR)
+	$(GO) run ./bench/spike tiers -out $(BENCH_DIR)/tiers-results.json
+
+## bench-report: BENCHMARKS.md and the plots from the last results (~6 s)
 bench-report:
-	$(GO) run ./bench/spike report -in $(BENCH_DIR)/spike-results.json -micro $(BENCH_DIR)/micro-results.json -micro-pinned $(BENCH_DIR)/micro-pinned-results.json -longline $(BENCH_DIR)/longline-results.json -md BENCHMARKS.md -plots $(BENCH_DIR)
+	$(GO) run ./bench/spike report -in $(BENCH_DIR)/spike-results.json -micro $(BENCH_DIR)/micro-results.json \
+	  -micro-pinned $(BENCH_DIR)/micro-pinned-results.json -longline $(BENCH_DIR)/longline-results.json \
+	  -tiers $(BENCH_DIR)/tiers-results.json -md BENCHMARKS.md -plots $(BENCH_DIR)

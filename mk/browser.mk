@@ -6,10 +6,7 @@
 
 ## chromium: make sure the browser tests can start a headless chromium
 chromium:
-	@command -v chromium >/dev/null || { \
-	  echo "installing chromium with apt"; \
-	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+	@$(call apt_install,chromium,chromium)
 	@chromium --version 2>/dev/null
 
 # The browser tests are Go tests: the browser must be there before they run.
@@ -17,9 +14,6 @@ test-go: chromium
 
 ## screenshots: docs/img/{waiting,ready,waiting-ko}.png from the browser test (installs a Korean font when none is present)
 screenshots: redis-server chromium
-	@fc-list :lang=ko 2>/dev/null | grep -q . || { \
-	  echo "installing fonts-nanum with apt (Korean text in the screenshots)"; \
-	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq fonts-nanum >/dev/null; }
+	@fc-list :lang=ko 2>/dev/null | grep -q . || $(call apt_get,fonts-nanum)
 	@mkdir -p docs/img
 	WAITROOM_SCREENSHOTS=$(CURDIR)/docs/img $(GO) test -count=1 -run '^TestBrowser' -v ./localrun | grep -E '^(--- |ok|FAIL|PASS)|saved'

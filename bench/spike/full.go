@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/waitroom/waitroom/bench/spike/sim"
@@ -40,6 +39,7 @@ func cmdFull(ctx context.Context, args []string) error {
 			return err
 		}
 		res.Group = group
+		res.DropTimelines(group == "compare" || group == "tier-only", false) // what the plots draw
 		rep.Runs = append(rep.Runs, res)
 		fmt.Fprintf(os.Stderr, "%-15s %-16s polling=%-11s margin=%.1f users=%d: p95 %.0f ms, max in flight %d, e2e p50 %.0f ms, %.1f/%.1f per s, inversions %d, polls/min %.1f, polls/user %.1f (%.0fs)\n",
 			group, st.Name, sim.Polling(sc), sc.Margin, sc.Users, res.OrderP95Ms, res.DownstreamMaxInFlight, res.E2EP50Ms,
@@ -51,8 +51,11 @@ func cmdFull(ctx context.Context, args []string) error {
 	base.ServiceSpec = base.Service.String()
 
 	// tierOnly is the what-if of the server before poll-at-turn: clients
-	// sleep the plain API.md tier, ignoring a shorter pollAfterMs.
-	tierOnly := func(sc sim.Scenario) sim.Scenario { sc.TierOnly = true; return sc }
+	// sleep the plain tier of the table of then, ignoring a shorter pollAfterMs.
+	tierOnly := func(sc sim.Scenario) sim.Scenario {
+		sc.TierOnly, sc.PollTiers = true, sim.PreviousPollTiers
+		return sc
+	}
 
 	// 1. Side by side, clients as specified (sleep pollAfterMs).
 	for _, st := range sim.Strategies {
@@ -109,9 +112,9 @@ func cmdFull(ctx context.Context, args []string) error {
 }
 
 // LongLineScenario is the long line of BENCHMARKS.md: a Black Friday line
-// sized for real time on two cores, 20,000 users in a 10 s spike at the
+// sized for real time on a small machine, 20,000 users in a 10 s spike at the
 // default margin (≈ 290 s of admission at 70/s), so that most of the wait
-// is spent in API.md's 10 s tier.
+// is spent far from the front, in the top poll tier.
 func LongLineScenario() sim.Scenario {
 	sc := sim.DefaultScenario()
 	sc.Users, sc.Spike = 20_000, 10*time.Second
@@ -129,6 +132,7 @@ func cmdLongLine(ctx context.Context, args []string) error {
 	fs.DurationVar(&sc.Spike, "spike", sc.Spike, "all users arrive within this time")
 	fs.Float64Var(&sc.Margin, "margin", sc.Margin, "safety margin")
 	fs.Uint64Var(&sc.Seed, "seed", sc.Seed, "random seed")
+	fs.StringVar(&sc.PollTiers, "poll-tiers", sc.PollTiers, "POLL_TIERS (default: waitroom.DefaultPollTiers)")
 	redisURL := fs.String("redis", os.Getenv("REDIS_URL"), "use this Redis (FLUSHALL!) instead of spawning redis-server")
 	_ = fs.Parse(args)
 	env, rep, err := newReport(ctx, *redisURL)
@@ -142,6 +146,7 @@ func cmdLongLine(ctx context.Context, args []string) error {
 		return err
 	}
 	res.Group = "longline"
+	res.DropTimelines(false, true) // its plot draws the polling timeline
 	rep.Runs = append(rep.Runs, res)
 	fmt.Fprintf(os.Stderr, "long line: p95 %.0f ms, max in flight %d, %.2f/%.2f per s, inversions %d, polls/user-min %.2f, peak polls %d/s at %d s (fixed 2 s: %.0f/s), peak waiting %.0f (fixed 2 s: %.0f/s), longest wait %.0f s (%.0fs)\n",
 		res.OrderP95Ms, res.DownstreamMaxInFlight, res.AdmittedPerSec, res.ConfiguredPerSec, res.FIFOInversions, res.PollsPerUserMinute,
@@ -151,60 +156,28 @@ func cmdLongLine(ctx context.Context, args []string) error {
 
 // cmdReport writes BENCHMARKS.md and the plots from the results files.
 func cmdReport(args []string) error {
+	var f sim.Files
 	fs := flag.NewFlagSet("report", flag.ExitOnError)
-	in := fs.String("in", "docs/bench/spike-results.json", "spike results (spike full)")
-	micro := fs.String("micro", "docs/bench/micro-results.json", "micro-benchmark results (make bench)")
-	pinned := fs.String("micro-pinned", "docs/bench/micro-pinned-results.json", "micro-benchmark results, pinned mode (make bench-micro-pinned)")
-	long := fs.String("longline", "docs/bench/longline-results.json", "long-line results (spike longline)")
-	md := fs.String("md", "BENCHMARKS.md", "report to write")
-	plots := fs.String("plots", "docs/bench", "directory of the plots")
+	fs.StringVar(&f.Spike, "in", "docs/bench/spike-results.json", "spike results (spike full)")
+	fs.StringVar(&f.Micro, "micro", "docs/bench/micro-results.json", "micro-benchmark results (make bench-micro)")
+	fs.StringVar(&f.Pinned, "micro-pinned", "docs/bench/micro-pinned-results.json", "micro-benchmark results, pinned mode (make bench-micro-pinned)")
+	fs.StringVar(&f.LongLine, "longline", "docs/bench/longline-results.json", "long-line results (spike longline)")
+	fs.StringVar(&f.Tiers, "tiers", "docs/bench/tiers-results.json", "poll-tier sweep results (spike tiers)")
+	fs.StringVar(&f.Markdown, "md", "BENCHMARKS.md", "report to write")
+	fs.StringVar(&f.Plots, "plots", "docs/bench", "directory of the plots")
 	_ = fs.Parse(args)
-	var rep sim.Report
-	b, err := os.ReadFile(*in)
+	in, err := sim.LoadInputs(f)
 	if err != nil {
 		return err
 	}
-	if err := json.Unmarshal(b, &rep); err != nil {
-		return fmt.Errorf("%s: %w", *in, err)
+	for _, m := range in.Missing {
+		fmt.Fprintf(os.Stderr, "no %s: its section is left out\n", m)
 	}
-	for _, r := range rep.Runs { // the service time travels as its spec
-		if st, err := sim.ParseServiceTime(r.Scenario.ServiceSpec); err == nil {
-			r.Scenario.Service = st
-		}
-	}
-	var mr *sim.MicroResults
-	if b, err := os.ReadFile(*micro); err == nil {
-		mr = &sim.MicroResults{}
-		if err := json.Unmarshal(b, mr); err != nil {
-			return fmt.Errorf("%s: %w", *micro, err)
-		}
-	} else {
-		fmt.Fprintf(os.Stderr, "no %s: micro-benchmark section left out\n", *micro)
-	}
-	var pr *sim.MicroResults
-	if b, err := os.ReadFile(*pinned); err == nil {
-		pr = &sim.MicroResults{}
-		if err := json.Unmarshal(b, pr); err != nil {
-			return fmt.Errorf("%s: %w", *pinned, err)
-		}
-	} else {
-		fmt.Fprintf(os.Stderr, "no %s: pinned micro-benchmarks left out\n", *pinned)
-	}
-	if b, err := os.ReadFile(*long); err == nil {
-		var lr sim.Report
-		if err := json.Unmarshal(b, &lr); err != nil {
-			return fmt.Errorf("%s: %w", *long, err)
-		}
-		rep.LongLine = lr.Runs
-		rep.LongLineWhen = lr.Started + " → " + lr.Finished
-	} else {
-		fmt.Fprintf(os.Stderr, "no %s: long line left out\n", *long)
-	}
-	text, err := sim.WriteReport(&rep, mr, pr, *plots, strings.TrimSuffix(filepath.ToSlash(*plots), "/"))
+	text, err := sim.WriteReport(in, f)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(*md, []byte(text), 0o644)
+	return os.WriteFile(f.Markdown, []byte(text), 0o644)
 }
 
 // newReport spawns redis-server (or uses redisURL) and starts a report that
@@ -225,7 +198,7 @@ func saveReport(path string, rep *sim.Report) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(rep, "", " ")
+	b, err := json.Marshal(rep)
 	if err != nil {
 		return err
 	}

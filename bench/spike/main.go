@@ -6,6 +6,7 @@
 //	spike quick  [flags]   the default strategy, small; the last line is its JSON summary
 //	spike full   [flags]   everything BENCHMARKS.md shows, into a results JSON
 //	spike longline [flags] the default strategy on a long line (minutes of waiting), into its own JSON
+//	spike tiers  [flags]   the poll-tier sweep: candidate POLL_TIERS tables on a ~5-minute line
 //	spike report [flags]   BENCHMARKS.md and plots from the results JSON files
 package main
 
@@ -39,6 +40,8 @@ func main() {
 		err = cmdFull(ctx, os.Args[2:])
 	case "longline":
 		err = cmdLongLine(ctx, os.Args[2:])
+	case "tiers":
+		err = cmdTiers(ctx, os.Args[2:])
 	case "report":
 		err = cmdReport(os.Args[2:])
 	default:
@@ -51,7 +54,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: spike run|quick|full|longline|report [flags]  (spike <cmd> -h for flags)")
+	fmt.Fprintln(os.Stderr, "usage: spike run|quick|full|longline|tiers|report [flags]  (spike <cmd> -h for flags)")
 	os.Exit(2)
 }
 
@@ -65,8 +68,9 @@ func scenarioFlags(fs *flag.FlagSet, sc *sim.Scenario, service *string) {
 	fs.Float64Var(&sc.Margin, "margin", sc.Margin, "safety margin: rate = connections × 1s/mean service time × margin")
 	fs.Float64Var(&sc.Abandon, "abandon", sc.Abandon, "share of users who never order once READY (their tokens expire)")
 	fs.DurationVar(&sc.Think, "think", sc.Think, "READY → order")
+	fs.StringVar(&sc.PollTiers, "poll-tiers", sc.PollTiers, "POLL_TIERS, minWaitSeconds:pollMs,... (default: waitroom.DefaultPollTiers)")
 	fs.StringVar(&sc.Notify, "notify", sc.Notify, "poll (as pollAfterMs says) or push (users told at the admission instant)")
-	fs.BoolVar(&sc.TierOnly, "tier-only", sc.TierOnly, "what-if: clients sleep the plain API.md tier of estimatedWaitSeconds, ignoring a shorter pollAfterMs (the server before poll-at-turn)")
+	fs.BoolVar(&sc.TierOnly, "tier-only", sc.TierOnly, "what-if: clients sleep the plain tier of estimatedWaitSeconds, ignoring a shorter pollAfterMs (the server before poll-at-turn; give -poll-tiers "+sim.PreviousPollTiers+" for the table of then)")
 	fs.DurationVar(&sc.OrderTimeout, "order-timeout", sc.OrderTimeout, "ORDER_TIMEOUT_MS, also the direct clients' timeout")
 	fs.DurationVar(&sc.RetryMin, "retry-min", sc.RetryMin, "client back-off after a 429 or failed order, from")
 	fs.DurationVar(&sc.RetryMax, "retry-max", sc.RetryMax, "... to")
@@ -91,7 +95,7 @@ func finishScenario(sc *sim.Scenario, service string) error {
 }
 
 // QuickScenario is make bench-quick: the default strategy, small enough for
-// 60 s on two cores (~20 s of admission at 70/s).
+// well under a minute (~17 s of admission at 70/s).
 func QuickScenario() sim.Scenario {
 	sc := sim.DefaultScenario()
 	sc.Users, sc.Spike = 1200, 4*time.Second
@@ -163,7 +167,7 @@ func strategyNames() string {
 }
 
 func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
+	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/e2e/gateway"
 )
 
@@ -46,19 +47,23 @@ type Config struct {
 	// ClockSkew is how far apart the test's clock and the store's may be
 	// when checking expiresAt.
 	ClockSkew time.Duration
+	// PollTiers is POLL_TIERS ("": the functions' default): tiers short
+	// enough that the scenario's waits of a few seconds span more than one.
+	PollTiers string
 }
 
 // Default is the scenario of `make e2e`: 200 users, admitted 20 a second in
 // batches of 2, so that admission takes about 10 s and the estimated waits
 // span two poll tiers.
 func Default() Config {
-	return Config{Crowd: 200, RatePerSec: 20, IntervalMs: 100, Batches: 10, TokenTTLSeconds: 120, Clients: 8, MinRateRatio: 0.9, ClockSkew: 10 * time.Second}
+	return Config{Crowd: 200, RatePerSec: 20, IntervalMs: 100, Batches: 10, TokenTTLSeconds: 120, Clients: 8, MinRateRatio: 0.9, ClockSkew: 10 * time.Second,
+		PollTiers: "60:10000,10:5000,0:2000"}
 }
 
 // FunctionEnv is the environment every function gets, besides REDIS_URL and
 // ORDER_API_URL which the host provides.
 func (c Config) FunctionEnv() map[string]string {
-	return map[string]string{
+	env := map[string]string{
 		"ADMIT_RATE_PER_SEC":      strconv.FormatFloat(c.RatePerSec, 'f', -1, 64),
 		"ADMIT_INTERVAL_MS":       strconv.Itoa(c.IntervalMs),
 		"ADMIT_BATCHES":           strconv.Itoa(c.Batches),
@@ -69,6 +74,10 @@ func (c Config) FunctionEnv() map[string]string {
 		// the admin API: the functions must accept any room.
 		"OPEN_ROOMS": "true",
 	}
+	if c.PollTiers != "" {
+		env["POLL_TIERS"] = c.PollTiers
+	}
+	return env
 }
 
 // batch is one batch per docs/API.md: rate × interval.
@@ -86,13 +95,15 @@ func (c Config) ExpectedWait(pos int64) int64 {
 // estimated wait, base ±20% (docs/API.md), but never later than the user's turn,
 // position / rate plus half to one interval (docs/API.md, "Estimated wait and when to ask again").
 func (c Config) PollRange(pos int64) (lo, hi int64) {
-	base := 2000.0
-	switch wait := c.ExpectedWait(pos); {
-	case wait >= 60:
-		base = 10000
-	case wait >= 10:
-		base = 5000
+	spec := c.PollTiers
+	if spec == "" {
+		spec = waitroom.DefaultPollTiers
 	}
+	tiers, err := waitroom.ParsePollTiers(spec)
+	if err != nil {
+		panic(fmt.Sprintf("scenario.Config.PollTiers: %v", err))
+	}
+	base := float64(tiers.Ms(c.ExpectedWait(pos), 0.5)) // the middle of ±20% is the tier itself
 	turn := float64(pos) / c.RatePerSec * 1000
 	lo = int64(math.Floor(math.Min(base*0.8, turn+float64(c.IntervalMs)*0.5)))
 	hi = int64(math.Ceil(math.Min(base*1.2, turn+float64(c.IntervalMs))))

@@ -10,6 +10,8 @@ import (
 	"math/rand/v2"
 	"sort"
 	"time"
+
+	"github.com/waitroom/waitroom"
 )
 
 // Strategy is one way of protecting the order API.
@@ -30,6 +32,14 @@ var (
 	Strategies    = []Strategy{NoWaitingRoom, RateLimiter, WholeSecond, Batched, BatchedJitter}
 )
 
+// AdmitInterval is the strategy's ADMIT_INTERVAL_MS (100 ms when unset).
+func (s Strategy) AdmitInterval() time.Duration {
+	if s.Interval == 0 {
+		return 100 * time.Millisecond
+	}
+	return s.Interval
+}
+
 // StrategyByName finds one of Strategies.
 func StrategyByName(name string) (Strategy, error) {
 	for _, s := range Strategies {
@@ -49,10 +59,11 @@ type Scenario struct {
 	Service      ServiceTime   `json:"-"`
 	ServiceSpec  string        `json:"service"`
 	Margin       float64       `json:"margin"`
-	Abandon      float64       `json:"abandon"`            // share of users who never order once READY
-	Think        time.Duration `json:"think"`              // READY → order
-	Notify       string        `json:"notify"`             // "poll" (the API) or "push" (told at the admission instant)
-	TierOnly     bool          `json:"tierOnly,omitempty"` // what-if: sleep the plain API.md tier, ignoring a shorter pollAfterMs
+	Abandon      float64       `json:"abandon"`             // share of users who never order once READY
+	Think        time.Duration `json:"think"`               // READY → order
+	Notify       string        `json:"notify"`              // "poll" (the API) or "push" (told at the admission instant)
+	TierOnly     bool          `json:"tierOnly,omitempty"`  // what-if: sleep the plain API.md tier, ignoring a shorter pollAfterMs
+	PollTiers    string        `json:"pollTiers,omitempty"` // POLL_TIERS; "" is waitroom.DefaultPollTiers
 	OrderTimeout time.Duration `json:"orderTimeout"`
 	TokenTTL     time.Duration `json:"tokenTTL"`
 	RetryMin     time.Duration `json:"retryMin"` // client back-off after a failed order or a 429
@@ -72,6 +83,14 @@ func DefaultScenario() Scenario {
 		RetryMin: 500 * time.Millisecond, RetryMax: 1500 * time.Millisecond, MaxAttempts: 10,
 		LimiterBurst: 0.1, Seed: 1,
 	}
+}
+
+// Tiers is the scenario's POLL_TIERS.
+func (s Scenario) Tiers() string {
+	if s.PollTiers == "" {
+		return waitroom.DefaultPollTiers
+	}
+	return s.PollTiers
 }
 
 // Rate is the admission rate the seeds' formula gives: connections × (1 s /

@@ -14,7 +14,7 @@ type Series struct {
 	Dash bool
 }
 
-var palette = []string{"#d62728", "#ff7f0e", "#9467bd", "#1f77b4", "#2ca02c", "#8c564b", "#17becf"}
+var palette = []string{"#d62728", "#ff7f0e", "#9467bd", "#1f77b4", "#2ca02c", "#8c564b", "#17becf", "#e377c2"}
 
 // Chart is a line chart drawn as SVG, with no dependency.
 type Chart struct {

@@ -1,0 +1,120 @@
+package sim
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/waitroom/waitroom"
+)
+
+// fakeRun is a result with every figure the report reads.
+func fakeRun(group string, st Strategy, sc Scenario) *Result {
+	return &Result{Group: group, Strategy: st, Scenario: sc, Users: sc.Users, Ordered: sc.Users - 5, Seconds: 30,
+		OrderP50Ms: 201, OrderP95Ms: 238, OrderP99Ms: 240, OrderMaxMs: 241, DownstreamMaxInFlight: 19, DownstreamMaxQueued: 1,
+		AdmittedPerSec: 70, ConfiguredPerSec: 70, Polls: 300, PollsPerUser: 3, WaitingUserMinutes: 10, PollsPerUserMinute: 30,
+		ReadyLearnP50Ms: 80, ReadyLearnP95Ms: 140, ReadyLearnMaxMs: 900, RequestsPerVisitor: 5,
+		ByWait:       []WaitBin{{FromSeconds: 0, Users: 10, Requests: 4}, {FromSeconds: 270, Users: 5, Requests: 11}},
+		PollsPerStep: []int{0, 200, 100}, WaitingPerStep: []float64{50, 100, 40}, PeakPollsPerSec: 200, PeakPollsAtSec: 1,
+		Fixed2sAtPeakPerSec: 50, PeakWaiting: 100, Fixed2sPeakPerSec: 50, MaxWaitSeconds: 2.5,
+		InFlight: []int{1, 2}, Queued: []int{0, 0}, Status: map[string]int{"POST /orders 201": 95}, RedisCommands: map[string]int64{"evalsha": 300}}
+}
+
+func fakeInputs() *Inputs {
+	sc := DefaultScenario()
+	sc.ServiceSpec = sc.Service.String()
+	tierOnly := sc
+	tierOnly.TierOnly, tierOnly.PollTiers = true, PreviousPollTiers
+	sweep := sc
+	sweep.Margin = 0.5
+	spike := &Report{Machine: Machine{NumCPU: 3}, Started: "a", Finished: "b"}
+	for _, st := range Strategies {
+		spike.Runs = append(spike.Runs, fakeRun("compare", st, sc), fakeRun("sweep", st, sweep))
+	}
+	spike.Runs = append(spike.Runs, fakeRun("tier-only", BatchedJitter, tierOnly), fakeRun("push", Batched, sc), fakeRun("scale", BatchedJitter, sc))
+	tiers := &Report{}
+	for _, t := range []string{PreviousPollTiers, waitroom.DefaultPollTiers} {
+		s := TierSweepScenario()
+		s.PollTiers = t
+		tiers.Runs = append(tiers.Runs, fakeRun("tiers", BatchedJitter, s))
+	}
+	micro := &MicroResults{Ops: []MicroOp{{Name: "enter", Ratio: 0.9, RatioRuns: []float64{0.8, 0.9, 1}}}, PositionSmallN: 10_000, PositionLargeN: 1_000_000,
+		PositionSmallUs: 10, PositionLargeUs: 11, PositionRatio: 1.1, ZrankSmallUs: 1, ZrankLargeUs: 1.2, MemUsers: 1 << 20, MemPerUser: 110, MemLinePerUser: 93, MemUserIDBytes: 13}
+	return &Inputs{Spike: spike, LongLine: &Report{Runs: []*Result{fakeRun("longline", BatchedJitter, sc)}}, Tiers: tiers, Micro: micro}
+}
+
+func TestReportRendersFromTheResults(t *testing.T) {
+	dir := t.TempDir()
+	f := Files{Spike: filepath.Join(dir, "r", "spike.json"), Tiers: filepath.Join(dir, "r", "tiers.json"), Markdown: filepath.Join(dir, "B.md"), Plots: filepath.Join(dir, "r")}
+	md, err := WriteReport(fakeInputs(), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"share these 3 cores",                                    // the recorded machine, not a constant
+		"`r/spike.json`",                                         // paths as given, relative to the Markdown
+		"admitted per s (configured 70)",                         // the configured rate of the results
+		"## Poll tiers: requests per visitor",                    // the tier sweep
+		"**The choice: `POLL_TIERS=" + waitroom.DefaultPollTiers, // the default, marked chosen
+		"**11.00** (5)",                                          // requests per visitor at ≥ 270 s, from ByWait
+		"ids of at most 12 bytes",                                // derived from the 13-byte ids
+		"an sds in the 40 B class (16 B more",                    // a UUID against 13-byte ids
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if strings.Contains(md, "<no value>") {
+		t.Errorf("report has an unset value:\n%s", md)
+	}
+	for _, svg := range []string{"inflight.svg", "inflight-tier-only.svg", "p95-vs-margin.svg", "longline-polls.svg", "tiers-requests.svg"} {
+		if _, err := os.Stat(filepath.Join(f.Plots, svg)); err != nil {
+			t.Errorf("plot %s: %v", svg, err)
+		}
+	}
+}
+
+func TestTierWords(t *testing.T) {
+	for in, want := range map[string]string{
+		"60:10000,10:5000,0:2000": "every 10 s while the estimated wait is 60 s or more, every 5 s from 10 s, every 2 s below (±20%)",
+		"0:60000":                 "every 60 s whatever the estimated wait (±20%)",
+	} {
+		if got := tierWords(in); got != want {
+			t.Errorf("tierWords(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestRequestsForWait(t *testing.T) {
+	r := &Result{ByWait: []WaitBin{{FromSeconds: 240, Users: 10, Requests: 10}, {FromSeconds: 270, Users: 10, Requests: 12}, {FromSeconds: 300, Users: 30, Requests: 14}}}
+	if got, n := r.RequestsForWait(270); got != 13.5 || n != 40 {
+		t.Errorf("RequestsForWait(270) = %v, %d; want 13.5, 40", got, n)
+	}
+	if _, n := r.RequestsForWait(400); n != 0 {
+		t.Errorf("RequestsForWait(400) counts %d users", n)
+	}
+}
+
+func TestSizeClass(t *testing.T) {
+	for n, want := range map[int]int{1: 8, 16: 16, 17: 24, 40: 40, 64: 64, 65: 80, 72: 80} {
+		if got := sizeClass(n); got != want {
+			t.Errorf("sizeClass(%d) = %d, want %d", n, got, want)
+		}
+	}
+}
+
+func TestPolling(t *testing.T) {
+	sc := DefaultScenario()
+	if got := Polling(sc); got != "pollAfterMs" {
+		t.Errorf("default: %q", got)
+	}
+	sc.TierOnly = true
+	if got := Polling(sc); got != "tier only" {
+		t.Errorf("tier-only: %q", got)
+	}
+	sc.Notify = "push"
+	if got := Polling(sc); got != "push" {
+		t.Errorf("push: %q", got)
+	}
+}

@@ -1,0 +1,379 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/waitroom/waitroom"
+)
+
+// headline is the default strategy against the targets: medians of its
+// runs at the comparison's size, with the turn cap and with the what-if.
+type headline struct {
+	Now, Tier    []*Result
+	Rows         []headRow
+	P95, Inv     float64 // medians of the runs with the turn cap
+	Dev, Learn   float64
+	PPM, PPU     float64
+	TierPPM      float64
+	TierPPU      float64
+	LongestWait  string
+	Long         []*Result
+	Polling      []pollingRow
+	Scale        []*Result // the larger-scale runs with the turn cap
+	Short        *Result   // the margin sweep's run at the base margin: the shortest waits
+	CapCostsPoll bool      // the turn cap costs ≥ 0.3 polls per user
+}
+
+type headRow struct{ Name, Goal, Now, Tier string }
+
+// headFigure is one row of the headline table.
+type headFigure struct {
+	name, goal string
+	f          func(*Result) float64
+	ok         func(float64) bool // nil: no target
+	unit       string             // " ms": rounded to whole milliseconds
+	optional   bool               // older results may lack it (all zero: n/a)
+}
+
+func buildHeadline(rep, long *Report, t targets) *headline {
+	var now, tier []*Result
+	for _, x := range rep.Runs {
+		if (x.Group == "compare" || x.Group == "tier-only" || x.Group == "repeat") && x.Strategy.Name == BatchedJitter.Name {
+			if x.Scenario.TierOnly {
+				tier = append(tier, x)
+			} else {
+				now = append(now, x)
+			}
+		}
+	}
+	if len(now) == 0 {
+		return nil
+	}
+	h := &headline{Now: now, Tier: tier, LongestWait: longestWait(now[0])}
+	med := func(rs []*Result, f func(*Result) float64) float64 { return medianOf(rs, f) }
+	h.P95 = med(now, func(r *Result) float64 { return r.OrderP95Ms })
+	h.Inv = med(now, func(r *Result) float64 { return float64(r.FIFOInversions) })
+	h.Dev = med(now, deviation)
+	h.Learn = med(now, func(r *Result) float64 { return r.ReadyLearnP95Ms })
+	h.PPM = med(now, func(r *Result) float64 { return r.PollsPerUserMinute })
+	h.PPU = med(now, func(r *Result) float64 { return r.PollsPerUser })
+	if len(tier) > 0 {
+		h.TierPPM = med(tier, func(r *Result) float64 { return r.PollsPerUserMinute })
+		h.TierPPU = med(tier, func(r *Result) float64 { return r.PollsPerUser })
+		h.CapCostsPoll = h.PPU-h.TierPPU >= 0.3
+	}
+	for _, f := range headFigures(now[0], t) {
+		row := headRow{Name: f.name, Goal: f.goal, Now: cellOf(now, f), Tier: cellOf(tier, f)}
+		if f.ok != nil {
+			if row.Now != "n/a" {
+				row.Now += " (" + check(f.ok(med(now, f.f))) + ")"
+			}
+			if row.Tier != "n/a" {
+				row.Tier += " (" + check(f.ok(med(tier, f.f))) + ")"
+			}
+		}
+		if row.Goal == "" {
+			row.Goal = "–"
+		}
+		h.Rows = append(h.Rows, row)
+	}
+	if long != nil {
+		h.Long = long.Runs
+	}
+	for _, r := range group(rep.Runs, "scale") {
+		if !r.Scenario.TierOnly {
+			h.Scale = append(h.Scale, r)
+		}
+	}
+	for _, r := range group(rep.Runs, "sweep") {
+		if r.Strategy.Name == BatchedJitter.Name && !r.Scenario.TierOnly && r.Scenario.Margin == now[0].Scenario.Margin {
+			h.Short = r
+		}
+	}
+	h.Polling = pollingByLength(h)
+	return h
+}
+
+func deviation(r *Result) float64 {
+	if r.ConfiguredPerSec == 0 {
+		return 0
+	}
+	return 100 * (r.AdmittedPerSec/r.ConfiguredPerSec - 1)
+}
+
+func headFigures(r *Result, t targets) []headFigure {
+	le := func(limit float64) func(float64) bool { return func(v float64) bool { return v <= limit } }
+	return []headFigure{
+		{name: "downstream order p50", f: func(r *Result) float64 { return r.OrderP50Ms }, unit: " ms"},
+		{name: "downstream order p95", goal: fmt.Sprintf("≤ %.0f ms", t.DownstreamMs), f: func(r *Result) float64 { return r.OrderP95Ms }, ok: le(t.DownstreamMs), unit: " ms"},
+		{name: "downstream order p99", f: func(r *Result) float64 { return r.OrderP99Ms }, unit: " ms"},
+		{name: "downstream max in flight", f: func(r *Result) float64 { return float64(r.DownstreamMaxInFlight) }},
+		{name: "downstream max queued at the pool", f: func(r *Result) float64 { return float64(r.DownstreamMaxQueued) }},
+		{name: fmt.Sprintf("admitted per s (configured %s)", fmtTick(r.ConfiguredPerSec)), f: func(r *Result) float64 { return r.AdmittedPerSec }},
+		{name: "admitted vs configured (deviation)", goal: fmt.Sprintf("within ±%.0f%%", t.RateDeviationPct), f: deviation, ok: func(v float64) bool { return math.Abs(v) <= t.RateDeviationPct }, unit: " %"},
+		{name: "FIFO inversions", goal: "0", f: func(r *Result) float64 { return float64(r.FIFOInversions) }, ok: func(v float64) bool { return v == 0 }},
+		{name: "READY learned, p95 (admission → first answer showing READY)", goal: fmt.Sprintf("≤ %.0f ms", t.ReadyLearnMs), f: func(r *Result) float64 { return r.ReadyLearnP95Ms }, ok: le(t.ReadyLearnMs), unit: " ms", optional: true},
+		{name: fmt.Sprintf("polls per waiting user-minute (fixed 2 s polling: %d)", fixedPollsPerMinute), goal: fmt.Sprintf("far below %d (read: ≤ %.0f)", fixedPollsPerMinute, t.PollsPerMinute), f: func(r *Result) float64 { return r.PollsPerUserMinute }, ok: le(t.PollsPerMinute)},
+		{name: "polls per waiting user", f: func(r *Result) float64 { return r.PollsPerUser }},
+		{name: "requests per visitor (enter + polls + order)", f: func(r *Result) float64 { return r.RequestsPerVisitor }, optional: true},
+		{name: "arrival → order p50", f: func(r *Result) float64 { return r.E2EP50Ms }, unit: " ms"},
+	}
+}
+
+func check(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "**not met**"
+}
+
+// longestWait is the longest measured enter → READY wait, or the line's
+// length over the rate (marked ~) for results that predate the measure.
+func longestWait(r *Result) string {
+	if r.MaxWaitSeconds > 0 {
+		return fmt.Sprintf("%.0f s", r.MaxWaitSeconds)
+	}
+	return fmt.Sprintf("~%.0f s", float64(r.Users)/r.ConfiguredPerSec)
+}
+
+// pollingRow is one line length in the table of polls per user-minute.
+type pollingRow struct {
+	What        string
+	R           *Result
+	PPM, Factor float64 // polls per waiting user-minute; fixed 2 s polling ÷ that
+	LongestWait string
+}
+
+// Met says whether the polling target is met.
+func (p pollingRow) Met() bool { return p.PPM <= fixedPollsPerMinute/2 }
+
+func pollingByLength(h *headline) []pollingRow {
+	row := func(what string, r *Result, ppm float64) pollingRow {
+		f := 0.0
+		if ppm > 0 {
+			f = fixedPollsPerMinute / ppm
+		}
+		return pollingRow{What: what, R: r, PPM: ppm, Factor: f, LongestWait: longestWait(r)}
+	}
+	var out []pollingRow
+	if h.Short != nil {
+		out = append(out, row(fmt.Sprintf("margin sweep's run at %.1f (one run)", h.Short.Scenario.Margin), h.Short, h.Short.PollsPerUserMinute))
+	}
+	out = append(out, row(fmt.Sprintf("headline (median of %d runs)", len(h.Now)), h.Now[0], h.PPM))
+	for _, r := range h.Scale {
+		out = append(out, row("larger scale (one run)", r, r.PollsPerUserMinute))
+	}
+	for _, r := range h.Long {
+		out = append(out, row("**long line** (one run)", r, r.PollsPerUserMinute))
+	}
+	return out
+}
+
+// longLine is the Black Friday case: a long line, waits of minutes.
+type longLine struct {
+	R                    *Result
+	Rows                 []*Result // R alone, for the results table
+	When                 string
+	Deviation            float64
+	MeanWaitSeconds      float64
+	ScaleLongestWait     string  // the longest wait of the shorter runs
+	PollsAtPeakWaiting   int     // position requests in the second the most users waited
+	PeakWaitingAt        int     // that second
+	Polls, Fixed         float64 // position requests over the run; fixed 2 s polling's
+	Tiers                string  // its tier table in words
+	BusiestNearSpike     bool    // the busiest second is within one top tier of the spike's end
+	TopTierSeconds       float64 // the longest tier
+	RequestsLongWait     float64 // requests per visitor who waited ≥ LongWaitFrom
+	RequestsLongWaitFrom int
+}
+
+func buildLongLine(lr, rep *Report) *longLine {
+	r := lr.Runs[0]
+	l := &longLine{R: r, Rows: lr.Runs[:1], When: lr.When(), Deviation: deviation(r), Tiers: tierWords(r.Scenario.Tiers()),
+		TopTierSeconds: float64(topTierMs(r.Scenario.Tiers())) / 1000, ScaleLongestWait: "a minute", RequestsLongWaitFrom: LongWaitFrom}
+	for _, s := range group(rep.Runs, "scale") {
+		if !s.Scenario.TierOnly {
+			l.ScaleLongestWait = longestWait(s)
+		}
+	}
+	if r.PollsPerUser > 0 {
+		l.MeanWaitSeconds = r.WaitingUserMinutes * 60 / (float64(r.Polls) / r.PollsPerUser)
+	}
+	for i, n := range r.PollsPerStep {
+		l.Polls += float64(n)
+		if i < len(r.WaitingPerStep) {
+			l.Fixed += r.WaitingPerStep[i] / 2
+		}
+	}
+	for i, w := range r.WaitingPerStep {
+		if w == r.PeakWaiting {
+			l.PeakWaitingAt = i
+			if i < len(r.PollsPerStep) {
+				l.PollsAtPeakWaiting = r.PollsPerStep[i]
+			}
+			break
+		}
+	}
+	l.BusiestNearSpike = float64(r.PeakPollsAtSec) <= r.Scenario.Spike.Seconds()+(1+pollJitter)*l.TopTierSeconds
+	l.RequestsLongWait, _ = r.RequestsForWait(LongWaitFrom)
+	return l
+}
+
+// tierSweep is the poll-tier sweep: one run per candidate table.
+type tierSweep struct {
+	Runs               []*Result
+	When               string
+	Sc                 facts
+	DownTarget         float64
+	LongFrom           int
+	Rows               []tierRow
+	Chosen, Before     *tierRow
+	ChosenTopS         float64 // the chosen table's longest tier
+	ChosenMaxSleepS    float64 // its longest sleep, the tier +20%
+	TokenTTLSeconds    float64
+	DefaultTiers       string
+	PreviousTiers      string
+	WaitSeconds        float64
+	RequestsTarget     float64
+	ChosenMeetsAll     bool
+	Parallel           int     // runs at a time
+	FullRoomPerSec     float64 // position requests/s of a room full to DefaultQueueCapacity, chosen table
+	FullRoomBeforePerS float64 // the same under the previous table
+	QueueCapacity      int
+}
+
+type tierRow struct {
+	R              *Result
+	Tiers          string
+	Long           float64 // requests per visitor who waited ≥ LongFrom
+	LongUsers      int
+	DownOK, LearnK bool
+}
+
+func buildTierSweep(tr *Report) *tierSweep {
+	sc := tr.Runs[0].Scenario
+	s := &tierSweep{Runs: tr.Runs, When: tr.When(), Sc: factsOf(sc), DownTarget: DownstreamTarget(sc), LongFrom: LongWaitFrom,
+		TokenTTLSeconds: sc.TokenTTL.Seconds(), DefaultTiers: waitroom.DefaultPollTiers, PreviousTiers: PreviousPollTiers,
+		WaitSeconds: TierSweepWait.Seconds(), RequestsTarget: reportTargets.RequestsPerVisit, Parallel: max(1, tr.Parallel)}
+	for _, r := range tr.Runs {
+		row := tierRow{R: r, Tiers: r.Scenario.Tiers(), DownOK: r.OrderP95Ms <= s.DownTarget, LearnK: r.ReadyLearnP95Ms <= ReadyLearnTargetMs}
+		row.Long, row.LongUsers = r.RequestsForWait(LongWaitFrom)
+		s.Rows = append(s.Rows, row)
+	}
+	for i := range s.Rows {
+		switch {
+		case IsDefaultTiers(s.Rows[i].Tiers):
+			s.Chosen = &s.Rows[i]
+		case s.Rows[i].Tiers == PreviousPollTiers:
+			s.Before = &s.Rows[i]
+		}
+	}
+	if s.Chosen != nil {
+		s.ChosenTopS = float64(topTierMs(s.Chosen.Tiers)) / 1000
+		s.ChosenMaxSleepS = s.ChosenTopS * (1 + pollJitter)
+		s.ChosenMeetsAll = s.Chosen.DownOK && s.Chosen.LearnK && s.Chosen.Long <= s.RequestsTarget
+		s.FullRoomPerSec = waitroom.DefaultQueueCapacity / s.ChosenTopS
+	}
+	s.QueueCapacity = waitroom.DefaultQueueCapacity
+	s.FullRoomBeforePerS = waitroom.DefaultQueueCapacity / (float64(topTierMs(PreviousPollTiers)) / 1000)
+	return s
+}
+
+// micro is the micro-benchmark section.
+type micro struct {
+	M, Pinned          *MicroResults
+	Runs               int
+	Rows               []microRow
+	Below, BelowPinned int
+	ExtraLevels        float64 // skiplist levels between the two position sizes
+	ZrankRatio         float64
+	Mem                memModel
+}
+
+type microRow struct {
+	Op, Pin MicroOp
+	HasPin  bool
+}
+
+func buildMicro(mr, pinned *MicroResults) *micro {
+	m := &micro{M: mr, Pinned: pinned, Runs: 1}
+	if len(mr.Ops) > 0 && len(mr.Ops[0].RatioRuns) > 0 {
+		m.Runs = len(mr.Ops[0].RatioRuns)
+	}
+	pin := map[string]MicroOp{}
+	if pinned != nil {
+		for _, o := range pinned.Ops {
+			pin[o.Name] = o
+			if o.Ratio < reportTargets.MicroRatio {
+				m.BelowPinned++
+			}
+		}
+	}
+	for _, o := range mr.Ops {
+		q, ok := pin[o.Name]
+		m.Rows = append(m.Rows, microRow{Op: o, Pin: q, HasPin: ok})
+		if o.Ratio < reportTargets.MicroRatio {
+			m.Below++
+		}
+	}
+	if mr.PositionSmallN > 0 && mr.ZrankSmallUs > 0 {
+		// A Redis skiplist promotes a node with probability 1/4: one level per factor 4.
+		m.ExtraLevels = math.Log(float64(mr.PositionLargeN)/float64(mr.PositionSmallN)) / math.Log(4)
+		m.ZrankRatio = mr.ZrankLargeUs / mr.ZrankSmallUs
+	}
+	m.Mem = memModelOf(mr)
+	return m
+}
+
+// memModel is what a member of the line costs in Redis 7.0's sorted set
+// (skiplist + dict, jemalloc), for the measured id length and line size.
+type memModel struct {
+	IDBytes, Sds, SdsClass int     // id length; its sds (3 B header + id + NUL) and size class
+	Node, Entry            int     // skiplist node with the allocator's rounding; dict entry
+	Bucket                 float64 // the dict's bucket array per member
+	Total                  float64 // the model's bytes per member
+	Unattributed           float64 // used_memory per user beyond the line's MEMORY USAGE
+	FitsSmaller            int     // the longest id of the next smaller size class (0: none)
+	UUIDClass, UUIDExtra   int     // a 36-byte UUID's sds class, and its bytes beyond these ids'
+	QueueMB, MillionMB     float64 // used_memory of a full default room and of a million waiting
+}
+
+// Redis sorted-set overheads per member on a 64-bit build: a skiplist node
+// (element, score, backward pointer, 16 B of forward pointer + span per
+// level at 1.33 levels on average, ≈ 45 B with the allocator's rounding)
+// and a dict entry (key, value, next: 24 B).
+const (
+	skiplistNodeBytes = 45
+	dictEntryBytes    = 24
+	sdsOverhead       = 3 + 1 // sdshdr8 header + NUL
+	uuidBytes         = 36
+)
+
+func memModelOf(mr *MicroResults) memModel {
+	m := memModel{IDBytes: mr.MemUserIDBytes, Sds: sdsOverhead + mr.MemUserIDBytes, Node: skiplistNodeBytes, Entry: dictEntryBytes}
+	m.SdsClass = sizeClass(m.Sds)
+	if mr.MemUsers > 0 {
+		buckets := math.Pow(2, math.Ceil(math.Log2(float64(mr.MemUsers))))
+		m.Bucket = 8 * buckets / float64(mr.MemUsers)
+	}
+	m.Total = float64(m.Node+m.Entry+m.SdsClass) + m.Bucket
+	m.Unattributed = mr.MemPerUser - mr.MemLinePerUser
+	if smaller := m.SdsClass - 8; smaller > sdsOverhead {
+		m.FitsSmaller = smaller - sdsOverhead
+	}
+	m.UUIDClass = sizeClass(sdsOverhead + uuidBytes)
+	m.UUIDExtra = m.UUIDClass - m.SdsClass
+	m.QueueMB = mr.MemPerUser * waitroom.DefaultQueueCapacity / 1e6
+	m.MillionMB = mr.MemPerUser
+	return m
+}
+
+// sizeClass is jemalloc's size class for n bytes (8-byte quantum up to 64,
+// 16 B steps up to 128).
+func sizeClass(n int) int {
+	if n <= 64 {
+		return (n + 7) / 8 * 8
+	}
+	return (n + 15) / 16 * 16
+}
