@@ -196,17 +196,20 @@ func (c Config) ForRoom(st Standing) Config {
 // moved earlier is noticed well within an entry token's lifetime.
 const maxPreQueuePoll = 5 * time.Minute
 
+// preQueueSpread is the window over which a pre-queue comes back after the
+// opening, so that it does not ask in the same 100 ms. Places are drawn
+// already; coming back a few seconds later costs nobody their turn.
+const preQueueSpread = 5 * time.Second
+
 // PreQueuePollMs brings a pre-queued visitor back just after the opening:
-// one admission interval after it, plus up to half the far tier (u uniform
-// in [0, 1)) so that the whole pre-queue does not ask in the same 100 ms.
-// Their places are drawn already; coming back a few seconds later costs
-// nobody their turn.
+// one admission interval after it plus a random share (u uniform in [0, 1))
+// of preQueueSpread, or of half the far tier when that is shorter.
 func (c Config) PreQueuePollMs(untilOpen time.Duration, u float64) int64 {
 	t := c.PollTiers
 	if len(t) == 0 {
 		t = defaultTiers
 	}
-	spread := u * float64(t[0].PollMs) / 2
+	spread := u * min(float64(preQueueSpread.Milliseconds()), float64(t[0].PollMs)/2)
 	ms := max(0, untilOpen.Milliseconds()) + c.AdmitInterval.Milliseconds() + int64(spread)
 	return max(100, min(ms, maxPreQueuePoll.Milliseconds()))
 }

@@ -39,11 +39,15 @@ func TestLoadConfigRoomsAndAdmin(t *testing.T) {
 }
 
 func TestPollingWhenNothingMoves(t *testing.T) {
-	c := Config{AdmitRatePerSec: 100, AdmitInterval: 100 * time.Millisecond}
+	tiers, err := ParsePollTiers("60:10000,10:5000,0:2000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Config{AdmitRatePerSec: 100, AdmitInterval: 100 * time.Millisecond, PollTiers: tiers}
 	if ms := c.FarPollMs(0.5); ms != 10_000 {
 		t.Fatalf("far tier %d", ms)
 	}
-	for u, want := range map[float64]int64{0: 60_100, 0.999: 65_095} {
+	for u, want := range map[float64]int64{0: 60_100, 0.999: 65_095} { // spread: half the far tier, 5 s
 		if got := c.PreQueuePollMs(time.Minute, u); got != want {
 			t.Errorf("pre-queue poll at u=%g: %d, want %d", u, got, want)
 		}
@@ -53,6 +57,14 @@ func TestPollingWhenNothingMoves(t *testing.T) {
 	}
 	if got := c.PreQueuePollMs(-time.Second, 0); got != 100 {
 		t.Errorf("an opening just passed: %d", got)
+	}
+	c.PollTiers = nil // the default, one tier of 60 s: the spread stays 5 s
+	if got := c.PreQueuePollMs(time.Minute, 0.999); got != 65_095 {
+		t.Errorf("spread with the default tiers: %d", got)
+	}
+	c.PollTiers = PollTiers{{MinWaitSeconds: 0, PollMs: 2000}} // half the far tier is shorter: 1 s
+	if got := c.PreQueuePollMs(time.Minute, 0.999); got != 61_099 {
+		t.Errorf("spread with a 2 s far tier: %d", got)
 	}
 }
 

@@ -332,7 +332,7 @@ func (s *run) checkWaiting(a answer, want int64) error {
 	lo, hi := s.cfg.PollRange(*st.Position)
 	inRange := *st.PollAfterMs >= lo && *st.PollAfterMs <= hi
 	if !inRange && s.mayBeStalled() {
-		lo, hi = farTierLo, farTierHi
+		lo, hi = s.cfg.FarTierRange()
 		inRange = *st.PollAfterMs >= lo && *st.PollAfterMs <= hi
 	}
 	if !inRange {
@@ -341,12 +341,23 @@ func (s *run) checkWaiting(a answer, want int64) error {
 	return nil
 }
 
-// The far tier (10000 ms ± 20%) answers every waiting user while admission
-// has stalled: no batch for stallIntervals × ADMIT_INTERVAL_MS.
-const (
-	farTierLo, farTierHi = 8000, 12000
-	stallIntervals       = 5
-)
+// stallIntervals × ADMIT_INTERVAL_MS without a batch is stalled admission:
+// every waiting user may then be told the far tier.
+const stallIntervals = 5
+
+// FarTierRange is the farthest POLL_TIERS tier ±20%: the answer of every
+// waiting user while admission has stalled.
+func (c Config) FarTierRange() (lo, hi int64) {
+	spec := c.PollTiers
+	if spec == "" {
+		spec = waitroom.DefaultPollTiers
+	}
+	tiers, err := waitroom.ParsePollTiers(spec)
+	if err != nil {
+		panic(fmt.Sprintf("scenario.Config.PollTiers: %v", err))
+	}
+	return int64(math.Floor(float64(tiers[0].PollMs) * 0.8)), int64(math.Ceil(float64(tiers[0].PollMs) * 1.2))
+}
 
 // mayBeStalled: no admit invocation has returned for stallIntervals
 // intervals, so the store may already count admission as stalled.
