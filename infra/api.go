@@ -87,7 +87,7 @@ func newAPI(stack awscdk.Stack, p WaitroomProps, fns map[string]awslambda.Functi
 			AllowMethods: &[]awsapigatewayv2.CorsHttpMethod{
 				awsapigatewayv2.CorsHttpMethod_GET, awsapigatewayv2.CorsHttpMethod_POST, awsapigatewayv2.CorsHttpMethod_OPTIONS,
 			},
-			AllowHeaders:  jsii.Strings("authorization", "content-type", "x-entry-token", "idempotency-key"),
+			AllowHeaders:  jsii.Strings("authorization", "content-type", "x-entry-token", "idempotency-key", "x-queue-ticket"),
 			ExposeHeaders: jsii.Strings("retry-after"),
 			MaxAge:        awscdk.Duration_Minutes(jsii.Number(10)),
 		}
