@@ -35,9 +35,18 @@ func fnSpecs(p WaitroomProps) []fnSpec {
 	}
 }
 
-// functionEnv is the environment every function gets (docs/API.md, "Configuration").
-func functionEnv(p WaitroomProps, cache *Cache) map[string]*string {
+// functionEnv is a function's environment (docs/API.md, "Configuration"):
+// what every function gets, and the visitor variables (the ticket key among
+// them) for the three behind routes. Admit never sees a ticket: it gets no key.
+func functionEnv(p WaitroomProps, cache *Cache, fn string) map[string]*string {
 	env := cache.Env()
+	if fn != FnAdmit {
+		// Validate ran visitorEnv on these props first and refused any error.
+		visitors, _ := visitorEnv(p.PageProps())
+		for k, v := range visitors {
+			env[k] = v
+		}
+	}
 	for k, v := range map[string]string{
 		"ADMIT_RATE_PER_SEC":      strconv.FormatFloat(p.AdmitRatePerSec, 'f', -1, 64),
 		"ADMIT_INTERVAL_MS":       strconv.Itoa(p.AdmitIntervalMs),
@@ -71,9 +80,9 @@ func newFunctions(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cach
 		cache.SecGroup.AddIngressRule(sg, cachePorts, jsii.String("Valkey (TLS) from the functions"), nil)
 		sg.AddEgressRule(cache.SecGroup, cachePorts, jsii.String("Valkey (TLS)"), nil)
 	}
-	env := functionEnv(p, cache)
 	fns := map[string]awslambda.Function{}
 	for _, s := range fnSpecs(p) {
+		env := functionEnv(p, cache, s.name)
 		logGroup := awslogs.NewLogGroup(stack, jsii.String(logicalName(s.name)+"Logs"), &awslogs.LogGroupProps{
 			Retention:     p.LogRetention,
 			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,

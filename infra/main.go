@@ -23,6 +23,11 @@ const (
 	CtxJwtAudience        = "jwtAudience"
 	CtxTrustUserHeader    = "trustUserHeader"
 	CtxProxySecret        = "proxySecretSsmParameter"
+	CtxAnonymous          = "anonymousVisitors"
+	CtxTicketSecret       = "ticketSecretSsmParameter"
+	CtxTicketTTL          = "ticketTtlSeconds"
+	CtxContinueURL        = "continueUrl"
+	CtxForwardHeaders     = "orderForwardHeaders"
 	CtxAdmitRate          = "admitRatePerSec"
 	CtxAdmitInterval      = "admitIntervalMs"
 	CtxTokenTTL           = "entryTokenTtlSeconds"
@@ -97,6 +102,11 @@ func propsFromContext(ctx contextGetter) (WaitroomProps, error) {
 		JwtAudience:              splitList(r.str(CtxJwtAudience)),
 		TrustUserHeaderFromProxy: r.boolean(CtxTrustUserHeader),
 		ProxySecretSSMParameter:  r.str(CtxProxySecret),
+		AnonymousVisitors:        r.boolean(CtxAnonymous),
+		TicketSecretSSMParameter: r.str(CtxTicketSecret),
+		TicketTTLSeconds:         r.integer(CtxTicketTTL),
+		ContinueURL:              r.str(CtxContinueURL),
+		OrderForwardHeaders:      splitList(r.str(CtxForwardHeaders)),
 		AdmitRatePerSec:          r.float(CtxAdmitRate),
 		AdmitIntervalMs:          r.integer(CtxAdmitInterval),
 		EntryTokenTTLSeconds:     r.integer(CtxTokenTTL),
