@@ -24,6 +24,7 @@ const (
 	CtxTrustUserHeader    = "trustUserHeader"
 	CtxProxySecret        = "proxySecretSsmParameter"
 	CtxAnonymous          = "anonymousVisitors"
+	CtxOpenRooms          = "openRooms"
 	CtxTicketSecret       = "ticketSecretSsmParameter"
 	CtxTicketTTL          = "ticketTtlSeconds"
 	CtxContinueURL        = "continueUrl"
@@ -103,6 +104,7 @@ func propsFromContext(ctx contextGetter) (WaitroomProps, error) {
 		TrustUserHeaderFromProxy: r.boolean(CtxTrustUserHeader),
 		ProxySecretSSMParameter:  r.str(CtxProxySecret),
 		AnonymousVisitors:        r.boolean(CtxAnonymous),
+		OpenRooms:                r.boolean(CtxOpenRooms),
 		TicketSecretSSMParameter: r.str(CtxTicketSecret),
 		TicketTTLSeconds:         r.integer(CtxTicketTTL),
 		ContinueURL:              r.str(CtxContinueURL),

@@ -35,7 +35,7 @@ const (
 )
 
 // Functions lists the function names in a fixed order.
-var Functions = []string{FnEnter, FnPosition, FnAdmit, FnOrderGate}
+var Functions = []string{FnEnter, FnPosition, FnAdmit, FnOrderGate, FnAdmin}
 
 // ScheduleSeconds is how often EventBridge invokes admit (its finest rate).
 const ScheduleSeconds = 60
@@ -85,6 +85,10 @@ type WaitroomProps struct {
 	// JwtIssuer (docs/security.md, "Anonymous visitors in AWS") and may be
 	// combined with TrustUserHeaderFromProxy.
 	AnonymousVisitors bool
+	// OpenRooms is OPEN_ROOMS: any valid room name works. Off by default:
+	// only rooms an operator created (waitroomctl --aws) exist, so nobody can
+	// make the admitters walk thousands of throwaway rooms.
+	OpenRooms bool
 	// TicketSecretSSMParameter names the SSM String parameter (optionally
 	// name:version) holding TICKET_SECRET. Required with AnonymousVisitors.
 	TicketSecretSSMParameter string

@@ -25,6 +25,8 @@ type Waitroom struct {
 	Dashboard string
 	// Page is the waiting page, served only with anonymous visitors (nil otherwise).
 	Page *Page
+	// Admin is the operators' side of the API (AWS_IAM routes /admin/…).
+	Admin *Admin
 }
 
 // NewWaitroomStack builds the whole waiting room. It returns an error, and
@@ -53,6 +55,7 @@ func NewWaitroomStack(scope constructs.Construct, id string, props WaitroomProps
 	w.Functions = newFunctions(stack, p, net, w.Cache)
 	w.Schedule = newAdmitSchedule(stack, p, w.Functions[FnAdmit])
 	w.API = newAPI(stack, p, w.Functions)
+	w.Admin = NewAdmin(stack, w.API, w.Functions[FnAdmin])
 	w.Page = newVisitorPage(stack, p, w.API)
 	w.Dashboard = newMonitoring(stack, p, w)
 	newOutputs(stack, w)
@@ -92,6 +95,7 @@ func newOutputs(stack awscdk.Stack, w *Waitroom) {
 		out(logicalName(name)+"FunctionName", *w.Functions[name].FunctionName(), "Lambda function "+name)
 	}
 	out("DashboardName", w.Dashboard, "CloudWatch dashboard")
+	out("AdminOperatorPolicyArn", *w.Admin.OperatorPolicy.ManagedPolicyArn(), "Attach to operators: execute-api:Invoke on /admin/* (waitroomctl --aws)")
 	out("CacheEndpoint", *awscdk.Fn_Join(jsii.String(":"), &[]*string{w.Cache.Address, w.Cache.Port}), "Cache endpoint (TLS)")
 	out("CacheUserId", w.Cache.UserID, "ElastiCache user the functions log in as (IAM authentication)")
 	if w.Page != nil {

@@ -21,7 +21,12 @@ const IdleBudgetUSD = 12.0
 func synthesizeStack(t *testing.T, extra map[string]any) string {
 	t.Helper()
 	assets, out := t.TempDir(), t.TempDir()
-	for _, fn := range []string{"enter", "position", "admit", "order-gate"} {
+	fns, err := os.ReadDir(filepath.Join("..", "..", "functions")) // one bootstrap per functions/<name>
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fns {
+		fn := f.Name()
 		if err := os.MkdirAll(filepath.Join(assets, fn), 0o755); err != nil {
 			t.Fatal(err)
 		}
