@@ -60,6 +60,9 @@ type Defaults struct {
 // FunctionDefaults are the Lambda functions' defaults: a store is required.
 var FunctionDefaults = Defaults{RequireRedisURL: true}
 
+// OrderGateDefaults are the order gate's: it also needs the order API.
+var OrderGateDefaults = Defaults{RequireRedisURL: true, RequireOrderAPIURL: true}
+
 // LocalDefaults are the local runner's: embedded store, demo order API,
 // trusted header, any room name.
 var LocalDefaults = Defaults{TrustUserHeader: true, AnonymousVisitors: true, GenerateTicketSecret: true, OpenRooms: true}
