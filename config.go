@@ -31,6 +31,8 @@ type Config struct {
 	PollTiers       PollTiers // POLL_TIERS
 	Addr            string
 	Visitor         VisitorConfig
+	OpenRooms       bool   // OPEN_ROOMS: any valid room name works, not only operator-created rooms
+	AdminToken      Secret // ADMIN_TOKEN: bearer token of the admin API outside AWS IAM
 	Intake          Intake // INTAKE
 	IntakeQueueURL  string // INTAKE_QUEUE_URL: the broker's queue, for broker and fallback
 }
@@ -54,13 +56,18 @@ type Defaults struct {
 	TrustUserHeader      bool
 	AnonymousVisitors    bool // ANONYMOUS_VISITORS' default
 	GenerateTicketSecret bool // an unset TICKET_SECRET is generated at start
+	OpenRooms            bool // OPEN_ROOMS' default
 }
 
 // FunctionDefaults are the Lambda functions' defaults: a store is required.
 var FunctionDefaults = Defaults{RequireRedisURL: true}
 
-// LocalDefaults are the local runner's: embedded store, demo order API, trusted header.
-var LocalDefaults = Defaults{TrustUserHeader: true, AnonymousVisitors: true, GenerateTicketSecret: true}
+// OrderGateDefaults are the order gate's: it also needs the order API.
+var OrderGateDefaults = Defaults{RequireRedisURL: true, RequireOrderAPIURL: true}
+
+// LocalDefaults are the local runner's: embedded store, demo order API,
+// trusted header, any room name.
+var LocalDefaults = Defaults{TrustUserHeader: true, AnonymousVisitors: true, GenerateTicketSecret: true, OpenRooms: true}
 
 // BatchSize is how many users one batch may admit: the rate spread over
 // the interval, and never less than one so that slow rates still move.
@@ -84,11 +91,13 @@ func LoadConfig(lookup func(string) (string, bool), d Defaults) (Config, error) 
 		OrderAPIURL:     r.str("ORDER_API_URL", ""),
 		OrderTimeout:    time.Duration(r.integer("ORDER_TIMEOUT_MS", DefaultOrderTimeoutMs, 1, 900_000)) * time.Millisecond,
 		TrustUserHeader: r.boolean("TRUST_USER_HEADER", d.TrustUserHeader),
-		ProxySecret:     r.proxySecret("PROXY_SECRET"),
+		ProxySecret:     r.secret("PROXY_SECRET"),
 		FailOpenOrders:  r.boolean("ORDER_GATE_FAIL_OPEN", false),
 		Addr:            r.str("ADDR", DefaultAddr),
 		PollTiers:       r.pollTiers("POLL_TIERS"),
 		Visitor:         r.visitors(d),
+		OpenRooms:       r.boolean("OPEN_ROOMS", d.OpenRooms),
+		AdminToken:      r.secret("ADMIN_TOKEN"),
 		Intake:          r.intake(),
 		IntakeQueueURL:  r.str("INTAKE_QUEUE_URL", ""),
 	}
@@ -272,21 +281,22 @@ func (Secret) GoString() string             { return redacted }
 func (Secret) LogValue() slog.Value         { return slog.StringValue(redacted) }
 func (Secret) MarshalText() ([]byte, error) { return []byte(redacted), nil }
 
-// Bounds of PROXY_SECRET: long enough not to be guessed over HTTP, and
-// visible ASCII so that every proxy can send it as a header value.
+// Bounds of PROXY_SECRET and ADMIN_TOKEN: long enough not to be guessed
+// over HTTP, and visible ASCII so that every client can send it as a header value.
 const (
-	proxySecretMin = 16
-	proxySecretMax = 512
+	secretMin = 16
+	secretMax = 512
 )
 
-func (r *envReader) proxySecret(name string) Secret {
+// secret reads PROXY_SECRET or ADMIN_TOKEN.
+func (r *envReader) secret(name string) Secret {
 	v, _ := r.lookup(name)
 	if v == "" {
 		return ""
 	}
-	if len(v) < proxySecretMin || len(v) > proxySecretMax || strings.IndexFunc(v, func(c rune) bool { return c <= ' ' || c > '~' }) >= 0 {
+	if len(v) < secretMin || len(v) > secretMax || strings.IndexFunc(v, func(c rune) bool { return c <= ' ' || c > '~' }) >= 0 {
 		// The message never repeats the value.
-		r.fail(name, fmt.Sprintf("must be %d to %d visible ASCII characters without spaces", proxySecretMin, proxySecretMax))
+		r.fail(name, fmt.Sprintf("must be %d to %d visible ASCII characters without spaces", secretMin, secretMax))
 		return ""
 	}
 	return Secret(v)

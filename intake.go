@@ -61,10 +61,12 @@ type Broker interface {
 }
 
 // Applied is what the store remembers of the last entry it applied for a
-// user in a room: when it was accepted, and whether the line was full.
+// user in a room: when it was accepted, and whether the line was full or
+// the room unknown (OPEN_ROOMS=false) when it came in.
 type Applied struct {
 	AcceptedAt time.Time
 	Full       bool
+	NoRoom     bool
 }
 
 // Applier is the store as the consumer sees it. Apply puts e in line unless

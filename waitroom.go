@@ -90,6 +90,13 @@ type Standing struct {
 	Token     string    // only when Ready
 	ExpiresAt time.Time // only when Ready
 	Joined    bool      // enter took a new place in line (for metrics)
+
+	// The room as the same script call saw it: what the answer tells the
+	// user, read in the one round trip the operation already makes.
+	RatePerSec float64   // the room's admission rate
+	Paused     bool      // the room admits nobody until resumed
+	OpensAt    time.Time // the scheduled opening; zero when open
+	Stalled    bool      // no batch for several intervals, or maxActive reached (checked within Config.FarHorizon of the front)
 }
 
 // Queue is the line of every room. Implementations must be safe for

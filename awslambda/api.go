@@ -39,6 +39,8 @@ type API struct {
 	// Rand returns uniform numbers in [0, 1) for poll jitter; nil means math/rand.
 	Rand         func() float64
 	StoreTimeout time.Duration // 0 means DefaultStoreTimeout
+	// Admin, when set, serves /admin/… in Route (the local runner).
+	Admin *Admin
 	// Now is the clock of queue tickets; nil means time.Now.
 	Now func() time.Time
 	// Broker and Applied serve INTAKE broker and fallback: enter accepts
@@ -55,6 +57,8 @@ type standingBody struct {
 	EstimatedWaitSeconds *int64          `json:"estimatedWaitSeconds,omitempty"`
 	EntryToken           string          `json:"entryToken,omitempty"`
 	ExpiresAt            string          `json:"expiresAt,omitempty"`
+	OpensAt              string          `json:"opensAt,omitempty"`
+	Paused               bool            `json:"paused,omitempty"`
 	PollAfterMs          *int64          `json:"pollAfterMs"`
 	Ticket               string          `json:"ticket,omitempty"`
 }
@@ -112,13 +116,20 @@ func (a *API) Position(ctx context.Context, req events.APIGatewayV2HTTPRequest) 
 // carries a renewed ticket, in the body and as the cookie.
 func (a *API) standingResponse(st waitroom.Standing, who Identity) events.APIGatewayV2HTTPResponse {
 	body := standingBody{Status: st.Status}
+	room := a.Config.ForRoom(st)
 	var cookie string
 	body.Ticket, cookie = a.Ticket(who)
 	switch st.Status {
 	case waitroom.Waiting:
-		wait := a.Config.EstimatedWaitSeconds(st.Position)
-		poll := a.Config.PollAfterMs(st.Position, a.random())
-		body.Position, body.EstimatedWaitSeconds, body.PollAfterMs = &st.Position, &wait, &poll
+		wait := room.EstimatedWaitSeconds(st.Position)
+		poll := room.PollAfterMs(st.Position, a.random())
+		if st.Paused || st.Stalled { // nothing moves: no polling at the turn
+			poll = room.FarPollMs(a.random())
+		}
+		body.Position, body.EstimatedWaitSeconds, body.PollAfterMs, body.Paused = &st.Position, &wait, &poll, st.Paused
+	case waitroom.PreQueue:
+		poll := room.PreQueuePollMs(time.Until(st.OpensAt), a.random())
+		body.OpensAt, body.PollAfterMs, body.Paused = st.OpensAt.UTC().Format(time.RFC3339Nano), &poll, st.Paused
 	case waitroom.Ready:
 		body.EntryToken = st.Token
 		body.ExpiresAt = st.ExpiresAt.UTC().Format(time.RFC3339)
@@ -235,6 +246,9 @@ func (a *API) Route(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 	path := strings.TrimSuffix(req.RawPath, "/")
 	if path == "" {
 		path = req.RequestContext.HTTP.Path
+	}
+	if a.Admin != nil && strings.HasPrefix(path+"/", "/admin/") {
+		return a.Admin.Route(ctx, req)
 	}
 	routes := map[string]struct {
 		method  string

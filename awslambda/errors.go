@@ -21,6 +21,8 @@ var statusOf = map[waitroom.Code]int{
 	waitroom.EInvalidRoom:      http.StatusBadRequest,
 	waitroom.EInvalidRequest:   http.StatusBadRequest,
 	waitroom.EInvalidIdemKey:   http.StatusBadRequest,
+	waitroom.EInvalidSettings:  http.StatusBadRequest,
+	waitroom.ERoomNotFound:     http.StatusNotFound,
 	waitroom.ETokenInvalid:     http.StatusForbidden, // logged in, but no right to enter
 	waitroom.ENotFound:         http.StatusNotFound,
 	waitroom.EMethodNotAllowed: http.StatusMethodNotAllowed,

@@ -79,6 +79,8 @@ func (a *API) receiptPosition(ctx context.Context, req events.APIGatewayV2HTTPRe
 		return a.intakeResponse(http.StatusOK, intakeBody{Status: waitroom.Processing}, who)
 	case last.Full:
 		return errorResponse(waitroom.Errorf(waitroom.EQueueFull, "the line of room %q was full when your entry came in; please retry later", e.Room))
+	case last.NoRoom:
+		return errorResponse(waitroom.Errorf(waitroom.ERoomNotFound, "there is no room %q", e.Room))
 	}
 	return a.standingResponse(st, who)
 }

@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"runtime"
 	"sort"
@@ -25,6 +24,7 @@ import (
 
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/bench/spike/sim"
+	"github.com/waitroom/waitroom/redisstore"
 )
 
 // Concurrency of the side-by-side runs (goroutines in Go, -c in redis-benchmark).
@@ -112,13 +112,14 @@ func flush(tb testing.TB, c *redis.Client) {
 	}
 }
 
-// script loads one of the store's Lua files (the very text the store
-// embeds) and returns its SHA.
+// script loads one of the store's scripts (the very text the store loads,
+// redisstore.Source) and returns its SHA.
 func script(tb testing.TB, c *redis.Client, name string) string {
-	b, err := os.ReadFile(filepath.Join("..", "redisstore", name))
-	if err != nil {
-		tb.Fatal(err)
+	text, ok := redisstore.Source(name)
+	if !ok {
+		tb.Fatalf("no script %s", name)
 	}
+	b := []byte(text)
 	sum := sha1.Sum(b)
 	sha := hex.EncodeToString(sum[:])
 	if got, err := c.ScriptLoad(context.Background(), string(b)).Result(); err != nil || got != sha {
@@ -129,7 +130,7 @@ func script(tb testing.TB, c *redis.Client, name string) string {
 
 func config() waitroom.Config {
 	return waitroom.Config{AdmitRatePerSec: 100, AdmitInterval: 100 * time.Millisecond, AdmitBatches: 1,
-		EntryTokenTTL: 300 * time.Second, QueueCapacity: 100_000_000, OrderTimeout: 10 * time.Second, TrustUserHeader: true}
+		EntryTokenTTL: 300 * time.Second, QueueCapacity: 100_000_000, OrderTimeout: 10 * time.Second, TrustUserHeader: true, OpenRooms: true}
 }
 
 func event(method, path, user string, hdr map[string]string, query map[string]string) events.APIGatewayV2HTTPRequest {

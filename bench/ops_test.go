@@ -46,7 +46,9 @@ func BenchmarkEnter(b *testing.B) {
 		return
 	}
 	k := "wr:{bench}:"
-	rb := redisBenchmark(b, concurrency, b.N, 1_000_000_000, "EVALSHA", sha, "5", k+"line", k+"seq", k+"u:r__rand_int__", k+"marks", k+"lastmark", "r__rand_int__", "100000000")
+	// KEYS and ARGV as redisstore.Store.Enter sends them (room.lua's defaults first).
+	rb := redisBenchmark(b, concurrency, b.N, 1_000_000_000, "EVALSHA", sha, "8", k+"settings", k+"line", k+"seq", k+"u:r__rand_int__", k+"marks", k+"lastmark", k+"budget", k+"tokens",
+		"100", "100000000", "300000", "1", "r__rand_int__", "0.5", "500000", "60000")
 	finish(b, sim.MicroOp{Name: "enter", Path: "Route POST /queue/enter (pipeline: EVALSHA enter + SADD rooms)", Script: "EVALSHA enter.lua", Concurrency: concurrency,
 		GoOpsPerSec: ops, GoP50Us: p50, GoP99Us: p99, RedisBenchPerSec: rb})
 }
@@ -71,7 +73,8 @@ func BenchmarkPosition(b *testing.B) {
 		return
 	}
 	k := "wr:{bench}:"
-	rb := redisBenchmark(b, concurrency, b.N, waiting, "EVALSHA", sha, "2", k+"line", k+"u:u__rand_int__", "u__rand_int__")
+	rb := redisBenchmark(b, concurrency, b.N, waiting, "EVALSHA", sha, "5", k+"settings", k+"line", k+"u:u__rand_int__", k+"budget", k+"tokens",
+		"100", "100000000", "300000", "1", "u__rand_int__", "500000", "60000")
 	finish(b, sim.MicroOp{Name: "position", Path: "Route GET /queue/position (EVALSHA position), 10k waiting", Script: "EVALSHA position.lua", Concurrency: concurrency,
 		GoOpsPerSec: ops, GoP50Us: p50, GoP99Us: p99, RedisBenchPerSec: rb})
 }
@@ -154,7 +157,8 @@ func BenchmarkAdmitBatch(b *testing.B) {
 	}
 	fillLine(b, c, "bench", "a", need, batch*(b.N+10))
 	k := "wr:{bench}:"
-	args := []string{"EVALSHA", sha, "4", k + "line", k + "budget", k + "marks", k + "tokens", "1000000", "10", "300000", k + "u:", "bench"}
+	args := []string{"EVALSHA", sha, "8", k + "settings", k + "line", k + "budget", k + "marks", k + "tokens", k + "seq", k + "lastmark", k + "admits",
+		"1000000", "100000000", "300000", "1", "0.00001", k + "u:", "bench", "60000"}
 	for i := 0; i < batch; i++ {
 		args = append(args, "t__rand_int__")
 	}

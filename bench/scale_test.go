@@ -44,7 +44,8 @@ func BenchmarkPositionScale(b *testing.B) {
 			p := c.Pipeline()
 			for j := i; j < min(i+1000, to); j++ {
 				u := uid("u", j)
-				p.EvalSha(ctx, sha, []string{k + "line", k + "seq", k + "u:" + u, k + "marks", k + "lastmark"}, u, 100_000_000)
+				p.EvalSha(ctx, sha, []string{k + "settings", k + "line", k + "seq", k + "u:" + u, k + "marks", k + "lastmark", k + "budget", k + "tokens"},
+					100, 100_000_000, 300_000, "1", u, 0.5, 500_000, 60_000)
 			}
 			if _, err := p.Exec(ctx); err != nil {
 				b.Fatal(err)

@@ -44,7 +44,7 @@ var routes = []route{
 // ExpectedPollRps is the position requests per second a full line sends:
 // the sum over every place of 1000 / pollAfterMs (mean jitter), computed
 // with the functions' own PollAfterMs. With the defaults (100,000 waiting,
-// 100/s, tiers 60:10000,10:5000,0:2000) it is about 11,000.
+// 100/s, tiers 0:60000) it is about 2,230.
 func (p WaitroomProps) ExpectedPollRps() float64 {
 	tiers, err := waitroom.ParsePollTiers(p.PollTiers)
 	if err != nil {
@@ -87,7 +87,7 @@ func newAPI(stack awscdk.Stack, p WaitroomProps, fns map[string]awslambda.Functi
 			AllowMethods: &[]awsapigatewayv2.CorsHttpMethod{
 				awsapigatewayv2.CorsHttpMethod_GET, awsapigatewayv2.CorsHttpMethod_POST, awsapigatewayv2.CorsHttpMethod_OPTIONS,
 			},
-			AllowHeaders:  jsii.Strings("authorization", "content-type", "x-entry-token", "idempotency-key"),
+			AllowHeaders:  jsii.Strings("authorization", "content-type", "x-entry-token", "idempotency-key", "x-queue-ticket"),
 			ExposeHeaders: jsii.Strings("retry-after"),
 			MaxAge:        awscdk.Duration_Minutes(jsii.Number(10)),
 		}

@@ -94,7 +94,7 @@ func TestIAMLeastPrivilege(t *testing.T) {
 	s := def(t)
 	s.tpl.ResourceCountIs(jsii.String("AWS::IAM::Policy"), jsii.Number(0))
 	roles := s.resources("AWS::IAM::Role")
-	if len(roles) != 4 {
+	if len(roles) != len(Functions) {
 		t.Fatalf("%d roles, want one per function", len(roles))
 	}
 	for _, name := range Functions {

@@ -32,12 +32,29 @@ func fnSpecs(p WaitroomProps) []fnSpec {
 		{FnPosition, "Waitroom: GET /queue/position (rank, estimated wait, pollAfter)", 256, 6, NoLimit},
 		{FnAdmit, "Waitroom: admission, up to 70 s of batches per per-minute invocation", 128, p.AdmitTimeoutSeconds(), p.AdmitReservedConcurrency},
 		{FnOrderGate, "Waitroom: POST /orders (entry-token gate in front of the order API)", 256, p.OrderGateTimeoutSeconds(), p.OrderGateConcurrency},
+		{FnAdmin, "Waitroom: admin API (/admin/…, AWS_IAM)", 128, 6, NoLimit},
 	}
 }
 
-// functionEnv is the environment every function gets (docs/API.md, "Configuration").
-func functionEnv(p WaitroomProps, cache *Cache) map[string]*string {
+// servesVisitors says whether fn answers visitors (enter, position, the
+// order gate): only those get the visitor variables, the ticket key among them.
+func servesVisitors(fn string) bool {
+	return fn == FnEnter || fn == FnPosition || fn == FnOrderGate
+}
+
+// functionEnv is a function's environment (docs/API.md, "Configuration"):
+// what every function gets, and the visitor variables (the ticket key among
+// them) for the three behind the visitors' routes. Admit and admin never see
+// a ticket: they get no key.
+func functionEnv(p WaitroomProps, cache *Cache, fn string) map[string]*string {
 	env := cache.Env()
+	if servesVisitors(fn) {
+		// Validate ran visitorEnv on these props first and refused any error.
+		visitors, _ := visitorEnv(p.PageProps())
+		for k, v := range visitors {
+			env[k] = v
+		}
+	}
 	for k, v := range map[string]string{
 		"ADMIT_RATE_PER_SEC":      strconv.FormatFloat(p.AdmitRatePerSec, 'f', -1, 64),
 		"ADMIT_INTERVAL_MS":       strconv.Itoa(p.AdmitIntervalMs),
@@ -48,6 +65,7 @@ func functionEnv(p WaitroomProps, cache *Cache) map[string]*string {
 		"ORDER_TIMEOUT_MS":        strconv.Itoa(p.OrderTimeoutMs),
 		"TRUST_USER_HEADER":       strconv.FormatBool(p.TrustUserHeaderFromProxy),
 		"POLL_TIERS":              p.PollTiersEnv(),
+		"OPEN_ROOMS":              strconv.FormatBool(p.OpenRooms),
 	} {
 		env[k] = jsii.String(v)
 	}
@@ -71,9 +89,9 @@ func newFunctions(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cach
 		cache.SecGroup.AddIngressRule(sg, cachePorts, jsii.String("Valkey (TLS) from the functions"), nil)
 		sg.AddEgressRule(cache.SecGroup, cachePorts, jsii.String("Valkey (TLS)"), nil)
 	}
-	env := functionEnv(p, cache)
 	fns := map[string]awslambda.Function{}
 	for _, s := range fnSpecs(p) {
+		env := functionEnv(p, cache, s.name)
 		logGroup := awslogs.NewLogGroup(stack, jsii.String(logicalName(s.name)+"Logs"), &awslogs.LogGroupProps{
 			Retention:     p.LogRetention,
 			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,

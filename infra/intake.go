@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"strconv"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
@@ -40,12 +41,12 @@ type Intake struct {
 }
 
 // newIntake adds the broker for mode (broker or fallback), lets enter send
-// to it and tells enter so. env is the functions' environment: the consumer
-// needs the store like the others, and runs in the VPC beside them. The
+// to it and tells enter so. The consumer needs the store like the others,
+// and runs in the VPC beside them. The
 // event source mapping's poller is Lambda's own and needs no endpoint; in
 // fallback mode enter stays in the VPC and reaches SQS through an interface
 // endpoint (docs/cost.md, "Intake through a broker").
-func newIntake(stack awscdk.Stack, p WaitroomProps, mode waitroom.Intake, net *network, cache *Cache, env map[string]*string, enter awslambda.Function) *Intake {
+func newIntake(stack awscdk.Stack, p WaitroomProps, mode waitroom.Intake, net *network, cache *Cache, enter awslambda.Function) *Intake {
 	in := &Intake{DeadLetters: awssqs.NewQueue(stack, jsii.String("IntakeDeadLetters"), &awssqs.QueueProps{
 		Fifo:            jsii.Bool(true),
 		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
@@ -65,7 +66,7 @@ func newIntake(stack awscdk.Stack, p WaitroomProps, mode waitroom.Intake, net *n
 		EnforceSSL:                jsii.Bool(true),
 		DeadLetterQueue:           &awssqs.DeadLetterQueue{Queue: in.DeadLetters, MaxReceiveCount: jsii.Number(intakeMaxReceives)},
 	})
-	in.Consumer = newIntakeConsumer(stack, p, net, cache, env)
+	in.Consumer = newIntakeConsumer(stack, p, net, cache)
 	in.Consumer.AddEventSource(awslambdaeventsources.NewSqsEventSource(in.Queue, &awslambdaeventsources.SqsEventSourceProps{
 		BatchSize:               jsii.Number(intakeBatchSize),
 		ReportBatchItemFailures: jsii.Bool(true),
@@ -91,8 +92,13 @@ func newIntake(stack awscdk.Stack, p WaitroomProps, mode waitroom.Intake, net *n
 }
 
 // newIntakeConsumer is the consumer function: the others' runtime, role and
-// network (the isolated subnets, out to the cache only).
-func newIntakeConsumer(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cache, env map[string]*string) awslambda.Function {
+// network (the isolated subnets, out to the cache only). It gets no ticket
+// key, only the receipts' lifetime, which bounds the entries it applies.
+func newIntakeConsumer(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cache) awslambda.Function {
+	env := functionEnv(p, cache, FnIntakeConsumer)
+	if ttl := p.PageProps().TicketTTLSeconds; ttl > 0 {
+		env["TICKET_TTL_SECONDS"] = jsii.String(strconv.Itoa(ttl))
+	}
 	name := logicalName(FnIntakeConsumer)
 	logGroup := awslogs.NewLogGroup(stack, jsii.String(name+"Logs"), &awslogs.LogGroupProps{
 		Retention:     p.LogRetention,

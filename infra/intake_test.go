@@ -30,17 +30,17 @@ func intakeSynth(t *testing.T, mode waitroom.Intake) (*synth, *Intake) {
 	}
 	p := baseProps()
 	p.AssetDir = dir
+	p.TicketTTLSeconds = 1800
 	p = p.WithDefaults("Intake")
 	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())})
 	stack := awscdk.NewStack(app, jsii.String("Intake"), nil)
 	net := newNetwork(stack, p)
 	cache := newCache(stack, p, net)
-	env := functionEnv(p, cache)
 	enter := awslambda.NewFunction(stack, jsii.String("EnterFunction"), &awslambda.FunctionProps{
 		Runtime: awslambda.Runtime_PROVIDED_AL2023(), Handler: jsii.String("bootstrap"),
-		Code: awslambda.Code_FromAsset(jsii.String(filepath.Join(dir, FnEnter)), nil), Environment: &env,
+		Code: awslambda.Code_FromAsset(jsii.String(filepath.Join(dir, FnEnter)), nil),
 	})
-	in := newIntake(stack, p, mode, net, cache, env, enter)
+	in := newIntake(stack, p, mode, net, cache, enter)
 	tpl := assertions.Template_FromStack(stack, nil)
 	raw, err := json.Marshal(tpl.ToJSON())
 	if err != nil {
@@ -73,8 +73,9 @@ func TestIntakeQueueConsumerDeadLettersAndAlarm(t *testing.T) {
 	// The consumer: the functions' runtime, in the VPC, with the store's environment.
 	s.tpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
 		"Handler": "bootstrap", "Runtime": "provided.al2023", "Architectures": []any{"arm64"}, "Timeout": intakeTimeoutSeconds,
-		"VpcConfig":   assertions.Match_ObjectLike(&map[string]any{"SubnetIds": assertions.Match_AnyValue()}),
-		"Environment": map[string]any{"Variables": assertions.Match_ObjectLike(&map[string]any{"REDIS_URL": assertions.Match_AnyValue()})},
+		"VpcConfig": assertions.Match_ObjectLike(&map[string]any{"SubnetIds": assertions.Match_AnyValue()}),
+		"Environment": map[string]any{"Variables": assertions.Match_ObjectLike(&map[string]any{
+			"REDIS_URL": assertions.Match_AnyValue(), "TICKET_TTL_SECONDS": "1800"})},
 	})
 	// enter is told the mode and the queue, and may send to it and nothing more.
 	s.tpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{

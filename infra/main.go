@@ -23,6 +23,12 @@ const (
 	CtxJwtAudience        = "jwtAudience"
 	CtxTrustUserHeader    = "trustUserHeader"
 	CtxProxySecret        = "proxySecretSsmParameter"
+	CtxAnonymous          = "anonymousVisitors"
+	CtxOpenRooms          = "openRooms"
+	CtxTicketSecret       = "ticketSecretSsmParameter"
+	CtxTicketTTL          = "ticketTtlSeconds"
+	CtxContinueURL        = "continueUrl"
+	CtxForwardHeaders     = "orderForwardHeaders"
 	CtxAdmitRate          = "admitRatePerSec"
 	CtxAdmitInterval      = "admitIntervalMs"
 	CtxTokenTTL           = "entryTokenTtlSeconds"
@@ -97,6 +103,12 @@ func propsFromContext(ctx contextGetter) (WaitroomProps, error) {
 		JwtAudience:              splitList(r.str(CtxJwtAudience)),
 		TrustUserHeaderFromProxy: r.boolean(CtxTrustUserHeader),
 		ProxySecretSSMParameter:  r.str(CtxProxySecret),
+		AnonymousVisitors:        r.boolean(CtxAnonymous),
+		OpenRooms:                r.boolean(CtxOpenRooms),
+		TicketSecretSSMParameter: r.str(CtxTicketSecret),
+		TicketTTLSeconds:         r.integer(CtxTicketTTL),
+		ContinueURL:              r.str(CtxContinueURL),
+		OrderForwardHeaders:      splitList(r.str(CtxForwardHeaders)),
 		AdmitRatePerSec:          r.float(CtxAdmitRate),
 		AdmitIntervalMs:          r.integer(CtxAdmitInterval),
 		EntryTokenTTLSeconds:     r.integer(CtxTokenTTL),

@@ -252,14 +252,19 @@ func apiAlarms(set *alarmSet, p WaitroomProps, w *Waitroom) {
 		awscloudwatch.TreatMissingData_NOT_BREACHING)
 }
 
-// functionAlarms: throttles of any function (one alarm, four metrics), and
-// admit's errors. The other functions' errors reach users as 5xx, which
-// Api5xxRate watches; admit has no caller to see them.
+// functionAlarms: throttles of the functions on the sale's path (one alarm,
+// four metrics), and admit's errors. The other functions' errors reach users
+// as 5xx, which Api5xxRate watches; admit has no caller to see them. The
+// admin function is left out: an operator sees its throttling at once in
+// waitroomctl, and each alarm metric costs $0.10 a month.
 func functionAlarms(set *alarmSet, w *Waitroom) {
 	five := awscdk.Duration_Minutes(jsii.Number(5))
 	using := map[string]awscloudwatch.IMetric{}
 	var ids []string
 	for _, name := range Functions {
+		if name == FnAdmin {
+			continue
+		}
 		id := "t" + strings.ReplaceAll(name, "-", "")
 		ids = append(ids, id)
 		using[id] = w.Functions[name].MetricThrottles(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: five})

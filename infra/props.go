@@ -35,7 +35,7 @@ const (
 )
 
 // Functions lists the function names in a fixed order.
-var Functions = []string{FnEnter, FnPosition, FnAdmit, FnOrderGate}
+var Functions = []string{FnEnter, FnPosition, FnAdmit, FnOrderGate, FnAdmin}
 
 // ScheduleSeconds is how often EventBridge invokes admit (its finest rate).
 const ScheduleSeconds = 60
@@ -78,6 +78,26 @@ type WaitroomProps struct {
 	// X-Proxy-Secret. The functions get PROXY_SECRET as the CloudFormation
 	// dynamic reference {{resolve:ssm:…}}, so the value is never in the template.
 	ProxySecretSSMParameter string
+
+	// AnonymousVisitors is ANONYMOUS_VISITORS: visitors without an account
+	// join with a signed queue ticket, and the stack serves the waiting page
+	// (page.go) through CloudFront. A third identity mode: it excludes
+	// JwtIssuer (docs/security.md, "Anonymous visitors in AWS") and may be
+	// combined with TrustUserHeaderFromProxy.
+	AnonymousVisitors bool
+	// OpenRooms is OPEN_ROOMS: any valid room name works. Off by default:
+	// only rooms an operator created (waitroomctl --aws) exist, so nobody can
+	// make the admitters walk thousands of throwaway rooms.
+	OpenRooms bool
+	// TicketSecretSSMParameter names the SSM String parameter (optionally
+	// name:version) holding TICKET_SECRET. Required with AnonymousVisitors.
+	TicketSecretSSMParameter string
+	// TicketTTLSeconds is TICKET_TTL_SECONDS (0: the functions' default).
+	TicketTTLSeconds int
+	// ContinueURL is where the page's Continue button leads (CONTINUE_URL).
+	ContinueURL string
+	// OrderForwardHeaders is ORDER_FORWARD_HEADERS.
+	OrderForwardHeaders []string
 
 	// The functions' configuration (docs/API.md); zero values take the
 	// root package's defaults (waitroom.Default*).
@@ -150,7 +170,15 @@ var (
 	// ErrNoAuthorizer is returned when the stack has no identity source.
 	ErrNoAuthorizer = errors.New("waitroom: refusing to synthesize an API without an authorizer: " +
 		"set JwtIssuer and JwtAudience (context jwtIssuer, jwtAudience), or, only behind a proxy you " +
-		"control that sets X-User-Id, opt in with TrustUserHeaderFromProxy (context trustUserHeader=true)")
+		"control that sets X-User-Id, opt in with TrustUserHeaderFromProxy (context trustUserHeader=true), " +
+		"or let visitors in without an account with signed queue tickets (context anonymousVisitors=true)")
+	// ErrAnonymousWithJWT: an HTTP API JWT authorizer refuses every request
+	// without a token, so it cannot sit on routes that anonymous visitors
+	// use, and the functions (no route to the issuer's keys) cannot verify a
+	// token themselves.
+	ErrAnonymousWithJWT = errors.New("waitroom: anonymousVisitors=true and jwtIssuer are exclusive: API Gateway's JWT " +
+		"authorizer refuses requests without a token, and without it no token would be verified; deploy one stack per " +
+		"mode, or identify signed-in users through your proxy (trustUserHeader=true) beside anonymous visitors")
 )
 
 // DefaultNamePrefix turns a stack id into a name prefix.
@@ -224,8 +252,8 @@ func (p WaitroomProps) OrderGateTimeoutSeconds() int {
 
 // Validate reports the first problem with (defaulted) props.
 func (p WaitroomProps) Validate() error {
-	for _, check := range []func() error{p.validateIdentity, p.validateConfig, p.Egress.validate(p.OrderAPIURL),
-		p.validateCache, p.validateAPI} {
+	for _, check := range []func() error{p.validateIdentity, p.validateVisitors, p.validateConfig,
+		p.Egress.validate(p.OrderAPIURL), p.validateCache, p.validateAPI} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -236,8 +264,11 @@ func (p WaitroomProps) Validate() error {
 // validateIdentity: exactly one identity source, and a usable one; the
 // trusted-proxy mode only with a proxy secret.
 func (p WaitroomProps) validateIdentity() error {
-	if p.JwtIssuer == "" && !p.TrustUserHeaderFromProxy {
+	if p.JwtIssuer == "" && !p.TrustUserHeaderFromProxy && !p.AnonymousVisitors {
 		return ErrNoAuthorizer
+	}
+	if p.JwtIssuer != "" && p.AnonymousVisitors {
+		return ErrAnonymousWithJWT
 	}
 	if p.JwtIssuer != "" && p.TrustUserHeaderFromProxy {
 		return errors.New("waitroom: JwtIssuer and TrustUserHeaderFromProxy are exclusive: choose the JWT authorizer or the fronting proxy")
@@ -258,6 +289,42 @@ func (p WaitroomProps) validateIdentity() error {
 		if len(p.JwtAudience) == 0 {
 			return errors.New("waitroom: JwtAudience needs at least one audience with JwtIssuer")
 		}
+	}
+	return nil
+}
+
+// PageProps are the visitor settings the page and the functions share.
+func (p WaitroomProps) PageProps() PageProps {
+	return PageProps{ContinueURL: p.ContinueURL, AnonymousVisitors: p.AnonymousVisitors,
+		TicketSecretSSMParameter: p.TicketSecretSSMParameter, TicketTTLSeconds: p.TicketTTLSeconds,
+		ForwardHeaders: p.OrderForwardHeaders}
+}
+
+// validateVisitors checks the visitor variables with the functions' own
+// reader (waitroom.LoadConfig: TTL bounds, CONTINUE_URL, the headers the gate
+// may not forward). TICKET_SECRET is left out: the template holds only the
+// parameter's name, its value exists at deploy time.
+func (p WaitroomProps) validateVisitors() error {
+	env, err := visitorEnv(p.PageProps())
+	if err != nil {
+		return err
+	}
+	if p.TicketSecretSSMParameter != "" && !p.AnonymousVisitors {
+		return errors.New("waitroom: ticketSecretSsmParameter is set but anonymousVisitors is not true: no ticket would be issued")
+	}
+	if p.ContinueURL != "" {
+		env["CONTINUE_URL"] = &p.ContinueURL
+	}
+	delete(env, "TICKET_SECRET")
+	lookup := func(name string) (string, bool) {
+		v, ok := env[name]
+		if !ok {
+			return "", false
+		}
+		return *v, true
+	}
+	if _, err := waitroom.LoadConfig(lookup, waitroom.Defaults{GenerateTicketSecret: true}); err != nil {
+		return fmt.Errorf("waitroom: visitor settings (context %s, %s, %s): %w", CtxTicketTTL, CtxContinueURL, CtxForwardHeaders, err)
 	}
 	return nil
 }

@@ -23,6 +23,10 @@ type Waitroom struct {
 	Cache     *Cache
 	Schedule  awsevents.Rule
 	Dashboard string
+	// Page is the waiting page, served only with anonymous visitors (nil otherwise).
+	Page *Page
+	// Admin is the operators' side of the API (AWS_IAM routes /admin/…).
+	Admin *Admin
 }
 
 // NewWaitroomStack builds the whole waiting room. It returns an error, and
@@ -51,6 +55,8 @@ func NewWaitroomStack(scope constructs.Construct, id string, props WaitroomProps
 	w.Functions = newFunctions(stack, p, net, w.Cache)
 	w.Schedule = newAdmitSchedule(stack, p, w.Functions[FnAdmit])
 	w.API = newAPI(stack, p, w.Functions)
+	w.Admin = NewAdmin(stack, w.API, w.Functions[FnAdmin])
+	w.Page = newVisitorPage(stack, p, w.API)
 	w.Dashboard = newMonitoring(stack, p, w)
 	newOutputs(stack, w)
 	return w, nil
@@ -67,6 +73,18 @@ func checkAssets(dir string) error {
 	return nil
 }
 
+// newVisitorPage serves the waiting page when visitors may come without an
+// account. The page itself sends no credentials but its ticket: in the
+// other modes the shop's own front end calls the API with its tokens.
+func newVisitorPage(stack awscdk.Stack, p WaitroomProps, api awsapigatewayv2.HttpApi) *Page {
+	if !p.AnonymousVisitors {
+		return nil
+	}
+	pp := p.PageProps()
+	pp.API = api
+	return newPage(stack, pp)
+}
+
 // newOutputs names what an operator looks for after a deploy.
 func newOutputs(stack awscdk.Stack, w *Waitroom) {
 	out := func(id, value, desc string) {
@@ -77,8 +95,12 @@ func newOutputs(stack awscdk.Stack, w *Waitroom) {
 		out(logicalName(name)+"FunctionName", *w.Functions[name].FunctionName(), "Lambda function "+name)
 	}
 	out("DashboardName", w.Dashboard, "CloudWatch dashboard")
+	out("AdminOperatorPolicyArn", *w.Admin.OperatorPolicy.ManagedPolicyArn(), "Attach to operators: execute-api:Invoke on /admin/* (waitroomctl --aws)")
 	out("CacheEndpoint", *awscdk.Fn_Join(jsii.String(":"), &[]*string{w.Cache.Address, w.Cache.Port}), "Cache endpoint (TLS)")
 	out("CacheUserId", w.Cache.UserID, "ElastiCache user the functions log in as (IAM authentication)")
+	if w.Page != nil {
+		out("PageUrl", *w.Page.URL, "The waiting page; the API is on the same origin under /queue/* and /orders")
+	}
 	out("AdmitScheduleRuleName", *w.Schedule.RuleName(), "EventBridge rule that drives admission (disable it to pause admission)")
 }
 

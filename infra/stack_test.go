@@ -40,6 +40,13 @@ func TestMain(m *testing.M) {
 			}
 		}
 		assetDir = dir
+		// Synthesized stacks outlive the test that made them (the default
+		// stack is shared), so their output goes here, not to t.TempDir.
+		if outRoot, err = os.MkdirTemp("", "waitroom-cdk-out-"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(outRoot)
 		return m.Run()
 	}()
 	jsii.Close()
@@ -64,6 +71,9 @@ func baseProps() WaitroomProps {
 	}
 }
 
+// outRoot holds every synthesized stack's output for the whole run.
+var outRoot string
+
 // synth is one synthesized stack: the CDK handle, the assertions template,
 // and the template as plain JSON for checks that walk it.
 type synth struct {
@@ -78,7 +88,11 @@ func synthesize(t *testing.T, mutate func(*WaitroomProps)) *synth {
 	if mutate != nil {
 		mutate(&p)
 	}
-	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())})
+	out, err := os.MkdirTemp(outRoot, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(out)})
 	w, err := NewWaitroomStack(app, "Waitroom", p)
 	if err != nil {
 		t.Fatalf("NewWaitroomStack: %v", err)
@@ -146,7 +160,7 @@ func getAttArn(id string) string { return js(map[string]any{"Fn::GetAtt": []any{
 
 func TestFunctionsRuntimeArchAndSizing(t *testing.T) {
 	s := def(t)
-	s.tpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(4))
+	s.tpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(float64(len(Functions))))
 	s.tpl.AllResourcesProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
 		"Runtime":       "provided.al2023",
 		"Architectures": []any{"arm64"},
@@ -156,12 +170,12 @@ func TestFunctionsRuntimeArchAndSizing(t *testing.T) {
 		"LoggingConfig": assertions.Match_ObjectLike(&map[string]any{"LogGroup": assertions.Match_AnyValue(),
 			"LogFormat": "JSON", "SystemLogLevel": "WARN", "ApplicationLogLevel": "INFO"}),
 	})
-	for name, mb := range map[string]float64{FnEnter: 256, FnPosition: 256, FnAdmit: 128, FnOrderGate: 256} {
+	for name, mb := range map[string]float64{FnEnter: 256, FnPosition: 256, FnAdmit: 128, FnOrderGate: 256, FnAdmin: 128} {
 		if got := s.fnProps(t, name)["MemorySize"]; got != mb {
 			t.Errorf("%s memory = %v MB, want %v", name, got, mb)
 		}
 	}
-	wantTimeout := map[string]float64{FnEnter: 6, FnPosition: 6, FnAdmit: 80, FnOrderGate: 15}
+	wantTimeout := map[string]float64{FnEnter: 6, FnPosition: 6, FnAdmit: 80, FnOrderGate: 15, FnAdmin: 6}
 	logGroups := s.resources("AWS::Logs::LogGroup")
 	for name, want := range wantTimeout {
 		p := s.fnProps(t, name)
@@ -214,8 +228,12 @@ func TestFunctionEnvironmentMatchesAPIContract(t *testing.T) {
 		}
 		sort.Strings(keys)
 		wantKeys := []string{"ADMIT_BATCHES", "ADMIT_INTERVAL_MS", "ADMIT_RATE_PER_SEC", "ENTRY_TOKEN_TTL_SECONDS",
-			"ORDER_API_URL", "ORDER_TIMEOUT_MS", "POLL_TIERS", "QUEUE_CAPACITY", "REDIS_CLUSTER", "REDIS_IAM_CACHE_NAME",
+			"OPEN_ROOMS", "ORDER_API_URL", "ORDER_TIMEOUT_MS", "POLL_TIERS", "QUEUE_CAPACITY", "REDIS_CLUSTER", "REDIS_IAM_CACHE_NAME",
 			"REDIS_IAM_SERVERLESS", "REDIS_IAM_USER", "REDIS_URL", "TRUST_USER_HEADER"}
+		if servesVisitors(name) { // the functions behind the visitors' routes learn whether anonymous visitors may enter
+			wantKeys = append(wantKeys, "ANONYMOUS_VISITORS")
+			sort.Strings(wantKeys)
+		}
 		if strings.Join(keys, ",") != strings.Join(wantKeys, ",") {
 			t.Errorf("%s env keys = %v, want %v", name, keys, wantKeys)
 		}
@@ -289,8 +307,8 @@ func TestRoutesAuthorizerAndNoRouteToAdmit(t *testing.T) {
 	})
 
 	integrations := s.resources("AWS::ApiGatewayV2::Integration")
-	if len(integrations) != 3 {
-		t.Fatalf("%d integrations, want 3", len(integrations))
+	if len(integrations) != 4 { // the three visitors' routes, and one for every admin route
+		t.Fatalf("%d integrations, want 4", len(integrations))
 	}
 	wantRoutes := map[string]string{
 		"POST /queue/enter":   FnEnter,
@@ -298,12 +316,15 @@ func TestRoutesAuthorizerAndNoRouteToAdmit(t *testing.T) {
 		"POST /orders":        FnOrderGate,
 	}
 	routes := s.resources("AWS::ApiGatewayV2::Route")
-	if len(routes) != len(wantRoutes) {
-		t.Fatalf("%d routes, want %d", len(routes), len(wantRoutes))
+	if len(routes) != len(wantRoutes)+len(adminRoutes) {
+		t.Fatalf("%d routes, want %d", len(routes), len(wantRoutes)+len(adminRoutes))
 	}
 	for _, r := range routes {
 		p := props(r)
 		key := p["RouteKey"].(string)
+		if strings.Contains(key, " /admin/") {
+			continue // AWS_IAM, to the admin function (TestStackWiresTheAdminAPI)
+		}
 		fn, ok := wantRoutes[key]
 		if !ok {
 			t.Errorf("unexpected route %q", key)
@@ -376,11 +397,14 @@ func TestAdmitScheduleAndInvokePermissions(t *testing.T) {
 		FnPosition:  {"apigateway.amazonaws.com"},
 		FnOrderGate: {"apigateway.amazonaws.com"},
 	}
+	for range adminRoutes { // one permission per admin route, each scoped to its route
+		want[FnAdmin] = append(want[FnAdmin], "apigateway.amazonaws.com")
+	}
 	if js(invokers) != js(want) {
 		t.Errorf("invoke permissions = %v, want %v", invokers, want)
 	}
-	if len(perms) != 4 {
-		t.Errorf("%d Lambda permissions, want 4", len(perms))
+	if len(perms) != 4+len(adminRoutes) {
+		t.Errorf("%d Lambda permissions, want %d", len(perms), 4+len(adminRoutes))
 	}
 }
 
@@ -521,7 +545,11 @@ func TestAlarmTopic(t *testing.T) {
 }
 
 func TestRefusesWithoutAuthorizer(t *testing.T) {
-	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())})
+	out, err := os.MkdirTemp(outRoot, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(out)})
 	p := baseProps()
 	p.JwtIssuer, p.JwtAudience = "", nil
 	w, err := NewWaitroomStack(app, "Waitroom", p)
@@ -565,7 +593,11 @@ func TestPollTiersFromTheRootPackage(t *testing.T) {
 	if v := s.fnProps(t, FnPosition)["Environment"].(map[string]any)["Variables"].(map[string]any)["POLL_TIERS"]; v != "30:4000,0:1000" {
 		t.Errorf("POLL_TIERS = %v, want the canonical 30:4000,0:1000", v)
 	}
-	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())})
+	out, err := os.MkdirTemp(outRoot, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(out)})
 	p := baseProps()
 	p.PollTiers = "10:1000,0:5000"
 	if _, err := NewWaitroomStack(app, "Waitroom", p); err == nil || !strings.Contains(err.Error(), "pollTiers") {

@@ -66,8 +66,9 @@ func (c *Consumer) apply(ctx context.Context, m Message) error {
 		return nil
 	}
 	_, _, err := c.Store.Apply(ctx, e, c.keep())
-	if waitroom.ErrorCode(err) == waitroom.EQueueFull {
-		return nil // recorded: position answers queue_full to this receipt
+	switch waitroom.ErrorCode(err) {
+	case waitroom.EQueueFull, waitroom.ERoomNotFound:
+		return nil // recorded: position tells the receipt's holder
 	}
 	return err
 }

@@ -16,7 +16,7 @@ import (
 // redelivery has expired with the receipt.
 func TestConsumerDropsEntriesOlderThanTheirReceipt(t *testing.T) {
 	rdb := redistest.Start(t).Client()
-	store := redisstore.New(rdb, waitroom.Config{QueueCapacity: 10, AdmitRatePerSec: 1, AdmitInterval: time.Second})
+	store := redisstore.New(rdb, waitroom.Config{QueueCapacity: 10, AdmitRatePerSec: 1, AdmitInterval: time.Second, OpenRooms: true})
 	now := time.Now()
 	c := &intake.Consumer{Store: store, Keep: time.Hour, Now: func() time.Time { return now }}
 	var msgs []intake.Message

@@ -6,6 +6,8 @@ package localrun
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -28,6 +30,9 @@ type Runner struct {
 	URL    string // base URL of the routes
 	Config waitroom.Config
 	Demo   *demoorder.Service // the demo order API, when it runs
+	// GeneratedAdminToken says Config.AdminToken was made up at start
+	// because ADMIN_TOKEN was unset: the command prints it, once.
+	GeneratedAdminToken bool
 
 	srv     *http.Server
 	rdb     redis.UniversalClient
@@ -63,6 +68,12 @@ func Start(cfg waitroom.Config, log *slog.Logger) (_ *Runner, err error) {
 		cfg.OrderAPIURL = url
 		log.Info("demo order API: 20 connections, ~200 ms per order (set ORDER_API_URL to use yours)", "url", url)
 	}
+	if cfg.AdminToken == "" {
+		if cfg.AdminToken, err = newAdminToken(); err != nil {
+			return nil, err
+		}
+		r.GeneratedAdminToken = true
+	}
 	if cfg.Visitor.Tickets, err = ticketKeys(cfg.Visitor.Tickets, log); err != nil {
 		return nil, err
 	}
@@ -72,7 +83,8 @@ func Start(cfg waitroom.Config, log *slog.Logger) (_ *Runner, err error) {
 	}
 	r.closers = append(r.closers, func() { _ = r.rdb.Close() })
 	store := redisstore.New(r.rdb, cfg)
-	api := &awslambda.API{Config: cfg, Queue: store, Orders: orderapi.New(cfg.OrderAPIURL, cfg.OrderTimeout), Log: log}
+	api := &awslambda.API{Config: cfg, Queue: store, Orders: orderapi.New(cfg.OrderAPIURL, cfg.OrderTimeout), Log: log,
+		Admin: &awslambda.Admin{Config: cfg, Rooms: store, Token: cfg.AdminToken, Log: log}}
 	consume, err := intakeBroker(cfg, api, store, log)
 	if err != nil {
 		return nil, err
@@ -162,6 +174,15 @@ func AdmitForever(ctx context.Context, log *slog.Logger, a *waitroom.Admitter) {
 			}
 		}
 	}
+}
+
+// newAdminToken is 256 random bits, URL-safe.
+func newAdminToken() (waitroom.Secret, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("admin token: %w", err)
+	}
+	return waitroom.Secret(base64.RawURLEncoding.EncodeToString(b[:])), nil
 }
 
 func serve(h http.Handler, closers *[]func()) (string, error) {

@@ -13,8 +13,8 @@ BENCH_OPS := '^Benchmark(Enter|Position|GateCheck|AdmitBatch)$$'
 bench-quick: redis-server
 	@$(GO) run ./bench/spike quick
 
-## bench: every spike run, the long line, the tier sweep, the micro-benchmarks, then BENCHMARKS.md and its plots (~40 min)
-bench: redis-server bench-micro bench-micro-pinned bench-spike bench-longline bench-tiers
+## bench: every spike run, the long line, the tier sweep, the micro-benchmarks, admission → client knows, then BENCHMARKS.md and its plots (~41 min)
+bench: redis-server bench-micro bench-micro-pinned bench-spike bench-longline bench-tiers bench-notify
 	@$(MAKE) --no-print-directory bench-report
 
 ## bench-spike: the strategies side by side, the margin sweep and the larger scale, into docs/bench/spike-results.json (~14 min)
@@ -54,4 +54,4 @@ bench-tiers: redis-server
 bench-report:
 	$(GO) run ./bench/spike report -in $(BENCH_DIR)/spike-results.json -micro $(BENCH_DIR)/micro-results.json \
 	  -micro-pinned $(BENCH_DIR)/micro-pinned-results.json -longline $(BENCH_DIR)/longline-results.json \
-	  -tiers $(BENCH_DIR)/tiers-results.json -md BENCHMARKS.md -plots $(BENCH_DIR)
+	  -tiers $(BENCH_DIR)/tiers-results.json -notify $(BENCH_DIR)/notify-results.json -md BENCHMARKS.md -plots $(BENCH_DIR)

@@ -3,7 +3,7 @@
 # redis-server. Not part of `make test`; the figures go to BENCHMARKS.md.
 .PHONY: bench-notify
 
-## bench-notify: admission → client knows, p50/p95, SSE vs polling (~45 s) into docs/bench/notify-results.json
+## bench-notify: admission → client knows, p50/p95, SSE vs polling (~1.5 min) into docs/bench/notify-results.json
 bench-notify: redis-server
 	@mkdir -p docs/bench
 	WAITROOM_NOTIFY_BENCH=1 NOTIFY_OUT=$(CURDIR)/docs/bench/notify-results.json \

@@ -20,7 +20,7 @@ var (
 
 	// applyScript wraps enter.lua itself, so that an applied entry joins the
 	// line exactly as a direct enter does.
-	applyScript = redis.NewScript(applyHead + enterLua + "\n" + applyTail)
+	applyScript = redis.NewScript(applyHead + sources["enter.lua"] + "\n" + applyTail)
 )
 
 var _ waitroom.Applier = (*Store)(nil)
@@ -36,38 +36,15 @@ func (r roomKeys) applied(user string) string {
 // check, the enter and the record are one script, so a redelivered entry is
 // never applied twice, whatever happened to the consumer in between.
 func (s *Store) Apply(ctx context.Context, e waitroom.Entry, keep time.Duration) (waitroom.Standing, bool, error) {
-	k := roomKeys(e.Room)
-	keys := []string{k.line(), k.seq(), k.token(e.User), k.marks(), k.lastMark(), k.applied(e.User)}
-	args := []any{e.User, s.capacity, e.AcceptedAt.UnixMicro(), keep.Milliseconds()}
-	var res *redis.Cmd
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		res = applyScript.EvalSha(ctx, p, keys, args...)
-		p.SAdd(ctx, roomsKey, e.Room)
-		return nil
-	})
-	if isNoScript(err) {
-		res = applyScript.Run(ctx, s.rdb, keys, args...)
-		err = res.Err()
-	}
+	reply, err := s.runEnter(ctx, applyScript, e.Room, e.User, []string{roomKeys(e.Room).applied(e.User)},
+		e.AcceptedAt.UnixMicro(), keep.Milliseconds())
 	if err != nil {
-		return waitroom.Standing{}, false, waitroom.Unavailable(err)
+		return waitroom.Standing{}, false, err
 	}
-	reply, err := res.Slice()
-	switch {
-	case err != nil:
-		return waitroom.Standing{}, false, waitroom.Unavailable(err)
-	case reply[0] == "APPLIED":
+	if reply[0] == "APPLIED" {
 		return waitroom.Standing{}, true, nil
-	case reply[0] == "FULL":
-		return waitroom.Standing{}, false, queueFull(e.Room)
 	}
-	st, err := standing(reply)
-	st.Joined = len(reply) == 3 && reply[2] == int64(1)
-	if err == nil && st.Joined && st.Position == 1 { // as Enter: register after the insert too
-		if err := s.rdb.SAdd(ctx, roomsKey, e.Room).Err(); err != nil {
-			return waitroom.Standing{}, false, waitroom.Unavailable(err)
-		}
-	}
+	st, err := s.entered(ctx, e.Room, reply)
 	return st, false, err
 }
 
@@ -80,10 +57,10 @@ func (s *Store) LastApplied(ctx context.Context, room, user string) (waitroom.Ap
 	case err != nil:
 		return waitroom.Applied{}, false, waitroom.Unavailable(err)
 	}
-	us, full := strings.CutSuffix(rec, ":full")
+	us, refusal, _ := strings.Cut(rec, ":")
 	n, err := strconv.ParseInt(us, 10, 64)
 	if err != nil {
 		return waitroom.Applied{}, false, waitroom.Unavailable(err)
 	}
-	return waitroom.Applied{AcceptedAt: time.UnixMicro(n), Full: full}, true, nil
+	return waitroom.Applied{AcceptedAt: time.UnixMicro(n), Full: refusal == "FULL", NoRoom: refusal == "NOROOM"}, true, nil
 }

@@ -77,3 +77,22 @@ func TestApplyMatchesEnter(t *testing.T) {
 		t.Fatal("nobody was applied")
 	}
 }
+
+// With OPEN_ROOMS off, an entry for a room no operator created is refused
+// as enter refuses it, and the refusal is recorded for position to report.
+func TestApplyToAnUnknownRoom(t *testing.T) {
+	ctx := context.Background()
+	cfg := testConfig()
+	cfg.OpenRooms = false
+	s, _ := newStore(t, cfg)
+	e := waitroom.Entry{Room: "nowhere", User: "u", AcceptedAt: time.Now()}
+	_, _, aerr := s.Apply(ctx, e, time.Hour)
+	_, derr := s.Enter(ctx, "nowhere", "u")
+	if waitroom.ErrorCode(aerr) != waitroom.ERoomNotFound || waitroom.ErrorCode(derr) != waitroom.ERoomNotFound {
+		t.Fatalf("apply %v, enter %v: want room_not_found from both", aerr, derr)
+	}
+	last, found, err := s.LastApplied(ctx, "nowhere", "u")
+	if err != nil || !found || !last.NoRoom || last.Full {
+		t.Fatalf("the refusal must be recorded: %+v %v %v", last, found, err)
+	}
+}

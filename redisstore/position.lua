@@ -1,13 +1,27 @@
 -- Where a user stands, read atomically so that an admission in between
 -- cannot make a waiting user look absent.
--- KEYS[1] line  KEYS[2] the user's entry-token record   ARGV[1] user
--- Returns {'READY', record} | {'WAITING', position} | {'NOT_IN_QUEUE'}
-local record = redis.call('GET', KEYS[2])
+-- KEYS[1] settings  KEYS[2] line  KEYS[3] the user's entry-token record
+-- KEYS[4] budget  KEYS[5] live tokens
+-- ARGV[1..4] defaults (room.lua)  ARGV[5] user  ARGV[6] stall after µs
+-- ARGV[7] stall horizon ms (room.lua, stalled)
+-- Returns answer(kind, …): {'READY', record} | {'WAITING', position}
+--   | {'PREQUEUE'} | {'NOT_IN_QUEUE'} | {'NOROOM'}
+local room = roomSettings()
+if not room.open then
+  return {'NOROOM'}
+end
+local record = redis.call('GET', KEYS[3])
 if record then
-  return {'READY', record}
+  return answer('READY', record, 0, room)
 end
-local rank = redis.call('ZRANK', KEYS[1], ARGV[1])
-if rank then
-  return {'WAITING', rank + 1}
+local rank = redis.call('ZRANK', KEYS[2], ARGV[5])
+if not rank then
+  return answer('NOT_IN_QUEUE', 0, 0, room)
 end
-return {'NOT_IN_QUEUE'}
+if room.opensAt > 0 then -- the clock only for a scheduled opening
+  local _, nowMs = serverTime()
+  if room.opensAt > nowMs then
+    return answer('PREQUEUE', 0, 0, room)
+  end
+end
+return answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, KEYS[4], KEYS[5], tonumber(ARGV[6]), tonumber(ARGV[7])))

@@ -2,9 +2,11 @@ package redisstore_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -58,6 +60,31 @@ func TestRoundTripsPerOperation(t *testing.T) {
 	measure("enter", 1, func() error { _, err := s.Enter(ctx, "r", "u1"); return err })
 	measure("position", 1, func() error { _, err := s.Position(ctx, "r", "u1"); return err })
 	measure("admit batch", 2, func() error { _, err := s.AdmitBatch(ctx); return err })
+
+	// Room settings are read inside the same scripts: a created room of a
+	// closed store (OPEN_ROOMS=false), paused or in its pre-queue, costs the
+	// same, and so does refusing a room nobody created.
+	closedCfg := testConfig()
+	closedCfg.OpenRooms = false
+	closed := redisstore.New(rdb, closedCfg)
+	opens := time.Now().Add(time.Hour)
+	for room, change := range map[string]func(*waitroom.Settings){
+		"paused": func(st *waitroom.Settings) { st.Paused, st.MaxActive, st.RatePerSec = true, 5, 0.5 },
+		"early":  func(st *waitroom.Settings) { st.OpensAt = &opens },
+	} {
+		if _, err := closed.Update(ctx, room, true, func(st waitroom.Settings) (waitroom.Settings, error) { change(&st); return st, nil }); err != nil {
+			t.Fatal(err)
+		}
+		measure(room+" enter", 1, func() error { _, err := closed.Enter(ctx, room, "u1"); return err })
+		measure(room+" position", 1, func() error { _, err := closed.Position(ctx, room, "u1"); return err })
+	}
+	measure("unknown room enter", 1, func() error {
+		if _, err := closed.Enter(ctx, "unknown", "u1"); waitroom.ErrorCode(err) != waitroom.ERoomNotFound {
+			return fmt.Errorf("enter of an unknown room: %v", err)
+		}
+		return nil
+	})
+	measure("closed admit batch", 2, func() error { _, err := closed.AdmitBatch(ctx); return err })
 
 	// Warm the gate's scripts on one user, then count on another.
 	tokens := map[string]string{}

@@ -1,14 +1,35 @@
 -- Where a user stands and the sequence number of their place, read
 -- atomically: a live stream computes the position from it and the front of
 -- the line alone, so that open streams cost the store nothing per stream.
--- KEYS[1] line  KEYS[2] the user's entry-token record   ARGV[1] user
--- Returns {'READY', record} | {'WAITING', position, sequence} | {'NOT_IN_QUEUE'}
-local record = redis.call('GET', KEYS[2])
+-- That arithmetic holds only for a line of whole sequence numbers whose
+-- answers depend on nothing else: a room without stored settings. Otherwise
+-- the sequence is 0 and the stream reads the seat again at every move.
+-- KEYS[1] settings  KEYS[2] line  KEYS[3] the user's entry-token record
+-- KEYS[4] budget  KEYS[5] live tokens
+-- ARGV[1..4] defaults (room.lua)  ARGV[5] user  ARGV[6] stall after µs  ARGV[7] stall horizon ms
+-- Returns answer(kind, …) as position.lua, and for WAITING an eighth element: the sequence or 0
+local room = roomSettings()
+if not room.open then
+  return {'NOROOM'}
+end
+local record = redis.call('GET', KEYS[3])
 if record then
-  return {'READY', record}
+  return answer('READY', record, 0, room)
 end
-local seq = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if seq then
-  return {'WAITING', redis.call('ZRANK', KEYS[1], ARGV[1]) + 1, tonumber(seq)}
+local rank = redis.call('ZRANK', KEYS[2], ARGV[5])
+if not rank then
+  return answer('NOT_IN_QUEUE', 0, 0, room)
 end
-return {'NOT_IN_QUEUE'}
+if room.opensAt > 0 then
+  local _, nowMs = serverTime()
+  if room.opensAt > nowMs then
+    return answer('PREQUEUE', 0, 0, room)
+  end
+end
+local out = answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, KEYS[4], KEYS[5], tonumber(ARGV[6]), tonumber(ARGV[7])))
+local seq = 0
+if not room.stored then
+  seq = tonumber(redis.call('ZSCORE', KEYS[2], ARGV[5]))
+end
+table.insert(out, seq)
+return out

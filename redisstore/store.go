@@ -8,12 +8,14 @@ import (
 	"crypto/rand"
 	_ "embed"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -34,14 +36,43 @@ var (
 	orderCommitLua string
 	//go:embed unlock.lua
 	unlockLua string
+	//go:embed room.lua
+	roomLua string
+	//go:embed status.lua
+	statusLua string
+	//go:embed settings_set.lua
+	settingsSetLua string
 
-	enterScript       = redis.NewScript(enterLua)
-	positionScript    = redis.NewScript(positionLua)
-	admitScript       = redis.NewScript(admitLua)
-	orderBeginScript  = redis.NewScript(orderBeginLua)
-	orderCommitScript = redis.NewScript(orderCommitLua)
-	unlockScript      = redis.NewScript(unlockLua)
+	// sources are the scripts as the store loads them, by file name: the
+	// room scripts begin with room.lua, the settings every one of them reads.
+	sources = map[string]string{
+		"enter.lua":        roomLua + "\n" + enterLua,
+		"position.lua":     roomLua + "\n" + positionLua,
+		"admit.lua":        roomLua + "\n" + admitLua,
+		"status.lua":       roomLua + "\n" + statusLua,
+		"settings_set.lua": settingsSetLua,
+		"order_begin.lua":  orderBeginLua,
+		"order_commit.lua": orderCommitLua,
+		"unlock.lua":       unlockLua,
+	}
+
+	enterScript       = redis.NewScript(sources["enter.lua"])
+	positionScript    = redis.NewScript(sources["position.lua"])
+	admitScript       = redis.NewScript(sources["admit.lua"])
+	statusScript      = redis.NewScript(sources["status.lua"])
+	settingsSetScript = redis.NewScript(sources["settings_set.lua"])
+	orderBeginScript  = redis.NewScript(sources["order_begin.lua"])
+	orderCommitScript = redis.NewScript(sources["order_commit.lua"])
+	unlockScript      = redis.NewScript(sources["unlock.lua"])
 )
+
+// Source is the text of one of the store's scripts, by file name
+// ("enter.lua"), exactly as the store loads it: for benchmarks that call
+// the scripts directly (EVALSHA). ok is false for an unknown name.
+func Source(name string) (text string, ok bool) {
+	text, ok = sources[name]
+	return text, ok
+}
 
 // Client is the part of go-redis the store uses; *redis.Client and
 // *redis.ClusterClient both satisfy it.
@@ -59,6 +90,10 @@ type Client interface {
 // outside any room's hash slot; admission reads it once per batch.
 const roomsKey = "wr:rooms"
 
+// createdKey lists the rooms operators created (admin API); like roomsKey
+// it is outside any room's slot.
+const createdKey = "wr:created"
+
 // IdempotencyTTL is how long a successful order's answer is kept for replays.
 const IdempotencyTTL = 24 * time.Hour
 
@@ -66,39 +101,64 @@ const IdempotencyTTL = 24 * time.Hour
 // so that it outlives the request it guards but not a crashed gate for long.
 const lockMargin = 5 * time.Second
 
-// Store implements waitroom.Queue.
+// stallIntervals is how many batch intervals without a batch make admission
+// stalled: users then poll at the far tier instead of at their turn.
+const stallIntervals = 5
+
+// idleExpiry is how long an idle room's keys outlive its last waiter or
+// token (at least; admit.lua lengthens it for slow rates).
+const idleExpiry = time.Minute
+
+// Store implements waitroom.Queue and waitroom.Rooms.
 type Store struct {
-	rdb           Client
-	capacity      int64
-	rate          float64
-	batch         float64
-	tokenTTL      time.Duration
-	lockTTL       time.Duration
-	random        io.Reader
+	rdb       Client
+	defaults  []any // ARGV[1..4] of every room script (room.lua)
+	openRooms bool
+	interval  time.Duration
+	stall     time.Duration
+	horizon   time.Duration // turns farther than this poll at the far tier anyway
+	idle      time.Duration
+	lockTTL   time.Duration
+	random    io.Reader
+	// tokensPerRoom is the default batch rounded up (2.5 users a batch must
+	// be able to admit 3 now and then): the token parts a room's admit call
+	// gets until its script has said how many its own rate needs (wanted).
 	tokensPerRoom int
+	wanted        sync.Map // room -> int
 }
 
-var _ waitroom.Queue = (*Store)(nil)
+var (
+	_ waitroom.Queue = (*Store)(nil)
+	_ waitroom.Rooms = (*Store)(nil)
+)
 
 // New returns a store for the rules in cfg.
 func New(rdb Client, cfg waitroom.Config) *Store {
-	batch := cfg.BatchSize()
 	return &Store{
 		rdb:           rdb,
-		capacity:      cfg.QueueCapacity,
-		rate:          cfg.AdmitRatePerSec,
-		batch:         batch,
-		tokenTTL:      cfg.EntryTokenTTL,
+		defaults:      []any{cfg.AdmitRatePerSec, cfg.QueueCapacity, cfg.EntryTokenTTL.Milliseconds(), flag(cfg.OpenRooms)},
+		openRooms:     cfg.OpenRooms,
+		interval:      cfg.AdmitInterval,
+		stall:         stallIntervals * cfg.AdmitInterval,
+		horizon:       cfg.FarHorizon(),
+		idle:          idleExpiry,
 		lockTTL:       cfg.OrderTimeout + lockMargin,
 		random:        rand.Reader,
-		tokensPerRoom: int(math.Ceil(batch)), // 2.5 users a batch must be able to admit 3 now and then
+		tokensPerRoom: int(math.Ceil(cfg.BatchSize())),
 	}
+}
+
+// args are the defaults followed by a script's own arguments.
+func (s *Store) args(own ...any) []any {
+	return append(append(make([]any, 0, len(s.defaults)+len(own)), s.defaults...), own...)
 }
 
 // roomKeys names the keys of one room; the {room} hash tag keeps them in one slot.
 type roomKeys string
 
 func (r roomKeys) key(name string) string { return "wr:{" + string(r) + "}:" + name }
+func (r roomKeys) settings() string       { return r.key("settings") }
+func (r roomKeys) admits() string         { return r.key("admits") }
 func (r roomKeys) line() string           { return r.key("line") }
 func (r roomKeys) seq() string            { return r.key("seq") }
 func (r roomKeys) marks() string          { return r.key("marks") }
@@ -117,47 +177,72 @@ func (r roomKeys) idempotency(user, key string) string {
 	return r.key("idem:" + strconv.Itoa(len(user)) + ":" + user + ":" + key)
 }
 
-// Enter joins the line in one round trip: the script and the room's
-// registration for admission travel in one pipeline (re-registering on every
-// enter heals a registration lost to an error). The first user of an empty
+// Enter joins the line in one round trip: the script and, with OPEN_ROOMS,
+// the room's registration for admission travel in one pipeline
+// (re-registering on every enter heals a registration lost to an error;
+// operator-created rooms stay registered, so closed rooms need none, and
+// an unknown room then writes nothing at all). The first user of an empty
 // line registers the room once more after the script has answered: on a
 // cluster the pipeline's two commands go to two nodes in no set order, and
 // forgetRoom, which re-checks the line after unregistering a room, must never
 // miss a user this enter put in line.
 func (s *Store) Enter(ctx context.Context, room, user string) (waitroom.Standing, error) {
+	reply, err := s.runEnter(ctx, enterScript, room, user, nil)
+	if err != nil {
+		return waitroom.Standing{}, err
+	}
+	return s.entered(ctx, room, reply)
+}
+
+// runEnter runs enter.lua, or a script that wraps it (Apply), with enter's
+// keys and arguments followed by extraKeys and extraArgs.
+func (s *Store) runEnter(ctx context.Context, script *redis.Script, room, user string, extraKeys []string, extraArgs ...any) ([]any, error) {
+	draw, err := s.draw()
+	if err != nil {
+		return nil, waitroom.Unavailable(err)
+	}
 	k := roomKeys(room)
-	keys := []string{k.line(), k.seq(), k.token(user), k.marks(), k.lastMark()}
-	args := []any{user, s.capacity}
+	keys := append([]string{k.settings(), k.line(), k.seq(), k.token(user), k.marks(), k.lastMark(), k.budget(), k.tokens()}, extraKeys...)
+	args := append(s.args(user, draw, s.stall.Microseconds(), s.horizon.Milliseconds()), extraArgs...)
 	var res *redis.Cmd
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		res = enterScript.EvalSha(ctx, p, keys, args...)
-		p.SAdd(ctx, roomsKey, room)
+	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		res = script.EvalSha(ctx, p, keys, args...)
+		if s.openRooms {
+			p.SAdd(ctx, roomsKey, room)
+		}
 		return nil
 	})
 	if isNoScript(err) { // the node lost its script cache
-		res = enterScript.Run(ctx, s.rdb, keys, args...)
+		res = script.Run(ctx, s.rdb, keys, args...)
 		err = res.Err()
 	}
 	if err != nil {
-		return waitroom.Standing{}, waitroom.Unavailable(err)
+		return nil, waitroom.Unavailable(err)
 	}
 	reply, err := res.Slice()
 	if err != nil {
-		return waitroom.Standing{}, waitroom.Unavailable(err)
+		return nil, waitroom.Unavailable(err)
 	}
+	return reply, nil
+}
+
+// entered decodes enter.lua's answer and registers the room after the
+// first user of an empty line (see Enter).
+func (s *Store) entered(ctx context.Context, room string, reply []any) (waitroom.Standing, error) {
 	if reply[0] == "FULL" {
 		return waitroom.Standing{}, queueFull(room)
 	}
-	st, err := standing(reply)
-	if len(reply) == 3 {
-		st.Joined = reply[2] == int64(1)
+	st, err := standing(room, reply)
+	if err != nil {
+		return st, err
 	}
-	if err == nil && st.Joined && st.Position == 1 {
+	st.Joined = reply[2] == int64(1)
+	if st.Joined && reply[1] == int64(1) {
 		if err := s.rdb.SAdd(ctx, roomsKey, room).Err(); err != nil {
 			return waitroom.Standing{}, waitroom.Unavailable(err)
 		}
 	}
-	return st, err
+	return st, nil
 }
 
 func queueFull(room string) error {
@@ -168,15 +253,42 @@ func queueFull(room string) error {
 // Position reads where the user stands: one script, one round trip.
 func (s *Store) Position(ctx context.Context, room, user string) (waitroom.Standing, error) {
 	k := roomKeys(room)
-	reply, err := positionScript.Run(ctx, s.rdb, []string{k.line(), k.token(user)}, user).Slice()
+	keys := []string{k.settings(), k.line(), k.token(user), k.budget(), k.tokens()}
+	reply, err := positionScript.Run(ctx, s.rdb, keys, s.args(user, s.stall.Microseconds(), s.horizon.Milliseconds())...).Slice()
 	if err != nil {
 		return waitroom.Standing{}, waitroom.Unavailable(err)
 	}
-	return standing(reply)
+	return standing(room, reply)
 }
 
-// standing decodes the replies of enter.lua and position.lua.
-func standing(reply []any) (waitroom.Standing, error) {
+// draw is a pre-queue place: uniform in (0, 1), never either end, from
+// the store's random source so that no visitor can choose it.
+func (s *Store) draw() (float64, error) {
+	var b [4]byte
+	if _, err := io.ReadFull(s.random, b[:]); err != nil {
+		return 0, err
+	}
+	return (float64(binary.BigEndian.Uint32(b[:])) + 0.5) / (1 << 32), nil
+}
+
+// standing decodes the answers of enter.lua and position.lua (room.lua's
+// answer: kind, two values, then the room as the script saw it).
+func standing(room string, reply []any) (waitroom.Standing, error) {
+	if reply[0] == "NOROOM" {
+		return waitroom.Standing{}, waitroom.Errorf(waitroom.ERoomNotFound, "there is no room %q", room)
+	}
+	if len(reply) != 7 {
+		return waitroom.Standing{}, waitroom.Unavailable(fmt.Errorf("unexpected script reply %v", reply))
+	}
+	var st waitroom.Standing
+	rate, _ := reply[3].(string)
+	st.RatePerSec, _ = strconv.ParseFloat(rate, 64)
+	st.Paused = reply[4] == int64(1)
+	opensAt, _ := reply[5].(string)
+	if ms, _ := strconv.ParseInt(opensAt, 10, 64); ms > 0 {
+		st.OpensAt = time.UnixMilli(ms).UTC()
+	}
+	st.Stalled = reply[6] == int64(1)
 	switch reply[0] {
 	case "READY":
 		rec, _ := reply[1].(string)
@@ -184,14 +296,18 @@ func standing(reply []any) (waitroom.Standing, error) {
 		if err != nil {
 			return waitroom.Standing{}, waitroom.Unavailable(err)
 		}
-		return waitroom.Standing{Status: waitroom.Ready, Token: token, ExpiresAt: expiresAt}, nil
+		st.Status, st.Token, st.ExpiresAt = waitroom.Ready, token, expiresAt
 	case "WAITING":
-		pos, _ := reply[1].(int64)
-		return waitroom.Standing{Status: waitroom.Waiting, Position: pos}, nil
+		st.Status = waitroom.Waiting
+		st.Position, _ = reply[1].(int64)
+	case "PREQUEUE":
+		st.Status = waitroom.PreQueue
 	case "NOT_IN_QUEUE":
-		return waitroom.Standing{Status: waitroom.NotInQueue}, nil
+		st.Status = waitroom.NotInQueue
+	default:
+		return waitroom.Standing{}, waitroom.Unavailable(fmt.Errorf("unexpected script reply %v", reply))
 	}
-	return waitroom.Standing{}, waitroom.Unavailable(fmt.Errorf("unexpected script reply %v", reply))
+	return st, nil
 }
 
 // A token record is "<expiresAtUnixMs>:<token>".
@@ -232,12 +348,14 @@ func (s *Store) AdmitBatch(ctx context.Context) (waitroom.Batch, error) {
 	var batch waitroom.Batch
 	var failed error
 	for _, c := range calls {
-		rb, err := decodeAdmit(c)
+		rb, stored, err := s.decodeAdmit(c)
 		if err != nil {
 			failed = err
 			continue
 		}
-		if rb.Waiting == 0 && len(rb.Admitted) == 0 && rb.ActiveTokens == 0 {
+		// Operator-created rooms stay registered: enter does not register
+		// them when rooms are closed, so that unknown rooms write nothing.
+		if !stored && rb.Waiting == 0 && len(rb.Admitted) == 0 && rb.ActiveTokens == 0 {
 			s.forgetRoom(ctx, rb.Room)
 		}
 		batch.Rooms = append(batch.Rooms, rb)
@@ -257,16 +375,20 @@ type admitCall struct {
 
 func (s *Store) admitCall(room string) (admitCall, error) {
 	k := roomKeys(room)
-	args := make([]any, 0, 5+s.tokensPerRoom)
-	args = append(args, s.rate, s.batch, s.tokenTTL.Milliseconds(), k.tokenPrefix(), room)
-	for i := 0; i < s.tokensPerRoom; i++ {
+	n := s.tokensPerRoom
+	if w, ok := s.wanted.Load(room); ok {
+		n = w.(int)
+	}
+	args := s.args(s.interval.Seconds(), k.tokenPrefix(), room, s.idle.Milliseconds())
+	for i := 0; i < n; i++ {
 		t, err := s.randomToken()
 		if err != nil {
 			return admitCall{}, waitroom.Unavailable(err)
 		}
 		args = append(args, t)
 	}
-	return admitCall{room: room, keys: []string{k.line(), k.budget(), k.marks(), k.tokens()}, args: args}, nil
+	keys := []string{k.settings(), k.line(), k.budget(), k.marks(), k.tokens(), k.seq(), k.lastMark(), k.admits()}
+	return admitCall{room: room, keys: keys, args: args}, nil
 }
 
 func (s *Store) runAdmitCalls(ctx context.Context, calls []admitCall) {
@@ -287,33 +409,44 @@ func firstErr(calls []admitCall) error {
 	return nil
 }
 
-func decodeAdmit(c admitCall) (waitroom.RoomBatch, error) {
+// admitHead is the length of admit.lua's reply before the admitted users.
+const admitHead = 6
+
+// decodeAdmit reads a room's batch, whether the room has stored settings,
+// and remembers how many token parts its rate wants next time (a raised
+// rate is short of parts for one batch; the budget keeps what it saved).
+func (s *Store) decodeAdmit(c admitCall) (rb waitroom.RoomBatch, stored bool, err error) {
 	reply, err := c.cmd.Slice()
 	if err != nil {
-		return waitroom.RoomBatch{}, err
+		return rb, false, err
 	}
-	if len(reply) < 4 || (len(reply)-4)%3 != 0 {
-		return waitroom.RoomBatch{}, fmt.Errorf("unexpected admit reply %v", reply)
+	if len(reply) < admitHead || (len(reply)-admitHead)%3 != 0 {
+		return rb, false, fmt.Errorf("unexpected admit reply %v", reply)
 	}
-	rb := waitroom.RoomBatch{Room: c.room}
+	if want, _ := reply[4].(int64); want > 0 {
+		s.wanted.Store(c.room, int(want))
+	}
+	stored = reply[5] == int64(1)
+	rb = waitroom.RoomBatch{Room: c.room}
 	rb.Waiting, _ = reply[0].(int64)
 	rb.ActiveTokens, _ = reply[1].(int64)
 	rb.TokensExpired, _ = reply[2].(int64)
 	expMs, _ := strconv.ParseInt(fmt.Sprint(reply[3]), 10, 64)
 	expiresAt := time.UnixMilli(expMs).UTC()
-	for i := 4; i+2 < len(reply); i += 3 {
+	for i := admitHead; i+2 < len(reply); i += 3 {
 		user, _ := reply[i].(string)
 		token, _ := reply[i+1].(string)
 		waited, _ := reply[i+2].(int64)
 		rb.Admitted = append(rb.Admitted, waitroom.Admission{User: user, Token: token, ExpiresAt: expiresAt, Waited: time.Duration(waited) * time.Second})
 	}
-	return rb, nil
+	return rb, stored, nil
 }
 
 // forgetRoom stops visiting a room nobody waits in. An enter racing with
 // this re-registers the room itself, and the re-check below catches an
 // enter that landed between the script and the SREM.
 func (s *Store) forgetRoom(ctx context.Context, room string) {
+	s.wanted.Delete(room)
 	if s.rdb.SRem(ctx, roomsKey, room).Err() != nil {
 		return
 	}

@@ -24,6 +24,7 @@ func testConfig() waitroom.Config {
 		EntryTokenTTL:   300 * time.Second,
 		QueueCapacity:   100_000,
 		OrderTimeout:    2 * time.Second,
+		OpenRooms:       true,
 	}
 }
 

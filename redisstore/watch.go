@@ -23,23 +23,27 @@ var (
 	//go:embed front.lua
 	frontLua string
 
-	seatScript  = redis.NewScript(seatLua)
+	seatScript  = redis.NewScript(roomLua + "\n" + seatLua) // a room script (room.lua)
 	frontScript = redis.NewScript(frontLua)
 )
 
-// Seat is Position plus, while waiting, the sequence number of the place.
+// Seat is Position plus, while waiting, the sequence number of the place;
+// 0 when the position cannot be computed from the front (a room with stored
+// settings: its answers depend on them, and a pre-queue's places are not
+// whole numbers), and the stream then reads the seat again at every move.
 func (s *Store) Seat(ctx context.Context, room, user string) (waitroom.Standing, int64, error) {
 	k := roomKeys(room)
-	reply, err := seatScript.Run(ctx, s.rdb, []string{k.line(), k.token(user)}, user).Slice()
+	keys := []string{k.settings(), k.line(), k.token(user), k.budget(), k.tokens()}
+	reply, err := seatScript.Run(ctx, s.rdb, keys, s.args(user, s.stall.Microseconds(), s.horizon.Milliseconds())...).Slice()
 	if err != nil {
 		return waitroom.Standing{}, 0, waitroom.Unavailable(err)
 	}
-	if reply[0] == "WAITING" && len(reply) == 3 {
-		seq, _ := reply[2].(int64)
-		st, err := standing(reply[:2])
+	if reply[0] == "WAITING" && len(reply) == 8 {
+		seq, _ := reply[7].(int64)
+		st, err := standing(room, reply[:7])
 		return st, seq, err
 	}
-	st, err := standing(reply)
+	st, err := standing(room, reply)
 	return st, 0, err
 }
 

@@ -159,7 +159,7 @@ func load(base string, n int, prefix string) (lat []float64, failed int64, took 
 func drainStore(t *testing.T) drain {
 	srv := redistest.Start(t)
 	rdb := srv.Client()
-	cfg := waitroom.Config{QueueCapacity: 1_000_000, AdmitRatePerSec: 1, AdmitInterval: time.Second}
+	cfg := waitroom.Config{QueueCapacity: 1_000_000, AdmitRatePerSec: 1, AdmitInterval: time.Second, OpenRooms: true}
 	c := &intake.Consumer{Store: redisstore.New(rdb, cfg)}
 	var msgs []intake.Message
 	now := time.Now()

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/bench/spike/sim"
 	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/localrun"
 	"github.com/waitroom/waitroom/redisstore"
@@ -38,42 +39,40 @@ const (
 	tokenTTL = 300 * time.Second
 )
 
-type result struct {
-	Mode     string  `json:"mode"`
-	Visitors int     `json:"visitors"`
-	P50Ms    float64 `json:"p50Ms"`
-	P95Ms    float64 `json:"p95Ms"`
-	MaxMs    float64 `json:"maxMs"`
-	Requests int64   `json:"requests"` // HTTP requests the clients sent, streams included
-}
-
 func TestNotifyLatency(t *testing.T) {
 	if os.Getenv("WAITROOM_NOTIFY_BENCH") == "" {
 		t.Skip("a measurement: run `make bench-notify` (WAITROOM_NOTIFY_BENCH=1)")
 	}
-	var results []result
-	for _, mode := range []string{"sse", "sse-admitted-elsewhere", "poll"} {
-		r := measure(t, mode)
+	out := sim.NotifyResults{Machine: sim.DescribeHost(), Started: time.Now().UTC().Format(time.RFC3339),
+		Scenario: sim.NotifyScenario{Visitors: visitors, AdmitRatePerSec: rate, AdmitIntervalMs: waitroom.DefaultAdmitIntervalMs,
+			WarmupSeconds: warmup.Seconds(), EntryTokenTTLSeconds: int64(tokenTTL.Seconds())}}
+	for _, mode := range []string{sim.NotifySSE, sim.NotifySSEElsewhere, sim.NotifyPoll} {
+		r, redis := measure(t, mode)
 		t.Logf("%-22s admission → client knows: p50 %.0f ms, p95 %.0f ms, max %.0f ms over %d visitors; %d requests",
 			r.Mode, r.P50Ms, r.P95Ms, r.MaxMs, r.Visitors, r.Requests)
-		results = append(results, r)
+		out.Results = append(out.Results, r)
+		out.Machine.Redis = redis
 	}
-	if out := os.Getenv("NOTIFY_OUT"); out != "" {
-		b, _ := json.MarshalIndent(results, "", "  ")
-		if err := os.WriteFile(out, append(b, '\n'), 0o644); err != nil {
+	out.Finished = time.Now().UTC().Format(time.RFC3339)
+	if path := os.Getenv("NOTIFY_OUT"); path != "" {
+		b, _ := json.MarshalIndent(out, "", "  ")
+		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 }
 
-func measure(t *testing.T, mode string) result {
+// measure plays the scenario with one way of listening; it returns the
+// figures and the redis-server version it ran against.
+func measure(t *testing.T, mode string) (sim.NotifyResult, string) {
 	srv := redistest.Start(t)
 	localRate := strconv.Itoa(rate)
-	if mode == "sse-admitted-elsewhere" {
+	if mode == sim.NotifySSEElsewhere {
 		localRate = "0.001" // this process admits one visitor in 1000 s; another admits the rest
 	}
 	cfg, err := waitroom.LoadConfig(func(k string) (string, bool) {
 		v, ok := map[string]string{"REDIS_URL": srv.URL(), "ADDR": "127.0.0.1:0", "ADMIT_RATE_PER_SEC": localRate,
+			"ADMIT_INTERVAL_MS":       strconv.Itoa(waitroom.DefaultAdmitIntervalMs),
 			"ENTRY_TOKEN_TTL_SECONDS": strconv.Itoa(int(tokenTTL.Seconds()))}[k]
 		return v, ok
 	}, waitroom.LocalDefaults)
@@ -85,7 +84,7 @@ func measure(t *testing.T, mode string) result {
 		t.Fatal(err)
 	}
 	defer run.Close()
-	if mode == "sse-admitted-elsewhere" {
+	if mode == sim.NotifySSEElsewhere {
 		other := cfg
 		other.AdmitRatePerSec = rate
 		ctx, stop := context.WithCancel(context.Background())
@@ -146,7 +145,8 @@ func measure(t *testing.T, mode string) result {
 		lags = append(lags, float64(knew[i].Sub(admitted[i]).Microseconds())/1000)
 	}
 	slices.Sort(lags)
-	return result{Mode: mode, Visitors: len(lags), P50Ms: pct(lags, 0.50), P95Ms: pct(lags, 0.95), MaxMs: lags[len(lags)-1], Requests: requests.Load()}
+	return sim.NotifyResult{Mode: mode, Visitors: len(lags), P50Ms: pct(lags, 0.50), P95Ms: pct(lags, 0.95), MaxMs: lags[len(lags)-1],
+		Requests: requests.Load()}, "redis-server " + sim.ServerVersion(context.Background(), rdb)
 }
 
 func pct(sorted []float64, p float64) float64 {

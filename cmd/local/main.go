@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -27,6 +28,10 @@ func main() {
 	}
 	log.Info("waiting room ready", "url", r.URL, "ratePerSec", cfg.AdmitRatePerSec, "capacity", cfg.QueueCapacity,
 		"open", r.URL+"/?room=tv", "try", "curl -XPOST -H 'X-User-Id: alice' "+r.URL+"/queue/enter")
+	if r.GeneratedAdminToken {
+		// Printed, not logged: the token stays out of log pipelines.
+		fmt.Fprintf(os.Stderr, "\nADMIN_TOKEN was not set; this run's admin token (waitroomctl reads it from WAITROOM_ADMIN_TOKEN):\n  export WAITROOM_URL=%s WAITROOM_ADMIN_TOKEN=%s\n\n", r.URL, string(r.Config.AdminToken))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	<-ctx.Done()

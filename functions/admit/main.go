@@ -4,10 +4,11 @@ package main
 import (
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/internal/lambdaenv"
 )
 
 func main() {
-	env := lambdaenv.Load()
+	env := lambdaenv.Load(waitroom.FunctionDefaults)
 	lambda.Start(env.AdmitHandler())
 }

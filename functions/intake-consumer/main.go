@@ -6,11 +6,12 @@ package main
 import (
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/awslambda"
 	"github.com/waitroom/waitroom/internal/lambdaenv"
 )
 
 func main() {
-	env := lambdaenv.Load()
+	env := lambdaenv.Load(waitroom.FunctionDefaults)
 	lambda.Start(awslambda.ConsumeFunction(env.Consumer()))
 }

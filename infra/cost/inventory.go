@@ -26,6 +26,7 @@ type Inventory struct {
 	Budgets                int
 	BudgetActions          int
 	ProvisionedConcurrency int
+	Distributions          int // CloudFront (the waiting page)
 }
 
 // Function is one Lambda function.

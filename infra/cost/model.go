@@ -51,6 +51,11 @@ func Estimate(inv Inventory, m Measured, p Prices, opt Options) (Report, error) 
 		return Report{}, err
 	}
 	r.PerMillion = perMillionItems(inv, fns, m, p, opt)
+	page, err := pagePerMillion(inv, m.Walk, p)
+	if err != nil {
+		return Report{}, err
+	}
+	r.PerMillion = append(r.PerMillion, page...)
 	for _, it := range r.Idle {
 		r.IdleMonthlyUSD += it.USD
 	}
@@ -159,6 +164,11 @@ func idleItems(inv Inventory, fns roles, m Measured, p Prices) ([]Item, error) {
 	}
 	items = append(items, monitoringItems(inv, p)...)
 	items = append(items, networkItems(inv, p)...)
+	page, err := pageIdleItems(inv, p)
+	if err != nil {
+		return nil, err
+	}
+	items = append(items, page...)
 	add("EventBridge schedule", fns.schedule.Expression+": scheduled rules on the default bus are free", 0)
 	return items, nil
 }

@@ -35,6 +35,8 @@ type Prices struct {
 	NATGatewayHour, NATGatewayGB, PublicIPv4Hour Price
 
 	SecretMonth, KMSKeyMonth, BudgetActionDay Price
+
+	CloudFrontHTTPSRequest, CloudFrontGB, S3StorageGBMonth Price
 }
 
 // Minimum storage metered by ElastiCache Serverless, by engine.
@@ -54,6 +56,8 @@ const (
 	srcSecrets     = "https://aws.amazon.com/secrets-manager/pricing/"
 	srcKMS         = "https://aws.amazon.com/kms/pricing/"
 	srcBudgets     = "https://aws.amazon.com/aws-cost-management/aws-budgets/pricing/"
+	srcCloudFront  = "https://aws.amazon.com/cloudfront/pricing/"
+	srcS3          = "https://aws.amazon.com/s3/pricing/"
 )
 
 // USEast1 is the table for us-east-1, taken on the date in Taken.
@@ -95,6 +99,12 @@ var USEast1 = Prices{
 	SecretMonth:     Price{0.40, "secret-month", srcSecrets, false},
 	KMSKeyMonth:     Price{1.00, "customer managed key-month", srcKMS, false},
 	BudgetActionDay: Price{0.10, "action-enabled budget-day beyond the first two", srcBudgets, true},
+
+	// CloudFront in the United States and Europe, pay as you go, beyond
+	// the always-free 10 M requests and 1 TB a month (not counted here).
+	CloudFrontHTTPSRequest: Price{0.0100 / 1e4, "HTTPS request (CloudFront, US/Europe)", srcCloudFront, true},
+	CloudFrontGB:           Price{0.085, "GB to the internet (CloudFront, US/Europe, first 10 TB)", srcCloudFront, true},
+	S3StorageGBMonth:       Price{0.023, "GB-month (S3 Standard, first 50 TB)", srcS3, false},
 }
 
 // node returns the node-hour price of a node-based cache.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -17,10 +18,15 @@ const IdleBudgetUSD = 12.0
 // synth` runs) into a temporary directory, with a dummy bootstrap per
 // function so that no `make build` is needed. The stack is package main,
 // which a test of this package cannot import, hence the process.
-func synthesizeStack(t *testing.T) string {
+func synthesizeStack(t *testing.T, extra map[string]any) string {
 	t.Helper()
 	assets, out := t.TempDir(), t.TempDir()
-	for _, fn := range []string{"enter", "position", "admit", "order-gate"} {
+	fns, err := os.ReadDir(filepath.Join("..", "..", "functions")) // one bootstrap per functions/<name>
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fns {
+		fn := f.Name()
 		if err := os.MkdirAll(filepath.Join(assets, fn), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -38,6 +44,9 @@ func synthesizeStack(t *testing.T) string {
 		t.Fatal(err)
 	}
 	ctx["assetDir"] = assets
+	for k, v := range extra {
+		ctx[k] = v
+	}
 	ctxJSON, err := json.Marshal(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +71,43 @@ func TestRealStackIdleBudget(t *testing.T) {
 	if testing.Short() {
 		t.Skip("synthesizes the stack (about 30 s)")
 	}
-	inv, err := ReadTemplate(synthesizeStack(t))
+	r := priceStack(t, nil, "the default stack")
+	if r.RequestsPerVisitor < 3 {
+		t.Errorf("%d requests a visitor: enter, at least one poll and an order make 3", r.RequestsPerVisitor)
+	}
+	if r.IdleMonthlyUSD > IdleBudgetUSD {
+		t.Errorf("idle costs $%.2f a month, over the $%.2f budget (line items above)", r.IdleMonthlyUSD, IdleBudgetUSD)
+	}
+}
+
+// With anonymous visitors the stack also serves the waiting page through
+// CloudFront: no idle cost worth a cent, and every API request is billed
+// by CloudFront as well.
+func TestRealStackWithThePage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("synthesizes the stack (about 30 s)")
+	}
+	def := priceStack(t, nil, "the default stack")
+	r := priceStack(t, map[string]any{"jwtIssuer": nil, "jwtAudience": nil, "anonymousVisitors": "true",
+		"ticketSecretSsmParameter": "/waitroom/ticket-secret"}, "the stack with the waiting page")
+	if r.IdleMonthlyUSD > IdleBudgetUSD || r.IdleMonthlyUSD-def.IdleMonthlyUSD > 0.01 {
+		t.Errorf("idle with the page $%.4f a month, without $%.4f: the page should add under a cent", r.IdleMonthlyUSD, def.IdleMonthlyUSD)
+	}
+	var cloudFront float64
+	for _, it := range r.PerMillion {
+		if strings.HasPrefix(it.Name, "CloudFront") {
+			cloudFront += it.USD
+		}
+	}
+	if want := float64(Visitors*r.RequestsPerVisitor) * USEast1.CloudFrontHTTPSRequest.USD; cloudFront < want {
+		t.Errorf("CloudFront per million visitors $%.2f, less than its requests alone ($%.2f)", cloudFront, want)
+	}
+}
+
+// priceStack synthesizes the stack with extra context and prices it.
+func priceStack(t *testing.T, extra map[string]any, name string) Report {
+	t.Helper()
+	inv, err := ReadTemplate(synthesizeStack(t, extra))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,14 +120,9 @@ func TestRealStackIdleBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := r.Print(&out, USEast1, m, "the default stack"); err != nil {
+	if err := r.Print(&out, USEast1, m, name); err != nil {
 		t.Fatal(err)
 	}
 	t.Log("\n" + out.String())
-	if r.RequestsPerVisitor < 3 {
-		t.Errorf("%d requests a visitor: enter, at least one poll and an order make 3", r.RequestsPerVisitor)
-	}
-	if r.IdleMonthlyUSD > IdleBudgetUSD {
-		t.Errorf("idle costs $%.2f a month, over the $%.2f budget (line items above)", r.IdleMonthlyUSD, IdleBudgetUSD)
-	}
+	return r
 }

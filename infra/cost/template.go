@@ -111,6 +111,8 @@ func (inv *Inventory) add(id string, r resource) error {
 		}
 	case "AWS::ApiGatewayV2::Route":
 		inv.API.routes = append(inv.API.routes, route{key: str(p["RouteKey"], ""), target: p["Target"]})
+	case "AWS::CloudFront::Distribution":
+		inv.Distributions++
 	case "AWS::SecretsManager::Secret":
 		inv.Secrets++
 	case "AWS::KMS::Key":
@@ -190,8 +192,10 @@ func parseFunction(id string, p map[string]any) (Function, error) {
 		vars, _ := env["Variables"].(map[string]any)
 		for k, v := range vars {
 			// Values built from other resources (REDIS_URL, ARNs) are
-			// intrinsic functions: they configure nothing the model prices.
-			if s, ok := v.(string); ok {
+			// intrinsic functions, and {{resolve:…}} references (the proxy
+			// and ticket keys) exist only at deploy time: neither configures
+			// anything the model prices.
+			if s, ok := v.(string); ok && !strings.HasPrefix(s, "{{resolve:") {
 				f.Env[k] = s
 			}
 		}

@@ -62,7 +62,8 @@ func WalkVisitor(cfg waitroom.Config, waitSeconds float64) (Walk, error) {
 // environment; a variable the template leaves out takes its default. The
 // store's connection variables (REDIS_*) are left out: REDIS_URL is an
 // intrinsic function in the template, and how the functions log in to the
-// cache prices nothing.
+// cache prices nothing. Nor does the ticket key, a deploy-time reference
+// the template does not hold: a generated one stands in for it.
 func ConfigFromEnv(env map[string]string) (waitroom.Config, error) {
 	return waitroom.LoadConfig(func(k string) (string, bool) {
 		if strings.HasPrefix(k, "REDIS_") {
@@ -70,5 +71,5 @@ func ConfigFromEnv(env map[string]string) (waitroom.Config, error) {
 		}
 		v, ok := env[k]
 		return v, ok
-	}, waitroom.Defaults{})
+	}, waitroom.Defaults{GenerateTicketSecret: true})
 }

@@ -55,6 +55,7 @@ func storeWith(t *testing.T, url string, p redisstore.CredentialsProvider) (*red
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.OpenRooms = true // any room: credentials are this test's subject, not rooms
 	rdb, err := redisstore.NewClient(cfg, p)
 	if err != nil {
 		t.Fatal(err)

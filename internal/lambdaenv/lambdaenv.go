@@ -28,11 +28,12 @@ type Env struct {
 	Metrics *metrics.Recorder
 }
 
-// Load reads the environment or exits the process: Lambda reports an init
-// failure, and the log line says which variable is wrong.
-func Load() Env {
+// Load reads the environment with the function's defaults (which variables
+// it requires) or exits the process: Lambda reports an init failure, and the
+// log line says which variable is wrong.
+func Load(d waitroom.Defaults) Env {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	env, err := load(context.Background(), log)
+	env, err := load(context.Background(), log, d)
 	if err != nil {
 		log.Error("init failed", "err", err)
 		fmt.Fprintln(os.Stderr, err)
@@ -41,8 +42,8 @@ func Load() Env {
 	return env
 }
 
-func load(ctx context.Context, log *slog.Logger) (Env, error) {
-	cfg, err := waitroom.LoadConfig(os.LookupEnv, waitroom.FunctionDefaults)
+func load(ctx context.Context, log *slog.Logger, d waitroom.Defaults) (Env, error) {
+	cfg, err := waitroom.LoadConfig(os.LookupEnv, d)
 	if err != nil {
 		return Env{}, err
 	}

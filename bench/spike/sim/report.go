@@ -26,6 +26,16 @@ type Machine struct {
 
 // DescribeMachine reads the CPU, kernel, Go and redis-server versions.
 func DescribeMachine(ctx context.Context, env *Env) Machine {
+	m := DescribeHost()
+	m.Redis = "redis-server " + ServerVersion(ctx, env.Admin)
+	if out, err := exec.Command("redis-server", "--version").Output(); err == nil && env.Redis.cmd != nil {
+		m.Redis = strings.TrimSpace(string(out))
+	}
+	return m
+}
+
+// DescribeHost reads the CPU, kernel and Go version; Redis is left to the caller.
+func DescribeHost() Machine {
 	m := Machine{NumCPU: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), Go: runtime.Version(), CPUModel: "unknown", Kernel: "unknown"}
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, l := range strings.Split(string(b), "\n") {
@@ -37,10 +47,6 @@ func DescribeMachine(ctx context.Context, env *Env) Machine {
 	}
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		m.Kernel = "Linux " + strings.TrimSpace(string(b))
-	}
-	m.Redis = "redis-server " + ServerVersion(ctx, env.Admin)
-	if out, err := exec.Command("redis-server", "--version").Output(); err == nil && env.Redis.cmd != nil {
-		m.Redis = strings.TrimSpace(string(out))
 	}
 	return m
 }
@@ -104,6 +110,7 @@ type MicroResults struct {
 // the Markdown file.
 type Files struct {
 	Spike, LongLine, Tiers, Micro, Pinned string // results read
+	Notify                                string // bench/notify's results
 	Markdown, Plots                       string // written: the report and its plots' directory
 }
 
@@ -111,6 +118,7 @@ type Files struct {
 type Inputs struct {
 	Spike, LongLine, Tiers *Report
 	Micro, Pinned          *MicroResults
+	Notify                 *NotifyResults
 	Missing                []string // optional files that were absent
 }
 
@@ -122,7 +130,8 @@ func LoadInputs(f Files) (*Inputs, error) {
 		path     string
 		dst      any
 		required bool
-	}{{f.Spike, &in.Spike, true}, {f.LongLine, &in.LongLine, false}, {f.Tiers, &in.Tiers, false}, {f.Micro, &in.Micro, false}, {f.Pinned, &in.Pinned, false}} {
+	}{{f.Spike, &in.Spike, true}, {f.LongLine, &in.LongLine, false}, {f.Tiers, &in.Tiers, false}, {f.Micro, &in.Micro, false}, {f.Pinned, &in.Pinned, false},
+		{f.Notify, &in.Notify, false}} {
 		b, err := os.ReadFile(x.path)
 		if os.IsNotExist(err) && !x.required {
 			in.Missing = append(in.Missing, x.path)

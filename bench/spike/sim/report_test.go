@@ -41,12 +41,17 @@ func fakeInputs() *Inputs {
 	}
 	micro := &MicroResults{Ops: []MicroOp{{Name: "enter", Ratio: 0.9, RatioRuns: []float64{0.8, 0.9, 1}}}, PositionSmallN: 10_000, PositionLargeN: 1_000_000,
 		PositionSmallUs: 10, PositionLargeUs: 11, PositionRatio: 1.1, ZrankSmallUs: 1, ZrankLargeUs: 1.2, MemUsers: 1 << 20, MemPerUser: 110, MemLinePerUser: 93, MemUserIDBytes: 13}
-	return &Inputs{Spike: spike, LongLine: &Report{Runs: []*Result{fakeRun("longline", BatchedJitter, sc)}}, Tiers: tiers, Micro: micro}
+	notify := &NotifyResults{Machine: Machine{Redis: "redis-server 7.9"}, Started: "c", Finished: "d",
+		Scenario: NotifyScenario{Visitors: 400, AdmitRatePerSec: 25, AdmitIntervalMs: 150, WarmupSeconds: 2, EntryTokenTTLSeconds: 300},
+		Results: []NotifyResult{{Mode: NotifySSE, Visitors: 360, P50Ms: 1.5, P95Ms: 5, MaxMs: 13, Requests: 800},
+			{Mode: NotifyPoll, Visitors: 359, P50Ms: 65.8, P95Ms: 119.4, MaxMs: 134, Requests: 1000}}}
+	return &Inputs{Spike: spike, LongLine: &Report{Runs: []*Result{fakeRun("longline", BatchedJitter, sc)}}, Tiers: tiers, Micro: micro, Notify: notify}
 }
 
 func TestReportRendersFromTheResults(t *testing.T) {
 	dir := t.TempDir()
-	f := Files{Spike: filepath.Join(dir, "r", "spike.json"), Tiers: filepath.Join(dir, "r", "tiers.json"), Markdown: filepath.Join(dir, "B.md"), Plots: filepath.Join(dir, "r")}
+	f := Files{Spike: filepath.Join(dir, "r", "spike.json"), Tiers: filepath.Join(dir, "r", "tiers.json"), Notify: filepath.Join(dir, "r", "notify.json"),
+		Markdown: filepath.Join(dir, "B.md"), Plots: filepath.Join(dir, "r")}
 	md, err := WriteReport(fakeInputs(), f)
 	if err != nil {
 		t.Fatal(err)
@@ -60,6 +65,11 @@ func TestReportRendersFromTheResults(t *testing.T) {
 		"**11.00** (5)",                                          // requests per visitor at ≥ 270 s, from ByWait
 		"ids of at most 12 bytes",                                // derived from the 13-byte ids
 		"an sds in the 40 B class (16 B more",                    // a UUID against 13-byte ids
+		"## How soon the visitor knows",                          // bench/notify's section
+		"`r/notify.json`",                                        // named among the inputs
+		"`ADMIT_INTERVAL_MS` 150, 400 visitors",                  // the recorded scenario, not constants
+		"admitted at 25 a second",                                //
+		"| polling as `pollAfterMs` says | 359 | 65.8 ms | 119.4 ms | 134.0 ms | 2.5 |", // requests per visitor: 1000 / 400
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)

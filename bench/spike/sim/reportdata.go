@@ -28,12 +28,13 @@ type reportData struct {
 	Scale     []*Result
 	Long      *longLine
 	Tiers     *tierSweep
+	Notify    *notifySection
 	Micro     *micro
 	Missing   []string
 }
 
 // links are the files the report names, relative to it.
-type links struct{ Spike, LongLine, Tiers, Micro, Pinned, Plots string }
+type links struct{ Spike, LongLine, Tiers, Micro, Pinned, Notify, Plots string }
 
 // targets are the goals the report checks figures against.
 type targets struct {
@@ -112,7 +113,7 @@ func buildReport(in *Inputs, f Files) (*reportData, error) {
 	}
 	d := &reportData{
 		Links: links{link(f.Markdown, f.Spike), link(f.Markdown, f.LongLine), link(f.Markdown, f.Tiers),
-			link(f.Markdown, f.Micro), link(f.Markdown, f.Pinned), link(f.Markdown, f.Plots)},
+			link(f.Markdown, f.Micro), link(f.Markdown, f.Pinned), link(f.Markdown, f.Notify), link(f.Markdown, f.Plots)},
 		Machine: rep.Machine, SpikeWhen: rep.When(), Base: factsOf(cmp[0].Scenario), Targets: reportTargets,
 		Compare: cmp, Push: group(rep.Runs, "push"), Scale: group(rep.Runs, "scale"), Missing: in.Missing,
 	}
@@ -129,6 +130,9 @@ func buildReport(in *Inputs, f Files) (*reportData, error) {
 	}
 	if in.Tiers != nil && len(in.Tiers.Runs) > 0 {
 		d.Tiers = buildTierSweep(in.Tiers)
+	}
+	if in.Notify != nil && len(in.Notify.Results) > 0 {
+		d.Notify = buildNotify(in.Notify)
 	}
 	if in.Micro != nil {
 		d.Micro = buildMicro(in.Micro, in.Pinned)

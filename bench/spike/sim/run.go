@@ -164,7 +164,7 @@ func newRunner(env *Env, sc Scenario, st Strategy, orderURL string) (*runner, ro
 	cfg := waitroom.Config{
 		RedisURL: env.Redis.URL, AdmitRatePerSec: sc.Rate(), AdmitInterval: st.AdmitInterval(), AdmitBatches: 1 << 30,
 		EntryTokenTTL: sc.TokenTTL, QueueCapacity: 10_000_000, OrderAPIURL: orderURL, PollTiers: tiers,
-		OrderTimeout: sc.OrderTimeout, TrustUserHeader: true, Addr: "127.0.0.1:0",
+		OrderTimeout: sc.OrderTimeout, TrustUserHeader: true, Addr: "127.0.0.1:0", OpenRooms: true,
 	}
 	rdb, err := redisstore.NewClient(cfg, redisstore.Credentials{})
 	if err != nil {

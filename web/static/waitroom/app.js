@@ -24,7 +24,9 @@
       "e.invalid_room": "This waiting room does not exist. Check the link you followed.",
       "e.other": "Something went wrong. We will retry automatically.",
       "out.text": "Your place has ended, or your turn expired.", "retry.in": "Retrying in {n} s…", "retry.now": "Retrying…",
-      "no.continue": "Your entry token: {token}"
+      "no.continue": "Your entry token: {token}",
+      "title.prequeue": "The sale opens soon", "prequeue.text": "It opens at {t}. Everyone who is here before then gets a random place in line at the opening: keep this page open.",
+      paused: "Admission is paused for a moment; you keep your place."
     },
     ko: {
       "title.loading": "대기열에 들어가는 중…", "title.waiting": "대기 중입니다", "title.ready": "입장하실 차례입니다",
@@ -44,7 +46,9 @@
       "e.invalid_room": "존재하지 않는 대기실입니다. 링크를 확인해 주세요.",
       "e.other": "문제가 발생했습니다. 자동으로 다시 시도합니다.",
       "out.text": "대기 순번이 끝났거나 입장 시간이 지났습니다.", "retry.in": "{n}초 후 다시 시도…", "retry.now": "다시 시도하는 중…",
-      "no.continue": "입장 토큰: {token}"
+      "no.continue": "입장 토큰: {token}",
+      "title.prequeue": "곧 판매가 시작됩니다", "prequeue.text": "{t}에 시작합니다. 그 전에 오신 모든 분은 시작 시각에 무작위로 순번을 받습니다. 이 페이지를 열어 두세요.",
+      paused: "입장이 잠시 멈췄습니다. 순번은 그대로 유지됩니다."
     }
   };
 
@@ -118,6 +122,7 @@
     closeStream();
     stopTimers();
     if (b.status === "READY") return ready(b);
+    if (b.status === "PREQUEUE") return prequeue(b);
     show("problem", "title.out");
     problem(t("out.text"), "rejoin");
   }
@@ -126,7 +131,7 @@
     show("waiting", "title.waiting");
     if (!start || b.position > start) start = b.position;
     $("position").textContent = b.position.toLocaleString(lang === "ko" ? "ko-KR" : "en-US");
-    $("wait").textContent = waitWords(b.estimatedWaitSeconds || 0);
+    $("wait").textContent = b.paused ? t("paused") : waitWords(b.estimatedWaitSeconds || 0);
     var pct = start > 1 ? Math.round(100 * (start - b.position) / (start - 1)) : 100;
     $("progress").value = pct;
     $("progress-label").textContent = t("progress", { p: pct });
@@ -134,6 +139,15 @@
     if (conf.stream && window.EventSource) return listen();
     clearTimeout(timer);
     timer = setTimeout(position, Math.max(b.pollAfterMs || 0, 100)); // the server's pace, never faster
+  }
+
+  // prequeue: the room opens at b.opensAt; ask again when the server says
+  // (just after the opening), then the line's answers take over.
+  function prequeue(b) {
+    show("problem", "title.prequeue");
+    var at = new Date(Date.parse(b.opensAt)).toLocaleTimeString(lang === "ko" ? "ko-KR" : "en-GB", { hour: "2-digit", minute: "2-digit" });
+    problem(t("prequeue.text", { t: at }), "final");
+    timer = setTimeout(position, Math.max(b.pollAfterMs || 0, 100));
   }
 
   function ready(b) {

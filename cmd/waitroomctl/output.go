@@ -1,0 +1,104 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// roomStatus is the admin API's room status (docs/API.md).
+type roomStatus struct {
+	Room                 string     `json:"room"`
+	RatePerSec           float64    `json:"ratePerSec"`
+	Capacity             int64      `json:"capacity"`
+	EntryTokenTTLSeconds int64      `json:"entryTokenTtlSeconds"`
+	MaxActive            int64      `json:"maxActive"`
+	Paused               bool       `json:"paused"`
+	OpensAt              *time.Time `json:"opensAt"`
+	State                string     `json:"state"`
+	Waiting              int64      `json:"waiting"`
+	PreQueued            int64      `json:"prequeued"`
+	ActiveTokens         int64      `json:"activeTokens"`
+	AdmittedLastMinute   int64      `json:"admittedLastMinute"`
+	AdmittedPerSec       float64    `json:"admittedPerSec"`
+	OldestWaitSeconds    int64      `json:"oldestWaitSeconds"`
+}
+
+// lastInLineWait is the estimated wait of the last in line, at the rate.
+func (s roomStatus) lastInLineWait() string {
+	if s.State != "open" {
+		return s.State
+	}
+	return duration(float64(s.Waiting+s.PreQueued) / s.RatePerSec)
+}
+
+// printer writes the answers: as text, or the API's JSON with --json.
+type printer struct {
+	w    io.Writer
+	json bool
+}
+
+func (p printer) room(body []byte, err error) error {
+	if err != nil {
+		return err
+	}
+	if p.json {
+		return p.raw(body)
+	}
+	var s roomStatus
+	if err := json.Unmarshal(body, &s); err != nil {
+		return fmt.Errorf("unexpected answer: %w", err)
+	}
+	opens, maxActive := "-", "no cap"
+	if s.OpensAt != nil {
+		opens = s.OpensAt.UTC().Format(time.RFC3339)
+	}
+	if s.MaxActive > 0 {
+		maxActive = fmt.Sprint(s.MaxActive)
+	}
+	fmt.Fprintf(p.w, "room %s: %s\n", s.Room, s.State)
+	fmt.Fprintf(p.w, "  settings  rate %g/s  capacity %d  token TTL %ds  max active %s  paused %t  opens at %s\n",
+		s.RatePerSec, s.Capacity, s.EntryTokenTTLSeconds, maxActive, s.Paused, opens)
+	fmt.Fprintf(p.w, "  now       waiting %d  pre-queued %d  active tokens %d  admitted %.1f/s (%d in the last minute)  oldest wait %s  last in line %s\n",
+		s.Waiting, s.PreQueued, s.ActiveTokens, s.AdmittedPerSec, s.AdmittedLastMinute, duration(float64(s.OldestWaitSeconds)), s.lastInLineWait())
+	return nil
+}
+
+func (p printer) list(body []byte, err error) error {
+	if err != nil {
+		return err
+	}
+	if p.json {
+		return p.raw(body)
+	}
+	var l struct{ Rooms []roomStatus }
+	if err := json.Unmarshal(body, &l); err != nil {
+		return fmt.Errorf("unexpected answer: %w", err)
+	}
+	tw := tabwriter.NewWriter(p.w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ROOM\tSTATE\tWAITING\tPRE-QUEUED\tADMITTED/S\tRATE\tACTIVE\tOLDEST WAIT")
+	for _, s := range l.Rooms {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.1f\t%g\t%d\t%s\n", s.Room, s.State, s.Waiting, s.PreQueued, s.AdmittedPerSec, s.RatePerSec, s.ActiveTokens, duration(float64(s.OldestWaitSeconds)))
+	}
+	return tw.Flush()
+}
+
+func (p printer) raw(body []byte) error {
+	_, err := fmt.Fprintln(p.w, strings.TrimSpace(string(body)))
+	return err
+}
+
+// duration spells seconds for people: 42s, 3m05s, 2h10m.
+func duration(seconds float64) string {
+	d := time.Duration(seconds * float64(time.Second)).Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}

@@ -1,0 +1,74 @@
+package cost
+
+import (
+	"fmt"
+	"io/fs"
+
+	"github.com/waitroom/waitroom/web"
+)
+
+// APIAnswerBytes is what one API answer sends a viewer through CloudFront:
+// response headers (content type, date, cache and security headers, the
+// ticket cookie) and a position body with its ticket. An estimate rounded
+// up from the answers of the local runner's tests, not a measurement of
+// CloudFront.
+const APIAnswerBytes = 700
+
+// pageFiles is the waiting page as CloudFront serves it: the files under
+// web/static (the ones the stack uploads) and the config.json it writes.
+func pageFiles() (files int, bytes float64, err error) {
+	err = fs.WalkDir(web.Files(), ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		files++
+		bytes += float64(info.Size())
+		return nil
+	})
+	return files + 1, bytes, err // + waitroom/config.json
+}
+
+// pageIdleItems: a distribution has no monthly fee, the bucket stores the
+// page (~15 KB); the deployment's custom-resource functions run only when
+// the stack is deployed or deleted.
+func pageIdleItems(inv Inventory, p Prices) ([]Item, error) {
+	if inv.Distributions == 0 {
+		return nil, nil
+	}
+	_, bytes, err := pageFiles()
+	if err != nil {
+		return nil, err
+	}
+	return []Item{
+		{"CloudFront distribution (waiting page)", fmt.Sprintf("%d: no monthly fee, billed by request and byte", inv.Distributions), 0},
+		{"S3 storage (waiting page)", fmt.Sprintf("%.0f bytes × %s", bytes, money(p.S3StorageGBMonth.USD)), bytes / gb * p.S3StorageGBMonth.USD},
+	}, nil
+}
+
+// pagePerMillion: every visitor loads the page once and sends every API
+// request through the distribution (same origin), so CloudFront bills the
+// page's files and all of the API's requests and answers. Origin fetches
+// from S3 and API Gateway to CloudFront carry no transfer charge. Page
+// bytes are counted uncompressed (an upper bound: CloudFront compresses).
+func pagePerMillion(inv Inventory, w Walk, p Prices) ([]Item, error) {
+	if inv.Distributions == 0 {
+		return nil, nil
+	}
+	files, bytes, err := pageFiles()
+	if err != nil {
+		return nil, err
+	}
+	req := float64(w.Requests())
+	perVisitor := float64(files) + req
+	out := bytes + req*APIAnswerBytes
+	return []Item{
+		{"CloudFront HTTPS requests", fmt.Sprintf("%.0f a visitor: %d page files, %.0f API requests", perVisitor, files, req),
+			Visitors * perVisitor * p.CloudFrontHTTPSRequest.USD},
+		{"CloudFront data transfer out", fmt.Sprintf("%.0f KB a visitor: the page (%.0f KB) and %.0f answers of ≤ %d B", out/1000, bytes/1000, req, APIAnswerBytes),
+			Visitors * out / gb * p.CloudFrontGB.USD},
+	}, nil
+}

@@ -1,0 +1,255 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/internal/redistest"
+)
+
+func internalStore(t *testing.T, open bool) (*Store, *redis.Client) {
+	t.Helper()
+	rdb := redistest.Start(t).Client()
+	cfg := waitroom.Config{AdmitRatePerSec: 100, AdmitInterval: 100 * time.Millisecond, EntryTokenTTL: 300 * time.Second,
+		QueueCapacity: 100_000, OrderTimeout: 2 * time.Second, OpenRooms: open}
+	return New(rdb, cfg), rdb
+}
+
+func setOpensAt(t *testing.T, s *Store, room string, at *time.Time) {
+	t.Helper()
+	_, err := s.Update(context.Background(), room, true, func(o waitroom.Settings) (waitroom.Settings, error) {
+		o.OpensAt = at
+		return o, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The pre-queue's order is a uniformly random permutation: over many rooms
+// of three pre-queued users, each of the 6 orders comes up equally often
+// (chi-square, 5 degrees of freedom, 0.1% significance: 20.52). The draws
+// come from a seeded source, so the test is repeatable; production draws
+// from crypto/rand through the same code. Re-entering keeps the draw.
+func TestPreQueueDrawIsUniform(t *testing.T) {
+	ctx := context.Background()
+	s, rdb := internalStore(t, false)
+	s.random = rand.NewChaCha8([32]byte{'w', 'r'})
+	const trials = 1200
+	later := time.Now().Add(time.Hour)
+	counts := map[string]int{}
+	for i := range trials {
+		room := fmt.Sprintf("t%d", i)
+		setOpensAt(t, s, room, &later)
+		for _, u := range []string{"a", "b", "c", "a", "b", "c"} { // each twice: re-entering
+			st, err := s.Enter(ctx, room, u)
+			if err != nil || st.Status != waitroom.PreQueue {
+				t.Fatalf("enter before the opening: %+v %v", st, err)
+			}
+		}
+		order, err := rdb.ZRange(ctx, roomKeys(room).line(), 0, -1).Result()
+		if err != nil || len(order) != 3 {
+			t.Fatalf("line %v %v", order, err)
+		}
+		counts[strings.Join(order, "")]++
+	}
+	chi2 := 0.0
+	expected := float64(trials) / 6
+	for _, perm := range []string{"abc", "acb", "bac", "bca", "cab", "cba"} {
+		d := float64(counts[perm]) - expected
+		chi2 += d * d / expected
+	}
+	t.Logf("orders %v, chi-square %.2f", counts, chi2)
+	if chi2 > 20.52 {
+		t.Fatalf("the pre-queue order is not uniform: chi-square %.2f > 20.52 (%v)", chi2, counts)
+	}
+}
+
+// 500 users enter while the opening passes and three admitters run. Nobody
+// is lost or admitted twice, and the pre-queue (those answered PREQUEUE)
+// is admitted entirely before anyone who entered after the opening.
+func TestPreQueueOpeningRaceLosesNobody(t *testing.T) {
+	ctx := context.Background()
+	s, _ := internalStore(t, false)
+	opens := time.Now().Add(300 * time.Millisecond)
+	setOpensAt(t, s, "sale", &opens)
+	_, _ = s.Update(ctx, "sale", false, func(o waitroom.Settings) (waitroom.Settings, error) { o.RatePerSec = 400; return o, nil })
+
+	var mu sync.Mutex
+	pre, post := map[string]bool{}, map[string]bool{}
+	var admitted []string // in admission order within each batch
+	admittedTwice := ""
+	seen := map[string]bool{}
+	runCtx, cancel := context.WithCancel(ctx)
+	var admitters sync.WaitGroup
+	for range 3 {
+		admitters.Add(1)
+		go func() {
+			defer admitters.Done()
+			for runCtx.Err() == nil {
+				b, err := s.AdmitBatch(runCtx)
+				mu.Lock()
+				for _, u := range admittedOf(b) {
+					if seen[u] {
+						admittedTwice = u
+					}
+					seen[u] = true
+					admitted = append(admitted, u)
+				}
+				mu.Unlock()
+				if err == nil {
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+		}()
+	}
+	var enters sync.WaitGroup
+	for i := range 500 {
+		enters.Add(1)
+		go func() {
+			defer enters.Done()
+			time.Sleep(time.Duration(i) * 1200 * time.Microsecond) // 0–600 ms: across the opening
+			u := fmt.Sprintf("u%03d", i)
+			st, err := s.Enter(ctx, "sale", u)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil:
+				t.Errorf("enter %s: %v", u, err)
+			case st.Status == waitroom.PreQueue:
+				pre[u] = true
+			case st.Status == waitroom.Waiting:
+				post[u] = true
+			}
+		}()
+	}
+	enters.Wait()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		mu.Lock()
+		n := len(seen)
+		mu.Unlock()
+		if n == 500 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	admitters.Wait()
+	t.Logf("%d pre-queued, %d entered after the opening", len(pre), len(post))
+	if len(pre) == 0 || len(post) == 0 || len(pre)+len(post) != 500 {
+		t.Fatalf("the enters did not straddle the opening: %d before, %d after", len(pre), len(post))
+	}
+	if admittedTwice != "" || len(seen) != 500 {
+		t.Fatalf("admitted twice: %q; admitted %d of 500", admittedTwice, len(seen))
+	}
+	// Batches of concurrent admitters may be recorded out of order, but a
+	// batch is atomic: a post-opening user may come before a pre-queued one
+	// only if the pre-queue was already empty, which cannot be.
+	last := slices.IndexFunc(admitted, func(u string) bool { return post[u] })
+	for _, u := range admitted[last:] {
+		if pre[u] {
+			t.Fatalf("pre-queued %s admitted after %s, who entered after the opening", u, admitted[last])
+		}
+	}
+}
+
+func admittedOf(b waitroom.Batch) []string {
+	var out []string
+	for _, r := range b.Rooms {
+		for _, a := range r.Admitted {
+			out = append(out, a.User)
+		}
+	}
+	return out
+}
+
+// Once a room is idle (nobody waiting, no live token), every key it wrote
+// expires: an open room leaves nothing, a created one its settings only.
+func TestIdleRoomsLeaveNoKeys(t *testing.T) {
+	ctx := context.Background()
+	s, rdb := internalStore(t, true)
+	s.idle = 200 * time.Millisecond
+	setOpensAt(t, s, "kept", nil)
+	for _, room := range []string{"gone", "kept"} {
+		for _, u := range []string{"a", "b"} {
+			if _, err := s.Enter(ctx, room, u); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	b, err := s.AdmitBatch(ctx)
+	if err != nil || len(admittedOf(b)) != 4 {
+		t.Fatalf("%+v %v", b, err)
+	}
+	for _, r := range b.Rooms { // everyone orders: no token left
+		for _, a := range r.Admitted {
+			l, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: r.Room, User: a.User, Token: a.Token})
+			if err == nil {
+				err = s.CommitOrder(ctx, l, waitroom.StoredAnswer{Status: 201})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := s.AdmitBatch(ctx); err != nil { // sees both rooms idle
+		t.Fatal(err)
+	}
+	time.Sleep(2 * s.idle)
+	if _, err := s.AdmitBatch(ctx); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := rdb.Keys(ctx, "*").Result()
+	slices.Sort(keys)
+	want := []string{createdKey, roomsKey, roomKeys("kept").settings()}
+	if err != nil || !slices.Equal(keys, want) {
+		t.Fatalf("keys left: %v, want %v", keys, want)
+	}
+}
+
+// A room that went idle has its keys set to expire; the next user to wait
+// takes the expiry off, or a long wait could lose the sequence (and FIFO).
+func TestWaitingAgainKeepsTheKeys(t *testing.T) {
+	ctx := context.Background()
+	s, rdb := internalStore(t, true)
+	if _, err := s.Enter(ctx, "r", "a"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.AdmitBatch(ctx)
+	if err != nil || len(admittedOf(b)) != 1 {
+		t.Fatalf("%+v %v", b, err)
+	}
+	a := b.Rooms[0].Admitted[0]
+	l, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "r", User: "a", Token: a.Token})
+	if err == nil {
+		err = s.CommitOrder(ctx, l, waitroom.StoredAnswer{Status: 201})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AdmitBatch(ctx); err != nil { // idle: expiry set
+		t.Fatal(err)
+	}
+	k := roomKeys("r")
+	if ttl, _ := rdb.PTTL(ctx, k.seq()).Result(); ttl <= 0 {
+		t.Fatalf("an idle room's sequence does not expire: %v", ttl)
+	}
+	if _, err := s.Enter(ctx, "r", "b"); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{k.seq(), k.marks(), k.lastMark()} {
+		if ttl, _ := rdb.PTTL(ctx, key).Result(); ttl != -1 {
+			t.Errorf("%s expires in %v while someone waits", key, ttl)
+		}
+	}
+}

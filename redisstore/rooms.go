@@ -1,0 +1,173 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/waitroom/waitroom"
+)
+
+// updateAttempts bounds the compare-and-set loop of Update: two operators
+// changing one room at the same instant retry, a storm of them gives up.
+const updateAttempts = 5
+
+// roomRecord is status.lua's reply decoded.
+type roomRecord struct {
+	status  waitroom.RoomStatus
+	stored  bool   // the room has stored settings (an operator created it)
+	exists  bool   // stored, or someone waits or holds a token in it
+	version string // of the stored settings, for the compare-and-set
+}
+
+// List returns every operator-created room and every room in which someone
+// waits or holds a token, sorted by name: two reads, then one pipeline.
+func (s *Store) List(ctx context.Context) ([]waitroom.RoomStatus, error) {
+	var created, active *redis.StringSliceCmd
+	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		created, active = p.SMembers(ctx, createdKey), p.SMembers(ctx, roomsKey)
+		return nil
+	}); err != nil {
+		return nil, waitroom.Unavailable(err)
+	}
+	names := append(created.Val(), active.Val()...)
+	slices.Sort(names)
+	names = slices.Compact(names)
+	records, err := s.readRooms(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]waitroom.RoomStatus, 0, len(records))
+	for _, r := range records {
+		if r.exists {
+			out = append(out, r.status)
+		}
+	}
+	return out, nil
+}
+
+// Status reports one room in one round trip.
+func (s *Store) Status(ctx context.Context, room string) (waitroom.RoomStatus, error) {
+	records, err := s.readRooms(ctx, []string{room})
+	if err != nil {
+		return waitroom.RoomStatus{}, err
+	}
+	if !records[0].exists {
+		return waitroom.RoomStatus{}, notFound(room)
+	}
+	return records[0].status, nil
+}
+
+// Update changes a room's settings with a compare-and-set on their version,
+// then registers the room: operator-created rooms are listed and visited
+// by every admission batch whether or not anyone waits.
+func (s *Store) Update(ctx context.Context, room string, create bool, change func(waitroom.Settings) (waitroom.Settings, error)) (waitroom.SettingsChange, error) {
+	for range updateAttempts {
+		records, err := s.readRooms(ctx, []string{room})
+		if err != nil {
+			return waitroom.SettingsChange{}, err
+		}
+		rec := records[0]
+		if !rec.exists && !create {
+			return waitroom.SettingsChange{}, notFound(room)
+		}
+		next, err := change(rec.status.Settings)
+		if err != nil {
+			return waitroom.SettingsChange{}, err
+		}
+		if err := next.Validate(); err != nil {
+			return waitroom.SettingsChange{}, err
+		}
+		v, err := settingsSetScript.Run(ctx, s.rdb, []string{roomKeys(room).settings()}, settingsArgs(rec.version, next)...).Int64()
+		if err != nil {
+			return waitroom.SettingsChange{}, waitroom.Unavailable(err)
+		}
+		if v == 0 {
+			continue // changed in between: read again
+		}
+		if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.SAdd(ctx, createdKey, room)
+			p.SAdd(ctx, roomsKey, room)
+			return nil
+		}); err != nil {
+			return waitroom.SettingsChange{}, waitroom.Unavailable(err)
+		}
+		return waitroom.SettingsChange{Old: rec.status.Settings, New: next, Created: !rec.stored}, nil
+	}
+	return waitroom.SettingsChange{}, waitroom.Unavailable(errors.New("the settings kept changing under concurrent updates"))
+}
+
+func settingsArgs(version string, st waitroom.Settings) []any {
+	var opensAt int64
+	if st.OpensAt != nil {
+		opensAt = st.OpensAt.UnixMilli()
+	}
+	return []any{version, strconv.FormatFloat(st.RatePerSec, 'g', -1, 64), st.Capacity, st.EntryTokenTTLSeconds * 1000,
+		st.MaxActive, flag(st.Paused), opensAt}
+}
+
+func notFound(room string) error {
+	return waitroom.Errorf(waitroom.ERoomNotFound, "there is no room %q: create it with PUT /admin/rooms/%s", room, room)
+}
+
+// readRooms runs status.lua for every room in one pipeline.
+func (s *Store) readRooms(ctx context.Context, rooms []string) ([]roomRecord, error) {
+	run := func() []*redis.Cmd {
+		cmds := make([]*redis.Cmd, len(rooms))
+		_, _ = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, room := range rooms {
+				k := roomKeys(room)
+				keys := []string{k.settings(), k.line(), k.tokens(), k.seq(), k.marks(), k.admits()}
+				cmds[i] = statusScript.EvalSha(ctx, p, keys, s.args()...)
+			}
+			return nil
+		})
+		return cmds
+	}
+	cmds := run()
+	if len(cmds) > 0 && isNoScript(cmds[0].Err()) {
+		if err := statusScript.Load(ctx, s.rdb).Err(); err != nil {
+			return nil, waitroom.Unavailable(err)
+		}
+		cmds = run()
+	}
+	out := make([]roomRecord, len(rooms))
+	for i, cmd := range cmds {
+		reply, err := cmd.Slice()
+		if err != nil {
+			return nil, waitroom.Unavailable(err)
+		}
+		if out[i], err = decodeStatus(rooms[i], reply); err != nil {
+			return nil, waitroom.Unavailable(err)
+		}
+	}
+	return out, nil
+}
+
+func decodeStatus(room string, r []any) (roomRecord, error) {
+	if len(r) != 16 {
+		return roomRecord{}, fmt.Errorf("unexpected status reply %v", r)
+	}
+	num := func(i int) int64 { n, _ := r[i].(int64); return n }
+	str := func(i int) string { v, _ := r[i].(string); return v }
+	rate, _ := strconv.ParseFloat(str(3), 64)
+	st := waitroom.RoomStatus{Room: room, Settings: waitroom.Settings{
+		RatePerSec: rate, Capacity: num(4), EntryTokenTTLSeconds: num(5) / 1000, MaxActive: num(6), Paused: num(7) == 1,
+	}}
+	if ms, _ := strconv.ParseInt(str(8), 10, 64); ms > 0 {
+		t := time.UnixMilli(ms).UTC()
+		st.OpensAt = &t
+	}
+	st.State = waitroom.RoomState(str(9))
+	st.Waiting, st.PreQueued, st.ActiveTokens, st.AdmittedLastMinute = num(10), num(11), num(12), num(13)
+	st.AdmittedPerSec = math.Round(float64(num(14))/5*10) / 10
+	st.OldestWaitSeconds = num(15)
+	stored := num(0) == 1
+	return roomRecord{status: st, stored: stored, exists: stored || num(1) > 0, version: str(2)}, nil
+}

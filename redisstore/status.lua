@@ -1,0 +1,39 @@
+-- A room's settings and what is happening in it, for operators. Read only.
+-- KEYS[1] settings  KEYS[2] line  KEYS[3] live tokens  KEYS[4] sequence counter
+-- KEYS[5] marks  KEYS[6] admissions per second
+-- ARGV[1..4] defaults (room.lua)
+-- Returns {stored, hasKeys, version, rate, capacity, ttlMs, maxActive, paused, opensAtMs, state,
+--          waiting, prequeued, activeTokens, admittedLastMinute, admittedLast5s, oldestWaitSeconds}
+local room = roomSettings()
+local _, nowMs, nowSec = serverTime()
+local inLine = redis.call('ZCARD', KEYS[2])
+local prequeued = 0
+if room.opensAt > nowMs then
+  -- The pre-queue is everyone placed after the last sequence (enter.lua).
+  local base = redis.call('GET', KEYS[4]) or '0'
+  prequeued = redis.call('ZCOUNT', KEYS[2], '(' .. base, '+inf')
+end
+local active = redis.call('ZCOUNT', KEYS[3], '(' .. nowMs, '+inf')
+local minute, recent = 0, 0
+local counts = redis.call('HGETALL', KEYS[6])
+for i = 1, #counts, 2 do
+  local sec, c = tonumber(counts[i]), tonumber(counts[i + 1])
+  if sec > nowSec - 60 then minute = minute + c end
+  if sec >= nowSec - 5 and sec < nowSec then recent = recent + c end
+end
+local oldest = 0
+local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+if first[2] then
+  local mark = redis.call('ZREVRANGEBYSCORE', KEYS[5], first[2], '-inf', 'LIMIT', 0, 1)
+  if mark[1] then oldest = math.max(0, nowSec - markSecond(mark[1])) end
+end
+local hasKeys = redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4])
+local state = 'open'
+if room.paused then
+  state = 'paused'
+elseif room.opensAt > nowMs then
+  state = 'prequeue'
+end
+return {room.stored and 1 or 0, hasKeys, room.v, string.format('%.17g', room.rate), room.capacity, room.ttl,
+  room.maxActive, room.paused and 1 or 0, string.format('%d', room.opensAt), state,
+  inLine - prequeued, prequeued, active, minute, recent, oldest}

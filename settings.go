@@ -1,0 +1,215 @@
+package waitroom
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Error codes of the admin API (docs/API.md, "Admin API").
+const (
+	EInvalidSettings Code = "invalid_settings"
+	ERoomNotFound    Code = "room_not_found"
+)
+
+// PreQueue is the status of a user who entered before the room's opening:
+// at opensAt everyone in the pre-queue gets a uniformly random place ahead of
+// everyone who enters after it.
+const PreQueue Status = "PREQUEUE"
+
+// Settings are one room's live settings, stored with its line. A room
+// without stored settings runs on the environment's (Config.RoomDefaults).
+type Settings struct {
+	RatePerSec           float64    `json:"ratePerSec"`
+	Capacity             int64      `json:"capacity"`
+	EntryTokenTTLSeconds int64      `json:"entryTokenTtlSeconds"`
+	MaxActive            int64      `json:"maxActive"` // 0: no cap on live entry tokens
+	Paused               bool       `json:"paused"`
+	OpensAt              *time.Time `json:"opensAt"` // nil: open now
+}
+
+// Limits of each setting; the environment's variables have the same ones.
+const (
+	minRate, maxRate         = 0.001, 1e6
+	maxCapacity              = 1_000_000_000
+	minTokenTTL, maxTokenTTL = 1, 86_400
+)
+
+// RoomDefaults are the settings of rooms an operator has not configured.
+func (c Config) RoomDefaults() Settings {
+	return Settings{RatePerSec: c.AdmitRatePerSec, Capacity: c.QueueCapacity, EntryTokenTTLSeconds: int64(c.EntryTokenTTL.Seconds())}
+}
+
+// Validate names the first field out of range.
+func (s Settings) Validate() error {
+	switch {
+	case math.IsNaN(s.RatePerSec) || s.RatePerSec < minRate || s.RatePerSec > maxRate:
+		return invalidSetting("ratePerSec", fmt.Sprintf("must be a number from %g to %g", float64(minRate), float64(maxRate)))
+	case s.Capacity < 1 || s.Capacity > maxCapacity:
+		return invalidSetting("capacity", fmt.Sprintf("must be a whole number from 1 to %d", maxCapacity))
+	case s.EntryTokenTTLSeconds < minTokenTTL || s.EntryTokenTTLSeconds > maxTokenTTL:
+		return invalidSetting("entryTokenTtlSeconds", fmt.Sprintf("must be a whole number from %d to %d", minTokenTTL, maxTokenTTL))
+	case s.MaxActive < 0 || s.MaxActive > maxCapacity:
+		return invalidSetting("maxActive", fmt.Sprintf("must be a whole number from 0 (no cap) to %d", maxCapacity))
+	}
+	return nil
+}
+
+func invalidSetting(field, msg string) *Error {
+	return Errorf(EInvalidSettings, "%s %s", field, msg)
+}
+
+// ApplySettingsJSON changes the fields a JSON object names and leaves the
+// others as they are: PUT applies it to the defaults, PATCH to the stored
+// settings. Unknown fields, wrong types and bad times are refused by name.
+func ApplySettingsJSON(s Settings, body []byte) (Settings, error) {
+	var fields map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&fields); err != nil || fields == nil || dec.More() {
+		return s, Errorf(EInvalidSettings, "the body must be one JSON object of settings")
+	}
+	for name, raw := range fields {
+		var err error
+		switch name {
+		case "ratePerSec":
+			err = json.Unmarshal(raw, &s.RatePerSec)
+		case "capacity":
+			err = json.Unmarshal(raw, &s.Capacity)
+		case "entryTokenTtlSeconds":
+			err = json.Unmarshal(raw, &s.EntryTokenTTLSeconds)
+		case "maxActive":
+			err = json.Unmarshal(raw, &s.MaxActive)
+		case "paused":
+			err = json.Unmarshal(raw, &s.Paused)
+		case "opensAt":
+			s.OpensAt, err = parseOpensAt(raw)
+		default:
+			return s, invalidSetting(name, "is not a setting (ratePerSec, capacity, entryTokenTtlSeconds, maxActive, paused, opensAt)")
+		}
+		if err != nil || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) && name != "opensAt" {
+			return s, invalidSetting(name, "has the wrong type: "+settingTypes[name])
+		}
+	}
+	return s, s.Validate()
+}
+
+var settingTypes = map[string]string{
+	"ratePerSec": "a number", "capacity": "a whole number", "entryTokenTtlSeconds": "a whole number",
+	"maxActive": "a whole number", "paused": "true or false", "opensAt": "an RFC 3339 time or null",
+}
+
+func parseOpensAt(raw json.RawMessage) (*time.Time, error) {
+	var s *string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, err
+	}
+	if s == nil {
+		return nil, nil
+	}
+	t, err := time.Parse(time.RFC3339, *s)
+	if err != nil {
+		return nil, err
+	}
+	t = t.UTC().Truncate(time.Millisecond) // the store keeps milliseconds
+	return &t, nil
+}
+
+// RoomState is what a room does now.
+type RoomState string
+
+const (
+	StateOpen     RoomState = "open"
+	StatePaused   RoomState = "paused"
+	StatePreQueue RoomState = "prequeue"
+)
+
+// RoomStatus is a room's settings and what is happening in it.
+type RoomStatus struct {
+	Room string `json:"room"`
+	Settings
+	State              RoomState `json:"state"`
+	Waiting            int64     `json:"waiting"`   // in line, pre-queue excluded
+	PreQueued          int64     `json:"prequeued"` // waiting for the opening
+	ActiveTokens       int64     `json:"activeTokens"`
+	AdmittedLastMinute int64     `json:"admittedLastMinute"`
+	// AdmittedPerSec is the admissions of the last five whole seconds per
+	// second: the live rate, where admittedLastMinute is the minute's sum.
+	AdmittedPerSec    float64 `json:"admittedPerSec"`
+	OldestWaitSeconds int64   `json:"oldestWaitSeconds"`
+}
+
+// SettingsChange is one operator change, for the audit log.
+type SettingsChange struct {
+	Old, New Settings
+	Created  bool // the room had no stored settings
+}
+
+// Rooms is the operators' side of the store.
+type Rooms interface {
+	// List returns the status of every room an operator created or in
+	// which someone waits or holds a token.
+	List(ctx context.Context) ([]RoomStatus, error)
+	// Status reports one room; ERoomNotFound when the room does not exist.
+	Status(ctx context.Context, room string) (RoomStatus, error)
+	// Update applies change to the room's settings (the stored ones, or
+	// the defaults) atomically and stores the result. create allows a room
+	// that does not exist yet (PUT); otherwise it is ERoomNotFound.
+	Update(ctx context.Context, room string, create bool, change func(Settings) (Settings, error)) (SettingsChange, error)
+}
+
+// FarPollMs is the poll interval of users whose turn cannot be predicted: a
+// paused room, a pre-queue, stalled admission. It is the farthest tier's.
+func (c Config) FarPollMs(u float64) int64 {
+	t := c.PollTiers
+	if len(t) == 0 {
+		t = defaultTiers
+	}
+	return t.Ms(t[0].MinWaitSeconds, u)
+}
+
+// FarHorizon is the turn beyond which a waiting user's pollAfterMs is the
+// far tier whatever happens: the estimated wait is in the farthest tier and
+// the turn lies beyond its longest jittered poll. Stalled admission cannot
+// change such an answer, so the store checks for it only nearer the front.
+func (c Config) FarHorizon() time.Duration {
+	t := c.PollTiers
+	if len(t) == 0 {
+		t = defaultTiers
+	}
+	longest := time.Duration(math.Ceil(float64(t[0].PollMs)*(1+pollJitter))) * time.Millisecond
+	return max(time.Duration(t[0].MinWaitSeconds)*time.Second, longest)
+}
+
+// ForRoom is c with the rate the store read with st, for the estimates of
+// that room's answer.
+func (c Config) ForRoom(st Standing) Config {
+	if st.RatePerSec > 0 {
+		c.AdmitRatePerSec = st.RatePerSec
+	}
+	return c
+}
+
+// maxPreQueuePoll bounds a pre-queue visitor's sleep, so that an opening
+// moved earlier is noticed well within an entry token's lifetime.
+const maxPreQueuePoll = 5 * time.Minute
+
+// preQueueSpread is the window over which a pre-queue comes back after the
+// opening, so that it does not ask in the same 100 ms. Places are drawn
+// already; coming back a few seconds later costs nobody their turn.
+const preQueueSpread = 5 * time.Second
+
+// PreQueuePollMs brings a pre-queued visitor back just after the opening:
+// one admission interval after it plus a random share (u uniform in [0, 1))
+// of preQueueSpread, or of half the far tier when that is shorter.
+func (c Config) PreQueuePollMs(untilOpen time.Duration, u float64) int64 {
+	t := c.PollTiers
+	if len(t) == 0 {
+		t = defaultTiers
+	}
+	spread := u * min(float64(preQueueSpread.Milliseconds()), float64(t[0].PollMs)/2)
+	ms := max(0, untilOpen.Milliseconds()) + c.AdmitInterval.Milliseconds() + int64(spread)
+	return max(100, min(ms, maxPreQueuePoll.Milliseconds()))
+}

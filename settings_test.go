@@ -1,0 +1,85 @@
+package waitroom
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestApplySettingsJSON(t *testing.T) {
+	base := Settings{RatePerSec: 100, Capacity: 10, EntryTokenTTLSeconds: 300}
+	s, err := ApplySettingsJSON(base, []byte(`{"ratePerSec": 0.25, "opensAt": "2026-11-27T01:00:00+01:00", "maxActive": 5}`))
+	if err != nil || s.RatePerSec != 0.25 || s.Capacity != 10 || s.MaxActive != 5 || !s.OpensAt.Equal(time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)) {
+		t.Fatalf("%+v %v", s, err)
+	}
+	if s, err = ApplySettingsJSON(s, []byte(`{"opensAt": null, "paused": true}`)); err != nil || s.OpensAt != nil || !s.Paused {
+		t.Fatalf("null opensAt opens: %+v %v", s, err)
+	}
+	if _, err := ApplySettingsJSON(base, []byte(`{"capacity": 1e10}`)); ErrorCode(err) != EInvalidSettings {
+		t.Fatalf("out of range: %v", err)
+	}
+}
+
+func TestLoadConfigRoomsAndAdmin(t *testing.T) {
+	env := func(m map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+	}
+	c, err := LoadConfig(env(map[string]string{"REDIS_URL": "redis://h:6379"}), FunctionDefaults)
+	if err != nil || c.OpenRooms || c.AdminToken != "" {
+		t.Fatalf("functions: closed rooms by default: %+v %v", c, err)
+	}
+	if c, err = LoadConfig(env(nil), LocalDefaults); err != nil || !c.OpenRooms {
+		t.Fatalf("local runner: open rooms by default: %+v %v", c, err)
+	}
+	_, err = LoadConfig(env(map[string]string{"ADMIN_TOKEN": "short-secret"}), LocalDefaults)
+	if err == nil || !strings.Contains(err.Error(), "ADMIN_TOKEN must be 16 to 512") || strings.Contains(err.Error(), "short-secret") {
+		t.Fatalf("a short ADMIN_TOKEN: %v", err)
+	}
+}
+
+func TestPollingWhenNothingMoves(t *testing.T) {
+	tiers, err := ParsePollTiers("60:10000,10:5000,0:2000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Config{AdmitRatePerSec: 100, AdmitInterval: 100 * time.Millisecond, PollTiers: tiers}
+	if ms := c.FarPollMs(0.5); ms != 10_000 {
+		t.Fatalf("far tier %d", ms)
+	}
+	for u, want := range map[float64]int64{0: 60_100, 0.999: 65_095} { // spread: half the far tier, 5 s
+		if got := c.PreQueuePollMs(time.Minute, u); got != want {
+			t.Errorf("pre-queue poll at u=%g: %d, want %d", u, got, want)
+		}
+	}
+	if got := c.PreQueuePollMs(24*time.Hour, 0); got != 300_000 {
+		t.Errorf("a far opening: %d", got)
+	}
+	if got := c.PreQueuePollMs(-time.Second, 0); got != 100 {
+		t.Errorf("an opening just passed: %d", got)
+	}
+	c.PollTiers = nil // the default, one tier of 60 s: the spread stays 5 s
+	if got := c.PreQueuePollMs(time.Minute, 0.999); got != 65_095 {
+		t.Errorf("spread with the default tiers: %d", got)
+	}
+	c.PollTiers = PollTiers{{MinWaitSeconds: 0, PollMs: 2000}} // half the far tier is shorter: 1 s
+	if got := c.PreQueuePollMs(time.Minute, 0.999); got != 61_099 {
+		t.Errorf("spread with a 2 s far tier: %d", got)
+	}
+}
+
+// Past FarHorizon the answer is the far tier whatever happens, which is why
+// the store may skip the stall check there.
+func TestFarHorizonAnswersTheFarTier(t *testing.T) {
+	for _, rate := range []float64{0.01, 0.5, 10, 100, 5000} {
+		c := Config{AdmitRatePerSec: rate, AdmitInterval: 100 * time.Millisecond}
+		first := int64(math.Ceil(c.FarHorizon().Seconds() * rate))
+		for _, p := range []int64{first, first + 1, 3 * first} {
+			for _, u := range []float64{0, 0.25, 0.5, 0.999} {
+				if got, far := c.PollAfterMs(p, u), c.FarPollMs(u); got != far {
+					t.Fatalf("rate %g, position %d, u %g: %d ms, far tier %d ms", rate, p, u, got, far)
+				}
+			}
+		}
+	}
+}
