@@ -31,6 +31,8 @@ type downstream struct {
 	delay  atomic.Int64 // nanoseconds
 	last   atomic.Pointer[http.Request]
 	body   atomic.Pointer[string]
+	// onCall, when set, runs as each order arrives (failure injection).
+	onCall atomic.Pointer[func()]
 }
 
 func newDownstream(t *testing.T) *downstream {
@@ -38,6 +40,9 @@ func newDownstream(t *testing.T) *downstream {
 	d.status.Store(http.StatusCreated)
 	d.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := d.calls.Add(1)
+		if f := d.onCall.Load(); f != nil {
+			(*f)()
+		}
 		b, _ := io.ReadAll(r.Body)
 		s := string(b)
 		d.body.Store(&s)
