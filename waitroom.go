@@ -31,6 +31,8 @@ const (
 	EUnavailable      Code = "unavailable"
 	EInternal         Code = "internal"
 	EPayloadTooLarge  Code = "payload_too_large"
+	EIdemKeyReused    Code = "idempotency_key_reused"
+	ERateLimited      Code = "rate_limited"
 )
 
 // Error is a domain error: a code for machines, a message for people, and
@@ -160,6 +162,9 @@ type OrderAttempt struct {
 	User           string
 	Token          string
 	IdempotencyKey string // optional
+	// RequestHash identifies the request body: a stored answer is replayed
+	// only to the same body under the same key (idempotency_key_reused).
+	RequestHash string
 }
 
 // Lease is the right to place one order: the user's lock, or a replay.
@@ -174,4 +179,5 @@ type StoredAnswer struct {
 	Status      int    `json:"status"`
 	Body        string `json:"body"`
 	ContentType string `json:"contentType,omitempty"`
+	RequestHash string `json:"requestHash,omitempty"` // of the request that got this answer
 }

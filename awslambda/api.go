@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -20,9 +21,8 @@ import (
 	"github.com/waitroom/waitroom/orderapi"
 )
 
-// DefaultStoreTimeout bounds one store call, so that a dead store is
-// answered with 503 within a few seconds rather than at the Lambda timeout.
-const DefaultStoreTimeout = 3 * time.Second
+// DefaultStoreTimeout bounds one store call (waitroom.StoreCallTimeout).
+const DefaultStoreTimeout = waitroom.StoreCallTimeout
 
 // OrderPlacer sends an order downstream (orderapi.Client in production).
 type OrderPlacer interface {
@@ -152,7 +152,7 @@ func (a *API) Order(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 			a.Metrics.Record("", metrics.Of(metrics.TokensRejected, metrics.Count, 1))
 			return errorResponse(waitroom.Errorf(waitroom.ETokenInvalid, "an X-Entry-Token header with a valid entry token is required"))
 		}
-		attempt := waitroom.OrderAttempt{Room: room, User: user, Token: token, IdempotencyKey: key}
+		attempt := waitroom.OrderAttempt{Room: room, User: user, Token: token, IdempotencyKey: key, RequestHash: requestHash(body)}
 		order := orderapi.Request{User: user, IdempotencyKey: key, ContentType: header(req, "Content-Type"), Body: body, Headers: a.forwardHeaders(req)}
 
 		lease, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Lease, error) {
@@ -162,6 +162,7 @@ func (a *API) Order(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 		case code == waitroom.EUnavailable && a.Config.FailOpenOrders:
 			// The operator chose to let orders through unguarded while the store is down.
 			a.logWarn(ctx, "store unavailable: forwarding order unguarded (ORDER_GATE_FAIL_OPEN)", err)
+			a.Metrics.Record(room, metrics.Of(metrics.OrdersFailOpen, metrics.Count, 1))
 			return a.forward(ctx, room, order)
 		case code == waitroom.EUnavailable:
 			return a.storeError(ctx, room, err)
@@ -200,21 +201,20 @@ func (a *API) forward(ctx context.Context, room string, order orderapi.Request) 
 }
 
 // commit consumes the token after a success. The order has happened, so its
-// answer goes back to the user even if the store fails now; the lock then
-// expires on its own.
+// answer goes back to the user even if the store fails now: the commit is
+// retried for the rest of the request's budget (commitBudget), and if it
+// never lands, the order lock, which lives as long as the token
+// (order_begin.lua), keeps the token from ordering again.
 func (a *API) commit(ctx context.Context, lease waitroom.Lease, answer waitroom.StoredAnswer) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.storeTimeout())
-	defer cancel()
-	if err := a.Queue.CommitOrder(ctx, lease, answer); err != nil {
-		a.logWarn(ctx, "order placed but token not consumed", err)
+	err := a.retryStore(ctx, func(ctx context.Context) error { return a.Queue.CommitOrder(ctx, lease, answer) })
+	if err != nil {
+		a.logWarn(ctx, "order placed but token not consumed; its lock holds it until the token expires", err)
 	}
 }
 
 // release keeps the token and frees the lock after a failed order.
 func (a *API) release(ctx context.Context, lease waitroom.Lease) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.storeTimeout())
-	defer cancel()
-	if err := a.Queue.ReleaseOrder(ctx, lease); err != nil {
+	if err := a.retryStore(ctx, func(ctx context.Context) error { return a.Queue.ReleaseOrder(ctx, lease) }); err != nil {
 		a.logWarn(ctx, "order lock not released; it expires on its own", err)
 	}
 }
@@ -259,6 +259,11 @@ func (a *API) Route(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 
 // caller returns who sends an enter (create) or position request, and its room.
 func (a *API) caller(req events.APIGatewayV2HTTPRequest, create bool) (who Identity, room string, err error) {
+	if _, err := url.ParseQuery(req.RawQueryString); err != nil {
+		// Never read a query that cannot be decoded as "no room": the user
+		// would land in another room's line.
+		return Identity{}, "", waitroom.Errorf(waitroom.EInvalidRequest, "the query string cannot be decoded")
+	}
 	room, ok := req.QueryStringParameters["room"]
 	if !ok {
 		room = waitroom.DefaultRoom

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
@@ -244,10 +245,12 @@ func (p WaitroomProps) AdmitTimeoutSeconds() int {
 	return int(covered) + admitTimeoutSlackSeconds
 }
 
-// OrderGateTimeoutSeconds leaves the order gate time to answer 504 itself
-// after ORDER_TIMEOUT_MS and to release its lock.
+// OrderGateTimeoutSeconds covers the gate's worst path (waitroom.OrderGateBudget):
+// the token check, ORDER_TIMEOUT_MS downstream, then the commit's retries,
+// so that an order the downstream took is recorded or its lock kept.
 func (p WaitroomProps) OrderGateTimeoutSeconds() int {
-	return (p.OrderTimeoutMs+999)/1000 + 5
+	budget := waitroom.OrderGateBudget(time.Duration(p.OrderTimeoutMs) * time.Millisecond)
+	return int(math.Ceil(budget.Seconds()))
 }
 
 // Validate reports the first problem with (defaulted) props.
@@ -356,7 +359,7 @@ func (p WaitroomProps) validateConfig() error {
 	}
 	// API Gateway HTTP APIs give an integration at most 30 s.
 	if p.OrderTimeoutMs < 100 || p.OrderGateTimeoutSeconds() > 29 {
-		return fmt.Errorf("waitroom: OrderTimeoutMs must be within 100..23000 (API Gateway waits 30 s at most), got %d", p.OrderTimeoutMs)
+		return fmt.Errorf("waitroom: OrderTimeoutMs must be within 100..20000 (the gate's worst path, token check + order + commit retries, within API Gateway waits 30 s at most), got %d", p.OrderTimeoutMs)
 	}
 	if _, err := waitroom.ParsePollTiers(p.PollTiers); err != nil {
 		return fmt.Errorf("waitroom: PollTiers (context pollTiers) %q: %w", p.PollTiers, err)

@@ -268,8 +268,9 @@ func TestEnvironmentFollowsProps(t *testing.T) {
 			t.Errorf("%s = %v, want %s", k, vars[k], v)
 		}
 	}
-	if got := s.fnProps(t, FnOrderGate)["Timeout"]; got != float64(13) {
-		t.Errorf("order-gate timeout = %v, want 13 (ORDER_TIMEOUT_MS + 5 s)", got)
+	// 3 s token check + 8 s downstream + 5 s commit retries + 1 s to answer.
+	if got := s.fnProps(t, FnOrderGate)["Timeout"]; got != float64(17) {
+		t.Errorf("order-gate timeout = %v, want 17 (check + ORDER_TIMEOUT_MS + commit retries + 1 s)", got)
 	}
 	s.tpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
 		"AlarmName": "waitroom-" + AlarmQueueNearCapacity,

@@ -2,6 +2,9 @@
 -- KEYS[1] the user's entry-token record  KEYS[2] the user's order lock
 -- KEYS[3] the idempotency record (read only when ARGV[4] == '1')
 -- ARGV[1] token  ARGV[2] lock value (random)  ARGV[3] lock TTL ms  ARGV[4] '1' with an idempotency key
+-- The lock lives at least as long as the token: when the commit after a
+-- successful order cannot reach the store, the surviving lock keeps that
+-- token from ordering again (at most once wins over a retry; issue 12).
 -- Returns {'REPLAY', answer} | {'INVALID'} | {'BUSY'} | {'OK'}
 if ARGV[4] == '1' then
   local answer = redis.call('GET', KEYS[3])
@@ -17,7 +20,10 @@ local sep = string.find(record, ':', 1, true)
 if string.sub(record, sep + 1) ~= ARGV[1] then
   return {'INVALID'}
 end
-if not redis.call('SET', KEYS[2], ARGV[2], 'NX', 'PX', ARGV[3]) then
+local t = redis.call('TIME')
+local tokenLeftMs = tonumber(string.sub(record, 1, sep - 1)) - (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+local lockMs = math.max(tonumber(ARGV[3]), tokenLeftMs)
+if not redis.call('SET', KEYS[2], ARGV[2], 'NX', 'PX', lockMs) then
   -- Ours already when a client retry runs this script a second time.
   if redis.call('GET', KEYS[2]) ~= ARGV[2] then
     return {'BUSY'}

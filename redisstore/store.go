@@ -229,11 +229,37 @@ func (s *Store) Enter(ctx context.Context, room, user string) (waitroom.Standing
 	return st, nil
 }
 
-// Position reads where the user stands: one script, one round trip.
+// Position reads where the user stands: one script, one round trip. With
+// OPEN_ROOMS the room's registration travels in the same pipeline, as in
+// Enter: a registration lost after an enter (a failed SADD, a retried
+// script) is healed by the waiting user's next poll, so admission never
+// forgets a room someone waits in. Operator-created rooms are never
+// forgotten, so closed stores need none.
 func (s *Store) Position(ctx context.Context, room, user string) (waitroom.Standing, error) {
 	k := roomKeys(room)
 	keys := []string{k.settings(), k.line(), k.token(user), k.budget(), k.tokens()}
-	reply, err := positionScript.Run(ctx, s.rdb, keys, s.args(user, s.stall.Microseconds(), s.horizon.Milliseconds())...).Slice()
+	args := s.args(user, s.stall.Microseconds(), s.horizon.Milliseconds())
+	if !s.openRooms {
+		reply, err := positionScript.Run(ctx, s.rdb, keys, args...).Slice()
+		if err != nil {
+			return waitroom.Standing{}, waitroom.Unavailable(err)
+		}
+		return standing(room, reply)
+	}
+	var res *redis.Cmd
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		res = positionScript.EvalSha(ctx, p, keys, args...)
+		p.SAdd(ctx, roomsKey, room)
+		return nil
+	})
+	if isNoScript(err) {
+		res = positionScript.Run(ctx, s.rdb, keys, args...)
+		err = res.Err()
+	}
+	if err != nil {
+		return waitroom.Standing{}, waitroom.Unavailable(err)
+	}
+	reply, err := res.Slice()
 	if err != nil {
 		return waitroom.Standing{}, waitroom.Unavailable(err)
 	}
@@ -257,7 +283,7 @@ func standing(room string, reply []any) (waitroom.Standing, error) {
 		return waitroom.Standing{}, waitroom.Errorf(waitroom.ERoomNotFound, "there is no room %q", room)
 	}
 	if len(reply) != 7 {
-		return waitroom.Standing{}, waitroom.Unavailable(fmt.Errorf("unexpected script reply %v", reply))
+		return waitroom.Standing{}, waitroom.Unavailable(malformed("script", reply))
 	}
 	var st waitroom.Standing
 	rate, _ := reply[3].(string)
@@ -284,7 +310,7 @@ func standing(room string, reply []any) (waitroom.Standing, error) {
 	case "NOT_IN_QUEUE":
 		st.Status = waitroom.NotInQueue
 	default:
-		return waitroom.Standing{}, waitroom.Unavailable(fmt.Errorf("unexpected script reply %v", reply))
+		return waitroom.Standing{}, waitroom.Unavailable(malformed("script", reply))
 	}
 	return st, nil
 }
@@ -294,7 +320,7 @@ func parseRecord(rec string) (token string, expiresAt time.Time, err error) {
 	ms, token, ok := strings.Cut(rec, ":")
 	n, perr := strconv.ParseInt(ms, 10, 64)
 	if !ok || perr != nil || token == "" {
-		return "", time.Time{}, fmt.Errorf("malformed token record %q", rec)
+		return "", time.Time{}, fmt.Errorf("malformed token record (%d bytes)", len(rec)) // never the token itself
 	}
 	return token, time.UnixMilli(n).UTC(), nil
 }
@@ -400,7 +426,7 @@ func (s *Store) decodeAdmit(c admitCall) (rb waitroom.RoomBatch, stored bool, er
 		return rb, false, err
 	}
 	if len(reply) < admitHead || (len(reply)-admitHead)%3 != 0 {
-		return rb, false, fmt.Errorf("unexpected admit reply %v", reply)
+		return rb, false, malformed("admit", reply)
 	}
 	if want, _ := reply[4].(int64); want > 0 {
 		s.wanted.Store(c.room, int(want))
@@ -467,6 +493,9 @@ func (s *Store) BeginOrder(ctx context.Context, o waitroom.OrderAttempt) (waitro
 		if err := json.Unmarshal([]byte(raw), &answer); err != nil {
 			return waitroom.Lease{}, waitroom.Unavailable(fmt.Errorf("stored answer: %w", err))
 		}
+		if answer.RequestHash != "" && answer.RequestHash != o.RequestHash {
+			return waitroom.Lease{}, waitroom.Errorf(waitroom.EIdemKeyReused, "this Idempotency-Key was used with another request body; use a new key for a new order")
+		}
 		lease.Replay = &answer
 		return lease, nil
 	case "BUSY":
@@ -478,6 +507,7 @@ func (s *Store) BeginOrder(ctx context.Context, o waitroom.OrderAttempt) (waitro
 
 // CommitOrder consumes the token, keeps the answer and releases the lock.
 func (s *Store) CommitOrder(ctx context.Context, l waitroom.Lease, answer waitroom.StoredAnswer) error {
+	answer.RequestHash = l.RequestHash
 	raw, err := json.Marshal(answer)
 	if err != nil {
 		return err
@@ -500,6 +530,18 @@ func (s *Store) ReleaseOrder(ctx context.Context, l waitroom.Lease) error {
 		return waitroom.Unavailable(err)
 	}
 	return nil
+}
+
+// malformed describes an unexpected reply by its shape alone: replies
+// carry entry tokens, and this error ends up in the logs.
+func malformed(script string, reply []any) error {
+	kind := "?"
+	if len(reply) > 0 {
+		if s, ok := reply[0].(string); ok && len(s) <= 16 {
+			kind = s
+		}
+	}
+	return fmt.Errorf("unexpected %s reply: %d values, first %q", script, len(reply), kind)
 }
 
 func flag(b bool) string {
