@@ -33,6 +33,7 @@ type Config struct {
 	Visitor         VisitorConfig
 	OpenRooms       bool   // OPEN_ROOMS: any valid room name works, not only operator-created rooms
 	AdminToken      Secret // ADMIN_TOKEN: bearer token of the admin API outside AWS IAM
+	Trust           TrustConfig
 }
 
 // Default values of the configuration (docs/API.md, "Configuration"). They
@@ -93,6 +94,7 @@ func LoadConfig(lookup func(string) (string, bool), d Defaults) (Config, error) 
 		Visitor:         r.visitors(d),
 		OpenRooms:       r.boolean("OPEN_ROOMS", d.OpenRooms),
 		AdminToken:      r.secret("ADMIN_TOKEN"),
+		Trust:           r.trust(),
 	}
 	if c.RedisURL == "" && d.RequireRedisURL {
 		r.fail("REDIS_URL", "is required (redis://host:port or rediss://host:port)")

@@ -118,7 +118,7 @@ func (a *API) standingResponse(st waitroom.Standing, who Identity) events.APIGat
 		poll := room.PreQueuePollMs(time.Until(st.OpensAt), a.random())
 		body.OpensAt, body.PollAfterMs, body.Paused = st.OpensAt.UTC().Format(time.RFC3339Nano), &poll, st.Paused
 	case waitroom.Ready:
-		body.EntryToken = st.Token
+		body.EntryToken = a.signedToken(st, who.User)
 		body.ExpiresAt = st.ExpiresAt.UTC().Format(time.RFC3339)
 	}
 	resp := jsonResponse(http.StatusOK, body)
@@ -146,11 +146,10 @@ func (a *API) Order(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 		if err != nil {
 			return errorResponse(err)
 		}
-		token := header(req, "X-Entry-Token")
-		room, ok := waitroom.TokenRoom(token)
-		if !ok {
+		room, token, err := a.gateToken(header(req, "X-Entry-Token"), user)
+		if err != nil {
 			a.Metrics.Record("", metrics.Of(metrics.TokensRejected, metrics.Count, 1))
-			return errorResponse(waitroom.Errorf(waitroom.ETokenInvalid, "an X-Entry-Token header with a valid entry token is required"))
+			return errorResponse(err)
 		}
 		attempt := waitroom.OrderAttempt{Room: room, User: user, Token: token, IdempotencyKey: key, RequestHash: requestHash(body)}
 		order := orderapi.Request{User: user, IdempotencyKey: key, ContentType: header(req, "Content-Type"), Body: body, Headers: a.forwardHeaders(req)}
@@ -244,6 +243,7 @@ func (a *API) Route(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 		"/queue/enter":    {http.MethodPost, a.Enter},
 		"/queue/position": {http.MethodGet, a.Position},
 		"/orders":         {http.MethodPost, a.Order},
+		JWKSPath:          {http.MethodGet, a.JWKS},
 	}
 	r, ok := routes[path]
 	switch {

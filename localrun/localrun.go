@@ -77,6 +77,9 @@ func Start(cfg waitroom.Config, log *slog.Logger) (_ *Runner, err error) {
 	if cfg.Visitor.Tickets, err = ticketKeys(cfg.Visitor.Tickets, log); err != nil {
 		return nil, err
 	}
+	if cfg.Trust.EntryTokens, err = entryTokenKeys(cfg.Trust.EntryTokens, log); err != nil {
+		return nil, err
+	}
 	r.Config = cfg
 	if r.rdb, err = redisstore.NewClient(cfg, redisstore.Credentials{}); err != nil {
 		return nil, err
