@@ -99,6 +99,10 @@ type Standing struct {
 	Paused     bool      // the room admits nobody until resumed
 	OpensAt    time.Time // the scheduled opening; zero when open
 	Stalled    bool      // no batch for several intervals, or maxActive reached (checked within Config.FarHorizon of the front)
+
+	// LimiterFailedOpen: the abuse limiter could not run in this call and
+	// let it through; the adapter logs and counts it.
+	LimiterFailedOpen bool
 }
 
 // Queue is the line of every room. Implementations must be safe for
@@ -172,6 +176,8 @@ type Lease struct {
 	OrderAttempt
 	LockValue string
 	Replay    *StoredAnswer // set when an earlier success is to be returned again
+	// LimiterFailedOpen: as Standing's.
+	LimiterFailedOpen bool
 }
 
 // StoredAnswer is a downstream answer kept for idempotent replays.

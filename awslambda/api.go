@@ -66,9 +66,11 @@ func (a *API) Enter(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 		if err != nil {
 			return CallerError(err)
 		}
+		ctx = AsCaller(ctx, req, who)
 		st, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Standing, error) {
 			return a.Queue.Enter(ctx, room, who.User)
 		})
+		a.limiterFailedOpen(ctx, room, st.LimiterFailedOpen)
 		switch {
 		case waitroom.ErrorCode(err) == waitroom.EQueueFull:
 			a.Metrics.Record(room, metrics.Of(metrics.QueueFull, metrics.Count, 1))
@@ -89,9 +91,11 @@ func (a *API) Position(ctx context.Context, req events.APIGatewayV2HTTPRequest) 
 		if err != nil {
 			return CallerError(err)
 		}
+		ctx = AsCaller(ctx, req, who)
 		st, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Standing, error) {
 			return a.Queue.Position(ctx, room, who.User)
 		})
+		a.limiterFailedOpen(ctx, room, st.LimiterFailedOpen)
 		if err != nil {
 			return a.storeError(ctx, room, err)
 		}
@@ -154,9 +158,10 @@ func (a *API) Order(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 		attempt := waitroom.OrderAttempt{Room: room, User: user, Token: token, IdempotencyKey: key, RequestHash: requestHash(body)}
 		order := orderapi.Request{User: user, IdempotencyKey: key, ContentType: header(req, "Content-Type"), Body: body, Headers: a.forwardHeaders(req)}
 
-		lease, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Lease, error) {
+		lease, err := withTimeout(AsCaller(ctx, req, who), a.storeTimeout(), func(ctx context.Context) (waitroom.Lease, error) {
 			return a.Queue.BeginOrder(ctx, attempt)
 		})
+		a.limiterFailedOpen(ctx, room, lease.LimiterFailedOpen)
 		switch code := waitroom.ErrorCode(err); {
 		case code == waitroom.EUnavailable && a.Config.FailOpenOrders:
 			// The operator chose to let orders through unguarded while the store is down.
@@ -165,6 +170,8 @@ func (a *API) Order(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 			return a.forward(ctx, room, order)
 		case code == waitroom.EUnavailable:
 			return a.storeError(ctx, room, err)
+		case a.rateLimited(room, err):
+			return errorResponse(err)
 		case code == waitroom.ETokenInvalid:
 			a.Metrics.Record(room, metrics.Of(metrics.TokensRejected, metrics.Count, 1))
 			return errorResponse(err)
@@ -334,6 +341,9 @@ func requestBody(req events.APIGatewayV2HTTPRequest) ([]byte, error) {
 
 // storeError answers a store failure; it is logged and counted.
 func (a *API) storeError(ctx context.Context, room string, err error) events.APIGatewayV2HTTPResponse {
+	if a.rateLimited(room, err) {
+		return errorResponse(err)
+	}
 	if waitroom.ErrorCode(err) == waitroom.EUnavailable {
 		a.Metrics.Record(room, metrics.Of(metrics.StoreUnavailable, metrics.Count, 1))
 		a.logWarn(ctx, "store unavailable", err)

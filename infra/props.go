@@ -93,6 +93,13 @@ type WaitroomProps struct {
 	// TicketSecretSSMParameter names the SSM String parameter (optionally
 	// name:version) holding TICKET_SECRET. Required with AnonymousVisitors.
 	TicketSecretSSMParameter string
+	// EntryTokenKeysSSMParameter names the SSM String parameter (optionally
+	// name:version) holding ENTRY_TOKEN_KEYS, the Ed25519 seed(s) that sign
+	// entry tokens (docs/security.md, "Entry-token keys"). Empty: opaque
+	// entry tokens, and GET /.well-known/jwks.json answers 404.
+	EntryTokenKeysSSMParameter string
+	// EntryTokenIssuer is ENTRY_TOKEN_ISSUER, the tokens' iss (empty: the functions' default).
+	EntryTokenIssuer string
 	// TicketTTLSeconds is TICKET_TTL_SECONDS (0: the functions' default).
 	TicketTTLSeconds int
 	// ContinueURL is where the page's Continue button leads (CONTINUE_URL).
@@ -255,7 +262,7 @@ func (p WaitroomProps) OrderGateTimeoutSeconds() int {
 
 // Validate reports the first problem with (defaulted) props.
 func (p WaitroomProps) Validate() error {
-	for _, check := range []func() error{p.validateIdentity, p.validateVisitors, p.validateConfig,
+	for _, check := range []func() error{p.validateIdentity, p.validateVisitors, p.validateEntryTokens, p.validateConfig,
 		p.Egress.validate(p.OrderAPIURL), p.validateCache, p.validateAPI} {
 		if err := check(); err != nil {
 			return err
@@ -307,6 +314,17 @@ func (p WaitroomProps) PageProps() PageProps {
 // reader (waitroom.LoadConfig: TTL bounds, CONTINUE_URL, the headers the gate
 // may not forward). TICKET_SECRET is left out: the template holds only the
 // parameter's name, its value exists at deploy time.
+// validateEntryTokens checks the signing key's parameter name.
+func (p WaitroomProps) validateEntryTokens() error {
+	if p.EntryTokenKeysSSMParameter != "" && !ssmNameRE.MatchString(p.EntryTokenKeysSSMParameter) {
+		return fmt.Errorf("waitroom: entryTokenKeysSsmParameter %q: want an SSM parameter name (optionally name:version)", p.EntryTokenKeysSSMParameter)
+	}
+	if p.EntryTokenIssuer != "" && p.EntryTokenKeysSSMParameter == "" {
+		return errors.New("waitroom: entryTokenIssuer is set but entryTokenKeysSsmParameter is not: tokens would not be signed")
+	}
+	return nil
+}
+
 func (p WaitroomProps) validateVisitors() error {
 	env, err := visitorEnv(p.PageProps())
 	if err != nil {

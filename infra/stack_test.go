@@ -308,13 +308,14 @@ func TestRoutesAuthorizerAndNoRouteToAdmit(t *testing.T) {
 	})
 
 	integrations := s.resources("AWS::ApiGatewayV2::Integration")
-	if len(integrations) != 4 { // the three visitors' routes, and one for every admin route
+	if len(integrations) != 4 { // one per function behind a route: enter, position (its two routes), order gate, admin
 		t.Fatalf("%d integrations, want 4", len(integrations))
 	}
 	wantRoutes := map[string]string{
 		"POST /queue/enter":   FnEnter,
 		"GET /queue/position": FnPosition,
 		"POST /orders":        FnOrderGate,
+		"GET " + JWKSPath:     FnPosition,
 	}
 	routes := s.resources("AWS::ApiGatewayV2::Route")
 	if len(routes) != len(wantRoutes)+len(adminRoutes) {
@@ -331,7 +332,11 @@ func TestRoutesAuthorizerAndNoRouteToAdmit(t *testing.T) {
 			t.Errorf("unexpected route %q", key)
 			continue
 		}
-		if p["AuthorizationType"] != "JWT" || js(p["AuthorizerId"]) != js(map[string]any{"Ref": authID}) {
+		if key == "GET "+JWKSPath { // public: origins fetch the keys without a user
+			if p["AuthorizationType"] != nil && p["AuthorizationType"] != "NONE" {
+				t.Errorf("route %s: authorization %v, want none", key, p["AuthorizationType"])
+			}
+		} else if p["AuthorizationType"] != "JWT" || js(p["AuthorizerId"]) != js(map[string]any{"Ref": authID}) {
 			t.Errorf("route %s: authorization %v %v, want JWT with %s", key, p["AuthorizationType"], p["AuthorizerId"], authID)
 		}
 		target := js(p["Target"])

@@ -5,7 +5,14 @@
 -- ARGV[1..4] defaults (room.lua)  ARGV[5] user  ARGV[6] stall after µs
 -- ARGV[7] stall horizon ms (room.lua, stalled)
 -- Returns answer(kind, …): {'READY', record} | {'WAITING', position}
---   | {'PREQUEUE'} | {'NOT_IN_QUEUE'} | {'NOROOM'}
+--   | {'PREQUEUE'} | {'NOT_IN_QUEUE'} | {'NOROOM'} | {'LIMITED', ms until allowed}
+-- KEYS[6] the caller's bucket  KEYS[7] its IP's bucket  ARGV[8..11] limits (ratelimit.lua)
+-- The abuse limiter first (ratelimit.lua): a refused call does nothing else.
+local limitWait = rateLimit(KEYS[6], KEYS[7], 8)
+if limitWait > 0 then
+  return {'LIMITED', limitWait}
+end
+limiterState.failedOpen = limitWait < 0 and 1 or 0
 local room = roomSettings()
 if not room.open then
   return {'NOROOM'}

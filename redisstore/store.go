@@ -42,16 +42,18 @@ var (
 	statusLua string
 	//go:embed settings_set.lua
 	settingsSetLua string
+	//go:embed ratelimit.lua
+	rateLimitLua string
 
 	// sources are the scripts as the store loads them, by file name: the
 	// room scripts begin with room.lua, the settings every one of them reads.
 	sources = map[string]string{
-		"enter.lua":        roomLua + "\n" + enterLua,
-		"position.lua":     roomLua + "\n" + positionLua,
+		"enter.lua":        roomLua + "\n" + rateLimitLua + "\n" + enterLua,
+		"position.lua":     roomLua + "\n" + rateLimitLua + "\n" + positionLua,
 		"admit.lua":        roomLua + "\n" + admitLua,
 		"status.lua":       roomLua + "\n" + statusLua,
 		"settings_set.lua": settingsSetLua,
-		"order_begin.lua":  orderBeginLua,
+		"order_begin.lua":  rateLimitLua + "\n" + orderBeginLua,
 		"order_commit.lua": orderCommitLua,
 		"unlock.lua":       unlockLua,
 	}
@@ -124,6 +126,7 @@ type Store struct {
 	// gets until its script has said how many its own rate needs (wanted).
 	tokensPerRoom int
 	wanted        sync.Map // room -> int
+	limits        waitroom.Limits
 }
 
 var (
@@ -144,6 +147,7 @@ func New(rdb Client, cfg waitroom.Config) *Store {
 		lockTTL:       cfg.OrderTimeout + lockMargin,
 		random:        rand.Reader,
 		tokensPerRoom: int(math.Ceil(cfg.BatchSize())),
+		limits:        cfg.Trust.Limits,
 	}
 }
 
@@ -193,6 +197,7 @@ func (s *Store) Enter(ctx context.Context, room, user string) (waitroom.Standing
 	k := roomKeys(room)
 	keys := []string{k.settings(), k.line(), k.seq(), k.token(user), k.marks(), k.lastMark(), k.budget(), k.tokens()}
 	args := s.args(user, draw, s.stall.Microseconds(), s.horizon.Milliseconds())
+	keys, args = s.limited(ctx, k, keys, args)
 	var res *redis.Cmd
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		res = enterScript.EvalSha(ctx, p, keys, args...)
@@ -211,6 +216,9 @@ func (s *Store) Enter(ctx context.Context, room, user string) (waitroom.Standing
 	reply, err := res.Slice()
 	if err != nil {
 		return waitroom.Standing{}, waitroom.Unavailable(err)
+	}
+	if reply[0] == "LIMITED" {
+		return waitroom.Standing{}, limitedError(reply)
 	}
 	if reply[0] == "FULL" {
 		return waitroom.Standing{}, &waitroom.Error{Code: waitroom.EQueueFull,
@@ -239,6 +247,7 @@ func (s *Store) Position(ctx context.Context, room, user string) (waitroom.Stand
 	k := roomKeys(room)
 	keys := []string{k.settings(), k.line(), k.token(user), k.budget(), k.tokens()}
 	args := s.args(user, s.stall.Microseconds(), s.horizon.Milliseconds())
+	keys, args = s.limited(ctx, k, keys, args)
 	if !s.openRooms {
 		reply, err := positionScript.Run(ctx, s.rdb, keys, args...).Slice()
 		if err != nil {
@@ -282,7 +291,10 @@ func standing(room string, reply []any) (waitroom.Standing, error) {
 	if reply[0] == "NOROOM" {
 		return waitroom.Standing{}, waitroom.Errorf(waitroom.ERoomNotFound, "there is no room %q", room)
 	}
-	if len(reply) != 7 {
+	if reply[0] == "LIMITED" {
+		return waitroom.Standing{}, limitedError(reply)
+	}
+	if len(reply) != 8 {
 		return waitroom.Standing{}, waitroom.Unavailable(malformed("script", reply))
 	}
 	var st waitroom.Standing
@@ -294,6 +306,7 @@ func standing(room string, reply []any) (waitroom.Standing, error) {
 		st.OpensAt = time.UnixMilli(ms).UTC()
 	}
 	st.Stalled = reply[6] == int64(1)
+	st.LimiterFailedOpen = reply[7] == int64(1)
 	switch reply[0] {
 	case "READY":
 		rec, _ := reply[1].(string)
@@ -478,11 +491,15 @@ func (s *Store) BeginOrder(ctx context.Context, o waitroom.OrderAttempt) (waitro
 	}
 	k := roomKeys(o.Room)
 	keys := []string{k.token(o.User), k.lock(o.User), k.idempotency(o.User, o.IdempotencyKey)}
-	reply, err := orderBeginScript.Run(ctx, s.rdb, keys, o.Token, lockValue, s.lockTTL.Milliseconds(), flag(o.IdempotencyKey != "")).Slice()
+	keys, args := s.limited(ctx, k, keys, []any{o.Token, lockValue, s.lockTTL.Milliseconds(), flag(o.IdempotencyKey != "")})
+	reply, err := orderBeginScript.Run(ctx, s.rdb, keys, args...).Slice()
 	if err != nil {
 		return waitroom.Lease{}, waitroom.Unavailable(err)
 	}
-	lease := waitroom.Lease{OrderAttempt: o}
+	if reply[0] == "LIMITED" {
+		return waitroom.Lease{}, limitedError(reply)
+	}
+	lease := waitroom.Lease{OrderAttempt: o, LimiterFailedOpen: len(reply) == 3 && reply[2] == int64(1)}
 	switch reply[0] {
 	case "OK":
 		lease.LockValue = lockValue
