@@ -35,7 +35,7 @@ type downstream struct {
 	onCall atomic.Pointer[func()]
 }
 
-func newDownstream(t *testing.T) *downstream {
+func newDownstream(t testing.TB) *downstream {
 	d := &downstream{}
 	d.status.Store(http.StatusCreated)
 	d.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -69,7 +69,7 @@ type harness struct {
 	cfg   waitroom.Config
 }
 
-func newHarness(t *testing.T, mutate ...func(*waitroom.Config)) *harness {
+func newHarness(t testing.TB, mutate ...func(*waitroom.Config)) *harness {
 	t.Helper()
 	srv := redistest.Start(t)
 	cfg, err := waitroom.LoadConfig(func(k string) (string, bool) {

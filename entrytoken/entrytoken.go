@@ -55,7 +55,9 @@ type header struct {
 	Kid string `json:"kid"`
 }
 
-var b64 = base64.RawURLEncoding
+// b64 is strict: one encoding per value, so a token cannot be re-spelled
+// (flipped padding bits) and still verify.
+var b64 = base64.RawURLEncoding.Strict()
 
 // sign returns the compact JWS of claims under key.
 func sign(key *Key, c Claims) (string, error) {

@@ -164,7 +164,9 @@ func perRoomRow() []awscloudwatch.IWidget {
 func opsRow(p WaitroomProps, w *Waitroom) []awscloudwatch.IWidget {
 	var latency []awscloudwatch.IMetric
 	for _, r := range routes {
-		latency = append(latency, routeLatency(w, r))
+		if !r.public {
+			latency = append(latency, routeLatency(w, r))
+		}
 	}
 	cache := metricsOf(cacheMetric(p, w.Cache, "ThrottledCmds", "Sum"))
 	load := metricsOf(cacheMetric(p, w.Cache, "ElastiCacheProcessingUnits", "Sum"))
