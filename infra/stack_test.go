@@ -175,7 +175,7 @@ func TestFunctionsRuntimeArchAndSizing(t *testing.T) {
 			t.Errorf("%s memory = %v MB, want %v", name, got, mb)
 		}
 	}
-	wantTimeout := map[string]float64{FnEnter: 6, FnPosition: 6, FnAdmit: 80, FnOrderGate: 15, FnAdmin: 6}
+	wantTimeout := map[string]float64{FnEnter: 6, FnPosition: 6, FnAdmit: 80, FnOrderGate: 19, FnAdmin: 6} // order gate: 3 s check + 10 s order + 5 s commit retries + 1 s
 	logGroups := s.resources("AWS::Logs::LogGroup")
 	for name, want := range wantTimeout {
 		p := s.fnProps(t, name)
@@ -400,7 +400,7 @@ func TestAdmitScheduleAndInvokePermissions(t *testing.T) {
 	want := map[string][]string{
 		FnAdmit:     {"events.amazonaws.com"},
 		FnEnter:     {"apigateway.amazonaws.com"},
-		FnPosition:  {"apigateway.amazonaws.com"},
+		FnPosition:  {"apigateway.amazonaws.com", "apigateway.amazonaws.com"}, // its route and the JWKS
 		FnOrderGate: {"apigateway.amazonaws.com"},
 	}
 	for range adminRoutes { // one permission per admin route, each scoped to its route
@@ -409,8 +409,8 @@ func TestAdmitScheduleAndInvokePermissions(t *testing.T) {
 	if js(invokers) != js(want) {
 		t.Errorf("invoke permissions = %v, want %v", invokers, want)
 	}
-	if len(perms) != 4+len(adminRoutes) {
-		t.Errorf("%d Lambda permissions, want %d", len(perms), 4+len(adminRoutes))
+	if len(perms) != 5+len(adminRoutes) {
+		t.Errorf("%d Lambda permissions, want %d", len(perms), 5+len(adminRoutes))
 	}
 }
 
