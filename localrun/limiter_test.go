@@ -77,3 +77,28 @@ func TestLimiterAcrossTwoRunners(t *testing.T) {
 		t.Fatalf("flood: %d allowed, %d limited (want 10, 30); calm refused %d times", allowed.Load(), limited.Load(), calmFailed.Load())
 	}
 }
+
+// Connecting the event stream takes a token like a poll: a client that
+// reconnects in a loop is refused with 429 and Retry-After.
+func TestEventStreamConnectsAreLimited(t *testing.T) {
+	r, _ := startRunner(t, map[string]string{"CLIENT_RATE_PER_SEC": "0.001", "CLIENT_BURST": "1"})
+	connect := func() *http.Response {
+		req, _ := http.NewRequest("GET", r.URL+"/queue/events?room=live", nil)
+		req.Header.Set("X-User-Id", "reconnector")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	first := connect() // READY/WAITING/NOT_IN_QUEUE: the stream's first answer
+	first.Body.Close()
+	if first.StatusCode != 200 {
+		t.Fatalf("first connect: %d", first.StatusCode)
+	}
+	second := connect()
+	second.Body.Close()
+	if second.StatusCode != 429 || second.Header.Get("Retry-After") == "" {
+		t.Fatalf("second connect: %d, Retry-After %q", second.StatusCode, second.Header.Get("Retry-After"))
+	}
+}
