@@ -9,16 +9,17 @@
 -- Returns answer(kind, …): {'READY', record} | {'WAITING', position, joined}
 --   | {'PREQUEUE', place in line (not told: the draw is secret until the opening), joined}
 --   | {'FULL', waiting} | {'NOROOM'} | {'LIMITED', ms until allowed}
--- The abuse limiter first (ratelimit.lua): a refused call does nothing else.
+local room = roomSettings()
+if not room.open then
+  return {'NOROOM'}
+end
+-- The abuse limiter (ratelimit.lua) right after the one read that refuses
+-- unknown rooms, so that those still write nothing; a refused call does nothing else.
 local limitWait = rateLimit(KEYS[9], KEYS[10], 9)
 if limitWait > 0 then
   return {'LIMITED', limitWait}
 end
 limiterState.failedOpen = limitWait < 0 and 1 or 0
-local room = roomSettings()
-if not room.open then
-  return {'NOROOM'}
-end
 local nowUs, nowMs, second = serverTime()
 local record = redis.call('GET', KEYS[4])
 if record then

@@ -7,16 +7,17 @@
 -- Returns answer(kind, …): {'READY', record} | {'WAITING', position}
 --   | {'PREQUEUE'} | {'NOT_IN_QUEUE'} | {'NOROOM'} | {'LIMITED', ms until allowed}
 -- KEYS[6] the caller's bucket  KEYS[7] its IP's bucket  ARGV[8..11] limits (ratelimit.lua)
--- The abuse limiter first (ratelimit.lua): a refused call does nothing else.
+local room = roomSettings()
+if not room.open then
+  return {'NOROOM'}
+end
+-- The abuse limiter (ratelimit.lua) right after the one read that refuses
+-- unknown rooms, so that those still write nothing; a refused call does nothing else.
 local limitWait = rateLimit(KEYS[6], KEYS[7], 8)
 if limitWait > 0 then
   return {'LIMITED', limitWait}
 end
 limiterState.failedOpen = limitWait < 0 and 1 or 0
-local room = roomSettings()
-if not room.open then
-  return {'NOROOM'}
-end
 local record = redis.call('GET', KEYS[3])
 if record then
   return answer('READY', record, 0, room)

@@ -94,3 +94,21 @@ func TestLimiterFailsOpen(t *testing.T) {
 }
 
 func asError(err error, target **waitroom.Error) bool { return errors.As(err, target) }
+
+// A room nobody created (OPEN_ROOMS=false) is refused before the limiter
+// writes its buckets: unknown rooms still write nothing.
+func TestUnknownRoomWritesNoBuckets(t *testing.T) {
+	cfg := limitedConfig(waitroom.Limits{ClientRatePerSec: 1, ClientBurst: 5, IPRatePerSec: 1, IPBurst: 5})
+	cfg.OpenRooms = false
+	s, rdb := newStore(t, cfg)
+	ctx := waitroom.WithCaller(context.Background(), waitroom.Caller{ID: "u", IP: "192.0.2.3"})
+	if _, err := s.Enter(ctx, "nobody-made-this", "u"); waitroom.ErrorCode(err) != waitroom.ERoomNotFound {
+		t.Fatalf("enter: %v", err)
+	}
+	if _, err := s.Position(ctx, "nobody-made-this", "u"); waitroom.ErrorCode(err) != waitroom.ERoomNotFound {
+		t.Fatalf("position: %v", err)
+	}
+	if n := rdb.DBSize(context.Background()).Val(); n != 0 {
+		t.Fatalf("%d keys written for an unknown room", n)
+	}
+}
