@@ -35,6 +35,7 @@ type Config struct {
 	AdminToken      Secret // ADMIN_TOKEN: bearer token of the admin API outside AWS IAM
 	Intake          Intake // INTAKE
 	IntakeQueueURL  string // INTAKE_QUEUE_URL: the broker's queue, for broker and fallback
+	Trust           TrustConfig
 }
 
 // Default values of the configuration (docs/API.md, "Configuration"). They
@@ -100,6 +101,7 @@ func LoadConfig(lookup func(string) (string, bool), d Defaults) (Config, error) 
 		AdminToken:      r.secret("ADMIN_TOKEN"),
 		Intake:          r.intake(),
 		IntakeQueueURL:  r.str("INTAKE_QUEUE_URL", ""),
+		Trust:           r.trust(),
 	}
 	r.intakeNeeds(c, d)
 	if c.RedisURL == "" && d.RequireRedisURL {

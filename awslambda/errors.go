@@ -27,6 +27,8 @@ var statusOf = map[waitroom.Code]int{
 	waitroom.ENotFound:         http.StatusNotFound,
 	waitroom.EMethodNotAllowed: http.StatusMethodNotAllowed,
 	waitroom.EOrderInProgress:  http.StatusConflict,
+	waitroom.EIdemKeyReused:    http.StatusUnprocessableEntity,
+	waitroom.ERateLimited:      http.StatusTooManyRequests,
 	waitroom.EQueueFull:        http.StatusTooManyRequests,
 	waitroom.EPayloadTooLarge:  http.StatusRequestEntityTooLarge,
 	waitroom.EInternal:         http.StatusInternalServerError,

@@ -110,6 +110,10 @@ func apiRow(w *Waitroom) []awscloudwatch.IWidget {
 			metricsOf(m(metrics.OrdersPassed, "Sum", "Passed (2xx)"), m(metrics.OrdersFailed, "Sum", "Failed")), nil, nil),
 		graph("Store unavailable (503) per minute", 8,
 			metricsOf(m(metrics.StoreUnavailable, "Sum", "Store unavailable")), nil, nil),
+		// Abuse and the deliberate fail-opens (issue 12, docs/security.md).
+		graph("Rate limited (429) and fail-open per minute", 8,
+			metricsOf(m(metrics.RateLimited, "Sum", "Rate limited"), m(metrics.LimiterFailOpen, "Sum", "Limiter failed open"),
+				m(metrics.OrdersFailOpen, "Sum", "Orders forwarded unguarded")), nil, nil),
 		graph("API", 8,
 			metricsOf(w.API.MetricCount(opt("Sum", "Requests")), w.API.MetricClientError(opt("Sum", "4xx")),
 				w.API.MetricServerError(opt("Sum", "5xx"))),
@@ -164,7 +168,9 @@ func perRoomRow() []awscloudwatch.IWidget {
 func opsRow(p WaitroomProps, w *Waitroom) []awscloudwatch.IWidget {
 	var latency []awscloudwatch.IMetric
 	for _, r := range routes {
-		latency = append(latency, routeLatency(w, r))
+		if !r.public {
+			latency = append(latency, routeLatency(w, r))
+		}
 	}
 	cache := metricsOf(cacheMetric(p, w.Cache, "ThrottledCmds", "Sum"))
 	load := metricsOf(cacheMetric(p, w.Cache, "ElastiCacheProcessingUnits", "Sum"))

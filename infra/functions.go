@@ -72,6 +72,15 @@ func functionEnv(p WaitroomProps, cache *Cache, fn string) map[string]*string {
 	if p.OrderGateFailOpen {
 		env["ORDER_GATE_FAIL_OPEN"] = jsii.String("true")
 	}
+	if servesVisitors(fn) && p.EntryTokenKeysSSMParameter != "" {
+		// Enter and position sign entry tokens, the order gate verifies
+		// them; admit and admin never see the key. Resolved at deploy
+		// like PROXY_SECRET (docs/security.md, "Entry-token keys").
+		env["ENTRY_TOKEN_KEYS"] = jsii.String("{{resolve:ssm:" + p.EntryTokenKeysSSMParameter + "}}")
+		if p.EntryTokenIssuer != "" {
+			env["ENTRY_TOKEN_ISSUER"] = jsii.String(p.EntryTokenIssuer)
+		}
+	}
 	if p.TrustUserHeaderFromProxy {
 		// Resolved by CloudFormation at deploy time: the template and the
 		// cdk.out directory hold only the parameter's name.

@@ -26,6 +26,8 @@ const (
 	CtxAnonymous          = "anonymousVisitors"
 	CtxOpenRooms          = "openRooms"
 	CtxTicketSecret       = "ticketSecretSsmParameter"
+	CtxEntryTokenKeys     = "entryTokenKeysSsmParameter"
+	CtxEntryTokenIssuer   = "entryTokenIssuer"
 	CtxTicketTTL          = "ticketTtlSeconds"
 	CtxContinueURL        = "continueUrl"
 	CtxForwardHeaders     = "orderForwardHeaders"
@@ -98,25 +100,27 @@ func run() error {
 func propsFromContext(ctx contextGetter) (WaitroomProps, error) {
 	r := ctxReader{ctx: ctx}
 	p := WaitroomProps{
-		AssetDir:                 r.str(CtxAssetDir),
-		JwtIssuer:                r.str(CtxJwtIssuer),
-		JwtAudience:              splitList(r.str(CtxJwtAudience)),
-		TrustUserHeaderFromProxy: r.boolean(CtxTrustUserHeader),
-		ProxySecretSSMParameter:  r.str(CtxProxySecret),
-		AnonymousVisitors:        r.boolean(CtxAnonymous),
-		OpenRooms:                r.boolean(CtxOpenRooms),
-		TicketSecretSSMParameter: r.str(CtxTicketSecret),
-		TicketTTLSeconds:         r.integer(CtxTicketTTL),
-		ContinueURL:              r.str(CtxContinueURL),
-		OrderForwardHeaders:      splitList(r.str(CtxForwardHeaders)),
-		AdmitRatePerSec:          r.float(CtxAdmitRate),
-		AdmitIntervalMs:          r.integer(CtxAdmitInterval),
-		EntryTokenTTLSeconds:     r.integer(CtxTokenTTL),
-		QueueCapacity:            r.integer(CtxQueueCapacity),
-		OrderAPIURL:              r.str(CtxOrderAPIURL),
-		OrderTimeoutMs:           r.integer(CtxOrderTimeout),
-		OrderGateFailOpen:        r.boolean(CtxOrderFailOpen),
-		PollTiers:                r.str(CtxPollTiers),
+		AssetDir:                   r.str(CtxAssetDir),
+		JwtIssuer:                  r.str(CtxJwtIssuer),
+		JwtAudience:                splitList(r.str(CtxJwtAudience)),
+		TrustUserHeaderFromProxy:   r.boolean(CtxTrustUserHeader),
+		ProxySecretSSMParameter:    r.str(CtxProxySecret),
+		AnonymousVisitors:          r.boolean(CtxAnonymous),
+		OpenRooms:                  r.boolean(CtxOpenRooms),
+		TicketSecretSSMParameter:   r.str(CtxTicketSecret),
+		EntryTokenKeysSSMParameter: r.str(CtxEntryTokenKeys),
+		EntryTokenIssuer:           r.str(CtxEntryTokenIssuer),
+		TicketTTLSeconds:           r.integer(CtxTicketTTL),
+		ContinueURL:                r.str(CtxContinueURL),
+		OrderForwardHeaders:        splitList(r.str(CtxForwardHeaders)),
+		AdmitRatePerSec:            r.float(CtxAdmitRate),
+		AdmitIntervalMs:            r.integer(CtxAdmitInterval),
+		EntryTokenTTLSeconds:       r.integer(CtxTokenTTL),
+		QueueCapacity:              r.integer(CtxQueueCapacity),
+		OrderAPIURL:                r.str(CtxOrderAPIURL),
+		OrderTimeoutMs:             r.integer(CtxOrderTimeout),
+		OrderGateFailOpen:          r.boolean(CtxOrderFailOpen),
+		PollTiers:                  r.str(CtxPollTiers),
 		Egress: Egress{
 			Mode: EgressMode(r.str(CtxOrderGateEgress)), OrderAPICidr: r.str(CtxOrderAPICidr),
 			OrderAPIPrefixList: r.str(CtxOrderAPIPrefixList), OrderAPIRouteTarget: r.str(CtxOrderAPIRoute),

@@ -233,6 +233,9 @@ func apiAlarms(set *alarmSet, p WaitroomProps, w *Waitroom) {
 		api5xx, Api5xxPercent, awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, 5, 3,
 		awscloudwatch.TreatMissingData_NOT_BREACHING)
 	for _, r := range routes {
+		if r.public { // the JWKS: static, cached by origins; its function's own route has the alarm
+			continue
+		}
 		limit := float64(LatencyP99Ms)
 		if r.fn == FnOrderGate {
 			limit = float64(p.OrderTimeoutMs) / 2

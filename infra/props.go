@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
@@ -92,6 +93,13 @@ type WaitroomProps struct {
 	// TicketSecretSSMParameter names the SSM String parameter (optionally
 	// name:version) holding TICKET_SECRET. Required with AnonymousVisitors.
 	TicketSecretSSMParameter string
+	// EntryTokenKeysSSMParameter names the SSM String parameter (optionally
+	// name:version) holding ENTRY_TOKEN_KEYS, the Ed25519 seed(s) that sign
+	// entry tokens (docs/security.md, "Entry-token keys"). Empty: opaque
+	// entry tokens, and GET /.well-known/jwks.json answers 404.
+	EntryTokenKeysSSMParameter string
+	// EntryTokenIssuer is ENTRY_TOKEN_ISSUER, the tokens' iss (empty: the functions' default).
+	EntryTokenIssuer string
 	// TicketTTLSeconds is TICKET_TTL_SECONDS (0: the functions' default).
 	TicketTTLSeconds int
 	// ContinueURL is where the page's Continue button leads (CONTINUE_URL).
@@ -244,15 +252,17 @@ func (p WaitroomProps) AdmitTimeoutSeconds() int {
 	return int(covered) + admitTimeoutSlackSeconds
 }
 
-// OrderGateTimeoutSeconds leaves the order gate time to answer 504 itself
-// after ORDER_TIMEOUT_MS and to release its lock.
+// OrderGateTimeoutSeconds covers the gate's worst path (waitroom.OrderGateBudget):
+// the token check, ORDER_TIMEOUT_MS downstream, then the commit's retries,
+// so that an order the downstream took is recorded or its lock kept.
 func (p WaitroomProps) OrderGateTimeoutSeconds() int {
-	return (p.OrderTimeoutMs+999)/1000 + 5
+	budget := waitroom.OrderGateBudget(time.Duration(p.OrderTimeoutMs) * time.Millisecond)
+	return int(math.Ceil(budget.Seconds()))
 }
 
 // Validate reports the first problem with (defaulted) props.
 func (p WaitroomProps) Validate() error {
-	for _, check := range []func() error{p.validateIdentity, p.validateVisitors, p.validateConfig,
+	for _, check := range []func() error{p.validateIdentity, p.validateVisitors, p.validateEntryTokens, p.validateConfig,
 		p.Egress.validate(p.OrderAPIURL), p.validateCache, p.validateAPI} {
 		if err := check(); err != nil {
 			return err
@@ -304,6 +314,17 @@ func (p WaitroomProps) PageProps() PageProps {
 // reader (waitroom.LoadConfig: TTL bounds, CONTINUE_URL, the headers the gate
 // may not forward). TICKET_SECRET is left out: the template holds only the
 // parameter's name, its value exists at deploy time.
+// validateEntryTokens checks the signing key's parameter name.
+func (p WaitroomProps) validateEntryTokens() error {
+	if p.EntryTokenKeysSSMParameter != "" && !ssmNameRE.MatchString(p.EntryTokenKeysSSMParameter) {
+		return fmt.Errorf("waitroom: entryTokenKeysSsmParameter %q: want an SSM parameter name (optionally name:version)", p.EntryTokenKeysSSMParameter)
+	}
+	if p.EntryTokenIssuer != "" && p.EntryTokenKeysSSMParameter == "" {
+		return errors.New("waitroom: entryTokenIssuer is set but entryTokenKeysSsmParameter is not: tokens would not be signed")
+	}
+	return nil
+}
+
 func (p WaitroomProps) validateVisitors() error {
 	env, err := visitorEnv(p.PageProps())
 	if err != nil {
@@ -356,7 +377,7 @@ func (p WaitroomProps) validateConfig() error {
 	}
 	// API Gateway HTTP APIs give an integration at most 30 s.
 	if p.OrderTimeoutMs < 100 || p.OrderGateTimeoutSeconds() > 29 {
-		return fmt.Errorf("waitroom: OrderTimeoutMs must be within 100..23000 (API Gateway waits 30 s at most), got %d", p.OrderTimeoutMs)
+		return fmt.Errorf("waitroom: OrderTimeoutMs must be within 100..20000 (the gate's worst path, token check + order + commit retries, within API Gateway waits 30 s at most), got %d", p.OrderTimeoutMs)
 	}
 	if _, err := waitroom.ParsePollTiers(p.PollTiers); err != nil {
 		return fmt.Errorf("waitroom: PollTiers (context pollTiers) %q: %w", p.PollTiers, err)

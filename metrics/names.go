@@ -25,6 +25,9 @@ const (
 	TokensConsumed   = "TokensConsumed"   // Count: entry tokens consumed by a successful order
 	TokensRejected   = "TokensRejected"   // Count: order attempts refused with entry_token_invalid
 	StoreUnavailable = "StoreUnavailable" // Count: requests answered 503 because the store was unreachable
+	OrdersFailOpen   = "OrdersFailOpen"   // Count: orders forwarded unguarded (ORDER_GATE_FAIL_OPEN) while the store was down
+	RateLimited      = "RateLimited"      // Count: requests refused with rate_limited
+	LimiterFailOpen  = "LimiterFailOpen"  // Count: requests let through because the abuse limiter could not run
 )
 
 // Names lists every metric above, once: the infra stack and its tests range
@@ -32,4 +35,5 @@ const (
 var Names = []string{
 	Entered, QueueFull, Admitted, WaitSeconds, QueueDepth, ActiveTokens, TokensExpired,
 	AdmitBatches, OrdersPassed, OrdersFailed, TokensConsumed, TokensRejected, StoreUnavailable,
+	OrdersFailOpen, RateLimited, LimiterFailOpen,
 }
