@@ -82,6 +82,15 @@ func (a *API) receiptPosition(ctx context.Context, req events.APIGatewayV2HTTPRe
 	case last.NoRoom:
 		return errorResponse(waitroom.Errorf(waitroom.ERoomNotFound, "there is no room %q", e.Room))
 	}
+	// Applied, but perhaps between the two reads: the record and the place
+	// are written by one script, so a standing read after the record is
+	// current (in line, READY, or gone since).
+	st, err = withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Standing, error) {
+		return a.Queue.Position(ctx, e.Room, e.User)
+	})
+	if err != nil {
+		return a.storeError(ctx, e.Room, err)
+	}
 	return a.standingResponse(st, who)
 }
 

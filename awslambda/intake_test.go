@@ -337,3 +337,40 @@ func TestConcurrentBrokerEnters(t *testing.T) {
 		}
 	}
 }
+
+// applyDuringPosition is the store, except that its first Position for user
+// runs the consumer right after reading: the entry is applied between the
+// handler's read of the standing and its read of the applied record.
+type applyDuringPosition struct {
+	waitroom.Queue
+	user  string
+	apply func()
+	once  sync.Once
+}
+
+func (q *applyDuringPosition) Position(ctx context.Context, room, user string) (waitroom.Standing, error) {
+	st, err := q.Queue.Position(ctx, room, user)
+	if user == q.user {
+		q.once.Do(q.apply)
+	}
+	return st, err
+}
+
+// An entry applied between position's two reads is answered where it now
+// stands, never NOT_IN_QUEUE (seen once under load before the fix).
+func TestReceiptAppliedBetweenTheReads(t *testing.T) {
+	h := newIntakeHarness(t, waitroom.IntakeBroker, 30)
+	receipt := h.accepted(t, "racer")
+	h.api.Queue = &applyDuringPosition{Queue: h.store, user: "racer", apply: func() {
+		msgs, err := h.queue.Receive(t.Context())
+		if err != nil || len(msgs) != 1 {
+			t.Fatalf("receive: %v %v", msgs, err)
+		}
+		if _, err := h.consumer.Apply(t.Context(), msgs); err != nil {
+			t.Fatal(err)
+		}
+	}}
+	if m := decode(t, h.receiptPosition(receipt)); m["status"] != "WAITING" || m["position"] != float64(1) {
+		t.Fatalf("applied between the reads: %v, want WAITING at 1", m)
+	}
+}
