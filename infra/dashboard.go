@@ -120,7 +120,7 @@ func apiRow(w *Waitroom) []awscloudwatch.IWidget {
 func functionRow(w *Waitroom) []awscloudwatch.IWidget {
 	per := func(f func(fn awslambda.Function, o *awscloudwatch.MetricOptions) awscloudwatch.IMetric, stat, suffix string) []awscloudwatch.IMetric {
 		var out []awscloudwatch.IMetric
-		for _, n := range Functions {
+		for _, n := range w.Props.FunctionNames() {
 			out = append(out, f(w.Functions[n], &awscloudwatch.MetricOptions{Statistic: jsii.String(stat), Period: oneMinute(), Label: jsii.String(n + suffix)}))
 		}
 		return out
