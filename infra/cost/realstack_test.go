@@ -3,6 +3,7 @@ package cost
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -147,7 +148,8 @@ func TestRealStackIntake(t *testing.T) {
 	if usd, ok := itemsNamed(fallback.Idle, "VPC interface endpoint sqs"); !ok || !near(usd, 2*730*0.01) {
 		t.Errorf("fallback: SQS endpoint $%v (found %v), want $14.60", usd, ok)
 	}
-	if !near(fallback.PerMillionUSD, def.PerMillionUSD) {
+	// The same line items as direct: compared to the cent, as the report rounds.
+	if math.Abs(fallback.PerMillionUSD-def.PerMillionUSD) > 0.01 {
 		t.Errorf("fallback per million $%.4f, direct $%.4f: the broker is priced only for an outage's enters", fallback.PerMillionUSD, def.PerMillionUSD)
 	}
 }
