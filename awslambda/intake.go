@@ -8,6 +8,7 @@ import (
 
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/intake"
+	"github.com/waitroom/waitroom/metrics"
 )
 
 // ProcessingPollMs is when a visitor whose entry the broker holds asks
@@ -40,6 +41,7 @@ func (a *API) accept(ctx context.Context, room string, who Identity) events.APIG
 	}); err != nil {
 		return a.storeError(ctx, room, err)
 	}
+	a.Metrics.Record(room, metrics.Of(metrics.Accepted, metrics.Count, 1))
 	return a.intakeResponse(http.StatusAccepted, intakeBody{Status: waitroom.Accepted, Receipt: receipt}, who)
 }
 

@@ -1,11 +1,13 @@
 package awslambda_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/waitroom/waitroom/awslambda"
 	"github.com/waitroom/waitroom/intake"
 	"github.com/waitroom/waitroom/internal/sqstest"
+	"github.com/waitroom/waitroom/metrics"
 	"github.com/waitroom/waitroom/sqs"
 )
 
@@ -25,6 +28,27 @@ type intakeHarness struct {
 	*harness
 	queue    *sqs.Queue
 	consumer *intake.Consumer
+	emf      *lockedBuffer // the EMF lines of enter and the consumer
+}
+
+// lockedBuffer is a bytes.Buffer the API's and the consumer's goroutines share.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// count is how many EMF lines recorded metric name once for room (the
+// aggregate comes in the same line).
+func (b *lockedBuffer) count(name string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return strings.Count(b.buf.String(), `"`+name+`":1,`)
 }
 
 func newIntakeHarness(t *testing.T, mode waitroom.Intake, visibility int) *intakeHarness {
@@ -43,7 +67,9 @@ func newIntakeHarness(t *testing.T, mode waitroom.Intake, visibility int) *intak
 	}
 	q.Batch = 1 // goaws delivers one message per group per receive (sqstest)
 	h.api.Broker, h.api.Applied = q, h.store
-	return &intakeHarness{harness: h, queue: q, consumer: &intake.Consumer{Store: h.store}}
+	emf := &lockedBuffer{}
+	h.api.Metrics = metrics.NewRecorder(emf)
+	return &intakeHarness{harness: h, queue: q, emf: emf, consumer: &intake.Consumer{Store: h.store, Metrics: h.api.Metrics}}
 }
 
 // run runs the consumer until the test ends, as the event source mapping does.
@@ -228,7 +254,7 @@ func TestConsumerCrashAndRedelivery(t *testing.T) {
 		}
 	}
 	// The first consumer dies after applying 4 entries.
-	crashed := &intake.Consumer{Store: &flaky{Applier: h.store, left: 4}}
+	crashed := &intake.Consumer{Store: &flaky{Applier: h.store, left: 4}, Metrics: h.api.Metrics}
 	ctx, crash := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
 	wg.Go(func() { crashed.Run(ctx, h.queue) })
@@ -268,6 +294,10 @@ func TestConsumerCrashAndRedelivery(t *testing.T) {
 	}
 	if lost.dropped < 5 {
 		t.Fatalf("only %d deletes were lost; the test did not redeliver", lost.dropped)
+	}
+	// The metrics count each visitor once, whatever was redelivered.
+	if a, e := h.emf.count(metrics.Accepted), h.emf.count(metrics.Entered); a != rooms*per || e != rooms*per {
+		t.Fatalf("Accepted %d, Entered %d: want %d each", a, e, rooms*per)
 	}
 }
 

@@ -78,7 +78,8 @@ func lineRow(p WaitroomProps) []awscloudwatch.IWidget {
 				{Value: jsii.Number(float64(p.QueueCapacity)), Label: jsii.String("QUEUE_CAPACITY")},
 			}),
 		graph("Arrivals per minute", 8,
-			metricsOf(m(metrics.Entered, "Sum", "Entered"), m(metrics.QueueFull, "Sum", "Refused: queue full (429)")), nil, nil),
+			metricsOf(m(metrics.Entered, "Sum", "Entered"), m(metrics.QueueFull, "Sum", "Refused: queue full (429)"),
+				m(metrics.Accepted, "Sum", "Accepted into the broker (202)")), nil, nil),
 		graph("Admission per minute", 8, metricsOf(m(metrics.Admitted, "Sum", "Admitted")),
 			metricsOf(m(metrics.AdmitBatches, "Sum", "Admit batches (heartbeat)")), nil),
 	}
@@ -124,7 +125,7 @@ func apiRow(w *Waitroom) []awscloudwatch.IWidget {
 func functionRow(w *Waitroom) []awscloudwatch.IWidget {
 	per := func(f func(fn awslambda.Function, o *awscloudwatch.MetricOptions) awscloudwatch.IMetric, stat, suffix string) []awscloudwatch.IMetric {
 		var out []awscloudwatch.IMetric
-		for _, n := range Functions {
+		for _, n := range w.Props.FunctionNames() {
 			out = append(out, f(w.Functions[n], &awscloudwatch.MetricOptions{Statistic: jsii.String(stat), Period: oneMinute(), Label: jsii.String(n + suffix)}))
 		}
 		return out

@@ -91,6 +91,17 @@ func newIntake(stack awscdk.Stack, p WaitroomProps, mode waitroom.Intake, net *n
 	return in
 }
 
+// newBroker adds the intake queue and its consumer when INTAKE is broker
+// or fallback, and nothing (nil) when direct.
+func newBroker(stack awscdk.Stack, p WaitroomProps, net *network, w *Waitroom) *Intake {
+	if p.Intake == waitroom.IntakeDirect {
+		return nil
+	}
+	in := newIntake(stack, p, p.Intake, net, w.Cache, w.Functions[FnEnter])
+	w.Functions[FnIntakeConsumer] = in.Consumer
+	return in
+}
+
 // newIntakeConsumer is the consumer function: the others' runtime, role and
 // network (the isolated subnets, out to the cache only). It gets no ticket
 // key, only the receipts' lifetime, which bounds the entries it applies.

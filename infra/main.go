@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/waitroom/waitroom"
 )
 
 // Context keys read by the app (infra/README.md, "Context keys").
@@ -25,6 +27,7 @@ const (
 	CtxProxySecret        = "proxySecretSsmParameter"
 	CtxAnonymous          = "anonymousVisitors"
 	CtxOpenRooms          = "openRooms"
+	CtxIntake             = "intake"
 	CtxTicketSecret       = "ticketSecretSsmParameter"
 	CtxEntryTokenKeys     = "entryTokenKeysSsmParameter"
 	CtxEntryTokenIssuer   = "entryTokenIssuer"
@@ -107,6 +110,7 @@ func propsFromContext(ctx contextGetter) (WaitroomProps, error) {
 		ProxySecretSSMParameter:    r.str(CtxProxySecret),
 		AnonymousVisitors:          r.boolean(CtxAnonymous),
 		OpenRooms:                  r.boolean(CtxOpenRooms),
+		Intake:                     waitroom.Intake(r.str(CtxIntake)),
 		TicketSecretSSMParameter:   r.str(CtxTicketSecret),
 		EntryTokenKeysSSMParameter: r.str(CtxEntryTokenKeys),
 		EntryTokenIssuer:           r.str(CtxEntryTokenIssuer),

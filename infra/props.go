@@ -35,8 +35,18 @@ const (
 	FnOrderGate = "order-gate"
 )
 
-// Functions lists the function names in a fixed order.
+// Functions lists the function names in a fixed order; FunctionNames adds
+// the intake consumer when the props have one.
 var Functions = []string{FnEnter, FnPosition, FnAdmit, FnOrderGate, FnAdmin}
+
+// FunctionNames are the functions the stack builds, in a fixed order: every
+// name that reaches Waitroom.Functions in alarms, dashboard and outputs.
+func (p WaitroomProps) FunctionNames() []string {
+	if p.Intake == waitroom.IntakeDirect || p.Intake == "" {
+		return Functions
+	}
+	return append(append([]string{}, Functions...), FnIntakeConsumer)
+}
 
 // ScheduleSeconds is how often EventBridge invokes admit (its finest rate).
 const ScheduleSeconds = 60
@@ -100,6 +110,10 @@ type WaitroomProps struct {
 	EntryTokenKeysSSMParameter string
 	// EntryTokenIssuer is ENTRY_TOKEN_ISSUER, the tokens' iss (empty: the functions' default).
 	EntryTokenIssuer string
+	// Intake is INTAKE (default direct): broker and fallback add the intake
+	// queue and its consumer (intake.go) and need TicketSecretSSMParameter,
+	// whose key signs the receipts.
+	Intake waitroom.Intake
 	// TicketTTLSeconds is TICKET_TTL_SECONDS (0: the functions' default).
 	TicketTTLSeconds int
 	// ContinueURL is where the page's Continue button leads (CONTINUE_URL).
@@ -219,6 +233,7 @@ func (p WaitroomProps) WithDefaults(stackID string) WaitroomProps {
 	setDefault(&p.QueueCapacity, waitroom.DefaultQueueCapacity)
 	setDefault(&p.OrderTimeoutMs, waitroom.DefaultOrderTimeoutMs)
 	setDefault(&p.PollTiers, waitroom.DefaultPollTiers)
+	setDefault(&p.Intake, waitroom.DefaultIntake)
 	setDefault(&p.CacheMode, CacheServerless)
 	setDefault(&p.CacheNodeType, "cache.r7g.large")
 	// Every command but the dangerous ones (FLUSHALL, KEYS, CONFIG, ...).
@@ -307,7 +322,7 @@ func (p WaitroomProps) validateIdentity() error {
 func (p WaitroomProps) PageProps() PageProps {
 	return PageProps{ContinueURL: p.ContinueURL, AnonymousVisitors: p.AnonymousVisitors,
 		TicketSecretSSMParameter: p.TicketSecretSSMParameter, TicketTTLSeconds: p.TicketTTLSeconds,
-		ForwardHeaders: p.OrderForwardHeaders}
+		ForwardHeaders: p.OrderForwardHeaders, Receipts: p.Intake != waitroom.IntakeDirect}
 }
 
 // validateVisitors checks the visitor variables with the functions' own
@@ -330,8 +345,8 @@ func (p WaitroomProps) validateVisitors() error {
 	if err != nil {
 		return err
 	}
-	if p.TicketSecretSSMParameter != "" && !p.AnonymousVisitors {
-		return errors.New("waitroom: ticketSecretSsmParameter is set but anonymousVisitors is not true: no ticket would be issued")
+	if p.TicketSecretSSMParameter != "" && !p.AnonymousVisitors && p.Intake == waitroom.IntakeDirect {
+		return errors.New("waitroom: ticketSecretSsmParameter is set but anonymousVisitors is not true and intake is direct: no ticket or receipt would be issued")
 	}
 	if p.ContinueURL != "" {
 		env["CONTINUE_URL"] = &p.ContinueURL
@@ -387,6 +402,11 @@ func (p WaitroomProps) validateConfig() error {
 	}
 	if p.OrderGateConcurrency != NoLimit && p.OrderGateConcurrency < 1 {
 		return fmt.Errorf("waitroom: orderGateConcurrency must be 0 (no cap) or positive, got %d", p.OrderGateConcurrency)
+	}
+	switch p.Intake {
+	case waitroom.IntakeDirect, waitroom.IntakeBroker, waitroom.IntakeFallback:
+	default:
+		return fmt.Errorf("waitroom: intake %q: want direct, broker or fallback", p.Intake)
 	}
 	return nil
 }

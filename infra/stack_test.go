@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 			return 1
 		}
 		defer os.RemoveAll(dir)
-		for _, fn := range Functions {
+		for _, fn := range append(append([]string{}, Functions...), FnIntakeConsumer) {
 			if err := os.MkdirAll(filepath.Join(dir, fn), 0o755); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				return 1

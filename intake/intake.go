@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/metrics"
 )
 
 // Message is one delivery from the broker: its body, and what the broker
@@ -37,6 +38,9 @@ type Consumer struct {
 	Keep time.Duration
 	Log  *slog.Logger     // nil logs nothing
 	Now  func() time.Time // nil means time.Now
+	// Metrics counts Entered and QueueFull as enter does in direct mode,
+	// once per entry (a redelivery counts nothing); nil records nothing.
+	Metrics *metrics.Recorder
 }
 
 // Apply applies msgs in order and returns how many from the front are done:
@@ -65,10 +69,15 @@ func (c *Consumer) apply(ctx context.Context, m Message) error {
 		c.warn(ctx, "entry older than its receipt dropped", m, nil)
 		return nil
 	}
-	_, _, err := c.Store.Apply(ctx, e, c.keep())
-	switch waitroom.ErrorCode(err) {
-	case waitroom.EQueueFull, waitroom.ERoomNotFound:
+	st, redelivered, err := c.Store.Apply(ctx, e, c.keep())
+	switch {
+	case waitroom.ErrorCode(err) == waitroom.EQueueFull: // a redelivery of it answers redelivered, no error
+		c.Metrics.Record(e.Room, metrics.Of(metrics.QueueFull, metrics.Count, 1))
 		return nil // recorded: position tells the receipt's holder
+	case waitroom.ErrorCode(err) == waitroom.ERoomNotFound:
+		return nil // recorded likewise
+	case err == nil && st.Joined && !redelivered:
+		c.Metrics.Record(e.Room, metrics.Of(metrics.Entered, metrics.Count, 1))
 	}
 	return err
 }

@@ -31,7 +31,7 @@ func intakeBroker(cfg waitroom.Config, api *awslambda.API, store *redisstore.Sto
 	q.Batch = 1
 	api.Broker = q
 	log.Info("intake through the broker", "mode", cfg.Intake, "queue", cfg.IntakeQueueURL)
-	c := &intake.Consumer{Store: store, Keep: cfg.Visitor.TicketTTL, Log: log}
+	c := &intake.Consumer{Store: store, Keep: cfg.Visitor.TicketTTL, Log: log, Metrics: api.Metrics}
 	return func(ctx context.Context) func() {
 		var wg sync.WaitGroup
 		wg.Go(func() { c.Run(ctx, q) })

@@ -33,5 +33,5 @@ func (e Env) EnterAPI() *awslambda.API {
 // Consumer is the intake consumer function's: entries are worth applying
 // for as long as their receipts live (TICKET_TTL_SECONDS).
 func (e Env) Consumer() *intake.Consumer {
-	return &intake.Consumer{Store: e.Store, Keep: e.Config.Visitor.TicketTTL, Log: e.Log}
+	return &intake.Consumer{Store: e.Store, Keep: e.Config.Visitor.TicketTTL, Log: e.Log, Metrics: e.Metrics}
 }
