@@ -91,6 +91,37 @@ func functionEnv(p WaitroomProps, cache *Cache, fn string) map[string]*string {
 	return env
 }
 
+// functionProps are what every function shares: its own role and log
+// group, the runtime, JSON logs, and the isolated subnets out to the cache
+// only (newFunctions moves the order gate to its own subnets).
+func functionProps(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cache, s fnSpec, env map[string]*string) *awslambda.FunctionProps {
+	logGroup := awslogs.NewLogGroup(stack, jsii.String(logicalName(s.name)+"Logs"), &awslogs.LogGroupProps{
+		Retention:     p.LogRetention,
+		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+	})
+	return &awslambda.FunctionProps{
+		Role:         newFunctionRole(stack, s.name, logGroup, cache),
+		Description:  jsii.String(s.description),
+		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture: awslambda.Architecture_ARM_64(),
+		Handler:      jsii.String("bootstrap"),
+		Code:         awslambda.Code_FromAsset(jsii.String(filepath.Join(p.AssetDir, s.name)), nil),
+		MemorySize:   jsii.Number(float64(s.memory)),
+		Timeout:      awscdk.Duration_Seconds(jsii.Number(float64(s.timeout))),
+		Environment:  &env,
+		LogGroup:     logGroup,
+		// JSON logs: the platform's START/END/REPORT lines (INFO) are
+		// dropped at WARN; the functions' EMF lines carry no "level", so
+		// Lambda files them as INFO and keeps them (and so the metrics).
+		LoggingFormat:         awslambda.LoggingFormat_JSON,
+		SystemLogLevelV2:      awslambda.SystemLogLevel_WARN,
+		ApplicationLogLevelV2: awslambda.ApplicationLogLevel_INFO,
+		Vpc:                   net.vpc,
+		VpcSubnets:            net.isolated,
+		SecurityGroups:        &[]awsec2.ISecurityGroup{net.fnSG},
+	}
+}
+
 // newFunctions builds the four functions, each with its own role and log
 // group; enter, position and admit reach only the cache, the order gate
 // also the order API.
@@ -102,32 +133,7 @@ func newFunctions(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cach
 	}
 	fns := map[string]awslambda.Function{}
 	for _, s := range fnSpecs(p) {
-		env := functionEnv(p, cache, s.name)
-		logGroup := awslogs.NewLogGroup(stack, jsii.String(logicalName(s.name)+"Logs"), &awslogs.LogGroupProps{
-			Retention:     p.LogRetention,
-			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
-		})
-		props := &awslambda.FunctionProps{
-			Role:         newFunctionRole(stack, s.name, logGroup, cache),
-			Description:  jsii.String(s.description),
-			Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
-			Architecture: awslambda.Architecture_ARM_64(),
-			Handler:      jsii.String("bootstrap"),
-			Code:         awslambda.Code_FromAsset(jsii.String(filepath.Join(p.AssetDir, s.name)), nil),
-			MemorySize:   jsii.Number(float64(s.memory)),
-			Timeout:      awscdk.Duration_Seconds(jsii.Number(float64(s.timeout))),
-			Environment:  &env,
-			LogGroup:     logGroup,
-			// JSON logs: the platform's START/END/REPORT lines (INFO) are
-			// dropped at WARN; the functions' EMF lines carry no "level", so
-			// Lambda files them as INFO and keeps them (and so the metrics).
-			LoggingFormat:         awslambda.LoggingFormat_JSON,
-			SystemLogLevelV2:      awslambda.SystemLogLevel_WARN,
-			ApplicationLogLevelV2: awslambda.ApplicationLogLevel_INFO,
-			Vpc:                   net.vpc,
-			VpcSubnets:            net.isolated,
-			SecurityGroups:        &[]awsec2.ISecurityGroup{net.fnSG},
-		}
+		props := functionProps(stack, p, net, cache, s, functionEnv(p, cache, s.name))
 		if s.reserved != NoLimit {
 			props.ReservedConcurrentExecutions = jsii.Number(float64(s.reserved))
 		}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"path/filepath"
 	"strconv"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -9,7 +8,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsec2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 
@@ -110,29 +108,8 @@ func newIntakeConsumer(stack awscdk.Stack, p WaitroomProps, net *network, cache 
 	if ttl := p.PageProps().TicketTTLSeconds; ttl > 0 {
 		env["TICKET_TTL_SECONDS"] = jsii.String(strconv.Itoa(ttl))
 	}
-	name := logicalName(FnIntakeConsumer)
-	logGroup := awslogs.NewLogGroup(stack, jsii.String(name+"Logs"), &awslogs.LogGroupProps{
-		Retention:     p.LogRetention,
-		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
-	})
-	return awslambda.NewFunction(stack, jsii.String(name+"Function"), &awslambda.FunctionProps{
-		Role:                  newFunctionRole(stack, FnIntakeConsumer, logGroup, cache),
-		Description:           jsii.String("Waitroom: applies accepted entries from the intake queue to the line, in order"),
-		Runtime:               awslambda.Runtime_PROVIDED_AL2023(),
-		Architecture:          awslambda.Architecture_ARM_64(),
-		Handler:               jsii.String("bootstrap"),
-		Code:                  awslambda.Code_FromAsset(jsii.String(filepath.Join(p.AssetDir, FnIntakeConsumer)), nil),
-		MemorySize:            jsii.Number(128),
-		Timeout:               awscdk.Duration_Seconds(jsii.Number(intakeTimeoutSeconds)),
-		Environment:           &env,
-		LogGroup:              logGroup,
-		LoggingFormat:         awslambda.LoggingFormat_JSON,
-		SystemLogLevelV2:      awslambda.SystemLogLevel_WARN,
-		ApplicationLogLevelV2: awslambda.ApplicationLogLevel_INFO,
-		Vpc:                   net.vpc,
-		VpcSubnets:            net.isolated,
-		SecurityGroups:        &[]awsec2.ISecurityGroup{net.fnSG},
-	})
+	spec := fnSpec{FnIntakeConsumer, "Waitroom: applies accepted entries from the intake queue to the line, in order", 128, intakeTimeoutSeconds, NoLimit}
+	return awslambda.NewFunction(stack, jsii.String(logicalName(FnIntakeConsumer)+"Function"), functionProps(stack, p, net, cache, spec, env))
 }
 
 // addSQSEndpoint lets functions in the isolated subnets (enter in fallback
