@@ -125,11 +125,12 @@ func TestHandlerMetrics(t *testing.T) {
 	h := newHarness(t)
 	var out safeBuffer
 	h.api.Metrics = metrics.NewRecorder(&out)
-	tokens := h.admitted(t, "hank")
+	tokens := h.admitted(t, "hank", "ivy")
 
 	wantError(t, h.order("hank", "not-a-token", "", "{}"), 403, "entry_token_invalid")
 	wantMetric(t, &out, metrics.TokensRejected)
-	wantError(t, h.order("hank", tokens["hank"]+"x", "", "{}"), 403, "entry_token_invalid")
+	// Well-formed, but not hank's: refused by the store.
+	wantError(t, h.order("hank", tokens["ivy"], "", "{}"), 403, "entry_token_invalid")
 	wantMetric(t, &out, metrics.TokensRejected)
 
 	h.redis.Stop()
@@ -198,5 +199,21 @@ func TestAdmitFunctionStopsBeforeTheDeadline(t *testing.T) {
 	_, _ = awslambda.AdmitFunction(a, nil)(ctx, json.RawMessage(`{}`))
 	if left := time.Until(dl); left <= 0 {
 		t.Fatalf("returned %v after the deadline", -left)
+	}
+}
+
+// The order lock outlives the order it guards: a second request with the
+// same token while the first is still at the order API gets 409 and never
+// reaches it.
+func TestLockOutlivesTheOrder(t *testing.T) {
+	h := newHarness(t)
+	tokens := h.admitted(t, "judy")
+	h.down.delay.Store(int64(800 * time.Millisecond))
+	first := make(chan int, 1)
+	go func() { first <- h.order("judy", tokens["judy"], "", "{}").StatusCode }()
+	time.Sleep(400 * time.Millisecond) // the first order waits for the order API
+	wantError(t, h.order("judy", tokens["judy"], "", "{}"), 409, "order_in_progress")
+	if status := <-first; status != 201 || h.down.calls.Load() != 1 {
+		t.Fatalf("first order %d, %d downstream calls", status, h.down.calls.Load())
 	}
 }

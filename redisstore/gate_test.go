@@ -125,6 +125,95 @@ func TestBudgetCapIsTheScripts(t *testing.T) {
 	}
 }
 
+// An expired entry token is gone: the user is no longer READY and the gate
+// refuses the token, though nobody swept it.
+func TestExpiredTokenIsGone(t *testing.T) {
+	ctx := context.Background()
+	cfg := testConfig()
+	cfg.EntryTokenTTL = time.Second
+	s, _ := newStore(t, cfg)
+	token := admitOne(t, s, "r", "late")
+	time.Sleep(1200 * time.Millisecond)
+	if st, err := s.Position(ctx, "r", "late"); err != nil || st.Status != waitroom.NotInQueue {
+		t.Fatalf("after the token's expiry: %+v %v", st, err)
+	}
+	if _, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "r", User: "late", Token: token}); waitroom.ErrorCode(err) != waitroom.ETokenInvalid {
+		t.Fatalf("an expired token at the gate: %v", err)
+	}
+}
+
+// An enter re-registers its room for admission, so that a registration lost
+// to an error heals with the next user, not only with the first of a line.
+func TestEnterHealsALostRegistration(t *testing.T) {
+	ctx := context.Background()
+	s, rdb := newStore(t, testConfig())
+	for _, u := range []string{"a", "b"} {
+		if _, err := s.Enter(ctx, "r", u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rdb.SRem(ctx, "wr:rooms", "r").Err(); err != nil { // lost
+		t.Fatal(err)
+	}
+	if _, err := s.Enter(ctx, "r", "c"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := s.AdmitBatch(ctx); err != nil || admittedCount(b) != 3 {
+		t.Fatalf("after c entered: %+v %v", b, err)
+	}
+}
+
+// A room's stored capacity, not the default, bounds its line.
+func TestStoredCapacityHolds(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newStore(t, testConfig())
+	if _, err := s.Update(ctx, "small", true, func(st waitroom.Settings) (waitroom.Settings, error) {
+		st.Capacity = 2
+		return st, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []string{"a", "b"} {
+		if _, err := s.Enter(ctx, "small", u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Enter(ctx, "small", "c"); waitroom.ErrorCode(err) != waitroom.EQueueFull {
+		t.Fatalf("third user of a room of capacity 2: %v", err)
+	}
+}
+
+// Two operators changing one room at once: the change that read the older
+// version is applied again to the newer one, so neither change is lost.
+func TestConcurrentSettingsChangesBothLand(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newStore(t, testConfig())
+	if _, err := s.Update(ctx, "sale", true, func(st waitroom.Settings) (waitroom.Settings, error) { return st, nil }); err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	_, err := s.Update(ctx, "sale", false, func(st waitroom.Settings) (waitroom.Settings, error) {
+		calls++
+		if calls == 1 { // the other operator's change lands after our read
+			if _, err := s.Update(ctx, "sale", false, func(o waitroom.Settings) (waitroom.Settings, error) {
+				o.Capacity = 7
+				return o, nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st.RatePerSec = 5
+		return st, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.Status(ctx, "sale")
+	if err != nil || st.RatePerSec != 5 || st.Capacity != 7 || calls != 2 {
+		t.Fatalf("after both changes (%d calls): %+v %v", calls, st.Settings, err)
+	}
+}
+
 // Admission tells how long each user waited, from the per-second marks.
 func TestAdmissionMeasuresTheWait(t *testing.T) {
 	ctx := context.Background()

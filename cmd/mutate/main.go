@@ -222,15 +222,18 @@ type outcome struct {
 	elapsed time.Duration
 }
 
-// runBaseline runs every involved test set once, unmutated: a test that
-// fails without any bug would make every mutation look caught.
+// runBaseline runs every involved package's tests once, unmutated: a test
+// that fails without any bug would make every mutation look caught.
 func runBaseline(copies []string, ms []Mutation, timeout time.Duration) error {
 	seen := map[string]bool{}
 	var sets []Mutation
 	for _, m := range ms {
-		if k := m.testSet(); !seen[k] {
-			seen[k] = true
-			sets = append(sets, Mutation{Name: strings.TrimSpace("baseline " + strings.Join(m.Pkgs, " ") + " " + m.Skip), Pkgs: m.Pkgs, Run: m.Run, Skip: m.Skip})
+		for _, pkg := range m.Pkgs {
+			one := Mutation{Name: strings.TrimSpace("baseline " + pkg + " " + m.Skip), Pkgs: []string{pkg}, Run: m.Run, Skip: m.Skip}
+			if k := one.testSet(); !seen[k] {
+				seen[k] = true
+				sets = append(sets, one)
+			}
 		}
 	}
 	failed := false
