@@ -2,7 +2,7 @@
 # runs; `make help` lists every target. Timings in the descriptions were
 # measured on the 2-core development machine with warm Go caches.
 SHELL := /bin/bash
-FUNCTIONS := enter position admit order-gate admin
+FUNCTIONS := enter position admit order-gate admin intake-consumer
 ARCH ?= arm64
 GO ?= go
 BUILD_FLAGS := -trimpath -ldflags "-s -w" -tags lambda.norpc

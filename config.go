@@ -33,6 +33,9 @@ type Config struct {
 	Visitor         VisitorConfig
 	OpenRooms       bool   // OPEN_ROOMS: any valid room name works, not only operator-created rooms
 	AdminToken      Secret // ADMIN_TOKEN: bearer token of the admin API outside AWS IAM
+	Intake          Intake // INTAKE
+	IntakeQueueURL  string // INTAKE_QUEUE_URL: the broker's queue, for broker and fallback
+	Trust           TrustConfig
 }
 
 // Default values of the configuration (docs/API.md, "Configuration"). They
@@ -96,7 +99,11 @@ func LoadConfig(lookup func(string) (string, bool), d Defaults) (Config, error) 
 		Visitor:         r.visitors(d),
 		OpenRooms:       r.boolean("OPEN_ROOMS", d.OpenRooms),
 		AdminToken:      r.secret("ADMIN_TOKEN"),
+		Intake:          r.intake(),
+		IntakeQueueURL:  r.str("INTAKE_QUEUE_URL", ""),
+		Trust:           r.trust(),
 	}
+	r.intakeNeeds(c, d)
 	if c.RedisURL == "" && d.RequireRedisURL {
 		r.fail("REDIS_URL", "is required (redis://host:port or rediss://host:port)")
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/entrytoken"
 )
 
 func env(kv map[string]string) func(string) (string, bool) {
@@ -24,7 +25,10 @@ func TestConfigDefaults(t *testing.T) {
 	want := waitroom.Config{RedisURL: "redis://localhost:6379", AdmitRatePerSec: 100, AdmitInterval: 100 * time.Millisecond,
 		AdmitBatches: 10, EntryTokenTTL: 300 * time.Second, QueueCapacity: 100_000, OrderTimeout: 10 * time.Second, Addr: "127.0.0.1:8080",
 		PollTiers: waitroom.PollTiers{{0, 60000}},
-		Visitor:   waitroom.VisitorConfig{TicketTTL: waitroom.DefaultTicketTTLSeconds * time.Second}}
+		Visitor:   waitroom.VisitorConfig{TicketTTL: waitroom.DefaultTicketTTLSeconds * time.Second}, Intake: waitroom.DefaultIntake,
+		Trust: waitroom.TrustConfig{EntryTokens: entrytoken.Keys{Issuer: waitroom.DefaultEntryTokenIssuer}, Limits: waitroom.Limits{
+			ClientRatePerSec: waitroom.DefaultClientRatePerSec, ClientBurst: waitroom.DefaultClientBurst,
+			IPRatePerSec: waitroom.DefaultIPRatePerSec, IPBurst: waitroom.DefaultIPBurst}}}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("defaults:\n got %+v\nwant %+v", c, want)
 	}

@@ -31,6 +31,8 @@ const (
 	EUnavailable      Code = "unavailable"
 	EInternal         Code = "internal"
 	EPayloadTooLarge  Code = "payload_too_large"
+	EIdemKeyReused    Code = "idempotency_key_reused"
+	ERateLimited      Code = "rate_limited"
 )
 
 // Error is a domain error: a code for machines, a message for people, and
@@ -97,6 +99,10 @@ type Standing struct {
 	Paused     bool      // the room admits nobody until resumed
 	OpensAt    time.Time // the scheduled opening; zero when open
 	Stalled    bool      // no batch for several intervals, or maxActive reached (checked within Config.FarHorizon of the front)
+
+	// LimiterFailedOpen: the abuse limiter could not run in this call and
+	// let it through; the adapter logs and counts it.
+	LimiterFailedOpen bool
 }
 
 // Queue is the line of every room. Implementations must be safe for
@@ -160,6 +166,9 @@ type OrderAttempt struct {
 	User           string
 	Token          string
 	IdempotencyKey string // optional
+	// RequestHash identifies the request body: a stored answer is replayed
+	// only to the same body under the same key (idempotency_key_reused).
+	RequestHash string
 }
 
 // Lease is the right to place one order: the user's lock, or a replay.
@@ -167,6 +176,8 @@ type Lease struct {
 	OrderAttempt
 	LockValue string
 	Replay    *StoredAnswer // set when an earlier success is to be returned again
+	// LimiterFailedOpen: as Standing's.
+	LimiterFailedOpen bool
 }
 
 // StoredAnswer is a downstream answer kept for idempotent replays.
@@ -174,4 +185,5 @@ type StoredAnswer struct {
 	Status      int    `json:"status"`
 	Body        string `json:"body"`
 	ContentType string `json:"contentType,omitempty"`
+	RequestHash string `json:"requestHash,omitempty"` // of the request that got this answer
 }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -20,9 +21,8 @@ import (
 	"github.com/waitroom/waitroom/orderapi"
 )
 
-// DefaultStoreTimeout bounds one store call, so that a dead store is
-// answered with 503 within a few seconds rather than at the Lambda timeout.
-const DefaultStoreTimeout = 3 * time.Second
+// DefaultStoreTimeout bounds one store call (waitroom.StoreCallTimeout).
+const DefaultStoreTimeout = waitroom.StoreCallTimeout
 
 // OrderPlacer sends an order downstream (orderapi.Client in production).
 type OrderPlacer interface {
@@ -43,6 +43,10 @@ type API struct {
 	Admin *Admin
 	// Now is the clock of queue tickets; nil means time.Now.
 	Now func() time.Time
+	// Broker and Applied serve INTAKE broker and fallback: enter accepts
+	// into Broker, position reads Applied's record of applied entries.
+	Broker  waitroom.Broker
+	Applied waitroom.Applier
 }
 
 // standingBody is the answer of enter and position. pollAfterMs is always
@@ -66,10 +70,18 @@ func (a *API) Enter(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 		if err != nil {
 			return CallerError(err)
 		}
+		ctx = AsCaller(ctx, req, who)
+		if a.Config.Intake == waitroom.IntakeBroker {
+			return a.accept(ctx, room, who)
+		}
 		st, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Standing, error) {
 			return a.Queue.Enter(ctx, room, who.User)
 		})
+		a.limiterFailedOpen(ctx, room, st.LimiterFailedOpen)
 		switch {
+		case waitroom.ErrorCode(err) == waitroom.EUnavailable && a.Config.Intake == waitroom.IntakeFallback:
+			a.storeError(ctx, room, err) // counted and logged as an outage all the same
+			return a.accept(ctx, room, who)
 		case waitroom.ErrorCode(err) == waitroom.EQueueFull:
 			a.Metrics.Record(room, metrics.Of(metrics.QueueFull, metrics.Count, 1))
 			return errorResponse(err)
@@ -85,13 +97,18 @@ func (a *API) Enter(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 // Position handles GET /queue/position.
 func (a *API) Position(ctx context.Context, req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
 	return a.guard(ctx, func() events.APIGatewayV2HTTPResponse {
+		if receipt, ok := lookupHeader(req, waitroom.ReceiptHeader); ok {
+			return a.receiptPosition(ctx, req, receipt)
+		}
 		who, room, err := a.caller(req, false)
 		if err != nil {
 			return CallerError(err)
 		}
+		ctx = AsCaller(ctx, req, who)
 		st, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Standing, error) {
 			return a.Queue.Position(ctx, room, who.User)
 		})
+		a.limiterFailedOpen(ctx, room, st.LimiterFailedOpen)
 		if err != nil {
 			return a.storeError(ctx, room, err)
 		}
@@ -118,7 +135,7 @@ func (a *API) standingResponse(st waitroom.Standing, who Identity) events.APIGat
 		poll := room.PreQueuePollMs(time.Until(st.OpensAt), a.random())
 		body.OpensAt, body.PollAfterMs, body.Paused = st.OpensAt.UTC().Format(time.RFC3339Nano), &poll, st.Paused
 	case waitroom.Ready:
-		body.EntryToken = st.Token
+		body.EntryToken = a.signedToken(st, who.User)
 		body.ExpiresAt = st.ExpiresAt.UTC().Format(time.RFC3339)
 	}
 	resp := jsonResponse(http.StatusOK, body)
@@ -146,25 +163,28 @@ func (a *API) Order(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 		if err != nil {
 			return errorResponse(err)
 		}
-		token := header(req, "X-Entry-Token")
-		room, ok := waitroom.TokenRoom(token)
-		if !ok {
+		room, token, err := a.gateToken(header(req, "X-Entry-Token"), user)
+		if err != nil {
 			a.Metrics.Record("", metrics.Of(metrics.TokensRejected, metrics.Count, 1))
-			return errorResponse(waitroom.Errorf(waitroom.ETokenInvalid, "an X-Entry-Token header with a valid entry token is required"))
+			return errorResponse(err)
 		}
-		attempt := waitroom.OrderAttempt{Room: room, User: user, Token: token, IdempotencyKey: key}
+		attempt := waitroom.OrderAttempt{Room: room, User: user, Token: token, IdempotencyKey: key, RequestHash: requestHash(body)}
 		order := orderapi.Request{User: user, IdempotencyKey: key, ContentType: header(req, "Content-Type"), Body: body, Headers: a.forwardHeaders(req)}
 
-		lease, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Lease, error) {
+		lease, err := withTimeout(AsCaller(ctx, req, who), a.storeTimeout(), func(ctx context.Context) (waitroom.Lease, error) {
 			return a.Queue.BeginOrder(ctx, attempt)
 		})
+		a.limiterFailedOpen(ctx, room, lease.LimiterFailedOpen)
 		switch code := waitroom.ErrorCode(err); {
 		case code == waitroom.EUnavailable && a.Config.FailOpenOrders:
 			// The operator chose to let orders through unguarded while the store is down.
 			a.logWarn(ctx, "store unavailable: forwarding order unguarded (ORDER_GATE_FAIL_OPEN)", err)
+			a.Metrics.Record(room, metrics.Of(metrics.OrdersFailOpen, metrics.Count, 1))
 			return a.forward(ctx, room, order)
 		case code == waitroom.EUnavailable:
 			return a.storeError(ctx, room, err)
+		case a.rateLimited(room, err):
+			return errorResponse(err)
 		case code == waitroom.ETokenInvalid:
 			a.Metrics.Record(room, metrics.Of(metrics.TokensRejected, metrics.Count, 1))
 			return errorResponse(err)
@@ -200,21 +220,20 @@ func (a *API) forward(ctx context.Context, room string, order orderapi.Request) 
 }
 
 // commit consumes the token after a success. The order has happened, so its
-// answer goes back to the user even if the store fails now; the lock then
-// expires on its own.
+// answer goes back to the user even if the store fails now: the commit is
+// retried for the rest of the request's budget (commitBudget), and if it
+// never lands, the order lock, which lives as long as the token
+// (order_begin.lua), keeps the token from ordering again.
 func (a *API) commit(ctx context.Context, lease waitroom.Lease, answer waitroom.StoredAnswer) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.storeTimeout())
-	defer cancel()
-	if err := a.Queue.CommitOrder(ctx, lease, answer); err != nil {
-		a.logWarn(ctx, "order placed but token not consumed", err)
+	err := a.retryStore(ctx, func(ctx context.Context) error { return a.Queue.CommitOrder(ctx, lease, answer) })
+	if err != nil {
+		a.logWarn(ctx, "order placed but token not consumed; its lock holds it until the token expires", err)
 	}
 }
 
 // release keeps the token and frees the lock after a failed order.
 func (a *API) release(ctx context.Context, lease waitroom.Lease) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.storeTimeout())
-	defer cancel()
-	if err := a.Queue.ReleaseOrder(ctx, lease); err != nil {
+	if err := a.retryStore(ctx, func(ctx context.Context) error { return a.Queue.ReleaseOrder(ctx, lease) }); err != nil {
 		a.logWarn(ctx, "order lock not released; it expires on its own", err)
 	}
 }
@@ -244,6 +263,7 @@ func (a *API) Route(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 		"/queue/enter":    {http.MethodPost, a.Enter},
 		"/queue/position": {http.MethodGet, a.Position},
 		"/orders":         {http.MethodPost, a.Order},
+		JWKSPath:          {http.MethodGet, a.JWKS},
 	}
 	r, ok := routes[path]
 	switch {
@@ -259,6 +279,11 @@ func (a *API) Route(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 
 // caller returns who sends an enter (create) or position request, and its room.
 func (a *API) caller(req events.APIGatewayV2HTTPRequest, create bool) (who Identity, room string, err error) {
+	if _, err := url.ParseQuery(req.RawQueryString); err != nil {
+		// Never read a query that cannot be decoded as "no room": the user
+		// would land in another room's line.
+		return Identity{}, "", waitroom.Errorf(waitroom.EInvalidRequest, "the query string cannot be decoded")
+	}
 	room, ok := req.QueryStringParameters["room"]
 	if !ok {
 		room = waitroom.DefaultRoom
@@ -329,6 +354,9 @@ func requestBody(req events.APIGatewayV2HTTPRequest) ([]byte, error) {
 
 // storeError answers a store failure; it is logged and counted.
 func (a *API) storeError(ctx context.Context, room string, err error) events.APIGatewayV2HTTPResponse {
+	if a.rateLimited(room, err) {
+		return errorResponse(err)
+	}
 	if waitroom.ErrorCode(err) == waitroom.EUnavailable {
 		a.Metrics.Record(room, metrics.Of(metrics.StoreUnavailable, metrics.Count, 1))
 		a.logWarn(ctx, "store unavailable", err)

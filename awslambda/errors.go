@@ -16,6 +16,7 @@ import (
 var statusOf = map[waitroom.Code]int{
 	waitroom.EUnauthenticated:  http.StatusUnauthorized,
 	waitroom.EInvalidTicket:    http.StatusUnauthorized,
+	waitroom.EInvalidReceipt:   http.StatusUnauthorized,
 	waitroom.EInvalidUser:      http.StatusBadRequest,
 	waitroom.EInvalidRoom:      http.StatusBadRequest,
 	waitroom.EInvalidRequest:   http.StatusBadRequest,
@@ -26,6 +27,8 @@ var statusOf = map[waitroom.Code]int{
 	waitroom.ENotFound:         http.StatusNotFound,
 	waitroom.EMethodNotAllowed: http.StatusMethodNotAllowed,
 	waitroom.EOrderInProgress:  http.StatusConflict,
+	waitroom.EIdemKeyReused:    http.StatusUnprocessableEntity,
+	waitroom.ERateLimited:      http.StatusTooManyRequests,
 	waitroom.EQueueFull:        http.StatusTooManyRequests,
 	waitroom.EPayloadTooLarge:  http.StatusRequestEntityTooLarge,
 	waitroom.EInternal:         http.StatusInternalServerError,

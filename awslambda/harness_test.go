@@ -31,13 +31,18 @@ type downstream struct {
 	delay  atomic.Int64 // nanoseconds
 	last   atomic.Pointer[http.Request]
 	body   atomic.Pointer[string]
+	// onCall, when set, runs as each order arrives (failure injection).
+	onCall atomic.Pointer[func()]
 }
 
-func newDownstream(t *testing.T) *downstream {
+func newDownstream(t testing.TB) *downstream {
 	d := &downstream{}
 	d.status.Store(http.StatusCreated)
 	d.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := d.calls.Add(1)
+		if f := d.onCall.Load(); f != nil {
+			(*f)()
+		}
 		b, _ := io.ReadAll(r.Body)
 		s := string(b)
 		d.body.Store(&s)
@@ -64,7 +69,7 @@ type harness struct {
 	cfg   waitroom.Config
 }
 
-func newHarness(t *testing.T, mutate ...func(*waitroom.Config)) *harness {
+func newHarness(t testing.TB, mutate ...func(*waitroom.Config)) *harness {
 	t.Helper()
 	srv := redistest.Start(t)
 	cfg, err := waitroom.LoadConfig(func(k string) (string, bool) {

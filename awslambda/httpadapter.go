@@ -2,6 +2,7 @@ package awslambda
 
 import (
 	"encoding/base64"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -17,6 +18,10 @@ import (
 
 // maxRequestBody matches API Gateway's payload limit.
 const maxRequestBody = 10 << 20
+
+// bodyReadTimeout bounds reading one request's body: a client trickling
+// bytes cannot hold a connection (API Gateway buffers bodies itself).
+const bodyReadTimeout = 10 * time.Second
 
 // EventFromHTTP builds the payload 2.0 event API Gateway would send for r.
 func EventFromHTTP(r *http.Request, body []byte) events.APIGatewayV2HTTPRequest {
@@ -97,9 +102,17 @@ func WriteHTTP(w http.ResponseWriter, resp events.APIGatewayV2HTTPResponse) {
 // ServeHTTP turns HTTP requests into events for h, as API Gateway does.
 func ServeHTTP(h HTTPHandler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout)) // not every writer supports it
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBody))
-		if err != nil {
+		_ = rc.SetReadDeadline(time.Time{})
+		var tooLarge *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooLarge):
 			WriteHTTP(w, errorResponse(waitroom.Errorf(waitroom.EPayloadTooLarge, "the request body is over 10 MB")))
+			return
+		case err != nil:
+			WriteHTTP(w, errorResponse(waitroom.Errorf(waitroom.EInvalidRequest, "the request body could not be read in time")))
 			return
 		}
 		WriteHTTP(w, h(r.Context(), EventFromHTTP(r, body)))

@@ -22,8 +22,8 @@ type HTTPHandler func(context.Context, events.APIGatewayV2HTTPRequest) events.AP
 // bare 500.
 func HTTPFunction(h HTTPHandler) func(context.Context, json.RawMessage) (events.APIGatewayV2HTTPResponse, error) {
 	return func(ctx context.Context, raw json.RawMessage) (events.APIGatewayV2HTTPResponse, error) {
-		var req events.APIGatewayV2HTTPRequest
-		if err := json.Unmarshal(raw, &req); err != nil {
+		req, err := decodeEvent(raw)
+		if err != nil {
 			return errorResponse(waitroom.Errorf(waitroom.EInvalidRequest, "the event is not an API Gateway HTTP API payload 2.0 request")), nil
 		}
 		return h(ctx, req), nil

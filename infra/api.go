@@ -31,15 +31,29 @@ type route struct {
 	method awsapigatewayv2.HttpMethod
 	path   string
 	fn     string
+	// public routes take no identity (no JWT authorizer); rate, when set,
+	// is the route's own throttle instead of its function's.
+	public bool
+	rate   int
 }
 
 func (r route) key() string { return string(r.method) + " " + r.path }
 
 var routes = []route{
-	{awsapigatewayv2.HttpMethod_POST, "/queue/enter", FnEnter},
-	{awsapigatewayv2.HttpMethod_GET, "/queue/position", FnPosition},
-	{awsapigatewayv2.HttpMethod_POST, "/orders", FnOrderGate},
+	{method: awsapigatewayv2.HttpMethod_POST, path: "/queue/enter", fn: FnEnter},
+	{method: awsapigatewayv2.HttpMethod_GET, path: "/queue/position", fn: FnPosition},
+	{method: awsapigatewayv2.HttpMethod_POST, path: "/orders", fn: FnOrderGate},
+	// The entry tokens' public keys, for origins that verify tokens
+	// themselves; served by the position function (no store call). Origins
+	// cache it for 5 minutes, so a few requests a second is plenty.
+	{method: awsapigatewayv2.HttpMethod_GET, path: JWKSPath, fn: FnPosition, public: true, rate: JWKSRateLimit},
 }
+
+// JWKSPath is GET /.well-known/jwks.json; JWKSRateLimit its throttle (requests/s).
+const (
+	JWKSPath      = "/.well-known/jwks.json"
+	JWKSRateLimit = 20
+)
 
 // ExpectedPollRps is the position requests per second a full line sends:
 // the sum over every place of 1000 / pollAfterMs (mean jitter), computed
@@ -102,13 +116,19 @@ func newAPI(stack awscdk.Stack, p WaitroomProps, fns map[string]awslambda.Functi
 			})
 	}
 	stage := api.DefaultStage().Node().DefaultChild().(awsapigatewayv2.CfnStage)
+	integrations := map[string]awsapigatewayv2.HttpRouteIntegration{} // one per function, shared by its routes
+	for _, r := range routes {
+		if integrations[r.fn] == nil {
+			integrations[r.fn] = awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String(logicalName(r.fn)+"Integration"), fns[r.fn], nil)
+		}
+	}
 	for _, r := range routes {
 		opts := &awsapigatewayv2.AddRoutesOptions{
 			Path:        jsii.String(r.path),
 			Methods:     &[]awsapigatewayv2.HttpMethod{r.method},
-			Integration: awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String(logicalName(r.fn)+"Integration"), fns[r.fn], nil),
+			Integration: integrations[r.fn],
 		}
-		if authorizer != nil {
+		if authorizer != nil && !r.public {
 			opts.Authorizer = authorizer
 		}
 		for _, rt := range *api.AddRoutes(opts) {
@@ -128,6 +148,9 @@ func configureStage(stack awscdk.Stack, p WaitroomProps, stage awsapigatewayv2.C
 	total := 0
 	for _, r := range routes {
 		rate := p.routeRateLimit(r.fn)
+		if r.rate > 0 {
+			rate = r.rate
+		}
 		total += rate
 		settings[r.key()] = map[string]interface{}{"ThrottlingRateLimit": rate, "ThrottlingBurstLimit": 2 * rate}
 	}

@@ -78,7 +78,8 @@ func lineRow(p WaitroomProps) []awscloudwatch.IWidget {
 				{Value: jsii.Number(float64(p.QueueCapacity)), Label: jsii.String("QUEUE_CAPACITY")},
 			}),
 		graph("Arrivals per minute", 8,
-			metricsOf(m(metrics.Entered, "Sum", "Entered"), m(metrics.QueueFull, "Sum", "Refused: queue full (429)")), nil, nil),
+			metricsOf(m(metrics.Entered, "Sum", "Entered"), m(metrics.QueueFull, "Sum", "Refused: queue full (429)"),
+				m(metrics.Accepted, "Sum", "Accepted into the broker (202)")), nil, nil),
 		graph("Admission per minute", 8, metricsOf(m(metrics.Admitted, "Sum", "Admitted")),
 			metricsOf(m(metrics.AdmitBatches, "Sum", "Admit batches (heartbeat)")), nil),
 	}
@@ -110,6 +111,10 @@ func apiRow(w *Waitroom) []awscloudwatch.IWidget {
 			metricsOf(m(metrics.OrdersPassed, "Sum", "Passed (2xx)"), m(metrics.OrdersFailed, "Sum", "Failed")), nil, nil),
 		graph("Store unavailable (503) per minute", 8,
 			metricsOf(m(metrics.StoreUnavailable, "Sum", "Store unavailable")), nil, nil),
+		// Abuse and the deliberate fail-opens (issue 12, docs/security.md).
+		graph("Rate limited (429) and fail-open per minute", 8,
+			metricsOf(m(metrics.RateLimited, "Sum", "Rate limited"), m(metrics.LimiterFailOpen, "Sum", "Limiter failed open"),
+				m(metrics.OrdersFailOpen, "Sum", "Orders forwarded unguarded")), nil, nil),
 		graph("API", 8,
 			metricsOf(w.API.MetricCount(opt("Sum", "Requests")), w.API.MetricClientError(opt("Sum", "4xx")),
 				w.API.MetricServerError(opt("Sum", "5xx"))),
@@ -120,7 +125,7 @@ func apiRow(w *Waitroom) []awscloudwatch.IWidget {
 func functionRow(w *Waitroom) []awscloudwatch.IWidget {
 	per := func(f func(fn awslambda.Function, o *awscloudwatch.MetricOptions) awscloudwatch.IMetric, stat, suffix string) []awscloudwatch.IMetric {
 		var out []awscloudwatch.IMetric
-		for _, n := range Functions {
+		for _, n := range w.Props.FunctionNames() {
 			out = append(out, f(w.Functions[n], &awscloudwatch.MetricOptions{Statistic: jsii.String(stat), Period: oneMinute(), Label: jsii.String(n + suffix)}))
 		}
 		return out
@@ -164,7 +169,9 @@ func perRoomRow() []awscloudwatch.IWidget {
 func opsRow(p WaitroomProps, w *Waitroom) []awscloudwatch.IWidget {
 	var latency []awscloudwatch.IMetric
 	for _, r := range routes {
-		latency = append(latency, routeLatency(w, r))
+		if !r.public {
+			latency = append(latency, routeLatency(w, r))
+		}
 	}
 	cache := metricsOf(cacheMetric(p, w.Cache, "ThrottledCmds", "Sum"))
 	load := metricsOf(cacheMetric(p, w.Cache, "ElastiCacheProcessingUnits", "Sum"))

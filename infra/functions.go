@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/waitroom/waitroom"
 )
 
 // fnSpec is one function: its directory under build/, what it does, its size.
@@ -72,6 +74,15 @@ func functionEnv(p WaitroomProps, cache *Cache, fn string) map[string]*string {
 	if p.OrderGateFailOpen {
 		env["ORDER_GATE_FAIL_OPEN"] = jsii.String("true")
 	}
+	if servesVisitors(fn) && p.EntryTokenKeysSSMParameter != "" {
+		// Enter and position sign entry tokens, the order gate verifies
+		// them; admit and admin never see the key. Resolved at deploy
+		// like PROXY_SECRET (docs/security.md, "Entry-token keys").
+		env["ENTRY_TOKEN_KEYS"] = jsii.String("{{resolve:ssm:" + p.EntryTokenKeysSSMParameter + "}}")
+		if p.EntryTokenIssuer != "" {
+			env["ENTRY_TOKEN_ISSUER"] = jsii.String(p.EntryTokenIssuer)
+		}
+	}
 	if p.TrustUserHeaderFromProxy {
 		// Resolved by CloudFormation at deploy time: the template and the
 		// cdk.out directory hold only the parameter's name.
@@ -126,6 +137,13 @@ func newFunctions(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cach
 			// would only overlap it.
 			props.RetryAttempts = jsii.Number(0)
 			props.MaxEventAge = awscdk.Duration_Seconds(jsii.Number(ScheduleSeconds))
+		case FnEnter:
+			if p.Intake == waitroom.IntakeBroker {
+				// It only signs receipts and sends them to SQS: no VPC, so
+				// no interface endpoint (docs/cost.md). Its role's ENI
+				// statement then grants nothing it uses.
+				props.Vpc, props.VpcSubnets, props.SecurityGroups = nil, nil, nil
+			}
 		case FnOrderGate:
 			props.VpcSubnets = net.gateSubnets
 			props.SecurityGroups = &[]awsec2.ISecurityGroup{net.gateSG}

@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/waitroom/waitroom"
 )
 
 // Context keys read by the app (infra/README.md, "Context keys").
@@ -25,7 +27,10 @@ const (
 	CtxProxySecret        = "proxySecretSsmParameter"
 	CtxAnonymous          = "anonymousVisitors"
 	CtxOpenRooms          = "openRooms"
+	CtxIntake             = "intake"
 	CtxTicketSecret       = "ticketSecretSsmParameter"
+	CtxEntryTokenKeys     = "entryTokenKeysSsmParameter"
+	CtxEntryTokenIssuer   = "entryTokenIssuer"
 	CtxTicketTTL          = "ticketTtlSeconds"
 	CtxContinueURL        = "continueUrl"
 	CtxForwardHeaders     = "orderForwardHeaders"
@@ -98,25 +103,28 @@ func run() error {
 func propsFromContext(ctx contextGetter) (WaitroomProps, error) {
 	r := ctxReader{ctx: ctx}
 	p := WaitroomProps{
-		AssetDir:                 r.str(CtxAssetDir),
-		JwtIssuer:                r.str(CtxJwtIssuer),
-		JwtAudience:              splitList(r.str(CtxJwtAudience)),
-		TrustUserHeaderFromProxy: r.boolean(CtxTrustUserHeader),
-		ProxySecretSSMParameter:  r.str(CtxProxySecret),
-		AnonymousVisitors:        r.boolean(CtxAnonymous),
-		OpenRooms:                r.boolean(CtxOpenRooms),
-		TicketSecretSSMParameter: r.str(CtxTicketSecret),
-		TicketTTLSeconds:         r.integer(CtxTicketTTL),
-		ContinueURL:              r.str(CtxContinueURL),
-		OrderForwardHeaders:      splitList(r.str(CtxForwardHeaders)),
-		AdmitRatePerSec:          r.float(CtxAdmitRate),
-		AdmitIntervalMs:          r.integer(CtxAdmitInterval),
-		EntryTokenTTLSeconds:     r.integer(CtxTokenTTL),
-		QueueCapacity:            r.integer(CtxQueueCapacity),
-		OrderAPIURL:              r.str(CtxOrderAPIURL),
-		OrderTimeoutMs:           r.integer(CtxOrderTimeout),
-		OrderGateFailOpen:        r.boolean(CtxOrderFailOpen),
-		PollTiers:                r.str(CtxPollTiers),
+		AssetDir:                   r.str(CtxAssetDir),
+		JwtIssuer:                  r.str(CtxJwtIssuer),
+		JwtAudience:                splitList(r.str(CtxJwtAudience)),
+		TrustUserHeaderFromProxy:   r.boolean(CtxTrustUserHeader),
+		ProxySecretSSMParameter:    r.str(CtxProxySecret),
+		AnonymousVisitors:          r.boolean(CtxAnonymous),
+		OpenRooms:                  r.boolean(CtxOpenRooms),
+		Intake:                     waitroom.Intake(r.str(CtxIntake)),
+		TicketSecretSSMParameter:   r.str(CtxTicketSecret),
+		EntryTokenKeysSSMParameter: r.str(CtxEntryTokenKeys),
+		EntryTokenIssuer:           r.str(CtxEntryTokenIssuer),
+		TicketTTLSeconds:           r.integer(CtxTicketTTL),
+		ContinueURL:                r.str(CtxContinueURL),
+		OrderForwardHeaders:        splitList(r.str(CtxForwardHeaders)),
+		AdmitRatePerSec:            r.float(CtxAdmitRate),
+		AdmitIntervalMs:            r.integer(CtxAdmitInterval),
+		EntryTokenTTLSeconds:       r.integer(CtxTokenTTL),
+		QueueCapacity:              r.integer(CtxQueueCapacity),
+		OrderAPIURL:                r.str(CtxOrderAPIURL),
+		OrderTimeoutMs:             r.integer(CtxOrderTimeout),
+		OrderGateFailOpen:          r.boolean(CtxOrderFailOpen),
+		PollTiers:                  r.str(CtxPollTiers),
 		Egress: Egress{
 			Mode: EgressMode(r.str(CtxOrderGateEgress)), OrderAPICidr: r.str(CtxOrderAPICidr),
 			OrderAPIPrefixList: r.str(CtxOrderAPIPrefixList), OrderAPIRouteTarget: r.str(CtxOrderAPIRoute),

@@ -151,12 +151,17 @@ func (s *alarmSet) add(id, desc string, m awscloudwatch.IMetric, threshold float
 		DatapointsToAlarm:  jsii.Number(datapoints),
 		TreatMissingData:   missing,
 	})
+	s.notify(a)
+	return a
+}
+
+// notify sends a's state changes to the topic and lists it on the dashboard.
+func (s *alarmSet) notify(a awscloudwatch.Alarm) {
 	if s.topic != nil {
 		a.AddAlarmAction(awscloudwatchactions.NewSnsAction(s.topic))
 		a.AddOkAction(awscloudwatchactions.NewSnsAction(s.topic))
 	}
 	s.all = append(s.all, a)
-	return a
 }
 
 // newAlarms adds the domain alarms and the operational ones. Each alarm
@@ -168,6 +173,9 @@ func newAlarms(stack awscdk.Stack, p WaitroomProps, w *Waitroom, topic awssns.IT
 	apiAlarms(set, p, w)
 	functionAlarms(set, w)
 	cacheAlarms(set, p, w.Cache)
+	if w.Intake != nil {
+		set.notify(w.Intake.DeadLetterAlarm)
+	}
 	newBudget(stack, p)
 	return set.all
 }
@@ -233,6 +241,9 @@ func apiAlarms(set *alarmSet, p WaitroomProps, w *Waitroom) {
 		api5xx, Api5xxPercent, awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, 5, 3,
 		awscloudwatch.TreatMissingData_NOT_BREACHING)
 	for _, r := range routes {
+		if r.public { // the JWKS: static, cached by origins; its function's own route has the alarm
+			continue
+		}
 		limit := float64(LatencyP99Ms)
 		if r.fn == FnOrderGate {
 			limit = float64(p.OrderTimeoutMs) / 2
@@ -261,7 +272,7 @@ func functionAlarms(set *alarmSet, w *Waitroom) {
 	five := awscdk.Duration_Minutes(jsii.Number(5))
 	using := map[string]awscloudwatch.IMetric{}
 	var ids []string
-	for _, name := range Functions {
+	for _, name := range w.Props.FunctionNames() {
 		if name == FnAdmin {
 			continue
 		}

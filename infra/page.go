@@ -38,6 +38,9 @@ type PageProps struct {
 	// kept: the functions get the dynamic reference {{resolve:ssm:…}}, so the
 	// key is never in the template, and nothing is called at run time.
 	TicketSecretSSMParameter string
+	// Receipts: enter signs receipts and position checks them (INTAKE
+	// broker or fallback), which needs TICKET_SECRET without anonymous visitors too.
+	Receipts bool
 	// TicketTTLSeconds is TICKET_TTL_SECONDS; 0 keeps the functions' default.
 	TicketTTLSeconds int
 	// ForwardHeaders is ORDER_FORWARD_HEADERS.
@@ -70,11 +73,11 @@ func visitorEnv(p PageProps) (map[string]*string, error) {
 		env["ORDER_FORWARD_HEADERS"] = jsii.String(strings.Join(p.ForwardHeaders, ","))
 	}
 	switch {
-	case p.AnonymousVisitors && !ssmNameRE.MatchString(p.TicketSecretSSMParameter):
-		return nil, fmt.Errorf("waitroom: anonymousVisitors=true needs ticketSecretSsmParameter, the name of an SSM String "+
+	case (p.AnonymousVisitors || p.Receipts) && !ssmNameRE.MatchString(p.TicketSecretSSMParameter):
+		return nil, fmt.Errorf("waitroom: anonymousVisitors=true or intake=broker|fallback needs ticketSecretSsmParameter, the name of an SSM String "+
 			"parameter (optionally name:version) holding TICKET_SECRET, e.g. created with `aws ssm put-parameter --type String "+
 			"--name /waitroom/ticket-secret --value \"$(openssl rand -base64 48)\"`; got %q", p.TicketSecretSSMParameter)
-	case p.AnonymousVisitors:
+	case p.AnonymousVisitors || p.Receipts:
 		env["TICKET_SECRET"] = jsii.String("{{resolve:ssm:" + p.TicketSecretSSMParameter + "}}")
 	}
 	return env, nil

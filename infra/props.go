@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
@@ -34,8 +35,18 @@ const (
 	FnOrderGate = "order-gate"
 )
 
-// Functions lists the function names in a fixed order.
+// Functions lists the function names in a fixed order; FunctionNames adds
+// the intake consumer when the props have one.
 var Functions = []string{FnEnter, FnPosition, FnAdmit, FnOrderGate, FnAdmin}
+
+// FunctionNames are the functions the stack builds, in a fixed order: every
+// name that reaches Waitroom.Functions in alarms, dashboard and outputs.
+func (p WaitroomProps) FunctionNames() []string {
+	if p.Intake == waitroom.IntakeDirect || p.Intake == "" {
+		return Functions
+	}
+	return append(append([]string{}, Functions...), FnIntakeConsumer)
+}
 
 // ScheduleSeconds is how often EventBridge invokes admit (its finest rate).
 const ScheduleSeconds = 60
@@ -92,6 +103,17 @@ type WaitroomProps struct {
 	// TicketSecretSSMParameter names the SSM String parameter (optionally
 	// name:version) holding TICKET_SECRET. Required with AnonymousVisitors.
 	TicketSecretSSMParameter string
+	// EntryTokenKeysSSMParameter names the SSM String parameter (optionally
+	// name:version) holding ENTRY_TOKEN_KEYS, the Ed25519 seed(s) that sign
+	// entry tokens (docs/security.md, "Entry-token keys"). Empty: opaque
+	// entry tokens, and GET /.well-known/jwks.json answers 404.
+	EntryTokenKeysSSMParameter string
+	// EntryTokenIssuer is ENTRY_TOKEN_ISSUER, the tokens' iss (empty: the functions' default).
+	EntryTokenIssuer string
+	// Intake is INTAKE (default direct): broker and fallback add the intake
+	// queue and its consumer (intake.go) and need TicketSecretSSMParameter,
+	// whose key signs the receipts.
+	Intake waitroom.Intake
 	// TicketTTLSeconds is TICKET_TTL_SECONDS (0: the functions' default).
 	TicketTTLSeconds int
 	// ContinueURL is where the page's Continue button leads (CONTINUE_URL).
@@ -211,6 +233,7 @@ func (p WaitroomProps) WithDefaults(stackID string) WaitroomProps {
 	setDefault(&p.QueueCapacity, waitroom.DefaultQueueCapacity)
 	setDefault(&p.OrderTimeoutMs, waitroom.DefaultOrderTimeoutMs)
 	setDefault(&p.PollTiers, waitroom.DefaultPollTiers)
+	setDefault(&p.Intake, waitroom.DefaultIntake)
 	setDefault(&p.CacheMode, CacheServerless)
 	setDefault(&p.CacheNodeType, "cache.r7g.large")
 	// Every command but the dangerous ones (FLUSHALL, KEYS, CONFIG, ...).
@@ -244,15 +267,17 @@ func (p WaitroomProps) AdmitTimeoutSeconds() int {
 	return int(covered) + admitTimeoutSlackSeconds
 }
 
-// OrderGateTimeoutSeconds leaves the order gate time to answer 504 itself
-// after ORDER_TIMEOUT_MS and to release its lock.
+// OrderGateTimeoutSeconds covers the gate's worst path (waitroom.OrderGateBudget):
+// the token check, ORDER_TIMEOUT_MS downstream, then the commit's retries,
+// so that an order the downstream took is recorded or its lock kept.
 func (p WaitroomProps) OrderGateTimeoutSeconds() int {
-	return (p.OrderTimeoutMs+999)/1000 + 5
+	budget := waitroom.OrderGateBudget(time.Duration(p.OrderTimeoutMs) * time.Millisecond)
+	return int(math.Ceil(budget.Seconds()))
 }
 
 // Validate reports the first problem with (defaulted) props.
 func (p WaitroomProps) Validate() error {
-	for _, check := range []func() error{p.validateIdentity, p.validateVisitors, p.validateConfig,
+	for _, check := range []func() error{p.validateIdentity, p.validateVisitors, p.validateEntryTokens, p.validateConfig,
 		p.Egress.validate(p.OrderAPIURL), p.validateCache, p.validateAPI} {
 		if err := check(); err != nil {
 			return err
@@ -297,20 +322,31 @@ func (p WaitroomProps) validateIdentity() error {
 func (p WaitroomProps) PageProps() PageProps {
 	return PageProps{ContinueURL: p.ContinueURL, AnonymousVisitors: p.AnonymousVisitors,
 		TicketSecretSSMParameter: p.TicketSecretSSMParameter, TicketTTLSeconds: p.TicketTTLSeconds,
-		ForwardHeaders: p.OrderForwardHeaders}
+		ForwardHeaders: p.OrderForwardHeaders, Receipts: p.Intake != waitroom.IntakeDirect}
 }
 
 // validateVisitors checks the visitor variables with the functions' own
 // reader (waitroom.LoadConfig: TTL bounds, CONTINUE_URL, the headers the gate
 // may not forward). TICKET_SECRET is left out: the template holds only the
 // parameter's name, its value exists at deploy time.
+// validateEntryTokens checks the signing key's parameter name.
+func (p WaitroomProps) validateEntryTokens() error {
+	if p.EntryTokenKeysSSMParameter != "" && !ssmNameRE.MatchString(p.EntryTokenKeysSSMParameter) {
+		return fmt.Errorf("waitroom: entryTokenKeysSsmParameter %q: want an SSM parameter name (optionally name:version)", p.EntryTokenKeysSSMParameter)
+	}
+	if p.EntryTokenIssuer != "" && p.EntryTokenKeysSSMParameter == "" {
+		return errors.New("waitroom: entryTokenIssuer is set but entryTokenKeysSsmParameter is not: tokens would not be signed")
+	}
+	return nil
+}
+
 func (p WaitroomProps) validateVisitors() error {
 	env, err := visitorEnv(p.PageProps())
 	if err != nil {
 		return err
 	}
-	if p.TicketSecretSSMParameter != "" && !p.AnonymousVisitors {
-		return errors.New("waitroom: ticketSecretSsmParameter is set but anonymousVisitors is not true: no ticket would be issued")
+	if p.TicketSecretSSMParameter != "" && !p.AnonymousVisitors && p.Intake == waitroom.IntakeDirect {
+		return errors.New("waitroom: ticketSecretSsmParameter is set but anonymousVisitors is not true and intake is direct: no ticket or receipt would be issued")
 	}
 	if p.ContinueURL != "" {
 		env["CONTINUE_URL"] = &p.ContinueURL
@@ -356,7 +392,7 @@ func (p WaitroomProps) validateConfig() error {
 	}
 	// API Gateway HTTP APIs give an integration at most 30 s.
 	if p.OrderTimeoutMs < 100 || p.OrderGateTimeoutSeconds() > 29 {
-		return fmt.Errorf("waitroom: OrderTimeoutMs must be within 100..23000 (API Gateway waits 30 s at most), got %d", p.OrderTimeoutMs)
+		return fmt.Errorf("waitroom: OrderTimeoutMs must be within 100..20000 (the gate's worst path, token check + order + commit retries, within API Gateway waits 30 s at most), got %d", p.OrderTimeoutMs)
 	}
 	if _, err := waitroom.ParsePollTiers(p.PollTiers); err != nil {
 		return fmt.Errorf("waitroom: PollTiers (context pollTiers) %q: %w", p.PollTiers, err)
@@ -366,6 +402,11 @@ func (p WaitroomProps) validateConfig() error {
 	}
 	if p.OrderGateConcurrency != NoLimit && p.OrderGateConcurrency < 1 {
 		return fmt.Errorf("waitroom: orderGateConcurrency must be 0 (no cap) or positive, got %d", p.OrderGateConcurrency)
+	}
+	switch p.Intake {
+	case waitroom.IntakeDirect, waitroom.IntakeBroker, waitroom.IntakeFallback:
+	default:
+		return fmt.Errorf("waitroom: intake %q: want direct, broker or fallback", p.Intake)
 	}
 	return nil
 }

@@ -27,6 +27,8 @@ type Waitroom struct {
 	Page *Page
 	// Admin is the operators' side of the API (AWS_IAM routes /admin/…).
 	Admin *Admin
+	// Intake is the broker of INTAKE broker and fallback (nil when direct).
+	Intake *Intake
 }
 
 // NewWaitroomStack builds the whole waiting room. It returns an error, and
@@ -37,7 +39,7 @@ func NewWaitroomStack(scope constructs.Construct, id string, props WaitroomProps
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	if err := checkAssets(p.AssetDir); err != nil {
+	if err := checkAssets(p.AssetDir, p.FunctionNames()); err != nil {
 		return nil, err
 	}
 	sp := p.StackProps
@@ -53,6 +55,7 @@ func NewWaitroomStack(scope constructs.Construct, id string, props WaitroomProps
 	net := newNetwork(stack, p)
 	w.Cache = newCache(stack, p, net)
 	w.Functions = newFunctions(stack, p, net, w.Cache)
+	w.Intake = newBroker(stack, p, net, w)
 	w.Schedule = newAdmitSchedule(stack, p, w.Functions[FnAdmit])
 	w.API = newAPI(stack, p, w.Functions)
 	w.Admin = NewAdmin(stack, w.API, w.Functions[FnAdmin])
@@ -63,8 +66,8 @@ func NewWaitroomStack(scope constructs.Construct, id string, props WaitroomProps
 }
 
 // checkAssets makes sure `make build` ran: one bootstrap per function.
-func checkAssets(dir string) error {
-	for _, fn := range Functions {
+func checkAssets(dir string, functions []string) error {
+	for _, fn := range functions {
 		path := filepath.Join(dir, fn, "bootstrap")
 		if _, err := os.Stat(path); err != nil {
 			return fmt.Errorf("waitroom: function asset %s missing (run `make build` at the repository root): %w", path, err)
@@ -91,7 +94,7 @@ func newOutputs(stack awscdk.Stack, w *Waitroom) {
 		awscdk.NewCfnOutput(stack, jsii.String(id), &awscdk.CfnOutputProps{Value: jsii.String(value), Description: jsii.String(desc)})
 	}
 	out("ApiUrl", *w.API.Url(), "Base URL of the waiting room API")
-	for _, name := range Functions {
+	for _, name := range w.Props.FunctionNames() {
 		out(logicalName(name)+"FunctionName", *w.Functions[name].FunctionName(), "Lambda function "+name)
 	}
 	out("DashboardName", w.Dashboard, "CloudWatch dashboard")
@@ -100,6 +103,10 @@ func newOutputs(stack awscdk.Stack, w *Waitroom) {
 	out("CacheUserId", w.Cache.UserID, "ElastiCache user the functions log in as (IAM authentication)")
 	if w.Page != nil {
 		out("PageUrl", *w.Page.URL, "The waiting page; the API is on the same origin under /queue/* and /orders")
+	}
+	if w.Intake != nil {
+		out("IntakeQueueUrl", *w.Intake.Queue.QueueUrl(), "SQS FIFO queue of accepted entries (INTAKE "+string(w.Props.Intake)+")")
+		out("IntakeDeadLetterQueueUrl", *w.Intake.DeadLetters.QueueUrl(), "Entries the consumer could not apply; redrive them to the intake queue")
 	}
 	out("AdmitScheduleRuleName", *w.Schedule.RuleName(), "EventBridge rule that drives admission (disable it to pause admission)")
 }

@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 			return 1
 		}
 		defer os.RemoveAll(dir)
-		for _, fn := range Functions {
+		for _, fn := range append(append([]string{}, Functions...), FnIntakeConsumer) {
 			if err := os.MkdirAll(filepath.Join(dir, fn), 0o755); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				return 1
@@ -175,7 +175,7 @@ func TestFunctionsRuntimeArchAndSizing(t *testing.T) {
 			t.Errorf("%s memory = %v MB, want %v", name, got, mb)
 		}
 	}
-	wantTimeout := map[string]float64{FnEnter: 6, FnPosition: 6, FnAdmit: 80, FnOrderGate: 15, FnAdmin: 6}
+	wantTimeout := map[string]float64{FnEnter: 6, FnPosition: 6, FnAdmit: 80, FnOrderGate: 19, FnAdmin: 6} // order gate: 3 s check + 10 s order + 5 s commit retries + 1 s
 	logGroups := s.resources("AWS::Logs::LogGroup")
 	for name, want := range wantTimeout {
 		p := s.fnProps(t, name)
@@ -268,8 +268,9 @@ func TestEnvironmentFollowsProps(t *testing.T) {
 			t.Errorf("%s = %v, want %s", k, vars[k], v)
 		}
 	}
-	if got := s.fnProps(t, FnOrderGate)["Timeout"]; got != float64(13) {
-		t.Errorf("order-gate timeout = %v, want 13 (ORDER_TIMEOUT_MS + 5 s)", got)
+	// 3 s token check + 8 s downstream + 5 s commit retries + 1 s to answer.
+	if got := s.fnProps(t, FnOrderGate)["Timeout"]; got != float64(17) {
+		t.Errorf("order-gate timeout = %v, want 17 (check + ORDER_TIMEOUT_MS + commit retries + 1 s)", got)
 	}
 	s.tpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
 		"AlarmName": "waitroom-" + AlarmQueueNearCapacity,
@@ -307,13 +308,14 @@ func TestRoutesAuthorizerAndNoRouteToAdmit(t *testing.T) {
 	})
 
 	integrations := s.resources("AWS::ApiGatewayV2::Integration")
-	if len(integrations) != 4 { // the three visitors' routes, and one for every admin route
+	if len(integrations) != 4 { // one per function behind a route: enter, position (its two routes), order gate, admin
 		t.Fatalf("%d integrations, want 4", len(integrations))
 	}
 	wantRoutes := map[string]string{
 		"POST /queue/enter":   FnEnter,
 		"GET /queue/position": FnPosition,
 		"POST /orders":        FnOrderGate,
+		"GET " + JWKSPath:     FnPosition,
 	}
 	routes := s.resources("AWS::ApiGatewayV2::Route")
 	if len(routes) != len(wantRoutes)+len(adminRoutes) {
@@ -330,7 +332,11 @@ func TestRoutesAuthorizerAndNoRouteToAdmit(t *testing.T) {
 			t.Errorf("unexpected route %q", key)
 			continue
 		}
-		if p["AuthorizationType"] != "JWT" || js(p["AuthorizerId"]) != js(map[string]any{"Ref": authID}) {
+		if key == "GET "+JWKSPath { // public: origins fetch the keys without a user
+			if p["AuthorizationType"] != nil && p["AuthorizationType"] != "NONE" {
+				t.Errorf("route %s: authorization %v, want none", key, p["AuthorizationType"])
+			}
+		} else if p["AuthorizationType"] != "JWT" || js(p["AuthorizerId"]) != js(map[string]any{"Ref": authID}) {
 			t.Errorf("route %s: authorization %v %v, want JWT with %s", key, p["AuthorizationType"], p["AuthorizerId"], authID)
 		}
 		target := js(p["Target"])
@@ -394,7 +400,7 @@ func TestAdmitScheduleAndInvokePermissions(t *testing.T) {
 	want := map[string][]string{
 		FnAdmit:     {"events.amazonaws.com"},
 		FnEnter:     {"apigateway.amazonaws.com"},
-		FnPosition:  {"apigateway.amazonaws.com"},
+		FnPosition:  {"apigateway.amazonaws.com", "apigateway.amazonaws.com"}, // its route and the JWKS
 		FnOrderGate: {"apigateway.amazonaws.com"},
 	}
 	for range adminRoutes { // one permission per admin route, each scoped to its route
@@ -403,8 +409,8 @@ func TestAdmitScheduleAndInvokePermissions(t *testing.T) {
 	if js(invokers) != js(want) {
 		t.Errorf("invoke permissions = %v, want %v", invokers, want)
 	}
-	if len(perms) != 4+len(adminRoutes) {
-		t.Errorf("%d Lambda permissions, want %d", len(perms), 4+len(adminRoutes))
+	if len(perms) != 5+len(adminRoutes) {
+		t.Errorf("%d Lambda permissions, want %d", len(perms), 5+len(adminRoutes))
 	}
 }
 

@@ -68,7 +68,7 @@ func TestAnonymousVisitorsStack(t *testing.T) {
 	s.tpl.HasOutput(jsii.String("PageUrl"), map[string]any{})
 }
 
-var wantRouteKeys = []string{"POST /queue/enter", "GET /queue/position", "POST /orders"}
+var wantRouteKeys = []string{"POST /queue/enter", "GET /queue/position", "POST /orders", "GET " + JWKSPath}
 
 // The page's distribution sends /queue/* and /orders to this stack's own
 // HTTP API: the page and the API share one origin, no CORS is involved.

@@ -146,7 +146,7 @@ func TestBrowserJourney(t *testing.T) {
 	countdown := get(t, page, "countdown", chromedp.Text(chromedp.ID("countdown")))
 	href := get(t, page, "continue", chromedp.AttributeValue(chromedp.ID("continue"), "href"))
 	focused := get(t, page, "focus", chromedp.Evaluate[string](`document.activeElement.id`))
-	if !regexp.MustCompile(`^[0-5]:\d\d$`).MatchString(countdown) || !strings.Contains(href.Value, "/checkout?room=tv#entryToken=tv.") || focused != "continue" {
+	if !regexp.MustCompile(`^[0-5]:\d\d$`).MatchString(countdown) || !strings.Contains(href.Value, "/checkout?room=tv#entryToken=eyJ") || focused != "continue" {
 		t.Errorf("READY: countdown %q, continue %q, focus on %q", countdown, href.Value, focused)
 	}
 	screenshot(t, page, "ready.png")

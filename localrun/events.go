@@ -36,7 +36,8 @@ type events struct {
 }
 
 func (e *events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	who, room, err := e.api.Caller(awslambda.EventFromHTTP(r, nil))
+	ev := awslambda.EventFromHTTP(r, nil)
+	who, room, err := e.api.Caller(ev)
 	if err != nil {
 		awslambda.WriteHTTP(w, awslambda.CallerError(err))
 		return
@@ -49,7 +50,9 @@ func (e *events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Subscribe before the first read, so that no admission between the two is missed.
 	sub := e.hub.subscribe(room)
 	defer e.hub.unsubscribe(sub)
-	st, seq, err := e.seat(r.Context(), room, who.User)
+	// Connecting is limited like a poll (the stream's own re-reads are not:
+	// the server, not the client, decides them).
+	st, seq, err := e.seat(awslambda.AsCaller(r.Context(), ev, who), room, who.User)
 	if err != nil {
 		awslambda.WriteHTTP(w, awslambda.CallerError(err))
 		return

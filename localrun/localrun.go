@@ -77,6 +77,9 @@ func Start(cfg waitroom.Config, log *slog.Logger) (_ *Runner, err error) {
 	if cfg.Visitor.Tickets, err = ticketKeys(cfg.Visitor.Tickets, log); err != nil {
 		return nil, err
 	}
+	if cfg.Trust.EntryTokens, err = entryTokenKeys(cfg.Trust.EntryTokens, log); err != nil {
+		return nil, err
+	}
 	r.Config = cfg
 	if r.rdb, err = redisstore.NewClient(cfg, redisstore.Credentials{}); err != nil {
 		return nil, err
@@ -85,9 +88,16 @@ func Start(cfg waitroom.Config, log *slog.Logger) (_ *Runner, err error) {
 	store := redisstore.New(r.rdb, cfg)
 	api := &awslambda.API{Config: cfg, Queue: store, Orders: orderapi.New(cfg.OrderAPIURL, cfg.OrderTimeout), Log: log,
 		Admin: &awslambda.Admin{Config: cfg, Rooms: store, Token: cfg.AdminToken, Log: log}}
+	consume, err := intakeBroker(cfg, api, store, log)
+	if err != nil {
+		return nil, err
+	}
 
 	mux := http.NewServeMux()
 	mux.Handle("/", awslambda.ServeHTTP(api.Route)) // the routes, and JSON 404/405 for the rest
+	// Enter and position never use a body: it is not read (nor limited).
+	mux.Handle("/queue/enter", withoutBody(awslambda.ServeHTTP(api.Route)))
+	mux.Handle("/queue/position", withoutBody(awslambda.ServeHTTP(api.Route)))
 	mux.HandleFunc("GET /healthz", r.healthz)
 	onBatch, endStreams := r.visitorRoutes(mux, api, store)
 
@@ -96,7 +106,11 @@ func Start(cfg waitroom.Config, log *slog.Logger) (_ *Runner, err error) {
 		return nil, err
 	}
 	r.URL = "http://" + ln.Addr().String()
-	r.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	// Slow clients cannot hold connections: headers within 5 s, an idle
+	// keep-alive connection for 2 min; bodies are bounded per request
+	// (awslambda.ServeHTTP), not by ReadTimeout, which would cut the event
+	// stream's long responses.
+	r.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 2 * time.Minute}
 	r.srv.RegisterOnShutdown(endStreams)
 	go func() { _ = r.srv.Serve(ln) }()
 
@@ -104,6 +118,8 @@ func Start(cfg waitroom.Config, log *slog.Logger) (_ *Runner, err error) {
 	r.cancel = cancel
 	go func() {
 		defer close(r.done)
+		stop := consume(ctx)
+		defer stop()
 		AdmitForever(ctx, log, &waitroom.Admitter{Queue: store, Interval: cfg.AdmitInterval, Batches: cfg.AdmitBatches, OnBatch: onBatch})
 	}()
 	return r, nil
@@ -139,6 +155,14 @@ func (r *Runner) closeAll() {
 		r.closers[i]()
 	}
 	r.closers = nil
+}
+
+// withoutBody serves h as if the request had no body.
+func withoutBody(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.NoBody
+		h.ServeHTTP(w, r)
+	})
 }
 
 // AdmitForever invokes admission back to back until ctx ends, as the schedule

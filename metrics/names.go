@@ -12,7 +12,8 @@ const DimensionRoom = "Room"
 
 // Metric names. Units are given beside each.
 const (
-	Entered          = "Entered"          // Count: new places taken in a line (enter)
+	Entered          = "Entered"          // Count: new places taken in a line (enter, or the intake consumer)
+	Accepted         = "Accepted"         // Count: enters accepted into the broker (INTAKE broker or fallback, 202)
 	QueueFull        = "QueueFull"        // Count: enters refused with queue_full
 	Admitted         = "Admitted"         // Count: users moved to READY (admit)
 	WaitSeconds      = "WaitSeconds"      // Seconds: enter → admitted, one value per admitted user
@@ -25,11 +26,15 @@ const (
 	TokensConsumed   = "TokensConsumed"   // Count: entry tokens consumed by a successful order
 	TokensRejected   = "TokensRejected"   // Count: order attempts refused with entry_token_invalid
 	StoreUnavailable = "StoreUnavailable" // Count: requests answered 503 because the store was unreachable
+	OrdersFailOpen   = "OrdersFailOpen"   // Count: orders forwarded unguarded (ORDER_GATE_FAIL_OPEN) while the store was down
+	RateLimited      = "RateLimited"      // Count: requests refused with rate_limited
+	LimiterFailOpen  = "LimiterFailOpen"  // Count: requests let through because the abuse limiter could not run
 )
 
 // Names lists every metric above, once: the infra stack and its tests range
 // over it (every metric on the dashboard) instead of reading this file.
 var Names = []string{
-	Entered, QueueFull, Admitted, WaitSeconds, QueueDepth, ActiveTokens, TokensExpired,
+	Entered, Accepted, QueueFull, Admitted, WaitSeconds, QueueDepth, ActiveTokens, TokensExpired,
 	AdmitBatches, OrdersPassed, OrdersFailed, TokensConsumed, TokensRejected, StoreUnavailable,
+	OrdersFailOpen, RateLimited, LimiterFailOpen,
 }

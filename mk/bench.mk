@@ -54,4 +54,5 @@ bench-tiers: redis-server
 bench-report:
 	$(GO) run ./bench/spike report -in $(BENCH_DIR)/spike-results.json -micro $(BENCH_DIR)/micro-results.json \
 	  -micro-pinned $(BENCH_DIR)/micro-pinned-results.json -longline $(BENCH_DIR)/longline-results.json \
-	  -tiers $(BENCH_DIR)/tiers-results.json -notify $(BENCH_DIR)/notify-results.json -md BENCHMARKS.md -plots $(BENCH_DIR)
+	  -tiers $(BENCH_DIR)/tiers-results.json -notify $(BENCH_DIR)/notify-results.json \
+	  -intake $(BENCH_DIR)/intake-results.json -md BENCHMARKS.md -plots $(BENCH_DIR)

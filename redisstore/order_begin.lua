@@ -2,25 +2,38 @@
 -- KEYS[1] the user's entry-token record  KEYS[2] the user's order lock
 -- KEYS[3] the idempotency record (read only when ARGV[4] == '1')
 -- ARGV[1] token  ARGV[2] lock value (random)  ARGV[3] lock TTL ms  ARGV[4] '1' with an idempotency key
--- Returns {'REPLAY', answer} | {'INVALID'} | {'BUSY'} | {'OK'}
+-- The lock lives at least as long as the token: when the commit after a
+-- successful order cannot reach the store, the surviving lock keeps that
+-- token from ordering again (at most once wins over a retry; issue 12).
+-- KEYS[4] the caller's bucket  KEYS[5] its IP's bucket  ARGV[5..8] limits (ratelimit.lua)
+-- Returns {'REPLAY', answer, f} | {'INVALID', '', f} | {'BUSY', '', f} | {'OK', '', f}
+--   | {'LIMITED', ms until allowed}; f is 1 when the limiter failed open
+local limitWait = rateLimit(KEYS[4], KEYS[5], 5)
+if limitWait > 0 then
+  return {'LIMITED', limitWait}
+end
+local f = limitWait < 0 and 1 or 0
 if ARGV[4] == '1' then
   local answer = redis.call('GET', KEYS[3])
   if answer then
-    return {'REPLAY', answer}
+    return {'REPLAY', answer, f}
   end
 end
 local record = redis.call('GET', KEYS[1])
 if not record then
-  return {'INVALID'}
+  return {'INVALID', '', f}
 end
 local sep = string.find(record, ':', 1, true)
 if string.sub(record, sep + 1) ~= ARGV[1] then
-  return {'INVALID'}
+  return {'INVALID', '', f}
 end
-if not redis.call('SET', KEYS[2], ARGV[2], 'NX', 'PX', ARGV[3]) then
+local t = redis.call('TIME')
+local tokenLeftMs = tonumber(string.sub(record, 1, sep - 1)) - (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+local lockMs = math.max(tonumber(ARGV[3]), tokenLeftMs)
+if not redis.call('SET', KEYS[2], ARGV[2], 'NX', 'PX', lockMs) then
   -- Ours already when a client retry runs this script a second time.
   if redis.call('GET', KEYS[2]) ~= ARGV[2] then
-    return {'BUSY'}
+    return {'BUSY', '', f}
   end
 end
-return {'OK'}
+return {'OK', '', f}

@@ -88,7 +88,7 @@ func TestPreQueueOpeningRaceLosesNobody(t *testing.T) {
 
 	var mu sync.Mutex
 	pre, post := map[string]bool{}, map[string]bool{}
-	var admitted []string // in admission order within each batch
+	admittedAt := map[string]time.Time{} // the token's expiry: the store's clock at admission plus the TTL
 	admittedTwice := ""
 	seen := map[string]bool{}
 	runCtx, cancel := context.WithCancel(ctx)
@@ -100,12 +100,14 @@ func TestPreQueueOpeningRaceLosesNobody(t *testing.T) {
 			for runCtx.Err() == nil {
 				b, err := s.AdmitBatch(runCtx)
 				mu.Lock()
-				for _, u := range admittedOf(b) {
-					if seen[u] {
-						admittedTwice = u
+				for _, r := range b.Rooms {
+					for _, a := range r.Admitted {
+						if seen[a.User] {
+							admittedTwice = a.User
+						}
+						seen[a.User] = true
+						admittedAt[a.User] = a.ExpiresAt
 					}
-					seen[u] = true
-					admitted = append(admitted, u)
 				}
 				mu.Unlock()
 				if err == nil {
@@ -154,14 +156,23 @@ func TestPreQueueOpeningRaceLosesNobody(t *testing.T) {
 	if admittedTwice != "" || len(seen) != 500 {
 		t.Fatalf("admitted twice: %q; admitted %d of 500", admittedTwice, len(seen))
 	}
-	// Batches of concurrent admitters may be recorded out of order, but a
-	// batch is atomic: a post-opening user may come before a pre-queued one
-	// only if the pre-queue was already empty, which cannot be.
-	last := slices.IndexFunc(admitted, func(u string) bool { return post[u] })
-	for _, u := range admitted[last:] {
-		if pre[u] {
-			t.Fatalf("pre-queued %s admitted after %s, who entered after the opening", u, admitted[last])
+	// Concurrent admitters may report their batches out of order, so the
+	// order is the store's own: every token's expiry is the store's clock at
+	// its admission plus the same TTL, and batches run one after another. No
+	// pre-queued user may be admitted after anyone who entered after the
+	// opening (equal times are one batch, or batches within a millisecond).
+	var latePre, firstPost string
+	for u, at := range admittedAt {
+		if pre[u] && (latePre == "" || at.After(admittedAt[latePre])) {
+			latePre = u
 		}
+		if post[u] && (firstPost == "" || at.Before(admittedAt[firstPost])) {
+			firstPost = u
+		}
+	}
+	if admittedAt[latePre].After(admittedAt[firstPost]) {
+		t.Fatalf("pre-queued %s admitted at %v, after %s (entered after the opening) at %v",
+			latePre, admittedAt[latePre], firstPost, admittedAt[firstPost])
 	}
 }
 

@@ -36,13 +36,16 @@ func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 
 // The hot paths cost one round trip each (scripts cached): enter, position,
 // the gate's check and its commit; an admit batch costs two (read the rooms,
-// then one pipeline of every room's script).
+// then one pipeline of every room's script). The abuse limiter runs inside
+// those scripts: a limited caller costs the same.
 func TestRoundTripsPerOperation(t *testing.T) {
-	ctx := context.Background()
+	ctx := waitroom.WithCaller(context.Background(), waitroom.Caller{ID: "u1", IP: "192.0.2.1"})
 	rdb := redistest.Start(t).Client()
 	counter := &roundTrips{}
 	rdb.AddHook(counter)
-	s := redisstore.New(rdb, testConfig())
+	cfg := testConfig()
+	cfg.Trust.Limits = waitroom.Limits{ClientRatePerSec: 1000, ClientBurst: 1000, IPRatePerSec: 1000, IPBurst: 1000}
+	s := redisstore.New(rdb, cfg)
 
 	measure := func(name string, want int64, op func() error) {
 		t.Helper()
@@ -64,7 +67,7 @@ func TestRoundTripsPerOperation(t *testing.T) {
 	// Room settings are read inside the same scripts: a created room of a
 	// closed store (OPEN_ROOMS=false), paused or in its pre-queue, costs the
 	// same, and so does refusing a room nobody created.
-	closedCfg := testConfig()
+	closedCfg := cfg
 	closedCfg.OpenRooms = false
 	closed := redisstore.New(rdb, closedCfg)
 	opens := time.Now().Add(time.Hour)

@@ -7,11 +7,19 @@
 -- KEYS[1] settings  KEYS[2] line  KEYS[3] the user's entry-token record
 -- KEYS[4] budget  KEYS[5] live tokens
 -- ARGV[1..4] defaults (room.lua)  ARGV[5] user  ARGV[6] stall after µs  ARGV[7] stall horizon ms
--- Returns answer(kind, …) as position.lua, and for WAITING an eighth element: the sequence or 0
+-- KEYS[6] the caller's bucket  KEYS[7] its IP's bucket  ARGV[8..11] limits (ratelimit.lua)
+-- Returns answer(kind, …) as position.lua, and for WAITING a ninth element: the sequence or 0
 local room = roomSettings()
 if not room.open then
   return {'NOROOM'}
 end
+-- The abuse limiter (ratelimit.lua) right after the one read that refuses
+-- unknown rooms, so that those still write nothing; a refused call does nothing else.
+local limitWait = rateLimit(KEYS[6], KEYS[7], 8)
+if limitWait > 0 then
+  return {'LIMITED', limitWait}
+end
+limiterState.failedOpen = limitWait < 0 and 1 or 0
 local record = redis.call('GET', KEYS[3])
 if record then
   return answer('READY', record, 0, room)

@@ -42,16 +42,18 @@ var (
 	statusLua string
 	//go:embed settings_set.lua
 	settingsSetLua string
+	//go:embed ratelimit.lua
+	rateLimitLua string
 
 	// sources are the scripts as the store loads them, by file name: the
 	// room scripts begin with room.lua, the settings every one of them reads.
 	sources = map[string]string{
-		"enter.lua":        roomLua + "\n" + enterLua,
-		"position.lua":     roomLua + "\n" + positionLua,
+		"enter.lua":        roomLua + "\n" + rateLimitLua + "\n" + enterLua,
+		"position.lua":     roomLua + "\n" + rateLimitLua + "\n" + positionLua,
 		"admit.lua":        roomLua + "\n" + admitLua,
 		"status.lua":       roomLua + "\n" + statusLua,
 		"settings_set.lua": settingsSetLua,
-		"order_begin.lua":  orderBeginLua,
+		"order_begin.lua":  rateLimitLua + "\n" + orderBeginLua,
 		"order_commit.lua": orderCommitLua,
 		"unlock.lua":       unlockLua,
 	}
@@ -83,6 +85,7 @@ type Client interface {
 	SRem(ctx context.Context, key string, members ...any) *redis.IntCmd
 	SAdd(ctx context.Context, key string, members ...any) *redis.IntCmd
 	Exists(ctx context.Context, keys ...string) *redis.IntCmd
+	Get(ctx context.Context, key string) *redis.StringCmd
 }
 
 // roomsKey lists the rooms that may have people waiting. It is the one key
@@ -124,6 +127,7 @@ type Store struct {
 	// gets until its script has said how many its own rate needs (wanted).
 	tokensPerRoom int
 	wanted        sync.Map // room -> int
+	limits        waitroom.Limits
 }
 
 var (
@@ -144,6 +148,7 @@ func New(rdb Client, cfg waitroom.Config) *Store {
 		lockTTL:       cfg.OrderTimeout + lockMargin,
 		random:        rand.Reader,
 		tokensPerRoom: int(math.Ceil(cfg.BatchSize())),
+		limits:        cfg.Trust.Limits,
 	}
 }
 
@@ -186,35 +191,55 @@ func (r roomKeys) idempotency(user, key string) string {
 // forgetRoom, which re-checks the line after unregistering a room, must never
 // miss a user this enter put in line.
 func (s *Store) Enter(ctx context.Context, room, user string) (waitroom.Standing, error) {
+	reply, err := s.runEnter(ctx, enterScript, room, user, nil)
+	if err != nil {
+		return waitroom.Standing{}, err
+	}
+	return s.entered(ctx, room, reply)
+}
+
+// runEnter runs enter.lua, or a script that wraps it (Apply), with enter's
+// keys and arguments followed by extraKeys and extraArgs.
+func (s *Store) runEnter(ctx context.Context, script *redis.Script, room, user string, extraKeys []string, extraArgs ...any) ([]any, error) {
 	draw, err := s.draw()
 	if err != nil {
-		return waitroom.Standing{}, waitroom.Unavailable(err)
+		return nil, waitroom.Unavailable(err)
 	}
 	k := roomKeys(room)
 	keys := []string{k.settings(), k.line(), k.seq(), k.token(user), k.marks(), k.lastMark(), k.budget(), k.tokens()}
 	args := s.args(user, draw, s.stall.Microseconds(), s.horizon.Milliseconds())
+	keys, args = s.limited(ctx, k, keys, args)
+	keys, args = append(keys, extraKeys...), append(args, extraArgs...)
 	var res *redis.Cmd
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		res = enterScript.EvalSha(ctx, p, keys, args...)
+		res = script.EvalSha(ctx, p, keys, args...)
 		if s.openRooms {
 			p.SAdd(ctx, roomsKey, room)
 		}
 		return nil
 	})
 	if isNoScript(err) { // the node lost its script cache
-		res = enterScript.Run(ctx, s.rdb, keys, args...)
+		res = script.Run(ctx, s.rdb, keys, args...)
 		err = res.Err()
 	}
 	if err != nil {
-		return waitroom.Standing{}, waitroom.Unavailable(err)
+		return nil, waitroom.Unavailable(err)
 	}
 	reply, err := res.Slice()
 	if err != nil {
-		return waitroom.Standing{}, waitroom.Unavailable(err)
+		return nil, waitroom.Unavailable(err)
+	}
+	return reply, nil
+}
+
+// entered decodes enter.lua's answer and registers the room after the
+// first user of an empty line (see Enter).
+func (s *Store) entered(ctx context.Context, room string, reply []any) (waitroom.Standing, error) {
+	if reply[0] == "LIMITED" {
+		return waitroom.Standing{}, limitedError(reply)
 	}
 	if reply[0] == "FULL" {
-		return waitroom.Standing{}, &waitroom.Error{Code: waitroom.EQueueFull,
-			Message: fmt.Sprintf("the line of room %q is full, please retry later", room), RetryAfter: 10 * time.Second}
+		return waitroom.Standing{}, queueFull(room)
 	}
 	st, err := standing(room, reply)
 	if err != nil {
@@ -229,11 +254,43 @@ func (s *Store) Enter(ctx context.Context, room, user string) (waitroom.Standing
 	return st, nil
 }
 
-// Position reads where the user stands: one script, one round trip.
+func queueFull(room string) error {
+	return &waitroom.Error{Code: waitroom.EQueueFull,
+		Message: fmt.Sprintf("the line of room %q is full, please retry later", room), RetryAfter: 10 * time.Second}
+}
+
+// Position reads where the user stands: one script, one round trip. With
+// OPEN_ROOMS the room's registration travels in the same pipeline, as in
+// Enter: a registration lost after an enter (a failed SADD, a retried
+// script) is healed by the waiting user's next poll, so admission never
+// forgets a room someone waits in. Operator-created rooms are never
+// forgotten, so closed stores need none.
 func (s *Store) Position(ctx context.Context, room, user string) (waitroom.Standing, error) {
 	k := roomKeys(room)
 	keys := []string{k.settings(), k.line(), k.token(user), k.budget(), k.tokens()}
-	reply, err := positionScript.Run(ctx, s.rdb, keys, s.args(user, s.stall.Microseconds(), s.horizon.Milliseconds())...).Slice()
+	args := s.args(user, s.stall.Microseconds(), s.horizon.Milliseconds())
+	keys, args = s.limited(ctx, k, keys, args)
+	if !s.openRooms {
+		reply, err := positionScript.Run(ctx, s.rdb, keys, args...).Slice()
+		if err != nil {
+			return waitroom.Standing{}, waitroom.Unavailable(err)
+		}
+		return standing(room, reply)
+	}
+	var res *redis.Cmd
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		res = positionScript.EvalSha(ctx, p, keys, args...)
+		p.SAdd(ctx, roomsKey, room)
+		return nil
+	})
+	if isNoScript(err) {
+		res = positionScript.Run(ctx, s.rdb, keys, args...)
+		err = res.Err()
+	}
+	if err != nil {
+		return waitroom.Standing{}, waitroom.Unavailable(err)
+	}
+	reply, err := res.Slice()
 	if err != nil {
 		return waitroom.Standing{}, waitroom.Unavailable(err)
 	}
@@ -256,8 +313,11 @@ func standing(room string, reply []any) (waitroom.Standing, error) {
 	if reply[0] == "NOROOM" {
 		return waitroom.Standing{}, waitroom.Errorf(waitroom.ERoomNotFound, "there is no room %q", room)
 	}
-	if len(reply) != 7 {
-		return waitroom.Standing{}, waitroom.Unavailable(fmt.Errorf("unexpected script reply %v", reply))
+	if reply[0] == "LIMITED" {
+		return waitroom.Standing{}, limitedError(reply)
+	}
+	if len(reply) != 8 {
+		return waitroom.Standing{}, waitroom.Unavailable(malformed("script", reply))
 	}
 	var st waitroom.Standing
 	rate, _ := reply[3].(string)
@@ -268,6 +328,7 @@ func standing(room string, reply []any) (waitroom.Standing, error) {
 		st.OpensAt = time.UnixMilli(ms).UTC()
 	}
 	st.Stalled = reply[6] == int64(1)
+	st.LimiterFailedOpen = reply[7] == int64(1)
 	switch reply[0] {
 	case "READY":
 		rec, _ := reply[1].(string)
@@ -284,7 +345,7 @@ func standing(room string, reply []any) (waitroom.Standing, error) {
 	case "NOT_IN_QUEUE":
 		st.Status = waitroom.NotInQueue
 	default:
-		return waitroom.Standing{}, waitroom.Unavailable(fmt.Errorf("unexpected script reply %v", reply))
+		return waitroom.Standing{}, waitroom.Unavailable(malformed("script", reply))
 	}
 	return st, nil
 }
@@ -294,7 +355,7 @@ func parseRecord(rec string) (token string, expiresAt time.Time, err error) {
 	ms, token, ok := strings.Cut(rec, ":")
 	n, perr := strconv.ParseInt(ms, 10, 64)
 	if !ok || perr != nil || token == "" {
-		return "", time.Time{}, fmt.Errorf("malformed token record %q", rec)
+		return "", time.Time{}, fmt.Errorf("malformed token record (%d bytes)", len(rec)) // never the token itself
 	}
 	return token, time.UnixMilli(n).UTC(), nil
 }
@@ -400,7 +461,7 @@ func (s *Store) decodeAdmit(c admitCall) (rb waitroom.RoomBatch, stored bool, er
 		return rb, false, err
 	}
 	if len(reply) < admitHead || (len(reply)-admitHead)%3 != 0 {
-		return rb, false, fmt.Errorf("unexpected admit reply %v", reply)
+		return rb, false, malformed("admit", reply)
 	}
 	if want, _ := reply[4].(int64); want > 0 {
 		s.wanted.Store(c.room, int(want))
@@ -452,11 +513,15 @@ func (s *Store) BeginOrder(ctx context.Context, o waitroom.OrderAttempt) (waitro
 	}
 	k := roomKeys(o.Room)
 	keys := []string{k.token(o.User), k.lock(o.User), k.idempotency(o.User, o.IdempotencyKey)}
-	reply, err := orderBeginScript.Run(ctx, s.rdb, keys, o.Token, lockValue, s.lockTTL.Milliseconds(), flag(o.IdempotencyKey != "")).Slice()
+	keys, args := s.limited(ctx, k, keys, []any{o.Token, lockValue, s.lockTTL.Milliseconds(), flag(o.IdempotencyKey != "")})
+	reply, err := orderBeginScript.Run(ctx, s.rdb, keys, args...).Slice()
 	if err != nil {
 		return waitroom.Lease{}, waitroom.Unavailable(err)
 	}
-	lease := waitroom.Lease{OrderAttempt: o}
+	if reply[0] == "LIMITED" {
+		return waitroom.Lease{}, limitedError(reply)
+	}
+	lease := waitroom.Lease{OrderAttempt: o, LimiterFailedOpen: len(reply) == 3 && reply[2] == int64(1)}
 	switch reply[0] {
 	case "OK":
 		lease.LockValue = lockValue
@@ -466,6 +531,9 @@ func (s *Store) BeginOrder(ctx context.Context, o waitroom.OrderAttempt) (waitro
 		raw, _ := reply[1].(string)
 		if err := json.Unmarshal([]byte(raw), &answer); err != nil {
 			return waitroom.Lease{}, waitroom.Unavailable(fmt.Errorf("stored answer: %w", err))
+		}
+		if answer.RequestHash != "" && answer.RequestHash != o.RequestHash {
+			return waitroom.Lease{}, waitroom.Errorf(waitroom.EIdemKeyReused, "this Idempotency-Key was used with another request body; use a new key for a new order")
 		}
 		lease.Replay = &answer
 		return lease, nil
@@ -478,6 +546,7 @@ func (s *Store) BeginOrder(ctx context.Context, o waitroom.OrderAttempt) (waitro
 
 // CommitOrder consumes the token, keeps the answer and releases the lock.
 func (s *Store) CommitOrder(ctx context.Context, l waitroom.Lease, answer waitroom.StoredAnswer) error {
+	answer.RequestHash = l.RequestHash
 	raw, err := json.Marshal(answer)
 	if err != nil {
 		return err
@@ -500,6 +569,18 @@ func (s *Store) ReleaseOrder(ctx context.Context, l waitroom.Lease) error {
 		return waitroom.Unavailable(err)
 	}
 	return nil
+}
+
+// malformed describes an unexpected reply by its shape alone: replies
+// carry entry tokens, and this error ends up in the logs.
+func malformed(script string, reply []any) error {
+	kind := "?"
+	if len(reply) > 0 {
+		if s, ok := reply[0].(string); ok && len(s) <= 16 {
+			kind = s
+		}
+	}
+	return fmt.Errorf("unexpected %s reply: %d values, first %q", script, len(reply), kind)
 }
 
 func flag(b bool) string {

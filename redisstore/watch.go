@@ -23,7 +23,7 @@ var (
 	//go:embed front.lua
 	frontLua string
 
-	seatScript  = redis.NewScript(roomLua + "\n" + seatLua) // a room script (room.lua)
+	seatScript  = redis.NewScript(roomLua + "\n" + rateLimitLua + "\n" + seatLua) // a room script (room.lua), limited
 	frontScript = redis.NewScript(frontLua)
 )
 
@@ -34,13 +34,14 @@ var (
 func (s *Store) Seat(ctx context.Context, room, user string) (waitroom.Standing, int64, error) {
 	k := roomKeys(room)
 	keys := []string{k.settings(), k.line(), k.token(user), k.budget(), k.tokens()}
-	reply, err := seatScript.Run(ctx, s.rdb, keys, s.args(user, s.stall.Microseconds(), s.horizon.Milliseconds())...).Slice()
+	keys, args := s.limited(ctx, k, keys, s.args(user, s.stall.Microseconds(), s.horizon.Milliseconds()))
+	reply, err := seatScript.Run(ctx, s.rdb, keys, args...).Slice()
 	if err != nil {
 		return waitroom.Standing{}, 0, waitroom.Unavailable(err)
 	}
-	if reply[0] == "WAITING" && len(reply) == 8 {
-		seq, _ := reply[7].(int64)
-		st, err := standing(room, reply[:7])
+	if reply[0] == "WAITING" && len(reply) == 9 {
+		seq, _ := reply[8].(int64)
+		st, err := standing(room, reply[:8])
 		return st, seq, err
 	}
 	st, err := standing(room, reply)

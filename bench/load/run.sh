@@ -22,7 +22,9 @@ redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --dir "$
 go build -o "$work/local" ./cmd/local
 wait_for redis-server redis-cli -p "$rport" ping
 # ADMIT_RATE_PER_SEC=1: the line stays (almost) whole while we measure.
-REDIS_URL=redis://127.0.0.1:$rport ADDR=127.0.0.1:$aport QUEUE_CAPACITY=100000000 ADMIT_RATE_PER_SEC=1 "$work/local" 2>"$work/local.log" &
+# IP_RATE_PER_SEC=0: every request comes from the load generator's one IP;
+# the per-identity buckets stay on (100,000 users, each polled rarely).
+REDIS_URL=redis://127.0.0.1:$rport ADDR=127.0.0.1:$aport QUEUE_CAPACITY=100000000 ADMIT_RATE_PER_SEC=1 IP_RATE_PER_SEC=0 "$work/local" 2>"$work/local.log" &
 wait_for "the local runner" curl -sf "http://127.0.0.1:$aport/healthz"
 go run ./bench/load/fill -url "http://127.0.0.1:$aport" -users 100000
 redis=$(redis-server --version | grep -o 'v=[0-9.]*' | cut -c3-); cores=$(nproc)

@@ -164,6 +164,7 @@ func cmdReport(args []string) error {
 	fs.StringVar(&f.LongLine, "longline", "docs/bench/longline-results.json", "long-line results (spike longline)")
 	fs.StringVar(&f.Tiers, "tiers", "docs/bench/tiers-results.json", "poll-tier sweep results (spike tiers)")
 	fs.StringVar(&f.Notify, "notify", "docs/bench/notify-results.json", "admission → client-knows results (make bench-notify)")
+	fs.StringVar(&f.Intake, "intake", "docs/bench/intake-results.json", "enter direct vs broker and the drain (make bench-intake)")
 	fs.StringVar(&f.Markdown, "md", "BENCHMARKS.md", "report to write")
 	fs.StringVar(&f.Plots, "plots", "docs/bench", "directory of the plots")
 	_ = fs.Parse(args)

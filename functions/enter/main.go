@@ -11,5 +11,5 @@ import (
 
 func main() {
 	env := lambdaenv.Load(waitroom.FunctionDefaults)
-	lambda.Start(awslambda.HTTPFunction(env.API().Enter))
+	lambda.Start(awslambda.HTTPFunction(env.EnterAPI().Enter))
 }

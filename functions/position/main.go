@@ -1,4 +1,5 @@
-// Command position is the Lambda function behind GET /queue/position.
+// Command position is the Lambda function behind GET /queue/position and
+// GET /.well-known/jwks.json (the entry tokens' public keys).
 package main
 
 import (
@@ -11,5 +12,6 @@ import (
 
 func main() {
 	env := lambdaenv.Load(waitroom.FunctionDefaults)
-	lambda.Start(awslambda.HTTPFunction(env.API().Position))
+	api := env.API()
+	lambda.Start(awslambda.HTTPFunction(api.WithJWKS(api.Position)))
 }

@@ -27,6 +27,8 @@ type Inventory struct {
 	BudgetActions          int
 	ProvisionedConcurrency int
 	Distributions          int // CloudFront (the waiting page)
+	Queues                 []Queue
+	QueueConsumers         []QueueConsumer
 }
 
 // Function is one Lambda function.

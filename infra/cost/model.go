@@ -56,6 +56,9 @@ func Estimate(inv Inventory, m Measured, p Prices, opt Options) (Report, error) 
 		return Report{}, err
 	}
 	r.PerMillion = append(r.PerMillion, page...)
+	intake, notes := intakePerMillionItems(inv, fns, m, p)
+	r.PerMillion = append(r.PerMillion, intake...)
+	r.Notes = append(r.Notes, notes...)
 	for _, it := range r.Idle {
 		r.IdleMonthlyUSD += it.USD
 	}
@@ -164,6 +167,7 @@ func idleItems(inv Inventory, fns roles, m Measured, p Prices) ([]Item, error) {
 	}
 	items = append(items, monitoringItems(inv, p)...)
 	items = append(items, networkItems(inv, p)...)
+	items = append(items, intakeIdleItems(inv, p)...)
 	page, err := pageIdleItems(inv, p)
 	if err != nil {
 		return nil, err

@@ -37,6 +37,9 @@ type Prices struct {
 	SecretMonth, KMSKeyMonth, BudgetActionDay Price
 
 	CloudFrontHTTPSRequest, CloudFrontGB, S3StorageGBMonth Price
+
+	// SQS requests (each 64 KB chunk of a payload is one).
+	SQSStandardRequest, SQSFifoRequest Price
 }
 
 // Minimum storage metered by ElastiCache Serverless, by engine.
@@ -58,6 +61,7 @@ const (
 	srcBudgets     = "https://aws.amazon.com/aws-cost-management/aws-budgets/pricing/"
 	srcCloudFront  = "https://aws.amazon.com/cloudfront/pricing/"
 	srcS3          = "https://aws.amazon.com/s3/pricing/"
+	srcSQS         = "https://aws.amazon.com/sqs/pricing/"
 )
 
 // USEast1 is the table for us-east-1, taken on the date in Taken.
@@ -105,6 +109,10 @@ var USEast1 = Prices{
 	CloudFrontHTTPSRequest: Price{0.0100 / 1e4, "HTTPS request (CloudFront, US/Europe)", srcCloudFront, true},
 	CloudFrontGB:           Price{0.085, "GB to the internet (CloudFront, US/Europe, first 10 TB)", srcCloudFront, true},
 	S3StorageGBMonth:       Price{0.023, "GB-month (S3 Standard, first 50 TB)", srcS3, false},
+
+	// Beyond the free first million a month (not counted), first 100 B.
+	SQSStandardRequest: Price{0.40 / 1e6, "request (SQS standard, 64 KB chunk)", srcSQS, false},
+	SQSFifoRequest:     Price{0.50 / 1e6, "request (SQS FIFO, 64 KB chunk)", srcSQS, false},
 }
 
 // node returns the node-hour price of a node-based cache.

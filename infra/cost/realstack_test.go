@@ -3,6 +3,7 @@ package cost
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -125,4 +126,30 @@ func priceStack(t *testing.T, extra map[string]any, name string) Report {
 	}
 	t.Log("\n" + out.String())
 	return r
+}
+
+// The intake modes on the real stack: broker adds the queue's idle polling
+// and two alarm metrics (the dead letters, the consumer's throttles), and
+// prices SQS per visitor; fallback adds the SQS interface endpoint.
+func TestRealStackIntake(t *testing.T) {
+	if testing.Short() {
+		t.Skip("synthesizes the stack three times (about 90 s)")
+	}
+	def := priceStack(t, nil, "the default stack")
+	const key = "/waitroom/ticket-secret"
+	broker := priceStack(t, map[string]any{"intake": "broker", "ticketSecretSsmParameter": key}, "INTAKE=broker")
+	if extra := broker.IdleMonthlyUSD - def.IdleMonthlyUSD; extra < 0.3 || extra > 1 {
+		t.Errorf("broker adds $%.4f a month idle, want the polling and two alarm metrics (about $0.53)", extra)
+	}
+	if _, ok := itemsNamed(broker.PerMillion, "SQS requests (intake)"); !ok {
+		t.Error("broker: no SQS requests per visitor")
+	}
+	fallback := priceStack(t, map[string]any{"intake": "fallback", "ticketSecretSsmParameter": key}, "INTAKE=fallback")
+	if usd, ok := itemsNamed(fallback.Idle, "VPC interface endpoint sqs"); !ok || !near(usd, 2*730*0.01) {
+		t.Errorf("fallback: SQS endpoint $%v (found %v), want $14.60", usd, ok)
+	}
+	// The same line items as direct: compared to the cent, as the report rounds.
+	if math.Abs(fallback.PerMillionUSD-def.PerMillionUSD) > 0.01 {
+		t.Errorf("fallback per million $%.4f, direct $%.4f: the broker is priced only for an outage's enters", fallback.PerMillionUSD, def.PerMillionUSD)
+	}
 }

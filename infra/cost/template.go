@@ -111,6 +111,12 @@ func (inv *Inventory) add(id string, r resource) error {
 		}
 	case "AWS::ApiGatewayV2::Route":
 		inv.API.routes = append(inv.API.routes, route{key: str(p["RouteKey"], ""), target: p["Target"]})
+	case "AWS::SQS::Queue":
+		inv.Queues = append(inv.Queues, Queue{ID: id, Fifo: p["FifoQueue"] == true || p["FifoQueue"] == "true"})
+	case "AWS::Lambda::EventSourceMapping":
+		if q := getAttTarget(p["EventSourceArn"]); q != "" {
+			inv.QueueConsumers = append(inv.QueueConsumers, QueueConsumer{Function: joined(p["FunctionName"]), Queue: q, BatchSize: int(num(p["BatchSize"], 10))})
+		}
 	case "AWS::CloudFront::Distribution":
 		inv.Distributions++
 	case "AWS::SecretsManager::Secret":

@@ -83,7 +83,7 @@ func iamCredentials(ctx context.Context, iam waitroom.RedisIAM) (redisstore.Opti
 
 // API returns the HTTP handlers; only the order gate needs ORDER_API_URL.
 func (e Env) API() *awslambda.API {
-	api := &awslambda.API{Config: e.Config, Queue: e.Store, Metrics: e.Metrics, Log: e.Log}
+	api := &awslambda.API{Config: e.Config, Queue: e.Store, Applied: e.Store, Metrics: e.Metrics, Log: e.Log}
 	if e.Config.OrderAPIURL != "" {
 		api.Orders = orderapi.New(e.Config.OrderAPIURL, e.Config.OrderTimeout)
 	}

@@ -109,7 +109,7 @@ func TestContractRejects(t *testing.T) {
 		{"missing token answered 500", "must be refused with a 4xx", exchange{"POST", "/orders", nil, 500, nil, `{"error":"internal","message":"m"}`}},
 		{"gate code of another status", "value must be 'entry_token_invalid'", order(403, `{"error":"order_in_progress","message":"m"}`)},
 		{"gate error with extra field", "additional properties 'user'", order(409, `{"error":"order_in_progress","message":"m","user":"x"}`)},
-		{"gate code on an unlisted status", `Doesn't match schema "not"`, order(429, `{"error":"queue_full","message":"m"}`)},
+		{"gate code on an unlisted status", `Doesn't match schema "not"`, order(418, `{"error":"queue_full","message":"m"}`)},
 		{"405 without Allow", `"Allow" missing`, exchange{"GET", "/queue/enter", nil, 405, nil, `{"error":"method_not_allowed","message":"m"}`}},
 		{"unknown path answered 200", "status is not supported", exchange{"GET", "/nope", nil, 200, nil, notInQ}},
 	}

@@ -111,6 +111,7 @@ type MicroResults struct {
 type Files struct {
 	Spike, LongLine, Tiers, Micro, Pinned string // results read
 	Notify                                string // bench/notify's results
+	Intake                                string // bench/intake's results
 	Markdown, Plots                       string // written: the report and its plots' directory
 }
 
@@ -119,6 +120,7 @@ type Inputs struct {
 	Spike, LongLine, Tiers *Report
 	Micro, Pinned          *MicroResults
 	Notify                 *NotifyResults
+	Intake                 *IntakeResults
 	Missing                []string // optional files that were absent
 }
 
@@ -131,7 +133,7 @@ func LoadInputs(f Files) (*Inputs, error) {
 		dst      any
 		required bool
 	}{{f.Spike, &in.Spike, true}, {f.LongLine, &in.LongLine, false}, {f.Tiers, &in.Tiers, false}, {f.Micro, &in.Micro, false}, {f.Pinned, &in.Pinned, false},
-		{f.Notify, &in.Notify, false}} {
+		{f.Notify, &in.Notify, false}, {f.Intake, &in.Intake, false}} {
 		b, err := os.ReadFile(x.path)
 		if os.IsNotExist(err) && !x.required {
 			in.Missing = append(in.Missing, x.path)

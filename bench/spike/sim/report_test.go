@@ -45,13 +45,17 @@ func fakeInputs() *Inputs {
 		Scenario: NotifyScenario{Visitors: 400, AdmitRatePerSec: 25, AdmitIntervalMs: 150, WarmupSeconds: 2, EntryTokenTTLSeconds: 300},
 		Results: []NotifyResult{{Mode: NotifySSE, Visitors: 360, P50Ms: 1.5, P95Ms: 5, MaxMs: 13, Requests: 800},
 			{Mode: NotifyPoll, Visitors: 359, P50Ms: 65.8, P95Ms: 119.4, MaxMs: 134, Requests: 1000}}}
-	return &Inputs{Spike: spike, LongLine: &Report{Runs: []*Result{fakeRun("longline", BatchedJitter, sc)}}, Tiers: tiers, Micro: micro, Notify: notify}
+	intake := &IntakeResults{Machine: "2 CPUs, redis 7.9",
+		Acceptance: []IntakeAcceptance{{Intake: "direct", Clients: 32, Requests: 1000, PerSecond: 10000, P50Ms: 2, P95Ms: 5, P99Ms: 8, Status: 200},
+			{Intake: "broker", Clients: 32, Requests: 1000, PerSecond: 2500, P50Ms: 8, P95Ms: 20, P99Ms: 32, Status: 202}},
+		Drain: []IntakeDrain{{Path: "store (batches of 10)", Entries: 1000, Seconds: 0.125, PerSecond: 8000}}}
+	return &Inputs{Spike: spike, LongLine: &Report{Runs: []*Result{fakeRun("longline", BatchedJitter, sc)}}, Tiers: tiers, Micro: micro, Notify: notify, Intake: intake}
 }
 
 func TestReportRendersFromTheResults(t *testing.T) {
 	dir := t.TempDir()
 	f := Files{Spike: filepath.Join(dir, "r", "spike.json"), Tiers: filepath.Join(dir, "r", "tiers.json"), Notify: filepath.Join(dir, "r", "notify.json"),
-		Markdown: filepath.Join(dir, "B.md"), Plots: filepath.Join(dir, "r")}
+		Intake: filepath.Join(dir, "r", "intake.json"), Markdown: filepath.Join(dir, "B.md"), Plots: filepath.Join(dir, "r")}
 	md, err := WriteReport(fakeInputs(), f)
 	if err != nil {
 		t.Fatal(err)
@@ -70,6 +74,11 @@ func TestReportRendersFromTheResults(t *testing.T) {
 		"`ADMIT_INTERVAL_MS` 150, 400 visitors",                  // the recorded scenario, not constants
 		"admitted at 25 a second",                                //
 		"| polling as `pollAfterMs` says | 359 | 65.8 ms | 119.4 ms | 134.0 ms | 2.5 |", // requests per visitor: 1000 / 400
+		"## Intake: direct versus broker",                                               // bench/intake's section
+		"`r/intake.json`",                                                               //
+		"| `broker` | 32 | 1000 | 0 | 2500 | 8.00 ms | 20.00 ms | 32.00 ms | 202 |",     // the recorded figures
+		"×0.25 the direct throughput, with p50 ×4.0 and p99 ×4.0",                       // ratios computed from them
+		"| store (batches of 10) | 1000 | 0.12 | 8000 |",                                //
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)

@@ -29,12 +29,13 @@ type reportData struct {
 	Long      *longLine
 	Tiers     *tierSweep
 	Notify    *notifySection
+	Intake    *intakeSection
 	Micro     *micro
 	Missing   []string
 }
 
 // links are the files the report names, relative to it.
-type links struct{ Spike, LongLine, Tiers, Micro, Pinned, Notify, Plots string }
+type links struct{ Spike, LongLine, Tiers, Micro, Pinned, Notify, Intake, Plots string }
 
 // targets are the goals the report checks figures against.
 type targets struct {
@@ -113,7 +114,8 @@ func buildReport(in *Inputs, f Files) (*reportData, error) {
 	}
 	d := &reportData{
 		Links: links{link(f.Markdown, f.Spike), link(f.Markdown, f.LongLine), link(f.Markdown, f.Tiers),
-			link(f.Markdown, f.Micro), link(f.Markdown, f.Pinned), link(f.Markdown, f.Notify), link(f.Markdown, f.Plots)},
+			link(f.Markdown, f.Micro), link(f.Markdown, f.Pinned), link(f.Markdown, f.Notify), link(f.Markdown, f.Intake),
+			link(f.Markdown, f.Plots)},
 		Machine: rep.Machine, SpikeWhen: rep.When(), Base: factsOf(cmp[0].Scenario), Targets: reportTargets,
 		Compare: cmp, Push: group(rep.Runs, "push"), Scale: group(rep.Runs, "scale"), Missing: in.Missing,
 	}
@@ -133,6 +135,9 @@ func buildReport(in *Inputs, f Files) (*reportData, error) {
 	}
 	if in.Notify != nil && len(in.Notify.Results) > 0 {
 		d.Notify = buildNotify(in.Notify)
+	}
+	if in.Intake != nil && len(in.Intake.Acceptance) > 0 {
+		d.Intake = buildIntake(in.Intake)
 	}
 	if in.Micro != nil {
 		d.Micro = buildMicro(in.Micro, in.Pinned)

@@ -2,7 +2,9 @@
 // pace (pollAfterMs, never faster) or its live stream until it is the
 // visitor's turn. The ticket that keeps the visitor's place is an HttpOnly
 // cookie the server renews with every answer; this script only keeps a copy
-// in memory for browsers that refuse the cookie.
+// in memory for browsers that refuse the cookie. When enter answers 202
+// ACCEPTED (INTAKE broker or fallback) the page keeps the receipt and sends it
+// with each poll until the entry is in line (PROCESSING until then).
 "use strict";
 (function () {
   var T = {
@@ -26,7 +28,9 @@
       "out.text": "Your place has ended, or your turn expired.", "retry.in": "Retrying in {n} s…", "retry.now": "Retrying…",
       "no.continue": "Your entry token: {token}",
       "title.prequeue": "The sale opens soon", "prequeue.text": "It opens at {t}. Everyone who is here before then gets a random place in line at the opening: keep this page open.",
-      paused: "Admission is paused for a moment; you keep your place."
+      paused: "Admission is paused for a moment; you keep your place.",
+      processing: "You're in; finding your place…",
+      "e.invalid_receipt": "We could not confirm your entry. Joining the line again for you."
     },
     ko: {
       "title.loading": "대기열에 들어가는 중…", "title.waiting": "대기 중입니다", "title.ready": "입장하실 차례입니다",
@@ -48,7 +52,9 @@
       "out.text": "대기 순번이 끝났거나 입장 시간이 지났습니다.", "retry.in": "{n}초 후 다시 시도…", "retry.now": "다시 시도하는 중…",
       "no.continue": "입장 토큰: {token}",
       "title.prequeue": "곧 판매가 시작됩니다", "prequeue.text": "{t}에 시작합니다. 그 전에 오신 모든 분은 시작 시각에 무작위로 순번을 받습니다. 이 페이지를 열어 두세요.",
-      paused: "입장이 잠시 멈췄습니다. 순번은 그대로 유지됩니다."
+      paused: "입장이 잠시 멈췄습니다. 순번은 그대로 유지됩니다.",
+      processing: "입장이 접수되었습니다. 순번을 확인하는 중…",
+      "e.invalid_receipt": "입장을 확인할 수 없습니다. 다시 줄을 서는 중입니다."
     }
   };
 
@@ -57,6 +63,7 @@
   var room = params.get("room") || "default";
   var conf = { continueUrl: "", stream: false };
   var ticket = "";          // the latest ticket, sent as X-Queue-Ticket
+  var receipt = "";         // an accepted entry's receipt, sent as X-Queue-Receipt until it is in line
   var start = 0;            // the first position seen, for the progress bar
   var timer = 0, tick = 0, stream = null, backoff = 0;
   var $ = function (id) { return document.getElementById(id); };
@@ -118,6 +125,9 @@
     backoff = 0;
     if (b.ticket) ticket = b.ticket;
     $("updated").textContent = t(stream ? "updated.live" : "updated", { t: clock() });
+    if (b.status === "ACCEPTED" || b.status === "PROCESSING") return processing(b);
+    receipt = "";
+    $("position").parentNode.hidden = false;
     if (b.status === "WAITING") return waiting(b);
     closeStream();
     stopTimers();
@@ -139,6 +149,19 @@
     if (conf.stream && window.EventSource) return listen();
     clearTimeout(timer);
     timer = setTimeout(position, Math.max(b.pollAfterMs || 0, 100)); // the server's pace, never faster
+  }
+
+  // processing: the entry is accepted but not yet in line; shown like
+  // waiting, without a number, and asked again at the server's pace.
+  function processing(b) {
+    if (b.receipt) receipt = b.receipt;
+    show("waiting", "title.waiting");
+    $("position").parentNode.hidden = true;
+    $("wait").textContent = t("processing");
+    $("progress").value = 0;
+    $("progress-label").textContent = "";
+    clearTimeout(timer);
+    timer = setTimeout(position, Math.max(b.pollAfterMs || 0, 100));
   }
 
   // prequeue: the room opens at b.opensAt; ask again when the server says
@@ -206,6 +229,8 @@
     show("problem", "title.problem");
     if (status === 0) return problem(t("e.offline"), wait, retry);
     if (code === "invalid_ticket") { ticket = ""; start = 0; return problem(t("e.invalid_ticket"), "rejoin"); }
+    // An expired or unknown receipt: its entry will not be applied; enter again.
+    if (code === "invalid_receipt") { receipt = ""; start = 0; return problem(t("e.invalid_receipt"), wait, enter); }
     if (code === "unauthenticated" || code === "invalid_room") return problem(t("e." + code), "final");
     if (code === "queue_full" || code === "unavailable") return problem(t("e." + code), wait, retry);
     if (status === 429) return problem(t("e.rate"), wait, retry);
@@ -215,6 +240,7 @@
   function call(method, path, retry) {
     var headers = { Accept: "application/json" };
     if (ticket) headers["X-Queue-Ticket"] = ticket;
+    if (receipt && method === "GET") headers["X-Queue-Receipt"] = receipt;
     return fetch(path + "?room=" + encodeURIComponent(room), { method: method, headers: headers, credentials: "same-origin", cache: "no-store" })
       .then(function (resp) {
         return resp.json().catch(function () { return {}; }).then(function (body) {

@@ -1,0 +1,92 @@
+package awslambda_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/awslambda"
+	"github.com/waitroom/waitroom/entrytoken"
+)
+
+func signingHarness(t *testing.T) *harness {
+	t.Helper()
+	seed, err := entrytoken.GenerateSeed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := entrytoken.ParseKeys(seed, "https://queue.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newHarness(t, func(c *waitroom.Config) { c.Trust.EntryTokens = keys })
+}
+
+// readyToken is the entry token a READY user is shown.
+func readyToken(t *testing.T, h *harness, user string) string {
+	t.Helper()
+	m := decode(t, h.position(user))
+	tok, _ := m["entryToken"].(string)
+	if m["status"] != "READY" || strings.Count(tok, ".") != 2 {
+		t.Fatalf("position of %s: %v", user, m)
+	}
+	return tok
+}
+
+// An origin verifies the token the user was shown with the JWKS the
+// waiting room publishes, over HTTP; the gate takes it once.
+func TestSignedEntryTokens(t *testing.T) {
+	h := signingHarness(t)
+	h.admitted(t, "alice", "bob")
+	tok := readyToken(t, h, "alice")
+
+	jwks := h.call(request("GET", awslambda.JWKSPath, "", nil))
+	if jwks.StatusCode != 200 || jwks.Headers["Cache-Control"] != "public, max-age=300" {
+		t.Fatalf("JWKS: %d %v %s", jwks.StatusCode, jwks.Headers, jwks.Body)
+	}
+	srv := httptest.NewServer(awslambda.ServeHTTP(h.api.WithJWKS(h.api.Position)))
+	defer srv.Close()
+	v := &entrytoken.Verifier{JWKSURL: srv.URL + awslambda.JWKSPath, Issuer: "https://queue.test", Room: "default"}
+	c, err := v.Verify(context.Background(), tok)
+	if err != nil || c.Subject != "alice" || c.Room != "default" || c.ID == "" {
+		t.Fatalf("origin verification: %+v %v", c, err)
+	}
+
+	wantError(t, h.order("bob", tok, "", "{}"), 403, "entry_token_invalid") // alice's token
+	if r := h.order("alice", tok, "", "{}"); r.StatusCode != 201 {
+		t.Fatalf("order: %d %s", r.StatusCode, r.Body)
+	}
+	wantError(t, h.order("alice", tok, "", "{}"), 403, "entry_token_invalid") // single use by jti
+	if n := h.down.calls.Load(); n != 1 {
+		t.Fatalf("%d downstream calls, want 1", n)
+	}
+}
+
+// A token that does not verify is refused before any store call: with the
+// store stopped the answer is still 403, not 503.
+func TestForgedTokenCostsNoStoreCall(t *testing.T) {
+	h := signingHarness(t)
+	tokens := h.admitted(t, "alice")
+	good := readyToken(t, h, "alice")
+	otherSeed, _ := entrytoken.GenerateSeed()
+	other, _ := entrytoken.ParseKeys(otherSeed, "https://queue.test")
+	c := entrytoken.Claims{Subject: "alice", Room: "default", ID: strings.TrimPrefix(tokens["alice"], "default."), ExpiresAt: 1 << 40}
+	forged, _ := other.Sign(c)
+	parts := strings.Split(good, ".")
+	h.redis.Stop()
+	for name, tok := range map[string]string{
+		"foreign key":   forged,
+		"opaque token":  tokens["alice"],
+		"alg none":      "eyJhbGciOiJub25lIn0." + parts[1] + ".",
+		"bad signature": parts[0] + "." + parts[1] + "." + strings.Repeat("A", 86),
+		"empty":         "",
+	} {
+		r := h.order("alice", tok, "", "{}")
+		if r.StatusCode != http.StatusForbidden {
+			t.Errorf("%s: %d %s", name, r.StatusCode, r.Body)
+		}
+	}
+}

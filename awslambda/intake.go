@@ -1,0 +1,132 @@
+package awslambda
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/intake"
+	"github.com/waitroom/waitroom/metrics"
+)
+
+// ProcessingPollMs is when a visitor whose entry the broker holds asks
+// again: the consumer's store side applies about 10,000 entries a second
+// (make bench-intake), so a visitor rarely sees PROCESSING twice.
+const ProcessingPollMs int64 = 1000
+
+// intakeBody is the answer of an accepted entry (enter, 202) and of one not
+// yet applied (position, 200).
+type intakeBody struct {
+	Status      waitroom.Status `json:"status"`
+	Receipt     string          `json:"receipt,omitempty"`
+	PollAfterMs int64           `json:"pollAfterMs"`
+	Ticket      string          `json:"ticket,omitempty"`
+}
+
+// accept hands who's entry to the broker without touching the store and
+// answers 202 with the signed receipt of it.
+func (a *API) accept(ctx context.Context, room string, who Identity) events.APIGatewayV2HTTPResponse {
+	if a.Broker == nil {
+		return errorResponse(waitroom.Unavailable(nil))
+	}
+	e := waitroom.Entry{Room: room, User: who.User, AcceptedAt: a.now()}
+	receipt, err := a.Config.Visitor.Tickets.SignReceipt(e, e.AcceptedAt.Add(a.ticketTTL()))
+	if err != nil {
+		return errorResponse(err) // a missing key is a configuration bug: 500
+	}
+	if _, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, a.Broker.Send(ctx, e)
+	}); err != nil {
+		return a.storeError(ctx, room, err)
+	}
+	a.Metrics.Record(room, metrics.Of(metrics.Accepted, metrics.Count, 1))
+	return a.intakeResponse(http.StatusAccepted, intakeBody{Status: waitroom.Accepted, Receipt: receipt}, who)
+}
+
+// receiptPosition answers position for the holder of a receipt: where they
+// stand once the consumer has applied their entry, PROCESSING until then.
+// The applied record tells an entry not yet applied (PROCESSING) from one
+// applied and since gone from the line (NOT_IN_QUEUE) or refused (queue_full).
+func (a *API) receiptPosition(ctx context.Context, req events.APIGatewayV2HTTPRequest, receipt string) events.APIGatewayV2HTTPResponse {
+	e, err := a.Config.Visitor.Tickets.VerifyReceipt(receipt, a.now())
+	if err != nil {
+		return errorResponse(err)
+	}
+	if room, ok := req.QueryStringParameters["room"]; ok && room != e.Room {
+		return errorResponse(waitroom.Errorf(waitroom.EInvalidReceipt, "this receipt is for another room"))
+	}
+	who := Identity{User: e.User}
+	if id, err := a.Identify(req, false); err == nil && id.User == e.User {
+		who = id // a visitor's ticket is renewed as usual
+	}
+	st, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Standing, error) {
+		return a.Queue.Position(ctx, e.Room, e.User)
+	})
+	if err != nil {
+		return a.storeError(ctx, e.Room, err)
+	}
+	if st.Status != waitroom.NotInQueue || a.Applied == nil {
+		return a.standingResponse(st, who)
+	}
+	last, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (lastApplied, error) {
+		l, found, err := a.Applied.LastApplied(ctx, e.Room, e.User)
+		return lastApplied{l, found}, err
+	})
+	switch {
+	case err != nil:
+		return a.storeError(ctx, e.Room, err)
+	case !last.found || last.AcceptedAt.Before(e.AcceptedAt):
+		return a.intakeResponse(http.StatusOK, intakeBody{Status: waitroom.Processing}, who)
+	case last.Full:
+		return errorResponse(waitroom.Errorf(waitroom.EQueueFull, "the line of room %q was full when your entry came in; please retry later", e.Room))
+	case last.NoRoom:
+		return errorResponse(waitroom.Errorf(waitroom.ERoomNotFound, "there is no room %q", e.Room))
+	}
+	// Applied, but perhaps between the two reads: the record and the place
+	// are written by one script, so a standing read after the record is
+	// current (in line, READY, or gone since).
+	st, err = withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Standing, error) {
+		return a.Queue.Position(ctx, e.Room, e.User)
+	})
+	if err != nil {
+		return a.storeError(ctx, e.Room, err)
+	}
+	return a.standingResponse(st, who)
+}
+
+type lastApplied struct {
+	waitroom.Applied
+	found bool
+}
+
+func (a *API) intakeResponse(status int, body intakeBody, who Identity) events.APIGatewayV2HTTPResponse {
+	var cookie string
+	body.Ticket, cookie = a.Ticket(who)
+	body.PollAfterMs = ProcessingPollMs
+	resp := jsonResponse(status, body)
+	if cookie != "" {
+		resp.Cookies = []string{cookie}
+	}
+	return resp
+}
+
+// ConsumeFunction is the intake consumer's handler for batches from the SQS
+// event source mapping (ReportBatchItemFailures on): the messages it could
+// not apply, and every one after the first of them, are reported failed, so
+// that SQS delivers them again in the same order and deletes only the rest.
+func ConsumeFunction(c *intake.Consumer) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
+	return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+		msgs := make([]intake.Message, len(ev.Records))
+		for i, r := range ev.Records {
+			msgs[i] = intake.Message{ID: r.MessageId, Handle: r.ReceiptHandle, Body: r.Body}
+		}
+		done, _ := c.Apply(ctx, msgs)
+		var resp events.SQSEventResponse
+		for _, m := range msgs[done:] {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.ID})
+		}
+		return resp, nil
+	}
+}

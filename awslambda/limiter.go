@@ -1,0 +1,50 @@
+package awslambda
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/metrics"
+)
+
+// limiterLogEvery bounds the fail-open warning: a broken limiter would
+// otherwise log once per request; the metric counts each one.
+const limiterLogEvery = time.Minute
+
+// lastLimiterLog is when the fail-open warning was last written (Unix ns),
+// shared by every API of the process.
+var lastLimiterLog atomic.Int64
+
+// AsCaller returns ctx carrying who sends req, for the abuse limiter: the
+// identity and the source IP API Gateway saw (the local runner: the remote
+// address). X-Forwarded-For is not read: any client can write it.
+func AsCaller(ctx context.Context, req events.APIGatewayV2HTTPRequest, who Identity) context.Context {
+	return waitroom.WithCaller(ctx, waitroom.Caller{ID: who.User, IP: req.RequestContext.HTTP.SourceIP})
+}
+
+// limiterFailedOpen reports a call the limiter let through unchecked:
+// counted each time, logged at most once a minute.
+func (a *API) limiterFailedOpen(ctx context.Context, room string, failed bool) {
+	if !failed {
+		return
+	}
+	a.Metrics.Record(room, metrics.Of(metrics.LimiterFailOpen, metrics.Count, 1))
+	now := time.Now().UnixNano()
+	last := lastLimiterLog.Load()
+	if now-last >= int64(limiterLogEvery) && lastLimiterLog.CompareAndSwap(last, now) && a.Log != nil {
+		a.Log.WarnContext(ctx, "abuse limiter could not run: requests pass unlimited (fail open; metric LimiterFailOpen counts them)", "room", room)
+	}
+}
+
+// rateLimited counts a refusal of the limiter; true when err is one.
+func (a *API) rateLimited(room string, err error) bool {
+	if waitroom.ErrorCode(err) != waitroom.ERateLimited {
+		return false
+	}
+	a.Metrics.Record(room, metrics.Of(metrics.RateLimited, metrics.Count, 1))
+	return true
+}

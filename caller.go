@@ -1,0 +1,37 @@
+package waitroom
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Caller is who sends a request, for the abuse limiter: the identity the
+// request proved (user or visitor id) and the source IP the edge saw.
+type Caller struct {
+	ID string
+	IP string
+}
+
+type callerKey struct{}
+
+// WithCaller returns ctx carrying c. The Queue's methods take it from the
+// context rather than a parameter: the limiter is a property of the
+// request, not of the operation, and store calls without it (admission,
+// benchmarks, tools) are simply not limited.
+func WithCaller(ctx context.Context, c Caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+// CallerOf returns the caller in ctx; ok is false when there is none.
+func CallerOf(ctx context.Context) (c Caller, ok bool) {
+	c, ok = ctx.Value(callerKey{}).(Caller)
+	return c, ok
+}
+
+// RateLimited is the answer to a caller over its limit, to retry after wait.
+func RateLimited(wait time.Duration) *Error {
+	wait = time.Duration(math.Max(float64(wait), float64(time.Second)))
+	return &Error{Code: ERateLimited, Message: fmt.Sprintf("too many requests from you; retry in %d s", int(math.Ceil(wait.Seconds()))), RetryAfter: wait}
+}

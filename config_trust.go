@@ -1,0 +1,47 @@
+package waitroom
+
+import "github.com/waitroom/waitroom/entrytoken"
+
+// TrustConfig is how entry tokens are signed and how hard one caller may
+// push (docs/API.md, "Configuration"; docs/security.md).
+type TrustConfig struct {
+	EntryTokens entrytoken.Keys // ENTRY_TOKEN_KEYS, ENTRY_TOKEN_ISSUER; not Enabled: opaque tokens
+	Limits      Limits
+}
+
+// Limits are the shared abuse limiter's token buckets, per caller identity
+// and per source IP, on enter, position, the event stream and orders. A
+// rate of 0 turns that bucket off.
+type Limits struct {
+	ClientRatePerSec float64 // CLIENT_RATE_PER_SEC
+	ClientBurst      int64   // CLIENT_BURST
+	IPRatePerSec     float64 // IP_RATE_PER_SEC
+	IPBurst          int64   // IP_BURST
+}
+
+// Defaults of the limiter: a visitor polls about once a second at most
+// (POLL_TIERS' nearest tier is 1 s), so 5 a second with a burst of 20 never
+// bites a real client; one IP may hide a carrier NAT of thousands of
+// phones, so its limit is a hundred times higher. They stop scripts, not
+// crowds (a distributed flood is the WAF's and the queue's job).
+const (
+	DefaultClientRatePerSec = 5.0
+	DefaultClientBurst      = 20
+	DefaultIPRatePerSec     = 500.0
+	DefaultIPBurst          = 2000
+	DefaultEntryTokenIssuer = "waitroom"
+)
+
+func (r *envReader) trust() TrustConfig {
+	issuer := r.str("ENTRY_TOKEN_ISSUER", DefaultEntryTokenIssuer)
+	keys, err := entrytoken.ParseKeys(r.str("ENTRY_TOKEN_KEYS", ""), issuer)
+	if err != nil {
+		r.fail("ENTRY_TOKEN_KEYS", err.Error()) // the error never quotes the value
+	}
+	return TrustConfig{EntryTokens: keys, Limits: Limits{
+		ClientRatePerSec: r.float("CLIENT_RATE_PER_SEC", DefaultClientRatePerSec, 0, 1e6),
+		ClientBurst:      r.integer("CLIENT_BURST", DefaultClientBurst, 1, 1e9),
+		IPRatePerSec:     r.float("IP_RATE_PER_SEC", DefaultIPRatePerSec, 0, 1e9),
+		IPBurst:          r.integer("IP_BURST", DefaultIPBurst, 1, 1e9),
+	}}
+}

@@ -1,0 +1,145 @@
+package entrytoken_test
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/waitroom/waitroom/entrytoken"
+)
+
+const issuer = "https://queue.shop.example"
+
+func keys(t testing.TB, seeds ...string) entrytoken.Keys {
+	t.Helper()
+	k, err := entrytoken.ParseKeys(strings.Join(seeds, ","), issuer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func seed(t testing.TB) string {
+	s, err := entrytoken.GenerateSeed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// jwks serves ks like GET /.well-known/jwks.json and counts fetches.
+func jwks(t testing.TB, ks *atomic.Pointer[entrytoken.Keys]) (*httptest.Server, *atomic.Int64) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		w.Header().Set("Cache-Control", "public, max-age=300")
+		_ = json.NewEncoder(w).Encode(ks.Load().JWKS())
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &n
+}
+
+func claims(now time.Time) entrytoken.Claims {
+	return entrytoken.Claims{Subject: "user-4711", Room: "tv-launch", ID: "AAAAAAAAAAAAAAAAAAAAAA", IssuedAt: now.Unix(), ExpiresAt: now.Add(5 * time.Minute).Unix()}
+}
+
+func TestSignVerifyAndRefuse(t *testing.T) {
+	now := time.Now()
+	ks := keys(t, seed(t))
+	var cur atomic.Pointer[entrytoken.Keys]
+	cur.Store(&ks)
+	srv, _ := jwks(t, &cur)
+	v := &entrytoken.Verifier{JWKSURL: srv.URL, Issuer: issuer, Room: "tv-launch"}
+	good, err := ks.Sign(claims(now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ~256 bytes of header, jti, times and signature, plus 4/3 of the
+	// issuer, sub and room: 315 with this 26-character issuer.
+	if len(good) > 320 {
+		t.Errorf("token of %d bytes, want at most 320 with these claims", len(good))
+	}
+	if c, err := v.Verify(context.Background(), good); err != nil || c.Subject != "user-4711" || c.Issuer != issuer {
+		t.Fatalf("valid token: %+v %v", c, err)
+	}
+	expired := claims(now.Add(-time.Hour))
+	other := claims(now)
+	other.Room = "shoes"
+	foreign := keys(t, seed(t))
+	forged, _ := foreign.Sign(claims(now))
+	wrongIss, _ := entrytoken.Keys{Current: ks.Current, Issuer: "https://evil.example"}.Sign(claims(now))
+	exp, _ := ks.Sign(expired)
+	room, _ := ks.Sign(other)
+	parts := strings.Split(good, ".")
+	b64 := base64.RawURLEncoding
+	none := b64.EncodeToString([]byte(`{"alg":"none","kid":"`+ks.Current.ID+`"}`)) + "." + parts[1] + "."
+	hsInput := b64.EncodeToString([]byte(`{"alg":"HS256","kid":"`+ks.Current.ID+`"}`)) + "." + parts[1]
+	mac := hmac.New(sha256.New, ks.Current.Public()) // key confusion: the public key as an HMAC secret
+	mac.Write([]byte(hsInput))
+	hs256 := hsInput + "." + b64.EncodeToString(mac.Sum(nil))
+	tampered := parts[0] + "." + b64.EncodeToString([]byte(`{"iss":"`+issuer+`","sub":"admin","room":"tv-launch","jti":"x","iat":1,"exp":9999999999}`)) + "." + parts[2]
+	for name, c := range map[string]struct {
+		token string
+		want  error
+	}{
+		"expired":         {exp, entrytoken.ErrExpired},
+		"wrong room":      {room, entrytoken.ErrRoom},
+		"wrong issuer":    {wrongIss, entrytoken.ErrIssuer},
+		"foreign key":     {forged, entrytoken.ErrUnknownKey},
+		"alg none":        {none, entrytoken.ErrAlgorithm},
+		"HS256 confusion": {hs256, entrytoken.ErrAlgorithm},
+		"tampered claims": {tampered, entrytoken.ErrSignature},
+		"garbage":         {"a.b", entrytoken.ErrMalformed},
+		"empty":           {"", entrytoken.ErrMalformed},
+	} {
+		if _, err := v.Verify(context.Background(), c.token); !errors.Is(err, c.want) {
+			t.Errorf("%s: %v, want %v", name, err, c.want)
+		}
+	}
+}
+
+// A rotation: tokens of the previous key stay valid, tokens of the new key
+// are accepted as soon as the JWKS is fetched again (an unknown kid
+// triggers it, at most once per MinRefresh).
+func TestRotation(t *testing.T) {
+	now := time.Now()
+	oldSeed, newSeed := seed(t), seed(t)
+	before := keys(t, oldSeed)
+	var cur atomic.Pointer[entrytoken.Keys]
+	cur.Store(&before)
+	srv, fetches := jwks(t, &cur)
+	v := &entrytoken.Verifier{JWKSURL: srv.URL, Issuer: issuer, MinRefresh: time.Nanosecond}
+	oldToken, _ := before.Sign(claims(now))
+	if _, err := v.Verify(context.Background(), oldToken); err != nil {
+		t.Fatal(err)
+	}
+	after := keys(t, newSeed, oldSeed)
+	cur.Store(&after)
+	newToken, _ := after.Sign(claims(now))
+	for _, tok := range []string{newToken, oldToken} {
+		if _, err := v.Verify(context.Background(), tok); err != nil {
+			t.Fatalf("after rotation: %v", err)
+		}
+	}
+	if n := fetches.Load(); n != 2 {
+		t.Fatalf("%d JWKS fetches, want 2 (first use, unknown kid)", n)
+	}
+}
+
+func TestParseKeys(t *testing.T) {
+	s := seed(t)
+	for _, bad := range []string{"x", "AAAA", s + "," + s, s + "," + s + "," + s} {
+		if _, err := entrytoken.ParseKeys(bad, issuer); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

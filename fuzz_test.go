@@ -1,0 +1,66 @@
+package waitroom_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/waitroom/waitroom"
+)
+
+// Tickets: never a panic, and whatever verifies is exactly a ticket the key
+// signed (no other spelling of it, no other visitor, no later expiry).
+func FuzzTicketVerify(f *testing.F) {
+	keys, err := waitroom.ParseTicketKeys(strings.Repeat("k", 44))
+	if err != nil {
+		f.Fatal(err)
+	}
+	now := time.Unix(1_800_000_000, 0)
+	good, _ := keys.Sign("v-visitor", now.Add(time.Hour))
+	f.Add(good)
+	f.Add(strings.Replace(good, "v-visitor", "v-visitoR", 1))
+	f.Add("a.b.c.d")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, ticket string) {
+		visitor, err := keys.Verify(ticket, now)
+		if err != nil {
+			if waitroom.ErrorCode(err) != waitroom.EInvalidTicket {
+				t.Fatalf("error code %q", waitroom.ErrorCode(err))
+			}
+			return
+		}
+		exp := ticket[strings.LastIndex(ticket[:strings.LastIndex(ticket, ".")], ".")+1 : strings.LastIndex(ticket, ".")]
+		var at time.Time
+		if n, perr := time.ParseDuration(exp + "s"); perr == nil {
+			at = time.Unix(0, 0).Add(n)
+		}
+		again, _ := keys.Sign(visitor, at)
+		if again != ticket {
+			t.Fatalf("%q verifies as %q but the key signs %q", ticket, visitor, again)
+		}
+	})
+}
+
+// The validators agree with their documented rules and never panic.
+func FuzzValidators(f *testing.F) {
+	for _, s := range []string{"default", "tv-launch", "Tv", "-x", "a", strings.Repeat("a", 65), "zoë", "a\x00", "", "tv.AAAAAAAAAAAAAAAAAAAAAA"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if waitroom.ValidRoom(s) {
+			if len(s) == 0 || len(s) > 64 || strings.Trim(s, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" || s[0] == '-' {
+				t.Fatalf("room %q accepted", s)
+			}
+		}
+		printable := len(s) >= 1 && len(s) <= 128 && strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || r > 0x7e }) < 0
+		if (waitroom.CheckUser(s) == nil) != printable {
+			t.Fatalf("user %q: accepted %v, printable %v", s, waitroom.CheckUser(s) == nil, printable)
+		}
+		if (waitroom.CheckIdempotencyKey(s) == nil) != printable {
+			t.Fatalf("key %q: accepted %v, printable %v", s, waitroom.CheckIdempotencyKey(s) == nil, printable)
+		}
+		if room, ok := waitroom.TokenRoom(s); ok && (!waitroom.ValidRoom(room) || !strings.HasPrefix(s, room+".")) {
+			t.Fatalf("token %q: room %q", s, room)
+		}
+	})
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/waitroom/waitroom"
+)
+
+const testAlarmTopic = "arn:aws:sns:eu-west-1:123456789012:oncall"
+
+// intakeStack synthesizes the whole stack (NewWaitroomStack) in mode.
+func intakeStack(t *testing.T, mode waitroom.Intake) *synth {
+	t.Helper()
+	return synthesize(t, func(p *WaitroomProps) {
+		p.Intake = mode
+		p.TicketSecretSSMParameter = testTicketParam
+		p.AlarmTopicArn = testAlarmTopic
+	})
+}
+
+// deadLetterAlarmListed says whether the dashboard's alarm widget lists the
+// intake dead-letter alarm.
+func deadLetterAlarmListed(t *testing.T, s *synth) bool {
+	t.Helper()
+	for _, r := range s.resources("AWS::CloudWatch::Dashboard") {
+		if strings.Contains(js(props(r)["DashboardBody"]), "IntakeDeadLetterAlarm") {
+			return true
+		}
+	}
+	return false
+}
+
+func TestDirectIntakeAddsNoQueue(t *testing.T) {
+	s := def(t)
+	s.tpl.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(0))
+	s.tpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(0))
+	if s.w.Intake != nil || s.w.Functions[FnIntakeConsumer] != nil {
+		t.Fatal("direct intake built a broker")
+	}
+	vars := s.fnProps(t, FnEnter)["Environment"].(map[string]any)["Variables"].(map[string]any)
+	if _, ok := vars["INTAKE"]; ok {
+		t.Errorf("direct enter has INTAKE=%v; the functions' default is direct", vars["INTAKE"])
+	}
+	if deadLetterAlarmListed(t, s) {
+		t.Error("dashboard lists an intake alarm without intake")
+	}
+}
+
+func TestBrokerAndFallbackIntakeOnTheWholeStack(t *testing.T) {
+	for _, mode := range []waitroom.Intake{waitroom.IntakeBroker, waitroom.IntakeFallback} {
+		t.Run(string(mode), func(t *testing.T) {
+			s := intakeStack(t, mode)
+			s.tpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(float64(len(Functions)+1)))
+			s.tpl.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(2))
+			s.tpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(1))
+			endpoints := 0
+			for _, r := range s.resources("AWS::EC2::VPCEndpoint") {
+				if strings.Contains(js(props(r)["ServiceName"]), ".sqs") {
+					endpoints++
+				}
+			}
+			if want := map[waitroom.Intake]int{waitroom.IntakeBroker: 0, waitroom.IntakeFallback: 1}[mode]; endpoints != want {
+				t.Errorf("%d SQS endpoints, want %d", endpoints, want)
+			}
+
+			enter := s.fnProps(t, FnEnter)
+			vars := enter["Environment"].(map[string]any)["Variables"].(map[string]any)
+			if vars["INTAKE"] != string(mode) || vars["INTAKE_QUEUE_URL"] == nil {
+				t.Errorf("enter INTAKE=%v INTAKE_QUEUE_URL=%v", vars["INTAKE"], vars["INTAKE_QUEUE_URL"])
+			}
+			for _, fn := range []string{FnEnter, FnPosition} {
+				env := s.fnProps(t, fn)["Environment"].(map[string]any)["Variables"].(map[string]any)
+				if env["TICKET_SECRET"] != "{{resolve:ssm:"+testTicketParam+"}}" {
+					t.Errorf("%s TICKET_SECRET=%v: receipts need the key", fn, env["TICKET_SECRET"])
+				}
+			}
+			if _, inVPC := enter["VpcConfig"]; inVPC != (mode == waitroom.IntakeFallback) {
+				t.Errorf("enter in a VPC: %v, want %v (only fallback writes to the store)", inVPC, mode == waitroom.IntakeFallback)
+			}
+			if _, inVPC := s.fnProps(t, FnIntakeConsumer)["VpcConfig"]; !inVPC {
+				t.Error("the consumer must reach the cache from the VPC")
+			}
+
+			alarm := s.alarm(t, "IntakeDeadLetters")
+			if js(alarm["AlarmActions"]) != js([]any{testAlarmTopic}) || js(alarm["OKActions"]) != js([]any{testAlarmTopic}) {
+				t.Errorf("dead-letter alarm actions %v / %v, want the alarm topic", alarm["AlarmActions"], alarm["OKActions"])
+			}
+			if !deadLetterAlarmListed(t, s) {
+				t.Error("the dashboard does not list the dead-letter alarm")
+			}
+			if !strings.Contains(js(s.alarm(t, AlarmLambdaThrottles)), s.fnID(FnIntakeConsumer)) {
+				t.Error("the throttle alarm does not watch the consumer")
+			}
+			for _, o := range []string{"IntakeConsumerFunctionName", "IntakeQueueUrl", "IntakeDeadLetterQueueUrl"} {
+				s.tpl.HasOutput(jsii.String(o), map[string]any{})
+			}
+			s.tpl.HasResourceProperties(jsii.String("AWS::IAM::Policy"), map[string]any{
+				"PolicyDocument": map[string]any{"Statement": assertions.Match_ArrayWith(&[]any{
+					assertions.Match_ObjectLike(&map[string]any{"Action": assertions.Match_ArrayWith(&[]any{"sqs:SendMessage"})}),
+				})},
+				"Roles": []any{map[string]any{"Ref": s.fnProps(t, FnEnter)["Role"].(map[string]any)["Fn::GetAtt"].([]any)[0]}},
+			})
+		})
+	}
+}
+
+func TestIntakeNeedsTheTicketKeyAndAKnownMode(t *testing.T) {
+	for name, c := range map[string]struct {
+		mutate func(*WaitroomProps)
+		want   string
+	}{
+		"broker without key": {func(p *WaitroomProps) { p.Intake = waitroom.IntakeBroker }, "ticketSecretSsmParameter"},
+		"unknown mode":       {func(p *WaitroomProps) { p.Intake = "queue" }, "intake"},
+	} {
+		p := baseProps()
+		c.mutate(&p)
+		if err := p.WithDefaults("Waitroom").Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error naming %s", name, err, c.want)
+		}
+	}
+}

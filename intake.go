@@ -1,0 +1,172 @@
+package waitroom
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Intake is how enter puts a newcomer in line (INTAKE, docs/API.md).
+type Intake string
+
+const (
+	// IntakeDirect writes every enter to the store at once (503 while it is down).
+	IntakeDirect Intake = "direct"
+	// IntakeBroker accepts every enter into the broker; the consumer applies it.
+	IntakeBroker Intake = "broker"
+	// IntakeFallback writes to the store, and accepts into the broker while
+	// the store is unavailable.
+	IntakeFallback Intake = "fallback"
+)
+
+// DefaultIntake is direct, as measured (make bench-intake,
+// docs/bench/intake-results.json): with the store healthy, writing straight
+// to it accepted more than twice as many enters a second as the broker, at a
+// third of the median latency, costs nothing more and caps no room at SQS's
+// 300 sends a second per message group. fallback is the setting to choose
+// when a store outage must not cost a newcomer: it pays the broker only then.
+const DefaultIntake = IntakeDirect
+
+// Accepted and Processing are the statuses of an entry the broker holds:
+// enter answers ACCEPTED with a receipt, position PROCESSING until the
+// consumer has applied it.
+const (
+	Accepted   Status = "ACCEPTED"
+	Processing Status = "PROCESSING"
+)
+
+// EInvalidReceipt is a receipt that is forged, altered, expired or signed
+// by an unknown key; the visitor enters again.
+const EInvalidReceipt Code = "invalid_receipt"
+
+// ReceiptHeader carries the receipt of an accepted entry to position.
+const ReceiptHeader = "X-Queue-Receipt"
+
+// Entry is one accepted enter on its way through the broker.
+type Entry struct {
+	Room       string    `json:"room"`
+	User       string    `json:"user"`
+	AcceptedAt time.Time `json:"acceptedAt"`
+}
+
+// Broker accepts entries for the consumer (an SQS FIFO queue in AWS).
+type Broker interface {
+	Send(ctx context.Context, e Entry) error
+}
+
+// Applied is what the store remembers of the last entry it applied for a
+// user in a room: when it was accepted, and whether the line was full or
+// the room unknown (OPEN_ROOMS=false) when it came in.
+type Applied struct {
+	AcceptedAt time.Time
+	Full       bool
+	NoRoom     bool
+}
+
+// Applier is the store as the consumer sees it. Apply puts e in line unless
+// an entry of the same user accepted at the same time or later was applied
+// already (a redelivery), in one atomic step with the record of it.
+type Applier interface {
+	Apply(ctx context.Context, e Entry, keep time.Duration) (st Standing, redelivered bool, err error)
+	LastApplied(ctx context.Context, room, user string) (Applied, bool, error)
+}
+
+// DedupID is the broker's deduplication id of an entry: one per room and
+// identity, so that a double click within the broker's window sends once.
+func (e Entry) DedupID() string {
+	sum := sha256.Sum256([]byte(strconv.Itoa(len(e.Room)) + ":" + e.Room + ":" + e.User))
+	return hex.EncodeToString(sum[:])
+}
+
+// receiptMAC domain-separates receipts from tickets signed by the same key.
+const receiptMAC = "waitroom-receipt-v1\n"
+
+// SignReceipt issues the receipt of e, valid until expires:
+//
+//	r1.<key id>.<room>.<base64 user>.<accepted, Unix µs>.<expiry, Unix s>.<HMAC-SHA256>
+//
+// signed by the ticket key (TICKET_SECRET), so that it rotates with it.
+func (k TicketKeys) SignReceipt(e Entry, expires time.Time) (string, error) {
+	if k.Current == nil {
+		return "", errors.New("receipt: no signing key")
+	}
+	if !ValidRoom(e.Room) || CheckUser(e.User) != nil {
+		return "", fmt.Errorf("receipt: entry cannot be signed")
+	}
+	body := strings.Join([]string{"r1", k.Current.ID, e.Room, b64.EncodeToString([]byte(e.User)),
+		strconv.FormatInt(e.AcceptedAt.UnixMicro(), 10), strconv.FormatInt(expires.Unix(), 10)}, ".")
+	return body + "." + b64.EncodeToString(receiptSum(k.Current.Secret, body)), nil
+}
+
+// VerifyReceipt returns the entry a receipt names, or an EInvalidReceipt
+// error. As with tickets, the signature is checked in constant time before
+// anything the receipt says is believed.
+func (k TicketKeys) VerifyReceipt(receipt string, now time.Time) (Entry, error) {
+	p := strings.Split(receipt, ".")
+	if len(p) != 7 || p[0] != "r1" {
+		return Entry{}, invalidReceipt("malformed")
+	}
+	key := k.key(p[1])
+	if key == nil {
+		return Entry{}, invalidReceipt("signed by an unknown key")
+	}
+	got, err := b64.DecodeString(p[6])
+	if err != nil || !hmac.Equal(got, receiptSum(key.Secret, receipt[:len(receipt)-len(p[6])-1])) {
+		return Entry{}, invalidReceipt("bad signature")
+	}
+	exp, err := strconv.ParseInt(p[5], 10, 64)
+	if err != nil || !now.Before(time.Unix(exp, 0)) {
+		return Entry{}, invalidReceipt("expired")
+	}
+	user, uerr := b64.DecodeString(p[3])
+	at, aerr := strconv.ParseInt(p[4], 10, 64)
+	if uerr != nil || aerr != nil || !ValidRoom(p[2]) || CheckUser(string(user)) != nil {
+		return Entry{}, invalidReceipt("malformed entry")
+	}
+	return Entry{Room: p[2], User: string(user), AcceptedAt: time.UnixMicro(at)}, nil
+}
+
+func receiptSum(secret []byte, body string) []byte {
+	h := hmac.New(sha256.New, secret)
+	h.Write([]byte(receiptMAC))
+	h.Write([]byte(body))
+	return h.Sum(nil)
+}
+
+func invalidReceipt(reason string) *Error {
+	return &Error{Code: EInvalidReceipt, Message: "your entry could not be confirmed; join the line again",
+		Err: errors.New("receipt " + reason)}
+}
+
+func (r *envReader) intake() Intake {
+	switch m := Intake(strings.ToLower(r.str("INTAKE", string(DefaultIntake)))); m {
+	case IntakeDirect, IntakeBroker, IntakeFallback:
+		return m
+	default:
+		r.fail("INTAKE", fmt.Sprintf("must be direct, broker or fallback, got %q", m))
+		return DefaultIntake
+	}
+}
+
+// intakeNeeds checks what the broker modes need: a queue, and a key to
+// sign receipts with.
+func (r *envReader) intakeNeeds(c Config, d Defaults) {
+	if c.IntakeQueueURL != "" {
+		r.url("INTAKE_QUEUE_URL", c.IntakeQueueURL, "http", "https")
+	}
+	if c.Intake == IntakeDirect {
+		return
+	}
+	if c.IntakeQueueURL == "" {
+		r.fail("INTAKE_QUEUE_URL", "is required when INTAKE is "+string(c.Intake))
+	}
+	if !c.Visitor.Tickets.Enabled() && !d.GenerateTicketSecret {
+		r.fail("TICKET_SECRET", "is required when INTAKE is "+string(c.Intake)+" (it signs receipts)")
+	}
+}
