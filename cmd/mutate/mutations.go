@@ -33,6 +33,7 @@ var (
 	iam      = []string{"./internal/elasticacheiam/"}
 	sim      = []string{"./bench/spike/sim/"}
 	streams  = []string{"./localrun/"}
+	tokens   = []string{"./entrytoken/", "./awslambda/"}
 )
 
 // noBrowser leaves out the chromium tests: the streams' logic is tested
@@ -108,7 +109,7 @@ var mutations = []Mutation{
 	{Name: "order_begin.lua: any token accepted", File: "redisstore/order_begin.lua",
 		From: "if string.sub(record, sep + 1) ~= ARGV[1] then", To: "if false then", Pkgs: store, Hint: `^TestJourneyAndTokenRules$`},
 	{Name: "order_begin.lua: order lock dropped (no NX)", File: "redisstore/order_begin.lua",
-		From: "'NX', 'PX', ARGV[3]", To: "'PX', ARGV[3]", Pkgs: store, Hint: `^TestConcurrentOrdersOneToken$`},
+		From: "'NX', 'PX', lockMs", To: "'PX', lockMs", Pkgs: store, Hint: `^TestConcurrentOrdersOneToken$`},
 	{Name: "order_begin.lua: stored answers never replayed", File: "redisstore/order_begin.lua",
 		From: "if ARGV[4] == '1' then", To: "if false then", Pkgs: store, Hint: `^(TestJourneyAndTokenRules|TestCommitConsumesAndUnlocks)$`},
 	{Name: "order_commit.lua: token not consumed", File: "redisstore/order_commit.lua",
@@ -123,8 +124,8 @@ var mutations = []Mutation{
 		From: "if redis.call('GET', KEYS[1]) == ARGV[1] then", To: "if true then", Pkgs: store, Hint: `^TestReleaseFreesOnlyItsOwnLock$`},
 	{Name: "store.go: idempotency record not scoped to the user", File: "redisstore/store.go",
 		From: `return r.key("idem:" + strconv.Itoa(len(user)) + ":" + user + ":" + key)`, To: `return r.key("idem:" + key)`, Pkgs: store, Hint: `^TestIdempotencyKeyIsPerUser$`},
-	{Name: "store.go: order lock shorter than the order", File: "redisstore/store.go",
-		From: "lockTTL:       cfg.OrderTimeout + lockMargin,", To: "lockTTL:       lockMargin / 50,", Pkgs: store, Hint: `^TestLockOutlivesTheOrder$`},
+	{Name: "order_begin.lua: order lock shorter than the order", File: "redisstore/order_begin.lua",
+		From: "local lockMs = math.max(tonumber(ARGV[3]), tokenLeftMs)", To: "local lockMs = 100", Pkgs: store, Hint: `^TestLockOutlivesTheOrder$`},
 
 	// store.go: registration of rooms for admission (the cluster races).
 	{Name: "store.go: every new enter costs 2 round trips", File: "redisstore/store.go",
@@ -235,6 +236,47 @@ var mutations = []Mutation{
 		From: "Position: seq - f.seq + 1}", To: "Position: seq - f.seq}", Pkgs: streams, Hint: `^TestStreamPositionIsTheStores$`, Skip: noBrowser},
 	{Name: "localrun/events.go: admission not noticed by the stream", File: "localrun/events.go",
 		From: "if f.empty || f.seq > seq {", To: "if f.empty {", Pkgs: streams, Hint: `^TestStream`, Skip: noBrowser},
+	// Issue 12 (w-trust): signed entry tokens, single use by jti, the
+	// idempotency body hash and its 422, the limiter, commit durability.
+	{Name: "entrytoken: signature not checked", File: "entrytoken/entrytoken.go",
+		From: "if !ed25519.Verify(pub, []byte(parts[0]+\".\"+parts[1]), sig) {", To: "if !ed25519.Verify(pub, []byte(parts[0]+\".\"+parts[1]), sig) && false {", Pkgs: tokens, Hint: `^(TestSignVerifyAndRefuse|TestSignedEntryTokens)$`},
+	{Name: "entrytoken: expired tokens accepted", File: "entrytoken/entrytoken.go",
+		From: "if !now.Before(c.Expires().Add(leeway)) {", To: "if !now.Before(c.Expires().Add(leeway).AddDate(1, 0, 0)) {", Pkgs: tokens, Hint: `^(TestSignVerifyAndRefuse|TestSignedEntryTokens)$`},
+	{Name: "entrytoken: another issuer's token accepted", File: "entrytoken/keys.go",
+		From: "if c.Issuer != k.Issuer {", To: "if false {", Pkgs: tokens, Hint: `^(TestSignVerifyAndRefuse|TestSignedEntryTokens)$`},
+	{Name: "entrytoken.go: another user's signed token accepted", File: "awslambda/entrytoken.go",
+		From: "if err != nil || c.Subject != user {", To: "if err != nil {", Pkgs: handlers, Hint: `^TestSignedEntryTokens$`},
+	{Name: "order_commit.lua: a jti usable twice (commit consumes nothing)", File: "redisstore/order_commit.lua",
+		From: "if record and string.sub(record, string.find(record, ':', 1, true) + 1) == ARGV[1] then", To: "if false then", Pkgs: store, Hint: `^(TestSignedEntryTokens|TestCommitConsumesAndUnlocks)$`},
+	{Name: "store.go: Idempotency-Key replayed for another body", File: "redisstore/store.go",
+		From: "if answer.RequestHash != \"\" && answer.RequestHash != o.RequestHash {", To: "if false {", Pkgs: store, Hint: `^TestIdempotencyKeyReusedWithAnotherBody$`},
+	{Name: "store.go: the body hash not stored with the answer", File: "redisstore/store.go",
+		From: "\tanswer.RequestHash = l.RequestHash\n", To: "", Pkgs: store, Hint: `^TestIdempotencyKeyReusedWithAnotherBody$`},
+	{Name: "errors.go: idempotency_key_reused is 409, not 422", File: "awslambda/errors.go",
+		From: "waitroom.EIdemKeyReused:    http.StatusUnprocessableEntity,", To: "waitroom.EIdemKeyReused:    http.StatusConflict,", Pkgs: handlers, Hint: `^TestIdempotencyKeyReusedWithAnotherBody$`},
+	{Name: "errors.go: rate_limited is 503, not 429", File: "awslambda/errors.go",
+		From: "waitroom.ERateLimited:      http.StatusTooManyRequests,", To: "waitroom.ERateLimited:      http.StatusServiceUnavailable,", Pkgs: handlers, Hint: `^TestRateLimitedAnswers$`},
+	{Name: "ratelimit.lua: an empty bucket still allows", File: "redisstore/ratelimit.lua",
+		From: "if tokens >= 1 then", To: "if true then", Pkgs: store, Hint: `^(TestLimiterIsSharedAcrossProcesses|TestRateLimitedAnswers)$`},
+	{Name: "ratelimit.lua: a request takes nothing from the bucket", File: "redisstore/ratelimit.lua",
+		From: "string.format('%.6f', left[i] - 1)", To: "string.format('%.6f', left[i])", Pkgs: store, Hint: `^(TestLimiterIsSharedAcrossProcesses|TestRateLimitedAnswers)$`},
+	{Name: "ratelimit.lua: the IP's bucket ignored", File: "redisstore/ratelimit.lua",
+		From: "for i, key in ipairs({clientKey, ipKey}) do", To: "for i, key in ipairs({clientKey}) do", Pkgs: store, Hint: `^TestLimiterPerIP$`},
+	{Name: "ratelimit.lua: a broken bucket fails closed", File: "redisstore/ratelimit.lua",
+		From: "    return -1\n", To: "    return 1000\n", Pkgs: store, Hint: `^(TestLimiterFailsOpen|TestLimiterFailOpenIsCountedAndLoggedOnce)$`},
+	{Name: "order_begin.lua: the gate not limited", File: "redisstore/order_begin.lua",
+		From: "local limitWait = rateLimit(KEYS[4], KEYS[5], 5)", To: "local limitWait = 0", Pkgs: store, Hint: `^TestRateLimitedAnswers$`},
+	{Name: "enter.lua: enter not limited", File: "redisstore/enter.lua",
+		From: "local limitWait = rateLimit(KEYS[9], KEYS[10], 9)", To: "local limitWait = 0", Pkgs: store, Hint: `^(TestRateLimitedAnswers|TestLimiterIsSharedAcrossProcesses|TestLimiterPerIP)$`},
+	{Name: "order_begin.lua: the lock only as long as the order, not the token", File: "redisstore/order_begin.lua",
+		From: "local lockMs = math.max(tonumber(ARGV[3]), tokenLeftMs)", To: "local lockMs = tonumber(ARGV[3])", Pkgs: store, Hint: `^TestUncommittedOrderKeepsTheTokenLocked$`},
+	{Name: "api.go: the commit not retried", File: "awslambda/api.go",
+		From: "err := a.retryStore(ctx, func(ctx context.Context) error { return a.Queue.CommitOrder(ctx, lease, answer) })", To: "err := a.Queue.CommitOrder(ctx, lease, answer)", Pkgs: handlers, Hint: `^TestCommitOutlivesABriefStoreFreeze$`},
+	{Name: "api.go: fail-open orders not counted", File: "awslambda/api.go",
+		From: "\t\t\ta.Metrics.Record(room, metrics.Of(metrics.OrdersFailOpen, metrics.Count, 1))\n", To: "", Pkgs: handlers, Hint: `^TestFailOpenIsLoggedAndCounted$`},
+	{Name: "store.go: position no longer re-registers an open room", File: "redisstore/store.go",
+		From: "\t\tres = positionScript.EvalSha(ctx, p, keys, args...)\n\t\tp.SAdd(ctx, roomsKey, room)", To: "\t\tres = positionScript.EvalSha(ctx, p, keys, args...)", Pkgs: store, Hint: `^TestPositionReregistersAWaitingRoom$`},
+
 	{Name: "sim: the midnight arrival curve made flat", File: "bench/spike/sim/scenario.go",
 		From: "inv = func(q float64) float64 { return -math.Log(1-q*(1-math.Exp(-k))) / k }", To: "inv = func(q float64) float64 { _ = k; return q }", Pkgs: sim, Hint: `^TestArrivalCurveShapes$`},
 }
