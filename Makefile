@@ -88,7 +88,7 @@ synth: build
 deploy: build
 	cd infra && npx --yes aws-cdk@2 deploy --app "go run ." $(CDK_ARGS)
 
-## load: requests/s of enter and position through the local runner and a real redis-server (wrk, ~1 min)
+## load: requests/s of enter and position through the local runner and a real redis-server (wrk, ~1 min); writes docs/bench/load-results.json and README.md's table
 load: redis-server
 	@$(call apt_install,wrk,wrk)
 	bench/load/run.sh

@@ -39,7 +39,7 @@ func TestIdentitySources(t *testing.T) {
 		{"trusted header", nil, "header-user", true, 200, "", "header-user"},
 		{"untrusted header ignored", nil, "header-user", false, 401, "unauthenticated", ""},
 		{"nobody", nil, "", true, 401, "unauthenticated", ""},
-		{"empty sub falls through to header", jwt(""), "header-user", true, 200, "", "header-user"},
+		{"empty sub falls through to header", jwt(""), "fallback-user", true, 200, "", "fallback-user"},
 		{"too long", jwt(strings.Repeat("x", 129)), "", false, 400, "invalid_user", ""},
 		{"control character", nil, "bad\x01user", true, 400, "invalid_user", ""},
 		{"non-ASCII", nil, "zoë", true, 400, "invalid_user", ""},
@@ -48,6 +48,13 @@ func TestIdentitySources(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			if c.wantCode == "" {
+				// Each case's user is new: the place checked below is this case's.
+				h.api.Config.TrustUserHeader = true
+				if m := decode(t, h.position(c.wantUser)); m["status"] != "NOT_IN_QUEUE" {
+					t.Fatalf("%s had a place before this case: %v", c.wantUser, m)
+				}
+			}
 			h.api.Config.TrustUserHeader = c.trust
 			req := request("POST", "/queue/enter", c.header, nil)
 			req.RequestContext.Authorizer = c.auth
@@ -262,7 +269,10 @@ func TestRoutingAndMalformedEvents(t *testing.T) {
 		wantError(t, h.checked(routed, resp), 400, "invalid_request")
 	}
 	// An empty event has no identity.
-	resp, _ := fn(context.Background(), json.RawMessage(`{}`))
+	resp, err := fn(context.Background(), json.RawMessage(`{}`))
+	if err != nil {
+		t.Fatalf("an empty event: the function must answer, not fail: %v", err)
+	}
 	wantError(t, h.checked(routed, resp), 401, "unauthenticated")
 }
 

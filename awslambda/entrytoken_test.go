@@ -69,8 +69,9 @@ func TestSignedEntryTokens(t *testing.T) {
 // store stopped the answer is still 403, not 503.
 func TestForgedTokenCostsNoStoreCall(t *testing.T) {
 	h := signingHarness(t)
-	tokens := h.admitted(t, "alice")
+	tokens := h.admitted(t, "alice", "bob")
 	good := readyToken(t, h, "alice")
+	bobs := readyToken(t, h, "bob") // valid, signed, but not alice's
 	otherSeed, _ := entrytoken.GenerateSeed()
 	other, _ := entrytoken.ParseKeys(otherSeed, "https://queue.test")
 	c := entrytoken.Claims{Subject: "alice", Room: "default", ID: strings.TrimPrefix(tokens["alice"], "default."), ExpiresAt: 1 << 40}
@@ -79,6 +80,7 @@ func TestForgedTokenCostsNoStoreCall(t *testing.T) {
 	h.redis.Stop()
 	for name, tok := range map[string]string{
 		"foreign key":   forged,
+		"bob's token":   bobs,
 		"opaque token":  tokens["alice"],
 		"alg none":      "eyJhbGciOiJub25lIn0." + parts[1] + ".",
 		"bad signature": parts[0] + "." + parts[1] + "." + strings.Repeat("A", 86),

@@ -200,8 +200,23 @@ func (h *harness) admitted(t *testing.T, users ...string) map[string]string {
 			t.Fatalf("enter %s: %d %s", u, r.StatusCode, r.Body)
 		}
 	}
+	return h.collectTokens(t, len(users))
+}
+
+// admitWithin bounds collectTokens: every test admits a handful of users at
+// 10 a batch, so a few batches do; a store that never admits them fails the
+// test at once instead of hanging it until go test's timeout.
+const admitWithin = 10 * time.Second
+
+// collectTokens runs admission batches until n users were admitted.
+func (h *harness) collectTokens(t *testing.T, n int) map[string]string {
+	t.Helper()
 	tokens := map[string]string{}
-	for len(tokens) < len(users) {
+	deadline := time.Now().Add(admitWithin)
+	for len(tokens) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d of %d users admitted within %v: %v", len(tokens), n, admitWithin, tokens)
+		}
 		b, err := h.store.AdmitBatch(context.Background())
 		if err != nil {
 			t.Fatal(err)

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/waitroom/waitroom/awslambda"
 )
 
 // Every route answers 503 with Retry-After within a few seconds while the
@@ -42,8 +44,11 @@ func TestStoreOutage(t *testing.T) {
 				if s, err := strconv.Atoi(r.Headers["Retry-After"]); err != nil || s < 1 {
 					t.Fatalf("%s: Retry-After %q", name, r.Headers["Retry-After"])
 				}
-				if took > 4*time.Second {
-					t.Fatalf("%s took %v to answer 503", name, took)
+				// The store timeout bounds the wait (measured: 3.05–3.09 s when
+				// frozen); twice it holds on a loaded machine and is still far
+				// from the function's timeout, which is what the bound guards.
+				if limit := 2 * awslambda.DefaultStoreTimeout; took > limit {
+					t.Fatalf("%s took %v to answer 503 (limit %v)", name, took, limit)
 				}
 				t.Logf("%s: 503 in %v", name, took.Round(time.Millisecond))
 			}

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -121,20 +120,7 @@ func admitDirect(t *testing.T, h *harness, users ...string) map[string]string {
 			t.Fatal(err)
 		}
 	}
-	tokens := map[string]string{}
-	for len(tokens) < len(users) {
-		b, err := h.store.AdmitBatch(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range b.Rooms {
-			for _, a := range r.Admitted {
-				tokens[a.User] = a.Token
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return tokens
+	return h.collectTokens(t, len(users))
 }
 
 type safeBuffer struct {

@@ -143,3 +143,24 @@ func TestParseKeys(t *testing.T) {
 		}
 	}
 }
+
+// The gate's own check, Keys.Verify, refuses a token of another issuer
+// signed with the same key, as the shops' Verifier does.
+func TestKeysVerifyChecksTheIssuer(t *testing.T) {
+	now := time.Now()
+	ks := keys(t, seed(t))
+	good, err := ks.Sign(claims(now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ks.Verify(good, now); err != nil {
+		t.Fatalf("own token: %v", err)
+	}
+	wrongIss, err := entrytoken.Keys{Current: ks.Current, Issuer: "https://evil.example"}.Sign(claims(now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ks.Verify(wrongIss, now); !errors.Is(err, entrytoken.ErrIssuer) {
+		t.Fatalf("another issuer's token: %v, want %v", err, entrytoken.ErrIssuer)
+	}
+}

@@ -301,3 +301,59 @@ func totalCalls(t *testing.T, rdb *redis.Client) int64 {
 	}
 	return total
 }
+
+// A stream's positions, computed from the front of the line, are the
+// store's: after each admission of one user the stream says what
+// GET /queue/position says. Only this test admits, one user at a time
+// (the runner's own admitter has a budget of one user per 1,000 s).
+func TestStreamPositionIsTheStores(t *testing.T) {
+	r, srv := startRunner(t, map[string]string{"ADMIT_RATE_PER_SEC": "0.001", "ADMIT_INTERVAL_MS": "100"})
+	position := func(user string) event {
+		t.Helper()
+		code, body := do(t, "GET", r.URL+"/queue/position?room=tv", user, nil)
+		var e event
+		if err := json.Unmarshal([]byte(body), &e); code != 200 || err != nil {
+			t.Fatalf("position of %s: %d %s", user, code, body)
+		}
+		return e
+	}
+	for i := range 5 {
+		enter(t, r, "tv", fmt.Sprintf("u%d", i))
+	}
+	// The runner's first batch spends its budget on u0.
+	for deadline := time.Now().Add(5 * time.Second); position("u0").Status != "READY"; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the runner did not admit u0")
+		}
+	}
+	other := r.Config
+	other.AdmitRatePerSec, other.AdmitInterval = 10, 100*time.Millisecond // one user a batch
+	admitter := redisstore.New(srv.Client(), other)
+	admitOne := func() {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			b, err := admitter.AdmitBatch(context.Background())
+			if err != nil || time.Now().After(deadline) {
+				t.Fatalf("admitting one user: %+v %v", b, err)
+			}
+			if len(b.Rooms) > 0 && len(b.Rooms[0].Admitted) == 1 {
+				return
+			}
+		}
+	}
+	_, ch := openStream(t, http.DefaultClient, r.URL+"/queue/events?room=tv", userHeader("u4"))
+	seen := 0
+	for e := range ch {
+		if e.Status != "WAITING" {
+			break
+		}
+		if want := position("u4"); e.Position != want.Position {
+			t.Fatalf("stream position %d, GET /queue/position %d", e.Position, want.Position)
+		}
+		seen++
+		admitOne()
+	}
+	if seen < 3 {
+		t.Fatalf("only %d WAITING events", seen)
+	}
+}

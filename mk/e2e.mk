@@ -34,15 +34,12 @@ e2e-localstack:
 	WAITROOM_E2E_BUILD=$(CURDIR)/build/e2e/$(LOCALSTACK_ARCH) \
 	  $(GO) test -count=1 -v -timeout 20m -run TestLocalStack ./e2e/localstack
 
-## e2e-measure: cold init and warm latency under the emulator; binary and zip sizes (make build, both archs)
+## e2e-measure: cold init and warm latency under the emulator; binary and zip sizes (make build, both archs); writes both tables into docs/e2e.md
 e2e-measure: redis-server e2e-rie e2e-build
-	WAITROOM_RIE=$(RIE) WAITROOM_E2E_BUILD=$(E2E_BUILD) WAITROOM_E2E_MEASURE=1 \
+	@mkdir -p build && rm -f build/e2e-latency.md build/e2e-sizes.md
+	WAITROOM_RIE=$(RIE) WAITROOM_E2E_BUILD=$(E2E_BUILD) WAITROOM_E2E_MEASURE=1 WAITROOM_E2E_MEASURE_OUT=$(CURDIR)/build/e2e-latency.md \
 	  $(GO) test -count=1 -v -run TestMeasure ./e2e/rie | grep -v '^=== '
-	@printf '\n| function | build | bootstrap bytes | zip bytes |\n| --- | --- | --- | --- |\n'
-	@for arch in amd64 arm64; do \
-	  $(MAKE) --no-print-directory build ARCH=$$arch >/dev/null || exit 1; \
-	  for f in $(FUNCTIONS); do \
-	    printf '| %s | linux/%s | %s | %s |\n' $$f $$arch \
-	      $$(stat -c %s build/$$f/bootstrap) $$(stat -c %s build/$$f.zip); \
-	  done; \
-	done
+	$(GO) run ./cmd/fragment -file docs/e2e.md -name e2e-latency <build/e2e-latency.md
+	FUNCTIONS="$(FUNCTIONS)" e2e/sizes.sh $(ARCH) $(filter-out $(ARCH),arm64 amd64) >build/e2e-sizes.md
+	@cat build/e2e-sizes.md
+	$(GO) run ./cmd/fragment -file docs/e2e.md -name e2e-sizes <build/e2e-sizes.md

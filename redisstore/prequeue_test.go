@@ -82,7 +82,9 @@ func TestPreQueueOpeningRaceLosesNobody(t *testing.T) {
 	s, _ := internalStore(t, false)
 	opens := time.Now().Add(300 * time.Millisecond)
 	setOpensAt(t, s, "sale", &opens)
-	_, _ = s.Update(ctx, "sale", false, func(o waitroom.Settings) (waitroom.Settings, error) { o.RatePerSec = 400; return o, nil })
+	if _, err := s.Update(ctx, "sale", false, func(o waitroom.Settings) (waitroom.Settings, error) { o.RatePerSec = 400; return o, nil }); err != nil {
+		t.Fatal(err)
+	}
 
 	var mu sync.Mutex
 	pre, post := map[string]bool{}, map[string]bool{}
@@ -262,5 +264,32 @@ func TestWaitingAgainKeepsTheKeys(t *testing.T) {
 		if ttl, _ := rdb.PTTL(ctx, key).Result(); ttl != -1 {
 			t.Errorf("%s expires in %v while someone waits", key, ttl)
 		}
+	}
+}
+
+// Before the opening admission admits nobody, however long the pre-queue
+// and however full the budget; the pre-queue stays PREQUEUE.
+func TestNoAdmissionBeforeTheOpening(t *testing.T) {
+	ctx := context.Background()
+	s, _ := internalStore(t, false)
+	opens := time.Now().Add(time.Hour)
+	setOpensAt(t, s, "later", &opens)
+	for i := range 20 {
+		if st, err := s.Enter(ctx, "later", fmt.Sprint(i)); err != nil || st.Status != waitroom.PreQueue {
+			t.Fatalf("enter %d: %+v %v", i, st, err)
+		}
+	}
+	for range 3 {
+		b, err := s.AdmitBatch(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(admittedOf(b)); n != 0 {
+			t.Fatalf("%d admitted an hour before the opening", n)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if st, err := s.Position(ctx, "later", "0"); err != nil || st.Status != waitroom.PreQueue {
+		t.Fatalf("after the batches: %+v %v", st, err)
 	}
 }

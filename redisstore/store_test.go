@@ -103,12 +103,15 @@ func TestAdmitIssuesTokensInOrder(t *testing.T) {
 			t.Fatalf("token %q does not name its room", a.Token)
 		}
 	}
-	st, _ := s.Position(ctx, "r", "u10")
-	if st.Position != 1 {
-		t.Fatalf("u10 is now first: %+v", st)
+	st, err := s.Position(ctx, "r", "u10")
+	if err != nil || st.Status != waitroom.Waiting || st.Position != 1 {
+		t.Fatalf("u10 is now first: %+v %v", st, err)
 	}
 	// Immediately after, the budget is spent.
-	b, _ = s.AdmitBatch(ctx)
+	b, err = s.AdmitBatch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if n := admittedCount(b); n > 1 {
 		t.Fatalf("budget spent, yet %d admitted", n)
 	}
@@ -211,11 +214,11 @@ func TestEmptyRoomsAreForgottenAndComeBack(t *testing.T) {
 	if err != nil || len(b.Rooms) != 1 || b.Rooms[0].TokensExpired != 1 {
 		t.Fatalf("the expiry is counted before the room is forgotten: %+v %v", b, err)
 	}
-	if ok, _ := rdb.SIsMember(ctx, "wr:rooms", "pop-up").Result(); ok {
-		t.Fatal("an empty room is still visited")
+	if ok, err := rdb.SIsMember(ctx, "wr:rooms", "pop-up").Result(); err != nil || ok {
+		t.Fatalf("an empty room is still visited (%v)", err)
 	}
-	if b, _ := s.AdmitBatch(ctx); len(b.Rooms) != 0 {
-		t.Fatalf("forgotten room visited: %+v", b)
+	if b, err := s.AdmitBatch(ctx); err != nil || len(b.Rooms) != 0 {
+		t.Fatalf("forgotten room visited: %+v %v", b, err)
 	}
 	if _, err := s.Enter(ctx, "pop-up", "b"); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Requests/s of enter and position through the local runner (HTTP → payload
 # 2.0 event → handler → a real redis-server), measured with wrk on loopback.
+# Writes docs/bench/load-results.json and the table of README.md's
+# "Measured" section (between its "load" markers, through cmd/fragment):
+# nobody copies these figures by hand.
 #   bench/load/run.sh [connections...]    (default: 16 64)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -24,12 +27,39 @@ wait_for redis-server redis-cli -p "$rport" ping
 REDIS_URL=redis://127.0.0.1:$rport ADDR=127.0.0.1:$aport QUEUE_CAPACITY=100000000 ADMIT_RATE_PER_SEC=1 IP_RATE_PER_SEC=0 "$work/local" 2>"$work/local.log" &
 wait_for "the local runner" curl -sf "http://127.0.0.1:$aport/healthz"
 go run ./bench/load/fill -url "http://127.0.0.1:$aport" -users 100000
-echo "redis-server $(redis-server --version | grep -o 'v=[0-9.]*'), $(nproc) cores, $(redis-cli -p "$rport" zcard 'wr:{default}:line') users waiting"
+redis=$(redis-server --version | grep -o 'v=[0-9.]*' | cut -c3-); cores=$(nproc)
+users=$(redis-cli -p "$rport" zcard 'wr:{default}:line')
+echo "redis-server $redis, $cores cores, $users users waiting"
+threads=2; seconds=10
+# ms VALUE: wrk's latency (690.00us, 4.20ms, 1.02s) in milliseconds.
+ms() { awk -v v="$1" 'BEGIN { n = v + 0; u = v; sub(/^[0-9.]+/, "", u); f = (u == "us") ? 0.001 : (u == "s") ? 1000 : 1; printf "%.4g", n * f }'; }
+json_rows=(); md_rows=()
 for c in "${conns[@]}"; do
   for route in position enter; do
-    out=$(wrk -t2 -c"$c" -d10s --latency -s "bench/load/$route.lua" "http://127.0.0.1:$aport")
-    printf '%-8s c=%-3s %8s req/s  p50 %-8s p99 %s\n' "$route" "$c" \
-      "$(awk '/Requests\/sec/ {print $2}' <<<"$out")" "$(awk '$1=="50%" {print $2}' <<<"$out")" "$(awk '$1=="99%" {print $2}' <<<"$out")"
+    out=$(wrk -t$threads -c"$c" -d${seconds}s --latency -s "bench/load/$route.lua" "http://127.0.0.1:$aport")
     if grep -q 'Non-2xx' <<<"$out"; then echo "non-2xx answers:"; echo "$out"; exit 1; fi
+    rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
+    p50=$(ms "$(awk '$1=="50%" {print $2}' <<<"$out")"); p99=$(ms "$(awk '$1=="99%" {print $2}' <<<"$out")")
+    path=$([ "$route" = enter ] && echo "POST /queue/enter" || echo "GET /queue/position")
+    printf '%-8s c=%-3s %8s req/s  p50 %s ms  p99 %s ms\n' "$route" "$c" "$rps" "$p50" "$p99"
+    json_rows+=("$(printf '    {"route": "%s", "connections": %d, "requestsPerSec": %s, "p50Ms": %s, "p99Ms": %s}' "$path" "$c" "$rps" "$p50" "$p99")")
+    md_rows+=("$(printf '| `%s` | %d | %s | %.3g ms | %.3g ms |' "$path" "$c" \
+      "$(awk -v r="$rps" 'BEGIN { printf "%d", int(r / 100 + 0.5) * 100 }' | sed ':a;s/\B[0-9]\{3\}\>/,&/;ta')" "$p50" "$p99")")
   done
 done
+when=$(date -u +%Y-%m-%d)
+{
+  printf '{\n  "when": "%s",\n  "machine": {"cores": %d, "redis": "%s"},\n' "$when" "$cores" "$redis"
+  printf '  "usersWaiting": %d,\n  "wrk": {"threads": %d, "seconds": %d},\n  "rows": [\n' "$users" "$threads" "$seconds"
+  (IFS=$'\n'; sed '$!s/$/,/' <<<"${json_rows[*]}")
+  printf '  ]\n}\n'
+} >docs/bench/load-results.json
+{
+  printf '`make load` (`bench/load/run.sh`, %s; docs/bench/load-results.json): the local runner (HTTP → payload\n' "$when"
+  printf '2.0 event → handler → real `redis-server` %s) on a %d-core machine, %s users waiting, `wrk`\n' "$redis" "$cores" \
+    "$(sed ':a;s/\B[0-9]\{3\}\>/,&/;ta' <<<"$users")"
+  printf 'with %d threads for %d s per row on loopback, every enter a new user:\n\n' "$threads" "$seconds"
+  printf '| route | connections | requests/s | p50 | p99 |\n| --- | --- | --- | --- | --- |\n'
+  printf '%s\n' "${md_rows[@]}"
+} | go run ./cmd/fragment -file README.md -name load
+echo "wrote docs/bench/load-results.json and README.md's load table"

@@ -1,12 +1,15 @@
 package rie_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,7 +40,8 @@ func TestMeasure(t *testing.T) {
 	}
 	srv := redistest.Start(t)
 	down := scenario.StartDownstream(t, "127.0.0.1:0", "")
-	opt.Env = map[string]string{"REDIS_URL": srv.URL(), "ORDER_API_URL": down.URL}
+	// The measured room is not created first: rooms open on first use (OPEN_ROOMS).
+	opt.Env = map[string]string{"REDIS_URL": srv.URL(), "ORDER_API_URL": down.URL, "OPEN_ROOMS": "true"}
 	// One admit invocation covers ADMIT_BATCHES × ADMIT_INTERVAL_MS and
 	// sleeps between batches: measure the shortest, 1 × 10 ms (two batches).
 	opt.FunctionEnv = map[string]map[string]string{gateway.Admit: {"ADMIT_BATCHES": "1", "ADMIT_INTERVAL_MS": "10"}}
@@ -78,9 +82,18 @@ func TestMeasure(t *testing.T) {
 		gateway.OrderGate: orderEvent(token),
 	}
 
-	fmt.Printf("\n%d cold starts and %d warm invocations per function; %s/%s, %d CPUs, %s\n\n", coldStarts, warmInvokes, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), redistest.Version())
-	fmt.Println("| function | cold: emulator start → first answer | cold: first invocation | init (emulator's INIT REPORT) | warm: median | warm: p95 | warm: emulator-reported duration, median |")
-	fmt.Println("| --- | --- | --- | --- | --- | --- | --- |")
+	// The table goes to stdout and, for docs/e2e.md (make e2e-measure puts
+	// it there with cmd/fragment), to WAITROOM_E2E_MEASURE_OUT.
+	var table bytes.Buffer
+	out := io.MultiWriter(os.Stdout, &table)
+	redisVersion := redistest.Version() // "Redis server v=7.0.15 sha=…"
+	if _, v, ok := strings.Cut(redisVersion, "v="); ok {
+		redisVersion = "Redis " + strings.Fields(v)[0]
+	}
+	fmt.Fprintf(out, "Measured %s: %d cold starts and %d warm invocations per function; %s/%s, %d CPUs, %s.\n\n",
+		time.Now().UTC().Format("2006-01-02"), coldStarts, warmInvokes, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), redisVersion)
+	fmt.Fprintln(out, "| function | cold: emulator start → first answer | cold: first invocation | init (emulator's INIT REPORT) | warm: median | warm: p95 | warm: emulator-reported duration, median |")
+	fmt.Fprintln(out, "| --- | --- | --- | --- | --- | --- | --- |")
 	for _, fn := range gateway.Functions {
 		var starts, firsts, inits []float64
 		var warm, reported []float64
@@ -112,10 +125,14 @@ func TestMeasure(t *testing.T) {
 				reported = invokes[1:]
 			})
 		}
-		fmt.Printf("| %s | %.1f ms | %.1f ms | %.1f ms | %.2f ms | %.2f ms | %.2f ms |\n", fn,
+		fmt.Fprintf(out, "| %s | %.1f ms | %.1f ms | %.1f ms | %.2f ms | %.2f ms | %.2f ms |\n", fn,
 			median(starts), median(firsts), median(inits), median(warm), percentile(warm, 0.95), median(reported))
 	}
-	fmt.Println()
+	if path := os.Getenv("WAITROOM_E2E_MEASURE_OUT"); path != "" && !t.Failed() {
+		if err := os.WriteFile(path, table.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

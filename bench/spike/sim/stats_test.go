@@ -53,6 +53,39 @@ func TestArrivalCurves(t *testing.T) {
 	}
 }
 
+// Each curve has its shape, not only its range: the share of arrivals in
+// the first and the last tenth of the spike, from the densities
+// (midnight ∝ e^{-3t/T}: 27.2% and 1.8%; ramp: 2% and 2%; flat: 10%).
+func TestArrivalCurveShapes(t *testing.T) {
+	const n, d = 10000, 10 * time.Second
+	for _, c := range []struct {
+		curve       string
+		first, last float64
+	}{{"flat", 0.100, 0.100}, {"midnight", 0.272, 0.018}, {"ramp", 0.020, 0.020}} {
+		ts, err := ArrivalTimes(c.curve, n, d, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, last := 0, 0
+		for _, at := range ts {
+			switch {
+			case at < d/10:
+				first++
+			case at >= d-d/10:
+				last++
+			}
+		}
+		for _, share := range []struct {
+			name      string
+			got, want float64
+		}{{"first", float64(first) / n, c.first}, {"last", float64(last) / n, c.last}} {
+			if math.Abs(share.got-share.want) > 0.01 {
+				t.Errorf("%s: %.3f of arrivals in the %s tenth, want %.3f", c.curve, share.got, share.name, share.want)
+			}
+		}
+	}
+}
+
 func TestOccupancy(t *testing.T) {
 	s := time.Second
 	got := Occupancy([]time.Duration{0, s / 2, 2 * s}, []time.Duration{2 * s, s, 5 * s}, s, 3*s)
