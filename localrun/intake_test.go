@@ -50,8 +50,13 @@ func TestRunnerBrokerIntake(t *testing.T) {
 		if m["status"] == "WAITING" && m["position"] == float64(1) {
 			break
 		}
+		// A fresh room's budget holds one batch, so the first admission may
+		// come before a poll sees the place: applied and admitted, also right.
+		if m["status"] == "READY" {
+			break
+		}
 	}
-	if !seen["WAITING"] || len(seen) > 2 {
-		t.Fatalf("answers seen: %v, want PROCESSING then WAITING", seen)
+	if delete(seen, "PROCESSING"); len(seen) != 1 || !(seen["WAITING"] || seen["READY"]) {
+		t.Fatalf("answers seen: %v, want PROCESSING, then WAITING (or READY at once)", seen)
 	}
 }

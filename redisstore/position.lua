@@ -7,6 +7,10 @@
 -- Returns answer(kind, …): {'READY', record} | {'WAITING', position}
 --   | {'PREQUEUE'} | {'NOT_IN_QUEUE'} | {'NOROOM'} | {'LIMITED', ms until allowed}
 -- KEYS[6] the caller's bucket  KEYS[7] its IP's bucket  ARGV[8..11] limits (ratelimit.lua)
+-- ARGV[12] 'seat' for a live stream's read (Store.Seat): a WAITING answer then
+--   carries a ninth element, the place's sequence number, or 0 in a room with
+--   stored settings, whose answers depend on more than the line (the stream
+--   then reads the seat again at every move instead of computing from the front)
 local room = roomSettings()
 if not room.open then
   return {'NOROOM'}
@@ -32,4 +36,8 @@ if room.opensAt > 0 then -- the clock only for a scheduled opening
     return answer('PREQUEUE', 0, 0, room)
   end
 end
-return answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, KEYS[4], KEYS[5], tonumber(ARGV[6]), tonumber(ARGV[7])))
+local out = answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, KEYS[4], KEYS[5], tonumber(ARGV[6]), tonumber(ARGV[7])))
+if ARGV[12] == 'seat' then
+  table.insert(out, room.stored and 0 or tonumber(redis.call('ZSCORE', KEYS[2], ARGV[5])))
+end
+return out

@@ -18,12 +18,9 @@ import (
 // it, instead of asking the store once per stream.
 
 var (
-	//go:embed seat.lua
-	seatLua string
 	//go:embed front.lua
 	frontLua string
 
-	seatScript  = redis.NewScript(roomLua + "\n" + rateLimitLua + "\n" + seatLua) // a room script (room.lua), limited
 	frontScript = redis.NewScript(frontLua)
 )
 
@@ -35,7 +32,7 @@ func (s *Store) Seat(ctx context.Context, room, user string) (waitroom.Standing,
 	k := roomKeys(room)
 	keys := []string{k.settings(), k.line(), k.token(user), k.budget(), k.tokens()}
 	keys, args := s.limited(ctx, k, keys, s.args(user, s.stall.Microseconds(), s.horizon.Milliseconds()))
-	reply, err := seatScript.Run(ctx, s.rdb, keys, args...).Slice()
+	reply, err := positionScript.Run(ctx, s.rdb, keys, append(args, "seat")...).Slice()
 	if err != nil {
 		return waitroom.Standing{}, 0, waitroom.Unavailable(err)
 	}

@@ -101,7 +101,7 @@ var mutations = []Mutation{
 	{Name: "enter.lua: stall counted from the last batch only", File: "redisstore/enter.lua",
 		From: "redis.call('HSET', KEYS[7], 'since', string.format('%d', nowUs))", To: "redis.call('HGET', KEYS[7], 'since')", Pkgs: store, Hint: `^TestStallCountsFromTheFirstWaiter$`},
 	{Name: "position.lua: position off by one", File: "redisstore/position.lua",
-		From: "return answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1,", To: "return answer('WAITING', rank, 0, room, stalled(room, rank + 1,", Pkgs: store, Hint: `^TestEnterIsIdempotentAndExact$`},
+		From: "local out = answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1,", To: "local out = answer('WAITING', rank, 0, room, stalled(room, rank + 1,", Pkgs: store, Hint: `^TestEnterIsIdempotentAndExact$`},
 	{Name: "position.lua: an admitted user looks absent", File: "redisstore/position.lua",
 		From: "local record = redis.call('GET', KEYS[3])", To: "local record = false", Pkgs: store, Hint: `^TestAdmitIssuesTokensInOrder$`},
 
