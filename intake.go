@@ -116,7 +116,7 @@ func (k TicketKeys) VerifyReceipt(receipt string, now time.Time) (Entry, error) 
 	if key == nil {
 		return Entry{}, invalidReceipt("signed by an unknown key")
 	}
-	got, err := b64.DecodeString(p[6])
+	got, err := decodeB64(p[6])
 	if err != nil || !hmac.Equal(got, receiptSum(key.Secret, receipt[:len(receipt)-len(p[6])-1])) {
 		return Entry{}, invalidReceipt("bad signature")
 	}
@@ -124,7 +124,7 @@ func (k TicketKeys) VerifyReceipt(receipt string, now time.Time) (Entry, error) 
 	if err != nil || !now.Before(time.Unix(exp, 0)) {
 		return Entry{}, invalidReceipt("expired")
 	}
-	user, uerr := b64.DecodeString(p[3])
+	user, uerr := decodeB64(p[3])
 	at, aerr := strconv.ParseInt(p[4], 10, 64)
 	if uerr != nil || aerr != nil || !ValidRoom(p[2]) || CheckUser(string(user)) != nil {
 		return Entry{}, invalidReceipt("malformed entry")

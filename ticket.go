@@ -41,6 +41,18 @@ const ticketMAC = "waitroom-ticket-v1\n"
 
 var b64 = base64.RawURLEncoding.Strict()
 
+// decodeB64 decodes unpadded base64url and refuses anything else: Go's
+// decoders skip '\r' and '\n' even in strict mode, which would let one
+// signed value be spelled many ways.
+func decodeB64(s string) ([]byte, error) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return nil, base64.CorruptInputError(i)
+		}
+	}
+	return b64.DecodeString(s)
+}
+
 // TicketKey is one signing key and its id.
 type TicketKey struct {
 	ID     string
@@ -144,7 +156,7 @@ func (k TicketKeys) Verify(ticket string, now time.Time) (string, error) {
 	if key == nil {
 		return "", invalidTicket("signed by an unknown key")
 	}
-	got, err := b64.DecodeString(parts[3])
+	got, err := decodeB64(parts[3])
 	if err != nil || !hmac.Equal(got, mac(key.Secret, ticket[:len(ticket)-len(parts[3])-1])) {
 		return "", invalidTicket("bad signature")
 	}

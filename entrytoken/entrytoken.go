@@ -59,6 +59,18 @@ type header struct {
 // (flipped padding bits) and still verify.
 var b64 = base64.RawURLEncoding.Strict()
 
+// decodeB64 decodes unpadded base64url and refuses anything else: Go's
+// decoders skip '\r' and '\n' even in strict mode, which would let one
+// signed value be spelled many ways.
+func decodeB64(s string) ([]byte, error) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return nil, base64.CorruptInputError(i)
+		}
+	}
+	return b64.DecodeString(s)
+}
+
 // sign returns the compact JWS of claims under key.
 func sign(key *Key, c Claims) (string, error) {
 	h, err := json.Marshal(header{Alg: Alg, Kid: key.ID})
@@ -95,7 +107,7 @@ func Parse(token string, lookup func(kid string) (ed25519.PublicKey, bool), now 
 	if !ok || len(pub) != ed25519.PublicKeySize {
 		return Claims{}, fmt.Errorf("%w: %q", ErrUnknownKey, h.Kid)
 	}
-	sig, err := b64.DecodeString(parts[2])
+	sig, err := decodeB64(parts[2])
 	if err != nil || len(sig) != ed25519.SignatureSize {
 		return Claims{}, fmt.Errorf("%w: signature encoding", ErrMalformed)
 	}
@@ -117,7 +129,7 @@ func Parse(token string, lookup func(kid string) (ed25519.PublicKey, bool), now 
 
 // decodePart decodes one base64url JSON part strictly: unknown shapes fail.
 func decodePart(part string, v any) error {
-	raw, err := b64.DecodeString(part)
+	raw, err := decodeB64(part)
 	if err != nil {
 		return fmt.Errorf("%w: base64", ErrMalformed)
 	}

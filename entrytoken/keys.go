@@ -172,7 +172,7 @@ func publicKeys(doc []byte) (map[string]ed25519.PublicKey, error) {
 		if k.Kty != "OKP" || k.Crv != "Ed25519" || (k.Alg != "" && k.Alg != Alg) || (k.Use != "" && k.Use != "sig") {
 			continue
 		}
-		x, err := b64.DecodeString(k.X)
+		x, err := decodeB64(k.X)
 		if err != nil || len(x) != ed25519.PublicKeySize {
 			continue
 		}
