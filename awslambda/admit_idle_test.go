@@ -10,6 +10,7 @@ import (
 
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/awslambda"
+	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/metrics"
 )
 
@@ -25,9 +26,9 @@ type idleAdmit struct {
 	after   func() // run once after the next batch
 }
 
-func newIdleAdmit(t *testing.T, batches int) *idleAdmit {
+func newIdleAdmit(t *testing.T, engine redistest.Engine, batches int) *idleAdmit {
 	x := &idleAdmit{t: t}
-	x.h = newHarness(t, func(c *waitroom.Config) { c.AdmitInterval, c.EntryTokenTTL = 20*time.Millisecond, time.Second })
+	x.h = newHarness(t, engine, func(c *waitroom.Config) { c.AdmitInterval, c.EntryTokenTTL = 20*time.Millisecond, time.Second })
 	x.m = awslambda.NewAdmitMetrics(metrics.NewRecorder(&x.emf))
 	x.fn = awslambda.AdmitFunction(&waitroom.Admitter{Queue: x.h.store, Interval: x.h.cfg.AdmitInterval, Batches: batches, OnBatch: func(b waitroom.Batch) {
 		x.m.Observe(b)
@@ -80,39 +81,41 @@ func (x *idleAdmit) firstBatchAdmits(user string) bool {
 // enters during it (after its batch) or after it is admitted by the first
 // batch of the next invocation, which then runs in full.
 func TestAdmitIdleInvocations(t *testing.T) {
-	const batches = 25
-	x := newIdleAdmit(t, batches)
-	ctx := context.Background()
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		const batches = 25
+		x := newIdleAdmit(t, engine, batches)
+		ctx := context.Background()
 
-	if res, hb := x.invoke(); !res.Idle || res.Batches != 1 || hb != 1 {
-		t.Fatalf("no rooms: %+v, heartbeat %v; want one idle batch, heartbeat 1", res, hb)
-	}
-	x.after = func() {
-		if _, err := x.h.store.Enter(ctx, "quiet", "during"); err != nil {
-			t.Error(err)
+		if res, hb := x.invoke(); !res.Idle || res.Batches != 1 || hb != 1 {
+			t.Fatalf("no rooms: %+v, heartbeat %v; want one idle batch, heartbeat 1", res, hb)
 		}
-	}
-	if res, hb := x.invoke(); !res.Idle || res.Batches != 1 || hb != 1 {
-		t.Fatalf("entrant after the batch: %+v, heartbeat %v; want one idle batch", res, hb)
-	}
-	res, hb := x.invoke()
-	if !x.firstBatchAdmits("during") || res.Idle || res.Batches < batches || hb != float64(res.Batches) {
-		t.Fatalf("next invocation: %+v, heartbeat %v, first batch %+v; want 'during' admitted first, then the whole invocation", res, hb, x.batches[0])
-	}
-	// The token keeps admission awake until it expires (1 s here), then
-	// invocations are idle again.
-	for i := 0; ; i++ {
-		if res, _ := x.invoke(); res.Idle {
-			break
+		x.after = func() {
+			if _, err := x.h.store.Enter(ctx, "quiet", "during"); err != nil {
+				t.Error(err)
+			}
 		}
-		if i == 10 {
-			t.Fatal("never idle again after the token expired")
+		if res, hb := x.invoke(); !res.Idle || res.Batches != 1 || hb != 1 {
+			t.Fatalf("entrant after the batch: %+v, heartbeat %v; want one idle batch", res, hb)
 		}
-	}
-	if _, err := x.h.store.Enter(ctx, "quiet", "after"); err != nil {
-		t.Fatal(err)
-	}
-	if res, _ := x.invoke(); !x.firstBatchAdmits("after") || res.Idle || res.Batches < batches {
-		t.Fatalf("entrant after an idle invocation: %+v, first batch %+v", res, x.batches[0])
-	}
+		res, hb := x.invoke()
+		if !x.firstBatchAdmits("during") || res.Idle || res.Batches < batches || hb != float64(res.Batches) {
+			t.Fatalf("next invocation: %+v, heartbeat %v, first batch %+v; want 'during' admitted first, then the whole invocation", res, hb, x.batches[0])
+		}
+		// The token keeps admission awake until it expires (1 s here), then
+		// invocations are idle again.
+		for i := 0; ; i++ {
+			if res, _ := x.invoke(); res.Idle {
+				break
+			}
+			if i == 10 {
+				t.Fatal("never idle again after the token expired")
+			}
+		}
+		if _, err := x.h.store.Enter(ctx, "quiet", "after"); err != nil {
+			t.Fatal(err)
+		}
+		if res, _ := x.invoke(); !x.firstBatchAdmits("after") || res.Idle || res.Batches < batches {
+			t.Fatalf("entrant after an idle invocation: %+v, first batch %+v", res, x.batches[0])
+		}
+	})
 }

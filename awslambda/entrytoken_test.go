@@ -10,9 +10,10 @@ import (
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/awslambda"
 	"github.com/waitroom/waitroom/entrytoken"
+	"github.com/waitroom/waitroom/internal/redistest"
 )
 
-func signingHarness(t *testing.T) *harness {
+func signingHarness(t *testing.T, engine redistest.Engine) *harness {
 	t.Helper()
 	seed, err := entrytoken.GenerateSeed()
 	if err != nil {
@@ -22,7 +23,7 @@ func signingHarness(t *testing.T) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newHarness(t, func(c *waitroom.Config) { c.Trust.EntryTokens = keys })
+	return newHarness(t, engine, func(c *waitroom.Config) { c.Trust.EntryTokens = keys })
 }
 
 // readyToken is the entry token a READY user is shown.
@@ -39,56 +40,60 @@ func readyToken(t *testing.T, h *harness, user string) string {
 // An origin verifies the token the user was shown with the JWKS the
 // waiting room publishes, over HTTP; the gate takes it once.
 func TestSignedEntryTokens(t *testing.T) {
-	h := signingHarness(t)
-	h.admitted(t, "alice", "bob")
-	tok := readyToken(t, h, "alice")
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		h := signingHarness(t, engine)
+		h.admitted(t, "alice", "bob")
+		tok := readyToken(t, h, "alice")
 
-	jwks := h.call(request("GET", awslambda.JWKSPath, "", nil))
-	if jwks.StatusCode != 200 || jwks.Headers["Cache-Control"] != "public, max-age=300" {
-		t.Fatalf("JWKS: %d %v %s", jwks.StatusCode, jwks.Headers, jwks.Body)
-	}
-	srv := httptest.NewServer(awslambda.ServeHTTP(h.api.WithJWKS(h.api.Position)))
-	defer srv.Close()
-	v := &entrytoken.Verifier{JWKSURL: srv.URL + awslambda.JWKSPath, Issuer: "https://queue.test", Room: "default"}
-	c, err := v.Verify(context.Background(), tok)
-	if err != nil || c.Subject != "alice" || c.Room != "default" || c.ID == "" {
-		t.Fatalf("origin verification: %+v %v", c, err)
-	}
+		jwks := h.call(request("GET", awslambda.JWKSPath, "", nil))
+		if jwks.StatusCode != 200 || jwks.Headers["Cache-Control"] != "public, max-age=300" {
+			t.Fatalf("JWKS: %d %v %s", jwks.StatusCode, jwks.Headers, jwks.Body)
+		}
+		srv := httptest.NewServer(awslambda.ServeHTTP(h.api.WithJWKS(h.api.Position)))
+		defer srv.Close()
+		v := &entrytoken.Verifier{JWKSURL: srv.URL + awslambda.JWKSPath, Issuer: "https://queue.test", Room: "default"}
+		c, err := v.Verify(context.Background(), tok)
+		if err != nil || c.Subject != "alice" || c.Room != "default" || c.ID == "" {
+			t.Fatalf("origin verification: %+v %v", c, err)
+		}
 
-	wantError(t, h.order("bob", tok, "", "{}"), 403, "entry_token_invalid") // alice's token
-	if r := h.order("alice", tok, "", "{}"); r.StatusCode != 201 {
-		t.Fatalf("order: %d %s", r.StatusCode, r.Body)
-	}
-	wantError(t, h.order("alice", tok, "", "{}"), 403, "entry_token_invalid") // single use by jti
-	if n := h.down.calls.Load(); n != 1 {
-		t.Fatalf("%d downstream calls, want 1", n)
-	}
+		wantError(t, h.order("bob", tok, "", "{}"), 403, "entry_token_invalid") // alice's token
+		if r := h.order("alice", tok, "", "{}"); r.StatusCode != 201 {
+			t.Fatalf("order: %d %s", r.StatusCode, r.Body)
+		}
+		wantError(t, h.order("alice", tok, "", "{}"), 403, "entry_token_invalid") // single use by jti
+		if n := h.down.calls.Load(); n != 1 {
+			t.Fatalf("%d downstream calls, want 1", n)
+		}
+	})
 }
 
 // A token that does not verify is refused before any store call: with the
 // store stopped the answer is still 403, not 503.
 func TestForgedTokenCostsNoStoreCall(t *testing.T) {
-	h := signingHarness(t)
-	tokens := h.admitted(t, "alice", "bob")
-	good := readyToken(t, h, "alice")
-	bobs := readyToken(t, h, "bob") // valid, signed, but not alice's
-	otherSeed, _ := entrytoken.GenerateSeed()
-	other, _ := entrytoken.ParseKeys(otherSeed, "https://queue.test")
-	c := entrytoken.Claims{Subject: "alice", Room: "default", ID: strings.TrimPrefix(tokens["alice"], "default."), ExpiresAt: 1 << 40}
-	forged, _ := other.Sign(c)
-	parts := strings.Split(good, ".")
-	h.redis.Stop()
-	for name, tok := range map[string]string{
-		"foreign key":   forged,
-		"bob's token":   bobs,
-		"opaque token":  tokens["alice"],
-		"alg none":      "eyJhbGciOiJub25lIn0." + parts[1] + ".",
-		"bad signature": parts[0] + "." + parts[1] + "." + strings.Repeat("A", 86),
-		"empty":         "",
-	} {
-		r := h.order("alice", tok, "", "{}")
-		if r.StatusCode != http.StatusForbidden {
-			t.Errorf("%s: %d %s", name, r.StatusCode, r.Body)
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		h := signingHarness(t, engine)
+		tokens := h.admitted(t, "alice", "bob")
+		good := readyToken(t, h, "alice")
+		bobs := readyToken(t, h, "bob") // valid, signed, but not alice's
+		otherSeed, _ := entrytoken.GenerateSeed()
+		other, _ := entrytoken.ParseKeys(otherSeed, "https://queue.test")
+		c := entrytoken.Claims{Subject: "alice", Room: "default", ID: strings.TrimPrefix(tokens["alice"], "default."), ExpiresAt: 1 << 40}
+		forged, _ := other.Sign(c)
+		parts := strings.Split(good, ".")
+		h.redis.Stop()
+		for name, tok := range map[string]string{
+			"foreign key":   forged,
+			"bob's token":   bobs,
+			"opaque token":  tokens["alice"],
+			"alg none":      "eyJhbGciOiJub25lIn0." + parts[1] + ".",
+			"bad signature": parts[0] + "." + parts[1] + "." + strings.Repeat("A", 86),
+			"empty":         "",
+		} {
+			r := h.order("alice", tok, "", "{}")
+			if r.StatusCode != http.StatusForbidden {
+				t.Errorf("%s: %d %s", name, r.StatusCode, r.Body)
+			}
 		}
-	}
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/awslambda"
 	"github.com/waitroom/waitroom/entrytoken"
+	"github.com/waitroom/waitroom/internal/redistest"
 )
 
 // contractStatuses are the statuses docs/API.md lets Waitroom answer (the
@@ -36,7 +37,7 @@ func FuzzHTTPEvent(f *testing.F) {
 	}
 	seed, _ := entrytoken.GenerateSeed()
 	keys, _ := entrytoken.ParseKeys(seed, "https://queue.test")
-	h := newHarness(f, func(c *waitroom.Config) { c.Trust.EntryTokens = keys })
+	h := newHarness(f, redistest.RedisServer, func(c *waitroom.Config) { c.Trust.EntryTokens = keys })
 	var logs bytes.Buffer
 	h.api.Log = slog.New(slog.NewTextHandler(&logs, nil))
 	handlers := map[string]awslambda.HTTPHandler{"route": h.api.Route, "enter": h.api.Enter, "position": h.api.WithJWKS(h.api.Position), "order": h.api.Order}

@@ -64,14 +64,14 @@ type harness struct {
 	t     testing.TB
 	api   *awslambda.API
 	store *redisstore.Store
-	redis *redistest.Server
+	redis *redistest.Instance
 	down  *downstream
 	cfg   waitroom.Config
 }
 
-func newHarness(t testing.TB, mutate ...func(*waitroom.Config)) *harness {
+func newHarness(t testing.TB, engine redistest.Engine, mutate ...func(*waitroom.Config)) *harness {
 	t.Helper()
-	srv := redistest.Start(t)
+	srv := engine.Start(t)
 	cfg, err := waitroom.LoadConfig(func(k string) (string, bool) {
 		if k == "REDIS_URL" {
 			return srv.URL(), true

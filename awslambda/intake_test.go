@@ -17,6 +17,7 @@ import (
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/awslambda"
 	"github.com/waitroom/waitroom/intake"
+	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/internal/sqstest"
 	"github.com/waitroom/waitroom/metrics"
 	"github.com/waitroom/waitroom/sqs"
@@ -51,9 +52,9 @@ func (b *lockedBuffer) count(name string) int {
 	return strings.Count(b.buf.String(), `"`+name+`":1,`)
 }
 
-func newIntakeHarness(t *testing.T, mode waitroom.Intake, visibility int) *intakeHarness {
+func newIntakeHarness(t *testing.T, engine redistest.Engine, mode waitroom.Intake, visibility int) *intakeHarness {
 	t.Helper()
-	h := newHarness(t, func(c *waitroom.Config) {
+	h := newHarness(t, engine, func(c *waitroom.Config) {
 		c.Intake = mode
 		keys, err := waitroom.ParseTicketKeys("MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDE=")
 		if err != nil {
@@ -109,76 +110,80 @@ func (h *intakeHarness) line(t *testing.T, room string) []string {
 // once it is back every accepted visitor is in line behind those already
 // there, in acceptance order, none twice, and position went PROCESSING → WAITING.
 func TestFallbackOutageLosesNoNewcomer(t *testing.T) {
-	h := newIntakeHarness(t, waitroom.IntakeFallback, 30)
-	for _, u := range []string{"early-1", "early-2"} {
-		if r := h.enter(u); r.StatusCode != 200 {
-			t.Fatalf("direct enter: %d %s", r.StatusCode, r.Body)
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		h := newIntakeHarness(t, engine, waitroom.IntakeFallback, 30)
+		for _, u := range []string{"early-1", "early-2"} {
+			if r := h.enter(u); r.StatusCode != 200 {
+				t.Fatalf("direct enter: %d %s", r.StatusCode, r.Body)
+			}
 		}
-	}
-	h.redis.Stop()
-	var receipts []string
-	var want = []string{"early-1", "early-2"}
-	for i := range 20 {
-		u := fmt.Sprintf("new-%02d", i)
-		receipts = append(receipts, h.accepted(t, u))
-		want = append(want, u)
-	}
-	h.accepted(t, "new-05") // a second click: deduplicated by the broker, applied once
-	wantError(t, h.receiptPosition(receipts[0]), 503, "unavailable")
-	h.redis.Restart()
-	for deadline := time.Now().Add(5 * time.Second); h.receiptPosition(receipts[0]).StatusCode == 503; {
-		if time.Now().After(deadline) {
-			t.Fatal("did not recover")
+		h.redis.Stop()
+		var receipts []string
+		var want = []string{"early-1", "early-2"}
+		for i := range 20 {
+			u := fmt.Sprintf("new-%02d", i)
+			receipts = append(receipts, h.accepted(t, u))
+			want = append(want, u)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		h.accepted(t, "new-05") // a second click: deduplicated by the broker, applied once
+		wantError(t, h.receiptPosition(receipts[0]), 503, "unavailable")
+		h.redis.Restart()
+		for deadline := time.Now().Add(5 * time.Second); h.receiptPosition(receipts[0]).StatusCode == 503; {
+			if time.Now().After(deadline) {
+				t.Fatal("did not recover")
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
 
-	if m := decode(t, h.receiptPosition(receipts[0])); m["status"] != "PROCESSING" || m["pollAfterMs"] != float64(awslambda.ProcessingPollMs) {
-		t.Fatalf("before the consumer ran: %v, want PROCESSING", m)
-	}
-	h.run(t)
-	deadline := time.Now().Add(30 * time.Second)
-	for i, r := range receipts {
-		for {
-			m := decode(t, h.receiptPosition(r))
-			if m["status"] == "WAITING" {
-				if m["position"] != float64(i+3) {
-					t.Fatalf("new-%02d at %v, want %d", i, m["position"], i+3)
-				}
-				break
-			}
-			if m["status"] != "PROCESSING" || time.Now().After(deadline) {
-				t.Fatalf("new-%02d: %v", i, m)
-			}
-			time.Sleep(20 * time.Millisecond)
+		if m := decode(t, h.receiptPosition(receipts[0])); m["status"] != "PROCESSING" || m["pollAfterMs"] != float64(awslambda.ProcessingPollMs) {
+			t.Fatalf("before the consumer ran: %v, want PROCESSING", m)
 		}
-	}
-	if got := h.line(t, "default"); !slices.Equal(got, want) {
-		t.Fatalf("line %v\nwant %v", got, want)
-	}
-	if r := h.enter("after"); r.StatusCode != 200 {
-		t.Fatalf("with the store back, fallback enters directly: %d %s", r.StatusCode, r.Body)
-	}
+		h.run(t)
+		deadline := time.Now().Add(30 * time.Second)
+		for i, r := range receipts {
+			for {
+				m := decode(t, h.receiptPosition(r))
+				if m["status"] == "WAITING" {
+					if m["position"] != float64(i+3) {
+						t.Fatalf("new-%02d at %v, want %d", i, m["position"], i+3)
+					}
+					break
+				}
+				if m["status"] != "PROCESSING" || time.Now().After(deadline) {
+					t.Fatalf("new-%02d: %v", i, m)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+		if got := h.line(t, "default"); !slices.Equal(got, want) {
+			t.Fatalf("line %v\nwant %v", got, want)
+		}
+		if r := h.enter("after"); r.StatusCode != 200 {
+			t.Fatalf("with the store back, fallback enters directly: %d %s", r.StatusCode, r.Body)
+		}
+	})
 }
 
 // INTAKE=broker never touches the store on enter: it accepts with Redis
 // down; a bad receipt is 401, and so is one shown for another room.
 func TestBrokerEnterWithoutStoreAndBadReceipts(t *testing.T) {
-	h := newIntakeHarness(t, waitroom.IntakeBroker, 30)
-	h.redis.Stop()
-	receipt := h.accepted(t, "u1")
-	h.redis.Restart()
-	for name, bad := range map[string]string{"altered": receipt[:len(receipt)-3] + "AAA", "garbage": "r1.x", "a ticket": "k.v-1.9999999999.sig"} {
-		r := h.receiptPosition(bad)
-		wantError(t, r, 401, "invalid_receipt")
-		if len(r.Cookies) != 0 {
-			t.Fatalf("%s: a bad receipt must not touch the ticket cookie", name)
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		h := newIntakeHarness(t, engine, waitroom.IntakeBroker, 30)
+		h.redis.Stop()
+		receipt := h.accepted(t, "u1")
+		h.redis.Restart()
+		for name, bad := range map[string]string{"altered": receipt[:len(receipt)-3] + "AAA", "garbage": "r1.x", "a ticket": "k.v-1.9999999999.sig"} {
+			r := h.receiptPosition(bad)
+			wantError(t, r, 401, "invalid_receipt")
+			if len(r.Cookies) != 0 {
+				t.Fatalf("%s: a bad receipt must not touch the ticket cookie", name)
+			}
 		}
-	}
-	wantError(t, h.call(withRoom(request("GET", "/queue/position", "", map[string]string{"x-queue-receipt": receipt}), "other")), 401, "invalid_receipt")
-	if len(h.line(t, "default")) != 0 {
-		t.Fatal("broker mode put someone in line without the consumer")
-	}
+		wantError(t, h.call(withRoom(request("GET", "/queue/position", "", map[string]string{"x-queue-receipt": receipt}), "other")), 401, "invalid_receipt")
+		if len(h.line(t, "default")) != 0 {
+			t.Fatal("broker mode put someone in line without the consumer")
+		}
+	})
 }
 
 // flaky is a store that fails after a number of applies: the consumer
@@ -203,24 +208,26 @@ func (f *flaky) Apply(ctx context.Context, e waitroom.Entry, keep time.Duration)
 // after it, in order, so that the event source mapping deletes only those
 // before and SQS delivers the rest again behind nobody.
 func TestConsumeFunctionFailsTheTailOfABatch(t *testing.T) {
-	h := newIntakeHarness(t, waitroom.IntakeBroker, 30)
-	var ev events.SQSEvent
-	for i := range 10 {
-		body, _ := intake.Encode(waitroom.Entry{Room: "r", User: fmt.Sprintf("u%d", i), AcceptedAt: time.Now()})
-		ev.Records = append(ev.Records, events.SQSMessage{MessageId: fmt.Sprint("m", i), Body: body})
-	}
-	ev.Records[7].Body = "not an entry"
-	resp, err := awslambda.ConsumeFunction(&intake.Consumer{Store: &flaky{Applier: h.store, left: 4}})(t.Context(), ev)
-	if err != nil || len(resp.BatchItemFailures) != 6 || resp.BatchItemFailures[0].ItemIdentifier != "m4" || resp.BatchItemFailures[5].ItemIdentifier != "m9" {
-		t.Fatalf("crash after 4: %+v %v", resp, err)
-	}
-	resp, _ = awslambda.ConsumeFunction(h.consumer)(t.Context(), ev)
-	if len(resp.BatchItemFailures) != 3 || resp.BatchItemFailures[0].ItemIdentifier != "m7" {
-		t.Fatalf("a malformed message stops the batch (to the DLQ after its retries): %+v", resp)
-	}
-	if got := h.line(t, "r"); !slices.Equal(got, []string{"u0", "u1", "u2", "u3", "u4", "u5", "u6"}) {
-		t.Fatalf("line %v", got)
-	}
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		h := newIntakeHarness(t, engine, waitroom.IntakeBroker, 30)
+		var ev events.SQSEvent
+		for i := range 10 {
+			body, _ := intake.Encode(waitroom.Entry{Room: "r", User: fmt.Sprintf("u%d", i), AcceptedAt: time.Now()})
+			ev.Records = append(ev.Records, events.SQSMessage{MessageId: fmt.Sprint("m", i), Body: body})
+		}
+		ev.Records[7].Body = "not an entry"
+		resp, err := awslambda.ConsumeFunction(&intake.Consumer{Store: &flaky{Applier: h.store, left: 4}})(t.Context(), ev)
+		if err != nil || len(resp.BatchItemFailures) != 6 || resp.BatchItemFailures[0].ItemIdentifier != "m4" || resp.BatchItemFailures[5].ItemIdentifier != "m9" {
+			t.Fatalf("crash after 4: %+v %v", resp, err)
+		}
+		resp, _ = awslambda.ConsumeFunction(h.consumer)(t.Context(), ev)
+		if len(resp.BatchItemFailures) != 3 || resp.BatchItemFailures[0].ItemIdentifier != "m7" {
+			t.Fatalf("a malformed message stops the batch (to the DLQ after its retries): %+v", resp)
+		}
+		if got := h.line(t, "r"); !slices.Equal(got, []string{"u0", "u1", "u2", "u3", "u4", "u5", "u6"}) {
+			t.Fatalf("line %v", got)
+		}
+	})
 }
 
 // lossy drops the deletes of the first applied messages: the broker
@@ -246,59 +253,61 @@ func (l *lossy) Delete(ctx context.Context, msgs []intake.Message) error {
 // through a real SQS-compatible server whose visibility timeout (1 s)
 // brings undeleted messages back.
 func TestConsumerCrashAndRedelivery(t *testing.T) {
-	h := newIntakeHarness(t, waitroom.IntakeBroker, 1)
-	const rooms, per = 3, 6
-	for i := range per {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		h := newIntakeHarness(t, engine, waitroom.IntakeBroker, 1)
+		const rooms, per = 3, 6
+		for i := range per {
+			for r := range rooms {
+				h.accepted2(t, fmt.Sprintf("room-%d", r), fmt.Sprintf("u%02d", i))
+			}
+		}
+		// The first consumer dies after applying 4 entries.
+		crashed := &intake.Consumer{Store: &flaky{Applier: h.store, left: 4}, Metrics: h.api.Metrics}
+		ctx, crash := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		wg.Go(func() { crashed.Run(ctx, h.queue) })
+		deadline := time.Now().Add(10 * time.Second)
+		for total(t, h, rooms) < 4 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		time.Sleep(200 * time.Millisecond) // let it fail on the fifth
+		crash()
+		wg.Wait()
+		if n := total(t, h, rooms); n != 4 {
+			t.Fatalf("%d in line after the crash, want 4", n)
+		}
+		// SQS would keep the crashed entry's room locked until its visibility
+		// timeout; goaws locks only the room received last, so wait it out.
+		time.Sleep(1200 * time.Millisecond)
+		// The next consumer loses its first deletes: those entries come back.
+		lost := &lossy{Source: h.queue}
+		ctx, stop := context.WithCancel(t.Context())
+		defer stop()
+		wg.Go(func() { h.consumer.Run(ctx, lost) })
+		deadline = time.Now().Add(60 * time.Second)
+		want := make([]string, per)
+		for i := range want {
+			want[i] = fmt.Sprintf("u%02d", i)
+		}
+		for total(t, h, rooms) < rooms*per && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		time.Sleep(1500 * time.Millisecond) // the lost deletes' messages come back and are found applied
+		stop()
+		wg.Wait()
 		for r := range rooms {
-			h.accepted2(t, fmt.Sprintf("room-%d", r), fmt.Sprintf("u%02d", i))
+			if got := h.line(t, fmt.Sprintf("room-%d", r)); !slices.Equal(got, want) {
+				t.Fatalf("room-%d: line %v\nwant %v", r, got, want)
+			}
 		}
-	}
-	// The first consumer dies after applying 4 entries.
-	crashed := &intake.Consumer{Store: &flaky{Applier: h.store, left: 4}, Metrics: h.api.Metrics}
-	ctx, crash := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	wg.Go(func() { crashed.Run(ctx, h.queue) })
-	deadline := time.Now().Add(10 * time.Second)
-	for total(t, h, rooms) < 4 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	time.Sleep(200 * time.Millisecond) // let it fail on the fifth
-	crash()
-	wg.Wait()
-	if n := total(t, h, rooms); n != 4 {
-		t.Fatalf("%d in line after the crash, want 4", n)
-	}
-	// SQS would keep the crashed entry's room locked until its visibility
-	// timeout; goaws locks only the room received last, so wait it out.
-	time.Sleep(1200 * time.Millisecond)
-	// The next consumer loses its first deletes: those entries come back.
-	lost := &lossy{Source: h.queue}
-	ctx, stop := context.WithCancel(t.Context())
-	defer stop()
-	wg.Go(func() { h.consumer.Run(ctx, lost) })
-	deadline = time.Now().Add(60 * time.Second)
-	want := make([]string, per)
-	for i := range want {
-		want[i] = fmt.Sprintf("u%02d", i)
-	}
-	for total(t, h, rooms) < rooms*per && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	time.Sleep(1500 * time.Millisecond) // the lost deletes' messages come back and are found applied
-	stop()
-	wg.Wait()
-	for r := range rooms {
-		if got := h.line(t, fmt.Sprintf("room-%d", r)); !slices.Equal(got, want) {
-			t.Fatalf("room-%d: line %v\nwant %v", r, got, want)
+		if lost.dropped < 5 {
+			t.Fatalf("only %d deletes were lost; the test did not redeliver", lost.dropped)
 		}
-	}
-	if lost.dropped < 5 {
-		t.Fatalf("only %d deletes were lost; the test did not redeliver", lost.dropped)
-	}
-	// The metrics count each visitor once, whatever was redelivered.
-	if a, e := h.emf.count(metrics.Accepted), h.emf.count(metrics.Entered); a != rooms*per || e != rooms*per {
-		t.Fatalf("Accepted %d, Entered %d: want %d each", a, e, rooms*per)
-	}
+		// The metrics count each visitor once, whatever was redelivered.
+		if a, e := h.emf.count(metrics.Accepted), h.emf.count(metrics.Entered); a != rooms*per || e != rooms*per {
+			t.Fatalf("Accepted %d, Entered %d: want %d each", a, e, rooms*per)
+		}
+	})
 }
 
 func total(t *testing.T, h *intakeHarness, rooms int) int {
@@ -321,51 +330,53 @@ func (h *intakeHarness) accepted2(t *testing.T, room, user string) string {
 // Many visitors enter through the broker at once while the consumer runs:
 // each is in line exactly once, and each one's receipt finds them there.
 func TestConcurrentBrokerEnters(t *testing.T) {
-	h := newIntakeHarness(t, waitroom.IntakeBroker, 30)
-	h.run(t)
-	const workers, each = 8, 25
-	receipts := make([][]string, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			for i := range each {
-				r := h.enter(fmt.Sprintf("w%d-%02d", w, i))
-				if r.StatusCode != http.StatusAccepted {
-					t.Errorf("enter: %d %s", r.StatusCode, r.Body)
-					return
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		h := newIntakeHarness(t, engine, waitroom.IntakeBroker, 30)
+		h.run(t)
+		const workers, each = 8, 25
+		receipts := make([][]string, workers)
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() {
+				for i := range each {
+					r := h.enter(fmt.Sprintf("w%d-%02d", w, i))
+					if r.StatusCode != http.StatusAccepted {
+						t.Errorf("enter: %d %s", r.StatusCode, r.Body)
+						return
+					}
+					var m map[string]any
+					_ = json.Unmarshal([]byte(r.Body), &m)
+					receipts[w] = append(receipts[w], m["receipt"].(string))
 				}
-				var m map[string]any
-				_ = json.Unmarshal([]byte(r.Body), &m)
-				receipts[w] = append(receipts[w], m["receipt"].(string))
-			}
-		})
-	}
-	wg.Wait()
-	deadline := time.Now().Add(60 * time.Second)
-	for len(h.line(t, "default")) < workers*each && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	line := h.line(t, "default")
-	seen := map[string]bool{}
-	for _, u := range line {
-		seen[u] = true
-	}
-	if len(line) != workers*each || len(seen) != len(line) {
-		t.Fatalf("%d in line, %d distinct, want %d", len(line), len(seen), workers*each)
-	}
-	for w := range workers {
-		// Each worker's own enters were accepted one after another: their
-		// order in line is their acceptance order.
-		last := int64(0)
-		for i, r := range receipts[w] {
-			m := decode(t, h.receiptPosition(r))
-			pos, _ := m["position"].(float64)
-			if m["status"] != "WAITING" || int64(pos) <= last {
-				t.Fatalf("w%d-%02d: %v after position %d", w, i, m, last)
-			}
-			last = int64(pos)
+			})
 		}
-	}
+		wg.Wait()
+		deadline := time.Now().Add(60 * time.Second)
+		for len(h.line(t, "default")) < workers*each && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		line := h.line(t, "default")
+		seen := map[string]bool{}
+		for _, u := range line {
+			seen[u] = true
+		}
+		if len(line) != workers*each || len(seen) != len(line) {
+			t.Fatalf("%d in line, %d distinct, want %d", len(line), len(seen), workers*each)
+		}
+		for w := range workers {
+			// Each worker's own enters were accepted one after another: their
+			// order in line is their acceptance order.
+			last := int64(0)
+			for i, r := range receipts[w] {
+				m := decode(t, h.receiptPosition(r))
+				pos, _ := m["position"].(float64)
+				if m["status"] != "WAITING" || int64(pos) <= last {
+					t.Fatalf("w%d-%02d: %v after position %d", w, i, m, last)
+				}
+				last = int64(pos)
+			}
+		}
+	})
 }
 
 // applyDuringPosition is the store, except that its first Position for user
@@ -389,18 +400,20 @@ func (q *applyDuringPosition) Position(ctx context.Context, room, user string) (
 // An entry applied between position's two reads is answered where it now
 // stands, never NOT_IN_QUEUE (seen once under load before the fix).
 func TestReceiptAppliedBetweenTheReads(t *testing.T) {
-	h := newIntakeHarness(t, waitroom.IntakeBroker, 30)
-	receipt := h.accepted(t, "racer")
-	h.api.Queue = &applyDuringPosition{Queue: h.store, user: "racer", apply: func() {
-		msgs, err := h.queue.Receive(t.Context())
-		if err != nil || len(msgs) != 1 {
-			t.Fatalf("receive: %v %v", msgs, err)
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		h := newIntakeHarness(t, engine, waitroom.IntakeBroker, 30)
+		receipt := h.accepted(t, "racer")
+		h.api.Queue = &applyDuringPosition{Queue: h.store, user: "racer", apply: func() {
+			msgs, err := h.queue.Receive(t.Context())
+			if err != nil || len(msgs) != 1 {
+				t.Fatalf("receive: %v %v", msgs, err)
+			}
+			if _, err := h.consumer.Apply(t.Context(), msgs); err != nil {
+				t.Fatal(err)
+			}
+		}}
+		if m := decode(t, h.receiptPosition(receipt)); m["status"] != "WAITING" || m["position"] != float64(1) {
+			t.Fatalf("applied between the reads: %v, want WAITING at 1", m)
 		}
-		if _, err := h.consumer.Apply(t.Context(), msgs); err != nil {
-			t.Fatal(err)
-		}
-	}}
-	if m := decode(t, h.receiptPosition(receipt)); m["status"] != "WAITING" || m["position"] != float64(1) {
-		t.Fatalf("applied between the reads: %v, want WAITING at 1", m)
-	}
+	})
 }

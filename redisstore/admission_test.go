@@ -9,147 +9,154 @@ import (
 	"time"
 
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/internal/redistest"
 )
 
 // Four admitters running at once for 5 s admit no more than the rate allows
 // (plus one batch), nearly all of it, nobody twice, and strictly in the
 // order users entered, while new users keep arriving.
 func TestConcurrentAdmittersKeepRateAndOrder(t *testing.T) {
-	if testing.Short() {
-		t.Skip("5 s of admission")
-	}
-	ctx := context.Background()
-	cfg := testConfig() // 100/s, batches of 10 every 100 ms
-	s, _ := newStore(t, cfg)
-
-	const prefill = 1000
-	for i := 0; i < prefill; i++ {
-		if _, err := s.Enter(ctx, "sale", fmt.Sprintf("early-%04d", i)); err != nil {
-			t.Fatal(err)
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		if testing.Short() {
+			t.Skip("5 s of admission")
 		}
-	}
+		ctx := context.Background()
+		cfg := testConfig() // 100/s, batches of 10 every 100 ms
+		s, _ := newStore(t, engine, cfg)
 
-	var mu sync.Mutex
-	admittedBy := map[string]int{} // user → admissions
-	var batchTimes []time.Time
-	record := func(b waitroom.Batch) {
-		mu.Lock()
-		defer mu.Unlock()
-		batchTimes = append(batchTimes, time.Now())
-		for _, r := range b.Rooms {
-			for _, a := range r.Admitted {
-				admittedBy[a.User]++
+		const prefill = 1000
+		for i := 0; i < prefill; i++ {
+			if _, err := s.Enter(ctx, "sale", fmt.Sprintf("early-%04d", i)); err != nil {
+				t.Fatal(err)
 			}
 		}
-	}
 
-	const admitters = 4
-	const window = 5 * time.Second
-	runCtx, cancel := context.WithTimeout(ctx, window)
-	defer cancel()
-	var wg sync.WaitGroup
-	start := time.Now()
-	for i := 0; i < admitters; i++ {
+		var mu sync.Mutex
+		admittedBy := map[string]int{} // user → admissions
+		var batchTimes []time.Time
+		record := func(b waitroom.Batch) {
+			mu.Lock()
+			defer mu.Unlock()
+			batchTimes = append(batchTimes, time.Now())
+			for _, r := range b.Rooms {
+				for _, a := range r.Admitted {
+					admittedBy[a.User]++
+				}
+			}
+		}
+
+		const admitters = 4
+		const window = 5 * time.Second
+		runCtx, cancel := context.WithTimeout(ctx, window)
+		defer cancel()
+		var wg sync.WaitGroup
+		start := time.Now()
+		for i := 0; i < admitters; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				a := &waitroom.Admitter{Queue: s, Interval: cfg.AdmitInterval, Batches: 1 << 20, OnBatch: record}
+				_, _ = a.Run(runCtx)
+			}()
+		}
+		// Late arrivals join while admission runs.
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			a := &waitroom.Admitter{Queue: s, Interval: cfg.AdmitInterval, Batches: 1 << 20, OnBatch: record}
-			_, _ = a.Run(runCtx)
-		}()
-	}
-	// Late arrivals join while admission runs.
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 0; runCtx.Err() == nil && i < 200; i++ {
-			if _, err := s.Enter(ctx, "sale", fmt.Sprintf("late-%04d", i)); err != nil {
-				t.Error(err)
-				return
+			for i := 0; runCtx.Err() == nil && i < 200; i++ {
+				if _, err := s.Enter(ctx, "sale", fmt.Sprintf("late-%04d", i)); err != nil {
+					t.Error(err)
+					return
+				}
+				time.Sleep(5 * time.Millisecond)
 			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}()
-	wg.Wait()
-	elapsed := time.Since(start)
+		}()
+		wg.Wait()
+		elapsed := time.Since(start)
 
-	total := 0
-	for user, n := range admittedBy {
-		if n != 1 {
-			t.Errorf("%s admitted %d times", user, n)
+		total := 0
+		for user, n := range admittedBy {
+			if n != 1 {
+				t.Errorf("%s admitted %d times", user, n)
+			}
+			total += n
 		}
-		total += n
-	}
-	limit := cfg.AdmitRatePerSec*elapsed.Seconds() + cfg.BatchSize()
-	// The budget holds one batch, so a gap in which no admitter ran (a
-	// loaded machine) can only be made up by one batch: the floor counts
-	// each gap between batches up to one batch, as TestOneAdmitterKeepsSmallBatchRates.
-	slices.SortFunc(batchTimes, func(a, b time.Time) int { return a.Compare(b) })
-	onTime := cfg.BatchSize()
-	for i := 1; i < len(batchTimes); i++ {
-		onTime += min(cfg.AdmitRatePerSec*batchTimes[i].Sub(batchTimes[i-1]).Seconds(), cfg.BatchSize())
-	}
-	floor := 0.95 * onTime
-	t.Logf("%d admitters, %v: admitted %d (limit %.0f, floor %.0f, rate×elapsed %.0f)", admitters, elapsed.Round(time.Millisecond), total, limit, floor, cfg.AdmitRatePerSec*elapsed.Seconds())
-	if float64(total) > limit {
-		t.Errorf("over-admission: %d > rate×elapsed + one batch = %.1f", total, limit)
-	}
-	if float64(total) < floor {
-		t.Errorf("under-admission: %d < 95%% of the on-time floor %.1f", total, floor)
-	}
-	// FIFO: the admitted users are exactly the first ones in.
-	for i := 0; i < total && i < prefill; i++ {
-		if admittedBy[fmt.Sprintf("early-%04d", i)] != 1 {
-			t.Fatalf("FIFO inversion: early-%04d not admitted though %d users were", i, total)
+		limit := cfg.AdmitRatePerSec*elapsed.Seconds() + cfg.BatchSize()
+		// The budget holds one batch, so a gap in which no admitter ran (a
+		// loaded machine) can only be made up by one batch: the floor counts
+		// each gap between batches up to one batch, as TestOneAdmitterKeepsSmallBatchRates.
+		slices.SortFunc(batchTimes, func(a, b time.Time) int { return a.Compare(b) })
+		onTime := cfg.BatchSize()
+		for i := 1; i < len(batchTimes); i++ {
+			onTime += min(cfg.AdmitRatePerSec*batchTimes[i].Sub(batchTimes[i-1]).Seconds(), cfg.BatchSize())
 		}
-	}
+		floor := 0.95 * onTime
+		t.Logf("%d admitters, %v: admitted %d (limit %.0f, floor %.0f, rate×elapsed %.0f)", admitters, elapsed.Round(time.Millisecond), total, limit, floor, cfg.AdmitRatePerSec*elapsed.Seconds())
+		if float64(total) > limit {
+			t.Errorf("over-admission: %d > rate×elapsed + one batch = %.1f", total, limit)
+		}
+		if float64(total) < floor {
+			t.Errorf("under-admission: %d < 95%% of the on-time floor %.1f", total, floor)
+		}
+		// FIFO: the admitted users are exactly the first ones in.
+		for i := 0; i < total && i < prefill; i++ {
+			if admittedBy[fmt.Sprintf("early-%04d", i)] != 1 {
+				t.Fatalf("FIFO inversion: early-%04d not admitted though %d users were", i, total)
+			}
+		}
+	})
 }
 
 // A late or overlapping invocation catches up by at most one batch.
 func TestBudgetHoldsAtMostOneBatch(t *testing.T) {
-	ctx := context.Background()
-	cfg := testConfig()
-	s, _ := newStore(t, cfg)
-	for i := 0; i < 100; i++ {
-		if _, err := s.Enter(ctx, "r", fmt.Sprint(i)); err != nil {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		cfg := testConfig()
+		s, _ := newStore(t, engine, cfg)
+		for i := 0; i < 100; i++ {
+			if _, err := s.Enter(ctx, "r", fmt.Sprint(i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.AdmitBatch(ctx); err != nil { // spend the initial budget
 			t.Fatal(err)
 		}
-	}
-	if _, err := s.AdmitBatch(ctx); err != nil { // spend the initial budget
-		t.Fatal(err)
-	}
-	time.Sleep(600 * time.Millisecond) // six batches' worth of time passes unused
-	b, err := s.AdmitBatch(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := admittedCount(b); n != int(cfg.BatchSize()) {
-		t.Fatalf("after a gap, one batch (%v) is admitted, not %d", cfg.BatchSize(), n)
-	}
-}
-
-// Rates below one user per batch still admit, at the configured pace.
-func TestSlowRateStillAdmits(t *testing.T) {
-	ctx := context.Background()
-	cfg := testConfig()
-	cfg.AdmitRatePerSec = 2 // 0.2 users per 100 ms batch
-	s, _ := newStore(t, cfg)
-	for i := 0; i < 10; i++ {
-		if _, err := s.Enter(ctx, "r", fmt.Sprint(i)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	total := 0
-	deadline := time.Now().Add(1500 * time.Millisecond)
-	for time.Now().Before(deadline) {
+		time.Sleep(600 * time.Millisecond) // six batches' worth of time passes unused
 		b, err := s.AdmitBatch(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		total += admittedCount(b)
-		time.Sleep(100 * time.Millisecond)
-	}
-	// 1 (initial budget) + 2/s × 1.5 s = 4 at most; at least 3.
-	if total < 3 || total > 4 {
-		t.Fatalf("admitted %d in 1.5 s at 2/s", total)
-	}
+		if n := admittedCount(b); n != int(cfg.BatchSize()) {
+			t.Fatalf("after a gap, one batch (%v) is admitted, not %d", cfg.BatchSize(), n)
+		}
+	})
+}
+
+// Rates below one user per batch still admit, at the configured pace.
+func TestSlowRateStillAdmits(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		cfg := testConfig()
+		cfg.AdmitRatePerSec = 2 // 0.2 users per 100 ms batch
+		s, _ := newStore(t, engine, cfg)
+		for i := 0; i < 10; i++ {
+			if _, err := s.Enter(ctx, "r", fmt.Sprint(i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		total := 0
+		deadline := time.Now().Add(1500 * time.Millisecond)
+		for time.Now().Before(deadline) {
+			b, err := s.AdmitBatch(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			total += admittedCount(b)
+			time.Sleep(100 * time.Millisecond)
+		}
+		// 1 (initial budget) + 2/s × 1.5 s = 4 at most; at least 3.
+		if total < 3 || total > 4 {
+			t.Fatalf("admitted %d in 1.5 s at 2/s", total)
+		}
+	})
 }

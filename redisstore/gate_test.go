@@ -40,217 +40,235 @@ func admitOne(t *testing.T, s *redisstore.Store, room, user string) string {
 // the lock (its request outlived the lock, and another took it) frees
 // nothing.
 func TestReleaseFreesOnlyItsOwnLock(t *testing.T) {
-	ctx := context.Background()
-	s, rdb := newStore(t, testConfig())
-	token := admitOne(t, s, "r", "u")
-	lease, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "r", User: "u", Token: token})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stale := lease
-	stale.LockValue = "a-lease-that-lost-the-lock"
-	if err := s.ReleaseOrder(ctx, stale); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.BeginOrder(ctx, lease.OrderAttempt); waitroom.ErrorCode(err) != waitroom.EOrderInProgress {
-		t.Fatalf("another lease freed the lock: %v", err)
-	}
-	if err := s.ReleaseOrder(ctx, lease); err != nil {
-		t.Fatal(err)
-	}
-	if n, err := rdb.Exists(ctx, "wr:{r}:lock:u").Result(); err != nil || n != 0 {
-		t.Fatalf("the owner's release left the lock: %d %v", n, err)
-	}
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		s, rdb := newStore(t, engine, testConfig())
+		token := admitOne(t, s, "r", "u")
+		lease, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "r", User: "u", Token: token})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stale := lease
+		stale.LockValue = "a-lease-that-lost-the-lock"
+		if err := s.ReleaseOrder(ctx, stale); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.BeginOrder(ctx, lease.OrderAttempt); waitroom.ErrorCode(err) != waitroom.EOrderInProgress {
+			t.Fatalf("another lease freed the lock: %v", err)
+		}
+		if err := s.ReleaseOrder(ctx, lease); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := rdb.Exists(ctx, "wr:{r}:lock:u").Result(); err != nil || n != 0 {
+			t.Fatalf("the owner's release left the lock: %d %v", n, err)
+		}
+	})
 }
 
 // Commit consumes the token, frees the place and the lock.
 func TestCommitConsumesAndUnlocks(t *testing.T) {
-	ctx := context.Background()
-	s, rdb := newStore(t, testConfig())
-	token := admitOne(t, s, "r", "u")
-	lease, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "r", User: "u", Token: token, IdempotencyKey: "k"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.CommitOrder(ctx, lease, waitroom.StoredAnswer{Status: 201, Body: `{"id":1}`}); err != nil {
-		t.Fatal(err)
-	}
-	n, err := rdb.Exists(ctx, "wr:{r}:lock:u", "wr:{r}:u:u").Result()
-	if err != nil || n != 0 {
-		t.Fatalf("after commit %d of lock and token remain (%v)", n, err)
-	}
-	if live, err := rdb.ZCard(ctx, "wr:{r}:tokens").Result(); err != nil || live != 0 {
-		t.Fatalf("live tokens after commit: %d %v", live, err)
-	}
-	replay, err := s.BeginOrder(ctx, lease.OrderAttempt)
-	if err != nil || replay.Replay == nil || replay.Replay.Body != `{"id":1}` {
-		t.Fatalf("replay: %+v %v", replay, err)
-	}
-	if _, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "r", User: "u", Token: token, IdempotencyKey: "other"}); waitroom.ErrorCode(err) != waitroom.ETokenInvalid {
-		t.Fatalf("a consumed token with a new key: %v", err)
-	}
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		s, rdb := newStore(t, engine, testConfig())
+		token := admitOne(t, s, "r", "u")
+		lease, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "r", User: "u", Token: token, IdempotencyKey: "k"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CommitOrder(ctx, lease, waitroom.StoredAnswer{Status: 201, Body: `{"id":1}`}); err != nil {
+			t.Fatal(err)
+		}
+		n, err := rdb.Exists(ctx, "wr:{r}:lock:u", "wr:{r}:u:u").Result()
+		if err != nil || n != 0 {
+			t.Fatalf("after commit %d of lock and token remain (%v)", n, err)
+		}
+		if live, err := rdb.ZCard(ctx, "wr:{r}:tokens").Result(); err != nil || live != 0 {
+			t.Fatalf("live tokens after commit: %d %v", live, err)
+		}
+		replay, err := s.BeginOrder(ctx, lease.OrderAttempt)
+		if err != nil || replay.Replay == nil || replay.Replay.Body != `{"id":1}` {
+			t.Fatalf("replay: %+v %v", replay, err)
+		}
+		if _, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "r", User: "u", Token: token, IdempotencyKey: "other"}); waitroom.ErrorCode(err) != waitroom.ETokenInvalid {
+			t.Fatalf("a consumed token with a new key: %v", err)
+		}
+	})
 }
 
 // The budget caps what a late admitter takes at one batch (plus the
 // fraction carried over) whatever the number of token parts it brings: the
 // cap is the script's, not the Go side's.
 func TestBudgetCapIsTheScripts(t *testing.T) {
-	ctx := context.Background()
-	cfg := testConfig()
-	s, rdb := newStore(t, cfg)
-	for i := 0; i < 100; i++ {
-		if _, err := s.Enter(ctx, "r", fmt.Sprint(i)); err != nil {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		cfg := testConfig()
+		s, rdb := newStore(t, engine, cfg)
+		for i := 0; i < 100; i++ {
+			if _, err := s.Enter(ctx, "r", fmt.Sprint(i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.AdmitBatch(ctx); err != nil { // spend the initial budget
 			t.Fatal(err)
 		}
-	}
-	if _, err := s.AdmitBatch(ctx); err != nil { // spend the initial budget
-		t.Fatal(err)
-	}
-	time.Sleep(600 * time.Millisecond) // six batches' worth of time
-	src, _ := redisstore.Source("admit.lua")
-	k := func(name string) string { return "wr:{r}:" + name }
-	keys := []string{k("settings"), k("line"), k("budget"), k("marks"), k("tokens"), k("seq"), k("lastmark"), k("admits")}
-	args := []any{cfg.AdmitRatePerSec, cfg.QueueCapacity, cfg.EntryTokenTTL.Milliseconds(), "1",
-		cfg.AdmitInterval.Seconds(), k("u:"), "r", int64(60000)}
-	for i := 0; i < 50; i++ {
-		args = append(args, fmt.Sprintf("part%02d", i))
-	}
-	reply, err := redis.NewScript(src).Run(ctx, rdb, keys, args...).Slice()
-	if err != nil {
-		t.Fatal(err)
-	}
-	admitted := (len(reply) - 6) / 3
-	if limit := int(cfg.BatchSize()) + 1; admitted > limit {
-		t.Fatalf("a late admitter with 50 token parts admitted %d, more than one batch (%d)", admitted, limit)
-	}
+		time.Sleep(600 * time.Millisecond) // six batches' worth of time
+		src, _ := redisstore.Source("admit.lua")
+		k := func(name string) string { return "wr:{r}:" + name }
+		keys := []string{k("settings"), k("line"), k("budget"), k("marks"), k("tokens"), k("seq"), k("lastmark"), k("admits")}
+		args := []any{cfg.AdmitRatePerSec, cfg.QueueCapacity, cfg.EntryTokenTTL.Milliseconds(), "1",
+			cfg.AdmitInterval.Seconds(), k("u:"), "r", int64(60000)}
+		for i := 0; i < 50; i++ {
+			args = append(args, fmt.Sprintf("part%02d", i))
+		}
+		reply, err := redis.NewScript(src).Run(ctx, rdb, keys, args...).Slice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		admitted := (len(reply) - 6) / 3
+		if limit := int(cfg.BatchSize()) + 1; admitted > limit {
+			t.Fatalf("a late admitter with 50 token parts admitted %d, more than one batch (%d)", admitted, limit)
+		}
+	})
 }
 
 // An expired entry token is gone: the user is no longer READY and the gate
 // refuses the token, though nobody swept it.
 func TestExpiredTokenIsGone(t *testing.T) {
-	ctx := context.Background()
-	cfg := testConfig()
-	cfg.EntryTokenTTL = time.Second
-	s, _ := newStore(t, cfg)
-	token := admitOne(t, s, "r", "late")
-	time.Sleep(1200 * time.Millisecond)
-	if st, err := s.Position(ctx, "r", "late"); err != nil || st.Status != waitroom.NotInQueue {
-		t.Fatalf("after the token's expiry: %+v %v", st, err)
-	}
-	if _, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "r", User: "late", Token: token}); waitroom.ErrorCode(err) != waitroom.ETokenInvalid {
-		t.Fatalf("an expired token at the gate: %v", err)
-	}
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		cfg := testConfig()
+		cfg.EntryTokenTTL = time.Second
+		s, _ := newStore(t, engine, cfg)
+		token := admitOne(t, s, "r", "late")
+		time.Sleep(1200 * time.Millisecond)
+		if st, err := s.Position(ctx, "r", "late"); err != nil || st.Status != waitroom.NotInQueue {
+			t.Fatalf("after the token's expiry: %+v %v", st, err)
+		}
+		if _, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "r", User: "late", Token: token}); waitroom.ErrorCode(err) != waitroom.ETokenInvalid {
+			t.Fatalf("an expired token at the gate: %v", err)
+		}
+	})
 }
 
 // An enter re-registers its room for admission, so that a registration lost
 // to an error heals with the next user, not only with the first of a line.
 func TestEnterHealsALostRegistration(t *testing.T) {
-	ctx := context.Background()
-	s, rdb := newStore(t, testConfig())
-	for _, u := range []string{"a", "b"} {
-		if _, err := s.Enter(ctx, "r", u); err != nil {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		s, rdb := newStore(t, engine, testConfig())
+		for _, u := range []string{"a", "b"} {
+			if _, err := s.Enter(ctx, "r", u); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := rdb.SRem(ctx, "wr:rooms", "r").Err(); err != nil { // lost
 			t.Fatal(err)
 		}
-	}
-	if err := rdb.SRem(ctx, "wr:rooms", "r").Err(); err != nil { // lost
-		t.Fatal(err)
-	}
-	if _, err := s.Enter(ctx, "r", "c"); err != nil {
-		t.Fatal(err)
-	}
-	if b, err := s.AdmitBatch(ctx); err != nil || admittedCount(b) != 3 {
-		t.Fatalf("after c entered: %+v %v", b, err)
-	}
+		if _, err := s.Enter(ctx, "r", "c"); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := s.AdmitBatch(ctx); err != nil || admittedCount(b) != 3 {
+			t.Fatalf("after c entered: %+v %v", b, err)
+		}
+	})
 }
 
 // A room's stored capacity, not the default, bounds its line.
 func TestStoredCapacityHolds(t *testing.T) {
-	ctx := context.Background()
-	s, _ := newStore(t, testConfig())
-	if _, err := s.Update(ctx, "small", true, func(st waitroom.Settings) (waitroom.Settings, error) {
-		st.Capacity = 2
-		return st, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	for _, u := range []string{"a", "b"} {
-		if _, err := s.Enter(ctx, "small", u); err != nil {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		s, _ := newStore(t, engine, testConfig())
+		if _, err := s.Update(ctx, "small", true, func(st waitroom.Settings) (waitroom.Settings, error) {
+			st.Capacity = 2
+			return st, nil
+		}); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if _, err := s.Enter(ctx, "small", "c"); waitroom.ErrorCode(err) != waitroom.EQueueFull {
-		t.Fatalf("third user of a room of capacity 2: %v", err)
-	}
+		for _, u := range []string{"a", "b"} {
+			if _, err := s.Enter(ctx, "small", u); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.Enter(ctx, "small", "c"); waitroom.ErrorCode(err) != waitroom.EQueueFull {
+			t.Fatalf("third user of a room of capacity 2: %v", err)
+		}
+	})
 }
 
 // Two operators changing one room at once: the change that read the older
 // version is applied again to the newer one, so neither change is lost.
 func TestConcurrentSettingsChangesBothLand(t *testing.T) {
-	ctx := context.Background()
-	s, _ := newStore(t, testConfig())
-	if _, err := s.Update(ctx, "sale", true, func(st waitroom.Settings) (waitroom.Settings, error) { return st, nil }); err != nil {
-		t.Fatal(err)
-	}
-	calls := 0
-	_, err := s.Update(ctx, "sale", false, func(st waitroom.Settings) (waitroom.Settings, error) {
-		calls++
-		if calls == 1 { // the other operator's change lands after our read
-			if _, err := s.Update(ctx, "sale", false, func(o waitroom.Settings) (waitroom.Settings, error) {
-				o.Capacity = 7
-				return o, nil
-			}); err != nil {
-				t.Fatal(err)
-			}
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		s, _ := newStore(t, engine, testConfig())
+		if _, err := s.Update(ctx, "sale", true, func(st waitroom.Settings) (waitroom.Settings, error) { return st, nil }); err != nil {
+			t.Fatal(err)
 		}
-		st.RatePerSec = 5
-		return st, nil
+		calls := 0
+		_, err := s.Update(ctx, "sale", false, func(st waitroom.Settings) (waitroom.Settings, error) {
+			calls++
+			if calls == 1 { // the other operator's change lands after our read
+				if _, err := s.Update(ctx, "sale", false, func(o waitroom.Settings) (waitroom.Settings, error) {
+					o.Capacity = 7
+					return o, nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			st.RatePerSec = 5
+			return st, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := s.Status(ctx, "sale")
+		if err != nil || st.RatePerSec != 5 || st.Capacity != 7 || calls != 2 {
+			t.Fatalf("after both changes (%d calls): %+v %v", calls, st.Settings, err)
+		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := s.Status(ctx, "sale")
-	if err != nil || st.RatePerSec != 5 || st.Capacity != 7 || calls != 2 {
-		t.Fatalf("after both changes (%d calls): %+v %v", calls, st.Settings, err)
-	}
 }
 
 // Admission tells how long each user waited, from the per-second marks.
 func TestAdmissionMeasuresTheWait(t *testing.T) {
-	ctx := context.Background()
-	s, _ := newStore(t, testConfig())
-	if _, err := s.Enter(ctx, "r", "patient"); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(2100 * time.Millisecond) // two second boundaries at least
-	b, err := s.AdmitBatch(ctx)
-	if err != nil || admittedCount(b) != 1 {
-		t.Fatalf("%+v %v", b, err)
-	}
-	if w := b.Rooms[0].Admitted[0].Waited; w < 2*time.Second || w > 5*time.Second {
-		t.Fatalf("waited %v, want 2 s or a little more", w)
-	}
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		s, _ := newStore(t, engine, testConfig())
+		if _, err := s.Enter(ctx, "r", "patient"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2100 * time.Millisecond) // two second boundaries at least
+		b, err := s.AdmitBatch(ctx)
+		if err != nil || admittedCount(b) != 1 {
+			t.Fatalf("%+v %v", b, err)
+		}
+		if w := b.Rooms[0].Admitted[0].Waited; w < 2*time.Second || w > 5*time.Second {
+			t.Fatalf("waited %v, want 2 s or a little more", w)
+		}
+	})
 }
 
 // Every new enter costs one round trip, not only a repeated one; only the
 // first user of an empty line pays a second (the registration re-check).
 func TestNewEnterIsOneRoundTrip(t *testing.T) {
-	ctx := context.Background()
-	rdb := redistest.Start(t).Client()
-	counter := &roundTrips{}
-	rdb.AddHook(counter)
-	s := redisstore.New(rdb, testConfig())
-	if _, err := s.Enter(ctx, "r", "first"); err != nil { // loads the script
-		t.Fatal(err)
-	}
-	for i := 0; i < 5; i++ {
-		before := counter.n.Load()
-		if _, err := s.Enter(ctx, "r", fmt.Sprintf("new-%d", i)); err != nil {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		rdb := engine.Start(t).Client()
+		counter := &roundTrips{}
+		rdb.AddHook(counter)
+		s := redisstore.New(rdb, testConfig())
+		if _, err := s.Enter(ctx, "r", "first"); err != nil { // loads the script
 			t.Fatal(err)
 		}
-		if got := counter.n.Load() - before; got != 1 {
-			t.Fatalf("new user %d: %d round trips, want 1", i, got)
+		for i := 0; i < 5; i++ {
+			before := counter.n.Load()
+			if _, err := s.Enter(ctx, "r", fmt.Sprintf("new-%d", i)); err != nil {
+				t.Fatal(err)
+			}
+			if got := counter.n.Load() - before; got != 1 {
+				t.Fatalf("new user %d: %d round trips, want 1", i, got)
+			}
 		}
-	}
+	})
 }
 
 // srem runs hook when a SREM of the rooms key is about to be sent.
@@ -273,60 +291,64 @@ func (h sremHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proc
 // cluster may run them. An enter between admission's empty-room check and
 // its SREM is re-registered by forgetRoom's re-check.
 func TestForgetRoomRechecksTheLine(t *testing.T) {
-	ctx := context.Background()
-	srv := redistest.Start(t)
-	admitter, other := srv.Client(), srv.Client()
-	cfg := testConfig()
-	s, entrant := redisstore.New(admitter, cfg), redisstore.New(other, cfg)
-	if _, err := entrant.Enter(ctx, "r", "a"); err != nil {
-		t.Fatal(err)
-	}
-	if b, err := s.AdmitBatch(ctx); err != nil || admittedCount(b) != 1 {
-		t.Fatalf("%+v %v", b, err)
-	}
-	if err := other.Del(ctx, "wr:{r}:tokens", "wr:{r}:u:a").Err(); err != nil { // the order consumed it
-		t.Fatal(err)
-	}
-	once := false
-	admitter.AddHook(sremHook{before: func() {
-		if !once {
-			once = true
-			if _, err := entrant.Enter(ctx, "r", "b"); err != nil {
-				t.Error(err)
-			}
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		srv := engine.Start(t)
+		admitter, other := srv.Client(), srv.Client()
+		cfg := testConfig()
+		s, entrant := redisstore.New(admitter, cfg), redisstore.New(other, cfg)
+		if _, err := entrant.Enter(ctx, "r", "a"); err != nil {
+			t.Fatal(err)
 		}
-	}})
-	if _, err := s.AdmitBatch(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if !once {
-		t.Fatal("admission did not forget the empty room")
-	}
-	if ok, err := other.SIsMember(ctx, "wr:rooms", "r").Result(); err != nil || !ok {
-		t.Fatalf("b waits in a room admission no longer visits (%v)", err)
-	}
+		if b, err := s.AdmitBatch(ctx); err != nil || admittedCount(b) != 1 {
+			t.Fatalf("%+v %v", b, err)
+		}
+		if err := other.Del(ctx, "wr:{r}:tokens", "wr:{r}:u:a").Err(); err != nil { // the order consumed it
+			t.Fatal(err)
+		}
+		once := false
+		admitter.AddHook(sremHook{before: func() {
+			if !once {
+				once = true
+				if _, err := entrant.Enter(ctx, "r", "b"); err != nil {
+					t.Error(err)
+				}
+			}
+		}})
+		if _, err := s.AdmitBatch(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if !once {
+			t.Fatal("admission did not forget the empty room")
+		}
+		if ok, err := other.SIsMember(ctx, "wr:rooms", "r").Result(); err != nil || !ok {
+			t.Fatalf("b waits in a room admission no longer visits (%v)", err)
+		}
+	})
 }
 
 // An enter whose registration a concurrent forgetRoom removed (on a
 // cluster the SADD may run before the script, and the SREM between them)
 // registers the room again when it made the line non-empty.
 func TestFirstEnterRegistersAgain(t *testing.T) {
-	ctx := context.Background()
-	srv := redistest.Start(t)
-	rdb, other := srv.Client(), srv.Client()
-	s := redisstore.New(rdb, testConfig())
-	rdb.AddHook(pipelineHook{after: func() {
-		// forgetRoom's SREM, landing after this pipeline's SADD.
-		if err := other.SRem(ctx, "wr:rooms", "r").Err(); err != nil {
-			t.Error(err)
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		srv := engine.Start(t)
+		rdb, other := srv.Client(), srv.Client()
+		s := redisstore.New(rdb, testConfig())
+		rdb.AddHook(pipelineHook{after: func() {
+			// forgetRoom's SREM, landing after this pipeline's SADD.
+			if err := other.SRem(ctx, "wr:rooms", "r").Err(); err != nil {
+				t.Error(err)
+			}
+		}})
+		if _, err := s.Enter(ctx, "r", "first"); err != nil {
+			t.Fatal(err)
 		}
-	}})
-	if _, err := s.Enter(ctx, "r", "first"); err != nil {
-		t.Fatal(err)
-	}
-	if ok, err := other.SIsMember(ctx, "wr:rooms", "r").Result(); err != nil || !ok {
-		t.Fatalf("the first user waits in an unregistered room (%v)", err)
-	}
+		if ok, err := other.SIsMember(ctx, "wr:rooms", "r").Result(); err != nil || !ok {
+			t.Fatalf("the first user waits in an unregistered room (%v)", err)
+		}
+	})
 }
 
 // pipelineHook runs after every pipeline.

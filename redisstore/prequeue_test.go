@@ -16,9 +16,9 @@ import (
 	"github.com/waitroom/waitroom/internal/redistest"
 )
 
-func internalStore(t *testing.T, open bool) (*Store, *redis.Client) {
+func internalStore(t *testing.T, engine redistest.Engine, open bool) (*Store, *redis.Client) {
 	t.Helper()
-	rdb := redistest.Start(t).Client()
+	rdb := engine.Start(t).Client()
 	cfg := waitroom.Config{AdmitRatePerSec: 100, AdmitInterval: 100 * time.Millisecond, EntryTokenTTL: 300 * time.Second,
 		QueueCapacity: 100_000, OrderTimeout: 2 * time.Second, OpenRooms: open}
 	return New(rdb, cfg), rdb
@@ -41,139 +41,143 @@ func setOpensAt(t *testing.T, s *Store, room string, at *time.Time) {
 // come from a seeded source, so the test is repeatable; production draws
 // from crypto/rand through the same code. Re-entering keeps the draw.
 func TestPreQueueDrawIsUniform(t *testing.T) {
-	ctx := context.Background()
-	s, rdb := internalStore(t, false)
-	s.random = rand.NewChaCha8([32]byte{'w', 'r'})
-	const trials = 1200
-	later := time.Now().Add(time.Hour)
-	counts := map[string]int{}
-	for i := range trials {
-		room := fmt.Sprintf("t%d", i)
-		setOpensAt(t, s, room, &later)
-		for _, u := range []string{"a", "b", "c", "a", "b", "c"} { // each twice: re-entering
-			st, err := s.Enter(ctx, room, u)
-			if err != nil || st.Status != waitroom.PreQueue {
-				t.Fatalf("enter before the opening: %+v %v", st, err)
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		s, rdb := internalStore(t, engine, false)
+		s.random = rand.NewChaCha8([32]byte{'w', 'r'})
+		const trials = 1200
+		later := time.Now().Add(time.Hour)
+		counts := map[string]int{}
+		for i := range trials {
+			room := fmt.Sprintf("t%d", i)
+			setOpensAt(t, s, room, &later)
+			for _, u := range []string{"a", "b", "c", "a", "b", "c"} { // each twice: re-entering
+				st, err := s.Enter(ctx, room, u)
+				if err != nil || st.Status != waitroom.PreQueue {
+					t.Fatalf("enter before the opening: %+v %v", st, err)
+				}
 			}
+			order, err := rdb.ZRange(ctx, roomKeys(room).line(), 0, -1).Result()
+			if err != nil || len(order) != 3 {
+				t.Fatalf("line %v %v", order, err)
+			}
+			counts[strings.Join(order, "")]++
 		}
-		order, err := rdb.ZRange(ctx, roomKeys(room).line(), 0, -1).Result()
-		if err != nil || len(order) != 3 {
-			t.Fatalf("line %v %v", order, err)
+		chi2 := 0.0
+		expected := float64(trials) / 6
+		for _, perm := range []string{"abc", "acb", "bac", "bca", "cab", "cba"} {
+			d := float64(counts[perm]) - expected
+			chi2 += d * d / expected
 		}
-		counts[strings.Join(order, "")]++
-	}
-	chi2 := 0.0
-	expected := float64(trials) / 6
-	for _, perm := range []string{"abc", "acb", "bac", "bca", "cab", "cba"} {
-		d := float64(counts[perm]) - expected
-		chi2 += d * d / expected
-	}
-	t.Logf("orders %v, chi-square %.2f", counts, chi2)
-	if chi2 > 20.52 {
-		t.Fatalf("the pre-queue order is not uniform: chi-square %.2f > 20.52 (%v)", chi2, counts)
-	}
+		t.Logf("orders %v, chi-square %.2f", counts, chi2)
+		if chi2 > 20.52 {
+			t.Fatalf("the pre-queue order is not uniform: chi-square %.2f > 20.52 (%v)", chi2, counts)
+		}
+	})
 }
 
 // 500 users enter while the opening passes and three admitters run. Nobody
 // is lost or admitted twice, and the pre-queue (those answered PREQUEUE)
 // is admitted entirely before anyone who entered after the opening.
 func TestPreQueueOpeningRaceLosesNobody(t *testing.T) {
-	ctx := context.Background()
-	s, _ := internalStore(t, false)
-	opens := time.Now().Add(300 * time.Millisecond)
-	setOpensAt(t, s, "sale", &opens)
-	if _, err := s.Update(ctx, "sale", false, func(o waitroom.Settings) (waitroom.Settings, error) { o.RatePerSec = 400; return o, nil }); err != nil {
-		t.Fatal(err)
-	}
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		s, _ := internalStore(t, engine, false)
+		opens := time.Now().Add(300 * time.Millisecond)
+		setOpensAt(t, s, "sale", &opens)
+		if _, err := s.Update(ctx, "sale", false, func(o waitroom.Settings) (waitroom.Settings, error) { o.RatePerSec = 400; return o, nil }); err != nil {
+			t.Fatal(err)
+		}
 
-	var mu sync.Mutex
-	pre, post := map[string]bool{}, map[string]bool{}
-	admittedAt := map[string]time.Time{} // the token's expiry: the store's clock at admission plus the TTL
-	admittedTwice := ""
-	seen := map[string]bool{}
-	runCtx, cancel := context.WithCancel(ctx)
-	var admitters sync.WaitGroup
-	for range 3 {
-		admitters.Add(1)
-		go func() {
-			defer admitters.Done()
-			for runCtx.Err() == nil {
-				b, err := s.AdmitBatch(runCtx)
-				mu.Lock()
-				for _, r := range b.Rooms {
-					for _, a := range r.Admitted {
-						if seen[a.User] {
-							admittedTwice = a.User
+		var mu sync.Mutex
+		pre, post := map[string]bool{}, map[string]bool{}
+		admittedAt := map[string]time.Time{} // the token's expiry: the store's clock at admission plus the TTL
+		admittedTwice := ""
+		seen := map[string]bool{}
+		runCtx, cancel := context.WithCancel(ctx)
+		var admitters sync.WaitGroup
+		for range 3 {
+			admitters.Add(1)
+			go func() {
+				defer admitters.Done()
+				for runCtx.Err() == nil {
+					b, err := s.AdmitBatch(runCtx)
+					mu.Lock()
+					for _, r := range b.Rooms {
+						for _, a := range r.Admitted {
+							if seen[a.User] {
+								admittedTwice = a.User
+							}
+							seen[a.User] = true
+							admittedAt[a.User] = a.ExpiresAt
 						}
-						seen[a.User] = true
-						admittedAt[a.User] = a.ExpiresAt
+					}
+					mu.Unlock()
+					if err == nil {
+						time.Sleep(20 * time.Millisecond)
 					}
 				}
-				mu.Unlock()
-				if err == nil {
-					time.Sleep(20 * time.Millisecond)
+			}()
+		}
+		var enters sync.WaitGroup
+		for i := range 500 {
+			enters.Add(1)
+			go func() {
+				defer enters.Done()
+				time.Sleep(time.Duration(i) * 1200 * time.Microsecond) // 0–600 ms: across the opening
+				u := fmt.Sprintf("u%03d", i)
+				st, err := s.Enter(ctx, "sale", u)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err != nil:
+					t.Errorf("enter %s: %v", u, err)
+				case st.Status == waitroom.PreQueue:
+					pre[u] = true
+				case st.Status == waitroom.Waiting:
+					post[u] = true
 				}
-			}
-		}()
-	}
-	var enters sync.WaitGroup
-	for i := range 500 {
-		enters.Add(1)
-		go func() {
-			defer enters.Done()
-			time.Sleep(time.Duration(i) * 1200 * time.Microsecond) // 0–600 ms: across the opening
-			u := fmt.Sprintf("u%03d", i)
-			st, err := s.Enter(ctx, "sale", u)
+			}()
+		}
+		enters.Wait()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
 			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err != nil:
-				t.Errorf("enter %s: %v", u, err)
-			case st.Status == waitroom.PreQueue:
-				pre[u] = true
-			case st.Status == waitroom.Waiting:
-				post[u] = true
+			n := len(seen)
+			mu.Unlock()
+			if n == 500 || time.Now().After(deadline) {
+				break
 			}
-		}()
-	}
-	enters.Wait()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		mu.Lock()
-		n := len(seen)
-		mu.Unlock()
-		if n == 500 || time.Now().After(deadline) {
-			break
+			time.Sleep(50 * time.Millisecond)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	cancel()
-	admitters.Wait()
-	t.Logf("%d pre-queued, %d entered after the opening", len(pre), len(post))
-	if len(pre) == 0 || len(post) == 0 || len(pre)+len(post) != 500 {
-		t.Fatalf("the enters did not straddle the opening: %d before, %d after", len(pre), len(post))
-	}
-	if admittedTwice != "" || len(seen) != 500 {
-		t.Fatalf("admitted twice: %q; admitted %d of 500", admittedTwice, len(seen))
-	}
-	// Concurrent admitters may report their batches out of order, so the
-	// order is the store's own: every token's expiry is the store's clock at
-	// its admission plus the same TTL, and batches run one after another. No
-	// pre-queued user may be admitted after anyone who entered after the
-	// opening (equal times are one batch, or batches within a millisecond).
-	var latePre, firstPost string
-	for u, at := range admittedAt {
-		if pre[u] && (latePre == "" || at.After(admittedAt[latePre])) {
-			latePre = u
+		cancel()
+		admitters.Wait()
+		t.Logf("%d pre-queued, %d entered after the opening", len(pre), len(post))
+		if len(pre) == 0 || len(post) == 0 || len(pre)+len(post) != 500 {
+			t.Fatalf("the enters did not straddle the opening: %d before, %d after", len(pre), len(post))
 		}
-		if post[u] && (firstPost == "" || at.Before(admittedAt[firstPost])) {
-			firstPost = u
+		if admittedTwice != "" || len(seen) != 500 {
+			t.Fatalf("admitted twice: %q; admitted %d of 500", admittedTwice, len(seen))
 		}
-	}
-	if admittedAt[latePre].After(admittedAt[firstPost]) {
-		t.Fatalf("pre-queued %s admitted at %v, after %s (entered after the opening) at %v",
-			latePre, admittedAt[latePre], firstPost, admittedAt[firstPost])
-	}
+		// Concurrent admitters may report their batches out of order, so the
+		// order is the store's own: every token's expiry is the store's clock at
+		// its admission plus the same TTL, and batches run one after another. No
+		// pre-queued user may be admitted after anyone who entered after the
+		// opening (equal times are one batch, or batches within a millisecond).
+		var latePre, firstPost string
+		for u, at := range admittedAt {
+			if pre[u] && (latePre == "" || at.After(admittedAt[latePre])) {
+				latePre = u
+			}
+			if post[u] && (firstPost == "" || at.Before(admittedAt[firstPost])) {
+				firstPost = u
+			}
+		}
+		if admittedAt[latePre].After(admittedAt[firstPost]) {
+			t.Fatalf("pre-queued %s admitted at %v, after %s (entered after the opening) at %v",
+				latePre, admittedAt[latePre], firstPost, admittedAt[firstPost])
+		}
+	})
 }
 
 func admittedOf(b waitroom.Batch) []string {
@@ -189,107 +193,113 @@ func admittedOf(b waitroom.Batch) []string {
 // Once a room is idle (nobody waiting, no live token), every key it wrote
 // expires: an open room leaves nothing, a created one its settings only.
 func TestIdleRoomsLeaveNoKeys(t *testing.T) {
-	ctx := context.Background()
-	s, rdb := internalStore(t, true)
-	s.idle = 200 * time.Millisecond
-	setOpensAt(t, s, "kept", nil)
-	for _, room := range []string{"gone", "kept"} {
-		for _, u := range []string{"a", "b"} {
-			if _, err := s.Enter(ctx, room, u); err != nil {
-				t.Fatal(err)
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		s, rdb := internalStore(t, engine, true)
+		s.idle = 200 * time.Millisecond
+		setOpensAt(t, s, "kept", nil)
+		for _, room := range []string{"gone", "kept"} {
+			for _, u := range []string{"a", "b"} {
+				if _, err := s.Enter(ctx, room, u); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
-	}
-	b, err := s.AdmitBatch(ctx)
-	if err != nil || len(admittedOf(b)) != 4 {
-		t.Fatalf("%+v %v", b, err)
-	}
-	for _, r := range b.Rooms { // everyone orders: no token left
-		for _, a := range r.Admitted {
-			l, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: r.Room, User: a.User, Token: a.Token})
-			if err == nil {
-				err = s.CommitOrder(ctx, l, waitroom.StoredAnswer{Status: 201})
-			}
-			if err != nil {
-				t.Fatal(err)
+		b, err := s.AdmitBatch(ctx)
+		if err != nil || len(admittedOf(b)) != 4 {
+			t.Fatalf("%+v %v", b, err)
+		}
+		for _, r := range b.Rooms { // everyone orders: no token left
+			for _, a := range r.Admitted {
+				l, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: r.Room, User: a.User, Token: a.Token})
+				if err == nil {
+					err = s.CommitOrder(ctx, l, waitroom.StoredAnswer{Status: 201})
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
-	}
-	if _, err := s.AdmitBatch(ctx); err != nil { // sees both rooms idle
-		t.Fatal(err)
-	}
-	time.Sleep(2 * s.idle)
-	if _, err := s.AdmitBatch(ctx); err != nil {
-		t.Fatal(err)
-	}
-	keys, err := rdb.Keys(ctx, "*").Result()
-	slices.Sort(keys)
-	want := []string{createdKey, roomsKey, roomKeys("kept").settings()}
-	if err != nil || !slices.Equal(keys, want) {
-		t.Fatalf("keys left: %v, want %v", keys, want)
-	}
+		if _, err := s.AdmitBatch(ctx); err != nil { // sees both rooms idle
+			t.Fatal(err)
+		}
+		time.Sleep(2 * s.idle)
+		if _, err := s.AdmitBatch(ctx); err != nil {
+			t.Fatal(err)
+		}
+		keys, err := rdb.Keys(ctx, "*").Result()
+		slices.Sort(keys)
+		want := []string{createdKey, roomsKey, roomKeys("kept").settings()}
+		if err != nil || !slices.Equal(keys, want) {
+			t.Fatalf("keys left: %v, want %v", keys, want)
+		}
+	})
 }
 
 // A room that went idle has its keys set to expire; the next user to wait
 // takes the expiry off, or a long wait could lose the sequence (and FIFO).
 func TestWaitingAgainKeepsTheKeys(t *testing.T) {
-	ctx := context.Background()
-	s, rdb := internalStore(t, true)
-	if _, err := s.Enter(ctx, "r", "a"); err != nil {
-		t.Fatal(err)
-	}
-	b, err := s.AdmitBatch(ctx)
-	if err != nil || len(admittedOf(b)) != 1 {
-		t.Fatalf("%+v %v", b, err)
-	}
-	a := b.Rooms[0].Admitted[0]
-	l, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "r", User: "a", Token: a.Token})
-	if err == nil {
-		err = s.CommitOrder(ctx, l, waitroom.StoredAnswer{Status: 201})
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.AdmitBatch(ctx); err != nil { // idle: expiry set
-		t.Fatal(err)
-	}
-	k := roomKeys("r")
-	if ttl, _ := rdb.PTTL(ctx, k.seq()).Result(); ttl <= 0 {
-		t.Fatalf("an idle room's sequence does not expire: %v", ttl)
-	}
-	if _, err := s.Enter(ctx, "r", "b"); err != nil {
-		t.Fatal(err)
-	}
-	for _, key := range []string{k.seq(), k.marks(), k.lastMark()} {
-		if ttl, _ := rdb.PTTL(ctx, key).Result(); ttl != -1 {
-			t.Errorf("%s expires in %v while someone waits", key, ttl)
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		s, rdb := internalStore(t, engine, true)
+		if _, err := s.Enter(ctx, "r", "a"); err != nil {
+			t.Fatal(err)
 		}
-	}
+		b, err := s.AdmitBatch(ctx)
+		if err != nil || len(admittedOf(b)) != 1 {
+			t.Fatalf("%+v %v", b, err)
+		}
+		a := b.Rooms[0].Admitted[0]
+		l, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "r", User: "a", Token: a.Token})
+		if err == nil {
+			err = s.CommitOrder(ctx, l, waitroom.StoredAnswer{Status: 201})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.AdmitBatch(ctx); err != nil { // idle: expiry set
+			t.Fatal(err)
+		}
+		k := roomKeys("r")
+		if ttl, _ := rdb.PTTL(ctx, k.seq()).Result(); ttl <= 0 {
+			t.Fatalf("an idle room's sequence does not expire: %v", ttl)
+		}
+		if _, err := s.Enter(ctx, "r", "b"); err != nil {
+			t.Fatal(err)
+		}
+		for _, key := range []string{k.seq(), k.marks(), k.lastMark()} {
+			if ttl, _ := rdb.PTTL(ctx, key).Result(); ttl != -1 {
+				t.Errorf("%s expires in %v while someone waits", key, ttl)
+			}
+		}
+	})
 }
 
 // Before the opening admission admits nobody, however long the pre-queue
 // and however full the budget; the pre-queue stays PREQUEUE.
 func TestNoAdmissionBeforeTheOpening(t *testing.T) {
-	ctx := context.Background()
-	s, _ := internalStore(t, false)
-	opens := time.Now().Add(time.Hour)
-	setOpensAt(t, s, "later", &opens)
-	for i := range 20 {
-		if st, err := s.Enter(ctx, "later", fmt.Sprint(i)); err != nil || st.Status != waitroom.PreQueue {
-			t.Fatalf("enter %d: %+v %v", i, st, err)
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		s, _ := internalStore(t, engine, false)
+		opens := time.Now().Add(time.Hour)
+		setOpensAt(t, s, "later", &opens)
+		for i := range 20 {
+			if st, err := s.Enter(ctx, "later", fmt.Sprint(i)); err != nil || st.Status != waitroom.PreQueue {
+				t.Fatalf("enter %d: %+v %v", i, st, err)
+			}
 		}
-	}
-	for range 3 {
-		b, err := s.AdmitBatch(ctx)
-		if err != nil {
-			t.Fatal(err)
+		for range 3 {
+			b, err := s.AdmitBatch(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := len(admittedOf(b)); n != 0 {
+				t.Fatalf("%d admitted an hour before the opening", n)
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
-		if n := len(admittedOf(b)); n != 0 {
-			t.Fatalf("%d admitted an hour before the opening", n)
+		if st, err := s.Position(ctx, "later", "0"); err != nil || st.Status != waitroom.PreQueue {
+			t.Fatalf("after the batches: %+v %v", st, err)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if st, err := s.Position(ctx, "later", "0"); err != nil || st.Status != waitroom.PreQueue {
-		t.Fatalf("after the batches: %+v %v", st, err)
-	}
+	})
 }

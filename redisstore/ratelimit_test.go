@@ -23,74 +23,80 @@ func limitedConfig(l waitroom.Limits) waitroom.Config {
 // one Redis enforce one limit: 64 concurrent polls of one caller, half
 // through each, let exactly the burst through (the refill is negligible).
 func TestLimiterIsSharedAcrossProcesses(t *testing.T) {
-	srv := redistest.Start(t)
-	cfg := limitedConfig(waitroom.Limits{ClientRatePerSec: 0.001, ClientBurst: 10, IPRatePerSec: 1000, IPBurst: 1000})
-	stores := []*redisstore.Store{redisstore.New(srv.Client(), cfg), redisstore.New(srv.Client(), cfg)}
-	ctx := waitroom.WithCaller(context.Background(), waitroom.Caller{ID: "flood", IP: "192.0.2.7"})
-	var ok, limited atomic.Int64
-	var wg sync.WaitGroup
-	for i := 0; i < 64; i++ {
-		wg.Add(1)
-		go func(s *redisstore.Store) {
-			defer wg.Done()
-			_, err := s.Position(ctx, "r", "flood")
-			switch waitroom.ErrorCode(err) {
-			case "":
-				ok.Add(1)
-			case waitroom.ERateLimited:
-				limited.Add(1)
-				var e *waitroom.Error
-				if !asError(err, &e) || e.RetryAfter <= 0 {
-					t.Errorf("rate_limited without a retry time: %v", err)
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		srv := engine.Start(t)
+		cfg := limitedConfig(waitroom.Limits{ClientRatePerSec: 0.001, ClientBurst: 10, IPRatePerSec: 1000, IPBurst: 1000})
+		stores := []*redisstore.Store{redisstore.New(srv.Client(), cfg), redisstore.New(srv.Client(), cfg)}
+		ctx := waitroom.WithCaller(context.Background(), waitroom.Caller{ID: "flood", IP: "192.0.2.7"})
+		var ok, limited atomic.Int64
+		var wg sync.WaitGroup
+		for i := 0; i < 64; i++ {
+			wg.Add(1)
+			go func(s *redisstore.Store) {
+				defer wg.Done()
+				_, err := s.Position(ctx, "r", "flood")
+				switch waitroom.ErrorCode(err) {
+				case "":
+					ok.Add(1)
+				case waitroom.ERateLimited:
+					limited.Add(1)
+					var e *waitroom.Error
+					if !asError(err, &e) || e.RetryAfter <= 0 {
+						t.Errorf("rate_limited without a retry time: %v", err)
+					}
+				default:
+					t.Errorf("position: %v", err)
 				}
-			default:
-				t.Errorf("position: %v", err)
-			}
-		}(stores[i%2])
-	}
-	wg.Wait()
-	if ok.Load() != 10 || limited.Load() != 54 {
-		t.Fatalf("%d allowed, %d limited; want 10 and 54", ok.Load(), limited.Load())
-	}
-	// Another caller behind another IP is untouched, through either store.
-	other := waitroom.WithCaller(context.Background(), waitroom.Caller{ID: "calm", IP: "192.0.2.8"})
-	for _, s := range stores {
-		if _, err := s.Enter(other, "r", "calm"); err != nil {
-			t.Fatalf("another caller: %v", err)
+			}(stores[i%2])
 		}
-	}
+		wg.Wait()
+		if ok.Load() != 10 || limited.Load() != 54 {
+			t.Fatalf("%d allowed, %d limited; want 10 and 54", ok.Load(), limited.Load())
+		}
+		// Another caller behind another IP is untouched, through either store.
+		other := waitroom.WithCaller(context.Background(), waitroom.Caller{ID: "calm", IP: "192.0.2.8"})
+		for _, s := range stores {
+			if _, err := s.Enter(other, "r", "calm"); err != nil {
+				t.Fatalf("another caller: %v", err)
+			}
+		}
+	})
 }
 
 // Many identities behind one IP meet the IP's bucket; the enter refused
 // takes no place in line.
 func TestLimiterPerIP(t *testing.T) {
-	s, rdb := newStore(t, limitedConfig(waitroom.Limits{ClientRatePerSec: 1000, ClientBurst: 1000, IPRatePerSec: 0.001, IPBurst: 5}))
-	var refused int
-	for i := 0; i < 8; i++ {
-		ctx := waitroom.WithCaller(context.Background(), waitroom.Caller{ID: fmt.Sprint("id", i), IP: "198.51.100.1"})
-		if _, err := s.Enter(ctx, "r", fmt.Sprint("id", i)); waitroom.ErrorCode(err) == waitroom.ERateLimited {
-			refused++
-		} else if err != nil {
-			t.Fatal(err)
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		s, rdb := newStore(t, engine, limitedConfig(waitroom.Limits{ClientRatePerSec: 1000, ClientBurst: 1000, IPRatePerSec: 0.001, IPBurst: 5}))
+		var refused int
+		for i := 0; i < 8; i++ {
+			ctx := waitroom.WithCaller(context.Background(), waitroom.Caller{ID: fmt.Sprint("id", i), IP: "198.51.100.1"})
+			if _, err := s.Enter(ctx, "r", fmt.Sprint("id", i)); waitroom.ErrorCode(err) == waitroom.ERateLimited {
+				refused++
+			} else if err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	if n := rdb.ZCard(context.Background(), "wr:{r}:line").Val(); refused != 3 || n != 5 {
-		t.Fatalf("%d refused, %d in line; want 3 and 5", refused, n)
-	}
+		if n := rdb.ZCard(context.Background(), "wr:{r}:line").Val(); refused != 3 || n != 5 {
+			t.Fatalf("%d refused, %d in line; want 3 and 5", refused, n)
+		}
+	})
 }
 
 // A bucket that cannot be used (here: a key of another type) lets the call
 // through and says so: fail open, explicitly.
 func TestLimiterFailsOpen(t *testing.T) {
-	s, rdb := newStore(t, limitedConfig(waitroom.Limits{ClientRatePerSec: 1, ClientBurst: 1, IPRatePerSec: 1, IPBurst: 1}))
-	ctx := waitroom.WithCaller(context.Background(), waitroom.Caller{ID: "u", IP: "203.0.113.9"})
-	rdb.Set(context.Background(), "wr:{r}:rl:ip:203.0.113.9", "not a hash", 0)
-	for i := 0; i < 3; i++ {
-		st, err := s.Enter(ctx, "r", "u")
-		if err != nil || !st.LimiterFailedOpen {
-			t.Fatalf("enter %d: %+v %v", i, st, err)
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		s, rdb := newStore(t, engine, limitedConfig(waitroom.Limits{ClientRatePerSec: 1, ClientBurst: 1, IPRatePerSec: 1, IPBurst: 1}))
+		ctx := waitroom.WithCaller(context.Background(), waitroom.Caller{ID: "u", IP: "203.0.113.9"})
+		rdb.Set(context.Background(), "wr:{r}:rl:ip:203.0.113.9", "not a hash", 0)
+		for i := 0; i < 3; i++ {
+			st, err := s.Enter(ctx, "r", "u")
+			if err != nil || !st.LimiterFailedOpen {
+				t.Fatalf("enter %d: %+v %v", i, st, err)
+			}
 		}
-	}
+	})
 }
 
 func asError(err error, target **waitroom.Error) bool { return errors.As(err, target) }
@@ -98,17 +104,19 @@ func asError(err error, target **waitroom.Error) bool { return errors.As(err, ta
 // A room nobody created (OPEN_ROOMS=false) is refused before the limiter
 // writes its buckets: unknown rooms still write nothing.
 func TestUnknownRoomWritesNoBuckets(t *testing.T) {
-	cfg := limitedConfig(waitroom.Limits{ClientRatePerSec: 1, ClientBurst: 5, IPRatePerSec: 1, IPBurst: 5})
-	cfg.OpenRooms = false
-	s, rdb := newStore(t, cfg)
-	ctx := waitroom.WithCaller(context.Background(), waitroom.Caller{ID: "u", IP: "192.0.2.3"})
-	if _, err := s.Enter(ctx, "nobody-made-this", "u"); waitroom.ErrorCode(err) != waitroom.ERoomNotFound {
-		t.Fatalf("enter: %v", err)
-	}
-	if _, err := s.Position(ctx, "nobody-made-this", "u"); waitroom.ErrorCode(err) != waitroom.ERoomNotFound {
-		t.Fatalf("position: %v", err)
-	}
-	if n := rdb.DBSize(context.Background()).Val(); n != 0 {
-		t.Fatalf("%d keys written for an unknown room", n)
-	}
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		cfg := limitedConfig(waitroom.Limits{ClientRatePerSec: 1, ClientBurst: 5, IPRatePerSec: 1, IPBurst: 5})
+		cfg.OpenRooms = false
+		s, rdb := newStore(t, engine, cfg)
+		ctx := waitroom.WithCaller(context.Background(), waitroom.Caller{ID: "u", IP: "192.0.2.3"})
+		if _, err := s.Enter(ctx, "nobody-made-this", "u"); waitroom.ErrorCode(err) != waitroom.ERoomNotFound {
+			t.Fatalf("enter: %v", err)
+		}
+		if _, err := s.Position(ctx, "nobody-made-this", "u"); waitroom.ErrorCode(err) != waitroom.ERoomNotFound {
+			t.Fatalf("position: %v", err)
+		}
+		if n := rdb.DBSize(context.Background()).Val(); n != 0 {
+			t.Fatalf("%d keys written for an unknown room", n)
+		}
+	})
 }

@@ -39,105 +39,107 @@ func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 // then one pipeline of every room's script). The abuse limiter runs inside
 // those scripts: a limited caller costs the same.
 func TestRoundTripsPerOperation(t *testing.T) {
-	ctx := waitroom.WithCaller(context.Background(), waitroom.Caller{ID: "u1", IP: "192.0.2.1"})
-	rdb := redistest.Start(t).Client()
-	counter := &roundTrips{}
-	rdb.AddHook(counter)
-	cfg := testConfig()
-	cfg.Trust.Limits = waitroom.Limits{ClientRatePerSec: 1000, ClientBurst: 1000, IPRatePerSec: 1000, IPBurst: 1000}
-	s := redisstore.New(rdb, cfg)
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := waitroom.WithCaller(context.Background(), waitroom.Caller{ID: "u1", IP: "192.0.2.1"})
+		rdb := engine.Start(t).Client()
+		counter := &roundTrips{}
+		rdb.AddHook(counter)
+		cfg := testConfig()
+		cfg.Trust.Limits = waitroom.Limits{ClientRatePerSec: 1000, ClientBurst: 1000, IPRatePerSec: 1000, IPBurst: 1000}
+		s := redisstore.New(rdb, cfg)
 
-	measure := func(name string, want int64, op func() error) {
-		t.Helper()
-		if err := op(); err != nil { // warm: load scripts, open connections
-			t.Fatalf("%s: %v", name, err)
+		measure := func(name string, want int64, op func() error) {
+			t.Helper()
+			if err := op(); err != nil { // warm: load scripts, open connections
+				t.Fatalf("%s: %v", name, err)
+			}
+			before := counter.n.Load()
+			if err := op(); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if got := counter.n.Load() - before; got != want {
+				t.Errorf("%s: %d round trips, want %d", name, got, want)
+			}
 		}
-		before := counter.n.Load()
-		if err := op(); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if got := counter.n.Load() - before; got != want {
-			t.Errorf("%s: %d round trips, want %d", name, got, want)
-		}
-	}
-	measure("enter", 1, func() error { _, err := s.Enter(ctx, "r", "u1"); return err })
-	measure("position", 1, func() error { _, err := s.Position(ctx, "r", "u1"); return err })
-	measure("admit batch", 2, func() error { _, err := s.AdmitBatch(ctx); return err })
+		measure("enter", 1, func() error { _, err := s.Enter(ctx, "r", "u1"); return err })
+		measure("position", 1, func() error { _, err := s.Position(ctx, "r", "u1"); return err })
+		measure("admit batch", 2, func() error { _, err := s.AdmitBatch(ctx); return err })
 
-	// Room settings are read inside the same scripts: a created room of a
-	// closed store (OPEN_ROOMS=false), paused or in its pre-queue, costs the
-	// same, and so does refusing a room nobody created.
-	closedCfg := cfg
-	closedCfg.OpenRooms = false
-	closed := redisstore.New(rdb, closedCfg)
-	opens := time.Now().Add(time.Hour)
-	for room, change := range map[string]func(*waitroom.Settings){
-		"paused": func(st *waitroom.Settings) { st.Paused, st.MaxActive, st.RatePerSec = true, 5, 0.5 },
-		"early":  func(st *waitroom.Settings) { st.OpensAt = &opens },
-	} {
-		if _, err := closed.Update(ctx, room, true, func(st waitroom.Settings) (waitroom.Settings, error) { change(&st); return st, nil }); err != nil {
+		// Room settings are read inside the same scripts: a created room of a
+		// closed store (OPEN_ROOMS=false), paused or in its pre-queue, costs the
+		// same, and so does refusing a room nobody created.
+		closedCfg := cfg
+		closedCfg.OpenRooms = false
+		closed := redisstore.New(rdb, closedCfg)
+		opens := time.Now().Add(time.Hour)
+		for room, change := range map[string]func(*waitroom.Settings){
+			"paused": func(st *waitroom.Settings) { st.Paused, st.MaxActive, st.RatePerSec = true, 5, 0.5 },
+			"early":  func(st *waitroom.Settings) { st.OpensAt = &opens },
+		} {
+			if _, err := closed.Update(ctx, room, true, func(st waitroom.Settings) (waitroom.Settings, error) { change(&st); return st, nil }); err != nil {
+				t.Fatal(err)
+			}
+			measure(room+" enter", 1, func() error { _, err := closed.Enter(ctx, room, "u1"); return err })
+			measure(room+" position", 1, func() error { _, err := closed.Position(ctx, room, "u1"); return err })
+		}
+		measure("unknown room enter", 1, func() error {
+			if _, err := closed.Enter(ctx, "unknown", "u1"); waitroom.ErrorCode(err) != waitroom.ERoomNotFound {
+				return fmt.Errorf("enter of an unknown room: %v", err)
+			}
+			return nil
+		})
+		measure("closed admit batch", 2, func() error { _, err := closed.AdmitBatch(ctx); return err })
+
+		// Warm the gate's scripts on one user, then count on another.
+		tokens := map[string]string{}
+		for _, u := range []string{"u1", "u2"} {
+			if _, err := s.Enter(ctx, "g", u); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b, err := s.AdmitBatch(ctx)
+		if err != nil {
 			t.Fatal(err)
 		}
-		measure(room+" enter", 1, func() error { _, err := closed.Enter(ctx, room, "u1"); return err })
-		measure(room+" position", 1, func() error { _, err := closed.Position(ctx, room, "u1"); return err })
-	}
-	measure("unknown room enter", 1, func() error {
-		if _, err := closed.Enter(ctx, "unknown", "u1"); waitroom.ErrorCode(err) != waitroom.ERoomNotFound {
-			return fmt.Errorf("enter of an unknown room: %v", err)
+		for _, r := range b.Rooms {
+			for _, a := range r.Admitted {
+				tokens[a.User] = a.Token
+			}
 		}
-		return nil
-	})
-	measure("closed admit batch", 2, func() error { _, err := closed.AdmitBatch(ctx); return err })
-
-	// Warm the gate's scripts on one user, then count on another.
-	tokens := map[string]string{}
-	for _, u := range []string{"u1", "u2"} {
-		if _, err := s.Enter(ctx, "g", u); err != nil {
+		warm, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "g", User: "u2", Token: tokens["u2"]})
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	b, err := s.AdmitBatch(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range b.Rooms {
-		for _, a := range r.Admitted {
-			tokens[a.User] = a.Token
+		if err := s.ReleaseOrder(ctx, warm); err != nil {
+			t.Fatal(err)
 		}
-	}
-	warm, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "g", User: "u2", Token: tokens["u2"]})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.ReleaseOrder(ctx, warm); err != nil {
-		t.Fatal(err)
-	}
-	if warm, err = s.BeginOrder(ctx, warm.OrderAttempt); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.CommitOrder(ctx, warm, waitroom.StoredAnswer{Status: 201}); err != nil {
-		t.Fatal(err)
-	}
+		if warm, err = s.BeginOrder(ctx, warm.OrderAttempt); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CommitOrder(ctx, warm, waitroom.StoredAnswer{Status: 201}); err != nil {
+			t.Fatal(err)
+		}
 
-	count := func(name string, op func() error) {
-		t.Helper()
-		before := counter.n.Load()
-		if err := op(); err != nil {
-			t.Fatalf("%s: %v", name, err)
+		count := func(name string, op func() error) {
+			t.Helper()
+			before := counter.n.Load()
+			if err := op(); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if got := counter.n.Load() - before; got != 1 {
+				t.Errorf("%s: %d round trips, want 1", name, got)
+			}
 		}
-		if got := counter.n.Load() - before; got != 1 {
-			t.Errorf("%s: %d round trips, want 1", name, got)
-		}
-	}
-	var lease waitroom.Lease
-	count("gate check", func() error {
-		lease, err = s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "g", User: "u1", Token: tokens["u1"]})
-		return err
+		var lease waitroom.Lease
+		count("gate check", func() error {
+			lease, err = s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "g", User: "u1", Token: tokens["u1"]})
+			return err
+		})
+		count("gate release", func() error { return s.ReleaseOrder(ctx, lease) })
+		count("gate check again", func() error {
+			lease, err = s.BeginOrder(ctx, lease.OrderAttempt)
+			return err
+		})
+		count("gate commit", func() error { return s.CommitOrder(ctx, lease, waitroom.StoredAnswer{Status: 201}) })
 	})
-	count("gate release", func() error { return s.ReleaseOrder(ctx, lease) })
-	count("gate check again", func() error {
-		lease, err = s.BeginOrder(ctx, lease.OrderAttempt)
-		return err
-	})
-	count("gate commit", func() error { return s.CommitOrder(ctx, lease, waitroom.StoredAnswer{Status: 201}) })
 }

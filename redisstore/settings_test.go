@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/redisstore"
 )
 
@@ -56,40 +57,42 @@ func admittedUsers(b waitroom.Batch) []string {
 // A paused room admits nobody from the very next batch; users keep their
 // places and are told so; resume carries on in the same FIFO order.
 func TestPauseStopsAdmissionAndResumeKeepsFIFO(t *testing.T) {
-	ctx := context.Background()
-	s, _ := newStore(t, testConfig())
-	users := names("u", 40)
-	enterAll(t, s, "sale", users...)
-	var order []string
-	b, err := s.AdmitBatch(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	order = append(order, admittedUsers(b)...)
-	set(t, s, "sale", func(st *waitroom.Settings) { st.Paused = true })
-	for range 3 {
-		time.Sleep(100 * time.Millisecond)
-		b, err := s.AdmitBatch(ctx)
-		if err != nil || len(admittedUsers(b)) != 0 {
-			t.Fatalf("a paused room admitted %v (%v)", admittedUsers(b), err)
-		}
-	}
-	st, err := s.Position(ctx, "sale", users[len(order)])
-	if err != nil || st.Status != waitroom.Waiting || st.Position != 1 || !st.Paused {
-		t.Fatalf("a waiting user of a paused room: %+v %v", st, err)
-	}
-	set(t, s, "sale", func(st *waitroom.Settings) { st.Paused = false })
-	for len(order) < len(users) {
-		time.Sleep(50 * time.Millisecond)
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		s, _ := newStore(t, engine, testConfig())
+		users := names("u", 40)
+		enterAll(t, s, "sale", users...)
+		var order []string
 		b, err := s.AdmitBatch(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		order = append(order, admittedUsers(b)...)
-	}
-	if !slices.Equal(order, users) {
-		t.Fatalf("admission order after resume is not the entry order:\n%v\n%v", order, users)
-	}
+		set(t, s, "sale", func(st *waitroom.Settings) { st.Paused = true })
+		for range 3 {
+			time.Sleep(100 * time.Millisecond)
+			b, err := s.AdmitBatch(ctx)
+			if err != nil || len(admittedUsers(b)) != 0 {
+				t.Fatalf("a paused room admitted %v (%v)", admittedUsers(b), err)
+			}
+		}
+		st, err := s.Position(ctx, "sale", users[len(order)])
+		if err != nil || st.Status != waitroom.Waiting || st.Position != 1 || !st.Paused {
+			t.Fatalf("a waiting user of a paused room: %+v %v", st, err)
+		}
+		set(t, s, "sale", func(st *waitroom.Settings) { st.Paused = false })
+		for len(order) < len(users) {
+			time.Sleep(50 * time.Millisecond)
+			b, err := s.AdmitBatch(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			order = append(order, admittedUsers(b)...)
+		}
+		if !slices.Equal(order, users) {
+			t.Fatalf("admission order after resume is not the entry order:\n%v\n%v", order, users)
+		}
+	})
 }
 
 // admitFor runs n concurrent admitters until ctx ends and counts the
@@ -122,205 +125,215 @@ func admitFor(ctx context.Context, s *redisstore.Store, cfg waitroom.Config, n i
 // the change returned admits at the new rate: from then on at most
 // 20 × elapsed + one new batch + one user, whatever the budget saved at 200/s.
 func TestRateChangeNeverOverAdmits(t *testing.T) {
-	ctx := context.Background()
-	cfg := testConfig()
-	cfg.AdmitRatePerSec = 200
-	s, _ := newStore(t, cfg)
-	enterAll(t, s, "sale", names("u", 1500)...)
-	set(t, s, "sale", func(st *waitroom.Settings) {})
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		cfg := testConfig()
+		cfg.AdmitRatePerSec = 200
+		s, _ := newStore(t, engine, cfg)
+		enterAll(t, s, "sale", names("u", 1500)...)
+		set(t, s, "sale", func(st *waitroom.Settings) {})
 
-	runCtx, cancel := context.WithCancel(ctx)
-	var after, counted, all atomic.Int64
-	wg := admitFor(runCtx, s, cfg, 4, &after, &counted, &all)
-	time.Sleep(time.Second)
-	before := all.Load()
-	set(t, s, "sale", func(st *waitroom.Settings) { st.RatePerSec = 20 })
-	changed := time.Now()
-	after.Store(changed.UnixNano())
-	time.Sleep(2 * time.Second)
-	cancel()
-	wg.Wait()
-	elapsed := time.Since(changed).Seconds()
-	limit := math.Ceil(20*elapsed + math.Max(1, 20*cfg.AdmitInterval.Seconds()) + 1)
-	t.Logf("200/s: %d in the first second; 20/s: %d in %.2f s (limit %.0f)", before, counted.Load(), elapsed, limit)
-	if before < 150 {
-		t.Errorf("the first rate did not run: %d", before)
-	}
-	if float64(counted.Load()) > limit {
-		t.Errorf("over-admission after lowering the rate: %d > %.0f", counted.Load(), limit)
-	}
-	if float64(counted.Load()) < 0.5*20*elapsed {
-		t.Errorf("the new rate barely admits: %d in %.2f s", counted.Load(), elapsed)
-	}
+		runCtx, cancel := context.WithCancel(ctx)
+		var after, counted, all atomic.Int64
+		wg := admitFor(runCtx, s, cfg, 4, &after, &counted, &all)
+		time.Sleep(time.Second)
+		before := all.Load()
+		set(t, s, "sale", func(st *waitroom.Settings) { st.RatePerSec = 20 })
+		changed := time.Now()
+		after.Store(changed.UnixNano())
+		time.Sleep(2 * time.Second)
+		cancel()
+		wg.Wait()
+		elapsed := time.Since(changed).Seconds()
+		limit := math.Ceil(20*elapsed + math.Max(1, 20*cfg.AdmitInterval.Seconds()) + 1)
+		t.Logf("200/s: %d in the first second; 20/s: %d in %.2f s (limit %.0f)", before, counted.Load(), elapsed, limit)
+		if before < 150 {
+			t.Errorf("the first rate did not run: %d", before)
+		}
+		if float64(counted.Load()) > limit {
+			t.Errorf("over-admission after lowering the rate: %d > %.0f", counted.Load(), limit)
+		}
+		if float64(counted.Load()) < 0.5*20*elapsed {
+			t.Errorf("the new rate barely admits: %d in %.2f s", counted.Load(), elapsed)
+		}
+	})
 }
 
 // maxActive caps the live entry tokens with four admitters racing and
 // orders consuming tokens concurrently; everyone is admitted eventually.
 func TestMaxActiveNeverExceeded(t *testing.T) {
-	ctx := context.Background()
-	cfg := testConfig()
-	cfg.AdmitRatePerSec = 1000
-	s, rdb := newStore(t, cfg)
-	const maxActive, users = 7, 150
-	set(t, s, "drop", func(st *waitroom.Settings) { st.MaxActive = maxActive })
-	enterAll(t, s, "drop", names("u", users)...)
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		cfg := testConfig()
+		cfg.AdmitRatePerSec = 1000
+		s, rdb := newStore(t, engine, cfg)
+		const maxActive, users = 7, 150
+		set(t, s, "drop", func(st *waitroom.Settings) { st.MaxActive = maxActive })
+		enterAll(t, s, "drop", names("u", users)...)
 
-	runCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	admitted := make(chan waitroom.Admission, users)
-	var exceeded atomic.Int64
-	var wg sync.WaitGroup
-	for range 4 {
+		runCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		admitted := make(chan waitroom.Admission, users)
+		var exceeded atomic.Int64
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for runCtx.Err() == nil {
+					b, err := s.AdmitBatch(runCtx)
+					for _, r := range b.Rooms {
+						if r.ActiveTokens > maxActive {
+							exceeded.Store(r.ActiveTokens)
+						}
+						for _, a := range r.Admitted {
+							admitted <- a
+						}
+					}
+					if err == nil {
+						time.Sleep(10 * time.Millisecond)
+					}
+				}
+			}()
+		}
 		wg.Add(1)
-		go func() {
+		go func() { // an outside observer of the live tokens
 			defer wg.Done()
 			for runCtx.Err() == nil {
-				b, err := s.AdmitBatch(runCtx)
-				for _, r := range b.Rooms {
-					if r.ActiveTokens > maxActive {
-						exceeded.Store(r.ActiveTokens)
-					}
-					for _, a := range r.Admitted {
-						admitted <- a
-					}
+				if n, err := rdb.ZCard(runCtx, "wr:{drop}:tokens").Result(); err == nil && n > maxActive {
+					exceeded.Store(n)
 				}
+			}
+		}()
+		var orders sync.WaitGroup
+		for i := 0; i < users; i++ {
+			var a waitroom.Admission
+			select {
+			case a = <-admitted:
+			case <-runCtx.Done():
+				t.Fatalf("admission stopped after %d of %d users", i, users)
+			}
+			orders.Add(1)
+			go func() { // orders consume tokens at their own pace
+				defer orders.Done()
+				time.Sleep(time.Duration(i%5) * 5 * time.Millisecond)
+				l, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "drop", User: a.User, Token: a.Token})
 				if err == nil {
-					time.Sleep(10 * time.Millisecond)
+					err = s.CommitOrder(ctx, l, waitroom.StoredAnswer{Status: 201})
 				}
-			}
-		}()
-	}
-	wg.Add(1)
-	go func() { // an outside observer of the live tokens
-		defer wg.Done()
-		for runCtx.Err() == nil {
-			if n, err := rdb.ZCard(runCtx, "wr:{drop}:tokens").Result(); err == nil && n > maxActive {
-				exceeded.Store(n)
-			}
+				if err != nil {
+					t.Errorf("order of %s: %v", a.User, err)
+				}
+			}()
 		}
-	}()
-	var orders sync.WaitGroup
-	for i := 0; i < users; i++ {
-		var a waitroom.Admission
-		select {
-		case a = <-admitted:
-		case <-runCtx.Done():
-			t.Fatalf("admission stopped after %d of %d users", i, users)
+		orders.Wait()
+		cancel()
+		wg.Wait()
+		if n := exceeded.Load(); n > 0 {
+			t.Fatalf("%d live tokens, maxActive %d", n, maxActive)
 		}
-		orders.Add(1)
-		go func() { // orders consume tokens at their own pace
-			defer orders.Done()
-			time.Sleep(time.Duration(i%5) * 5 * time.Millisecond)
-			l, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "drop", User: a.User, Token: a.Token})
-			if err == nil {
-				err = s.CommitOrder(ctx, l, waitroom.StoredAnswer{Status: 201})
-			}
-			if err != nil {
-				t.Errorf("order of %s: %v", a.User, err)
-			}
-		}()
-	}
-	orders.Wait()
-	cancel()
-	wg.Wait()
-	if n := exceeded.Load(); n > 0 {
-		t.Fatalf("%d live tokens, maxActive %d", n, maxActive)
-	}
+	})
 }
 
 // With OPEN_ROOMS=false a room nobody created answers room_not_found to
 // enter and position and writes nothing at all; once created it works.
 func TestClosedRoomsCreateNothing(t *testing.T) {
-	ctx := context.Background()
-	cfg := testConfig()
-	cfg.OpenRooms = false
-	s, rdb := newStore(t, cfg)
-	for _, op := range []func() (waitroom.Standing, error){
-		func() (waitroom.Standing, error) { return s.Enter(ctx, "throwaway", "u") },
-		func() (waitroom.Standing, error) { return s.Position(ctx, "throwaway", "u") },
-	} {
-		if _, err := op(); waitroom.ErrorCode(err) != waitroom.ERoomNotFound {
-			t.Fatalf("unknown room: %v", err)
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		cfg := testConfig()
+		cfg.OpenRooms = false
+		s, rdb := newStore(t, engine, cfg)
+		for _, op := range []func() (waitroom.Standing, error){
+			func() (waitroom.Standing, error) { return s.Enter(ctx, "throwaway", "u") },
+			func() (waitroom.Standing, error) { return s.Position(ctx, "throwaway", "u") },
+		} {
+			if _, err := op(); waitroom.ErrorCode(err) != waitroom.ERoomNotFound {
+				t.Fatalf("unknown room: %v", err)
+			}
 		}
-	}
-	if _, err := s.AdmitBatch(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if keys, _ := rdb.Keys(ctx, "*").Result(); len(keys) != 0 {
-		t.Fatalf("an unknown room wrote %v", keys)
-	}
-	if _, err := s.Status(ctx, "throwaway"); waitroom.ErrorCode(err) != waitroom.ERoomNotFound {
-		t.Fatalf("status of an unknown room: %v", err)
-	}
-	set(t, s, "real", func(*waitroom.Settings) {})
-	if st, err := s.Enter(ctx, "real", "u"); err != nil || st.Position != 1 {
-		t.Fatalf("created room: %+v %v", st, err)
-	}
-	if b, err := s.AdmitBatch(ctx); err != nil || len(admittedUsers(b)) != 1 {
-		t.Fatalf("created room not admitted: %+v %v", b, err)
-	}
+		if _, err := s.AdmitBatch(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if keys, _ := rdb.Keys(ctx, "*").Result(); len(keys) != 0 {
+			t.Fatalf("an unknown room wrote %v", keys)
+		}
+		if _, err := s.Status(ctx, "throwaway"); waitroom.ErrorCode(err) != waitroom.ERoomNotFound {
+			t.Fatalf("status of an unknown room: %v", err)
+		}
+		set(t, s, "real", func(*waitroom.Settings) {})
+		if st, err := s.Enter(ctx, "real", "u"); err != nil || st.Position != 1 {
+			t.Fatalf("created room: %+v %v", st, err)
+		}
+		if b, err := s.AdmitBatch(ctx); err != nil || len(admittedUsers(b)) != 1 {
+			t.Fatalf("created room not admitted: %+v %v", b, err)
+		}
+	})
 }
 
 // The status counts what happens in a room.
 func TestRoomStatus(t *testing.T) {
-	ctx := context.Background()
-	s, _ := newStore(t, testConfig())
-	enterAll(t, s, "r", names("u", 15)...)
-	if _, err := s.AdmitBatch(ctx); err != nil { // 10 admitted
-		t.Fatal(err)
-	}
-	opens := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
-	set(t, s, "r", func(st *waitroom.Settings) { st.OpensAt, st.MaxActive, st.RatePerSec = &opens, 30, 2.5 })
-	enterAll(t, s, "r", names("p", 3)...)
-	st, err := s.Status(ctx, "r")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := waitroom.RoomStatus{Room: "r", Settings: waitroom.Settings{RatePerSec: 2.5, Capacity: 100_000, EntryTokenTTLSeconds: 300, MaxActive: 30, OpensAt: &opens},
-		State: waitroom.StatePreQueue, Waiting: 5, PreQueued: 3, ActiveTokens: 10, AdmittedLastMinute: 10}
-	if st.OpensAt == nil || !st.OpensAt.Equal(opens) {
-		t.Fatalf("opensAt %v, want %v", st.OpensAt, opens)
-	}
-	st.AdmittedPerSec, st.OldestWaitSeconds, st.OpensAt, want.OpensAt = 0, 0, nil, nil // the clock's
-	if fmt.Sprint(st) != fmt.Sprint(want) {
-		t.Fatalf("status\n got %+v\nwant %+v", st, want)
-	}
-	list, err := s.List(ctx)
-	if err != nil || len(list) != 1 || list[0].Room != "r" {
-		t.Fatalf("list: %+v %v", list, err)
-	}
-	if _, err := s.Update(ctx, "nobody", false, func(o waitroom.Settings) (waitroom.Settings, error) { return o, nil }); waitroom.ErrorCode(err) != waitroom.ERoomNotFound {
-		t.Fatalf("update of an unknown room without create: %v", err)
-	}
-	bad := func(o waitroom.Settings) (waitroom.Settings, error) { o.Capacity = 0; return o, nil }
-	if _, err := s.Update(ctx, "r", false, bad); waitroom.ErrorCode(err) != waitroom.EInvalidSettings {
-		t.Fatalf("invalid settings stored: %v", err)
-	}
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		s, _ := newStore(t, engine, testConfig())
+		enterAll(t, s, "r", names("u", 15)...)
+		if _, err := s.AdmitBatch(ctx); err != nil { // 10 admitted
+			t.Fatal(err)
+		}
+		opens := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+		set(t, s, "r", func(st *waitroom.Settings) { st.OpensAt, st.MaxActive, st.RatePerSec = &opens, 30, 2.5 })
+		enterAll(t, s, "r", names("p", 3)...)
+		st, err := s.Status(ctx, "r")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := waitroom.RoomStatus{Room: "r", Settings: waitroom.Settings{RatePerSec: 2.5, Capacity: 100_000, EntryTokenTTLSeconds: 300, MaxActive: 30, OpensAt: &opens},
+			State: waitroom.StatePreQueue, Waiting: 5, PreQueued: 3, ActiveTokens: 10, AdmittedLastMinute: 10}
+		if st.OpensAt == nil || !st.OpensAt.Equal(opens) {
+			t.Fatalf("opensAt %v, want %v", st.OpensAt, opens)
+		}
+		st.AdmittedPerSec, st.OldestWaitSeconds, st.OpensAt, want.OpensAt = 0, 0, nil, nil // the clock's
+		if fmt.Sprint(st) != fmt.Sprint(want) {
+			t.Fatalf("status\n got %+v\nwant %+v", st, want)
+		}
+		list, err := s.List(ctx)
+		if err != nil || len(list) != 1 || list[0].Room != "r" {
+			t.Fatalf("list: %+v %v", list, err)
+		}
+		if _, err := s.Update(ctx, "nobody", false, func(o waitroom.Settings) (waitroom.Settings, error) { return o, nil }); waitroom.ErrorCode(err) != waitroom.ERoomNotFound {
+			t.Fatalf("update of an unknown room without create: %v", err)
+		}
+		bad := func(o waitroom.Settings) (waitroom.Settings, error) { o.Capacity = 0; return o, nil }
+		if _, err := s.Update(ctx, "r", false, bad); waitroom.ErrorCode(err) != waitroom.EInvalidSettings {
+			t.Fatalf("invalid settings stored: %v", err)
+		}
+	})
 }
 
 // A room whose line was empty sees no batches; the first newcomer is not
 // told that admission stalled, until no batch comes for five intervals.
 func TestStallCountsFromTheFirstWaiter(t *testing.T) {
-	ctx := context.Background()
-	s, _ := newStore(t, testConfig())
-	enterAll(t, s, "r", "a")
-	if _, err := s.AdmitBatch(ctx); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(600 * time.Millisecond) // idle: no batch writes the budget
-	st, err := s.Enter(ctx, "r", "b")
-	if err != nil || st.Stalled {
-		t.Fatalf("the first waiter of an idle room: %+v %v", st, err)
-	}
-	time.Sleep(600 * time.Millisecond) // now someone waits and no batch comes
-	if st, err = s.Position(ctx, "r", "b"); err != nil || !st.Stalled {
-		t.Fatalf("no batch for six intervals with someone waiting: %+v %v", st, err)
-	}
-	if _, err := s.AdmitBatch(ctx); err != nil {
-		t.Fatal(err)
-	}
-	enterAll(t, s, "r", "c")
-	if st, err = s.Position(ctx, "r", "c"); err != nil || st.Stalled {
-		t.Fatalf("after a batch: %+v %v", st, err)
-	}
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		s, _ := newStore(t, engine, testConfig())
+		enterAll(t, s, "r", "a")
+		if _, err := s.AdmitBatch(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(600 * time.Millisecond) // idle: no batch writes the budget
+		st, err := s.Enter(ctx, "r", "b")
+		if err != nil || st.Stalled {
+			t.Fatalf("the first waiter of an idle room: %+v %v", st, err)
+		}
+		time.Sleep(600 * time.Millisecond) // now someone waits and no batch comes
+		if st, err = s.Position(ctx, "r", "b"); err != nil || !st.Stalled {
+			t.Fatalf("no batch for six intervals with someone waiting: %+v %v", st, err)
+		}
+		if _, err := s.AdmitBatch(ctx); err != nil {
+			t.Fatal(err)
+		}
+		enterAll(t, s, "r", "c")
+		if st, err = s.Position(ctx, "r", "c"); err != nil || st.Stalled {
+			t.Fatalf("after a batch: %+v %v", st, err)
+		}
+	})
 }

@@ -28,98 +28,104 @@ func testConfig() waitroom.Config {
 	}
 }
 
-func newStore(t *testing.T, cfg waitroom.Config) (*redisstore.Store, *redis.Client) {
+func newStore(t *testing.T, engine redistest.Engine, cfg waitroom.Config) (*redisstore.Store, *redis.Client) {
 	t.Helper()
-	rdb := redistest.Start(t).Client()
+	rdb := engine.Start(t).Client()
 	return redisstore.New(rdb, cfg), rdb
 }
 
 func TestEnterIsIdempotentAndExact(t *testing.T) {
-	ctx := context.Background()
-	s, _ := newStore(t, testConfig())
-	for i := 1; i <= 5; i++ {
-		st, err := s.Enter(ctx, "shoes", fmt.Sprintf("u%d", i))
-		if err != nil || st.Status != waitroom.Waiting || st.Position != int64(i) || !st.Joined {
-			t.Fatalf("enter u%d: %+v %v", i, st, err)
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		s, _ := newStore(t, engine, testConfig())
+		for i := 1; i <= 5; i++ {
+			st, err := s.Enter(ctx, "shoes", fmt.Sprintf("u%d", i))
+			if err != nil || st.Status != waitroom.Waiting || st.Position != int64(i) || !st.Joined {
+				t.Fatalf("enter u%d: %+v %v", i, st, err)
+			}
 		}
-	}
-	st, err := s.Enter(ctx, "shoes", "u3")
-	if err != nil || st.Position != 3 || st.Joined {
-		t.Fatalf("re-enter must keep the place: %+v %v", st, err)
-	}
-	st, err = s.Position(ctx, "shoes", "u5")
-	if err != nil || st.Status != waitroom.Waiting || st.Position != 5 {
-		t.Fatalf("position: %+v %v", st, err)
-	}
-	st, err = s.Position(ctx, "other", "u5")
-	if err != nil || st.Status != waitroom.NotInQueue {
-		t.Fatalf("rooms are independent: %+v %v", st, err)
-	}
+		st, err := s.Enter(ctx, "shoes", "u3")
+		if err != nil || st.Position != 3 || st.Joined {
+			t.Fatalf("re-enter must keep the place: %+v %v", st, err)
+		}
+		st, err = s.Position(ctx, "shoes", "u5")
+		if err != nil || st.Status != waitroom.Waiting || st.Position != 5 {
+			t.Fatalf("position: %+v %v", st, err)
+		}
+		st, err = s.Position(ctx, "other", "u5")
+		if err != nil || st.Status != waitroom.NotInQueue {
+			t.Fatalf("rooms are independent: %+v %v", st, err)
+		}
+	})
 }
 
 func TestQueueFull(t *testing.T) {
-	ctx := context.Background()
-	cfg := testConfig()
-	cfg.QueueCapacity = 3
-	s, _ := newStore(t, cfg)
-	for i := 0; i < 3; i++ {
-		if _, err := s.Enter(ctx, "r", fmt.Sprint(i)); err != nil {
-			t.Fatal(err)
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		cfg := testConfig()
+		cfg.QueueCapacity = 3
+		s, _ := newStore(t, engine, cfg)
+		for i := 0; i < 3; i++ {
+			if _, err := s.Enter(ctx, "r", fmt.Sprint(i)); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	_, err := s.Enter(ctx, "r", "late")
-	if waitroom.ErrorCode(err) != waitroom.EQueueFull {
-		t.Fatalf("want queue_full, got %v", err)
-	}
-	if st, err := s.Enter(ctx, "r", "1"); err != nil || st.Position != 2 {
-		t.Fatalf("those in line are unaffected by a full line: %+v %v", st, err)
-	}
+		_, err := s.Enter(ctx, "r", "late")
+		if waitroom.ErrorCode(err) != waitroom.EQueueFull {
+			t.Fatalf("want queue_full, got %v", err)
+		}
+		if st, err := s.Enter(ctx, "r", "1"); err != nil || st.Position != 2 {
+			t.Fatalf("those in line are unaffected by a full line: %+v %v", st, err)
+		}
+	})
 }
 
 func TestAdmitIssuesTokensInOrder(t *testing.T) {
-	ctx := context.Background()
-	s, _ := newStore(t, testConfig())
-	for i := 0; i < 25; i++ {
-		if _, err := s.Enter(ctx, "r", fmt.Sprintf("u%02d", i)); err != nil {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		s, _ := newStore(t, engine, testConfig())
+		for i := 0; i < 25; i++ {
+			if _, err := s.Enter(ctx, "r", fmt.Sprintf("u%02d", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b, err := s.AdmitBatch(ctx)
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	b, err := s.AdmitBatch(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(b.Rooms) != 1 || len(b.Rooms[0].Admitted) != 10 || b.Rooms[0].Waiting != 15 {
-		t.Fatalf("first batch admits one full batch: %+v", b)
-	}
-	for i, a := range b.Rooms[0].Admitted {
-		if a.User != fmt.Sprintf("u%02d", i) || !strings.HasPrefix(a.Token, "r.") {
-			t.Fatalf("admission %d: %+v", i, a)
+		if len(b.Rooms) != 1 || len(b.Rooms[0].Admitted) != 10 || b.Rooms[0].Waiting != 15 {
+			t.Fatalf("first batch admits one full batch: %+v", b)
 		}
-		st, err := s.Position(ctx, "r", a.User)
-		if err != nil || st.Status != waitroom.Ready || st.Token != a.Token || !st.ExpiresAt.Equal(a.ExpiresAt) {
-			t.Fatalf("position of admitted %s: %+v %v", a.User, st, err)
+		for i, a := range b.Rooms[0].Admitted {
+			if a.User != fmt.Sprintf("u%02d", i) || !strings.HasPrefix(a.Token, "r.") {
+				t.Fatalf("admission %d: %+v", i, a)
+			}
+			st, err := s.Position(ctx, "r", a.User)
+			if err != nil || st.Status != waitroom.Ready || st.Token != a.Token || !st.ExpiresAt.Equal(a.ExpiresAt) {
+				t.Fatalf("position of admitted %s: %+v %v", a.User, st, err)
+			}
+			if room, ok := waitroom.TokenRoom(a.Token); !ok || room != "r" {
+				t.Fatalf("token %q does not name its room", a.Token)
+			}
 		}
-		if room, ok := waitroom.TokenRoom(a.Token); !ok || room != "r" {
-			t.Fatalf("token %q does not name its room", a.Token)
+		st, err := s.Position(ctx, "r", "u10")
+		if err != nil || st.Status != waitroom.Waiting || st.Position != 1 {
+			t.Fatalf("u10 is now first: %+v %v", st, err)
 		}
-	}
-	st, err := s.Position(ctx, "r", "u10")
-	if err != nil || st.Status != waitroom.Waiting || st.Position != 1 {
-		t.Fatalf("u10 is now first: %+v %v", st, err)
-	}
-	// Immediately after, the budget is spent.
-	b, err = s.AdmitBatch(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := admittedCount(b); n > 1 {
-		t.Fatalf("budget spent, yet %d admitted", n)
-	}
-	// A READY user entering again gets the same token, not a new place.
-	st, err = s.Enter(ctx, "r", "u00")
-	if err != nil || st.Status != waitroom.Ready {
-		t.Fatalf("ready user re-entering: %+v %v", st, err)
-	}
+		// Immediately after, the budget is spent.
+		b, err = s.AdmitBatch(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := admittedCount(b); n > 1 {
+			t.Fatalf("budget spent, yet %d admitted", n)
+		}
+		// A READY user entering again gets the same token, not a new place.
+		st, err = s.Enter(ctx, "r", "u00")
+		if err != nil || st.Status != waitroom.Ready {
+			t.Fatalf("ready user re-entering: %+v %v", st, err)
+		}
+	})
 }
 
 func admittedCount(b waitroom.Batch) int {
@@ -132,45 +138,47 @@ func admittedCount(b waitroom.Batch) int {
 
 // 2,000 concurrent enters get a distinct, gap-free sequence of positions.
 func TestConcurrentEntersGapFree(t *testing.T) {
-	ctx := context.Background()
-	s, rdb := newStore(t, testConfig())
-	const users = 2000
-	positions := make([]int64, users)
-	var wg sync.WaitGroup
-	errs := make(chan error, users)
-	for i := 0; i < users; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			st, err := s.Enter(ctx, "crowd", fmt.Sprintf("user-%d", i))
-			if err != nil {
-				errs <- err
-				return
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		s, rdb := newStore(t, engine, testConfig())
+		const users = 2000
+		positions := make([]int64, users)
+		var wg sync.WaitGroup
+		errs := make(chan error, users)
+		for i := 0; i < users; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				st, err := s.Enter(ctx, "crowd", fmt.Sprintf("user-%d", i))
+				if err != nil {
+					errs <- err
+					return
+				}
+				positions[i] = st.Position
+			}(i)
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		sort.Slice(positions, func(a, b int) bool { return positions[a] < positions[b] })
+		for i, p := range positions {
+			if p != int64(i+1) {
+				t.Fatalf("positions are not 1..%d without gaps: index %d has %d", users, i, p)
 			}
-			positions[i] = st.Position
-		}(i)
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	sort.Slice(positions, func(a, b int) bool { return positions[a] < positions[b] })
-	for i, p := range positions {
-		if p != int64(i+1) {
-			t.Fatalf("positions are not 1..%d without gaps: index %d has %d", users, i, p)
 		}
-	}
-	// The position each user was told is the rank their sequence number gives.
-	seqs, err := rdb.ZRangeWithScores(ctx, "wr:{crowd}:line", 0, -1).Result()
-	if err != nil || len(seqs) != users {
-		t.Fatalf("line: %d entries, %v", len(seqs), err)
-	}
-	for i, z := range seqs {
-		if int(z.Score) != i+1 {
-			t.Fatalf("sequence numbers not gap-free at %d: %v", i, z.Score)
+		// The position each user was told is the rank their sequence number gives.
+		seqs, err := rdb.ZRangeWithScores(ctx, "wr:{crowd}:line", 0, -1).Result()
+		if err != nil || len(seqs) != users {
+			t.Fatalf("line: %d entries, %v", len(seqs), err)
 		}
-	}
+		for i, z := range seqs {
+			if int(z.Score) != i+1 {
+				t.Fatalf("sequence numbers not gap-free at %d: %v", i, z.Score)
+			}
+		}
+	})
 }
 
 func TestNewClientModes(t *testing.T) {
@@ -199,31 +207,33 @@ func TestNewClientModes(t *testing.T) {
 // A room nobody waits in and nobody holds a token of is no longer visited by
 // admission; the next user to enter brings it back.
 func TestEmptyRoomsAreForgottenAndComeBack(t *testing.T) {
-	ctx := context.Background()
-	cfg := testConfig()
-	cfg.EntryTokenTTL = time.Second
-	s, rdb := newStore(t, cfg)
-	if _, err := s.Enter(ctx, "pop-up", "a"); err != nil {
-		t.Fatal(err)
-	}
-	if b, err := s.AdmitBatch(ctx); err != nil || admittedCount(b) != 1 {
-		t.Fatalf("%+v %v", b, err)
-	}
-	time.Sleep(1100 * time.Millisecond) // the token expires unused
-	b, err := s.AdmitBatch(ctx)
-	if err != nil || len(b.Rooms) != 1 || b.Rooms[0].TokensExpired != 1 {
-		t.Fatalf("the expiry is counted before the room is forgotten: %+v %v", b, err)
-	}
-	if ok, err := rdb.SIsMember(ctx, "wr:rooms", "pop-up").Result(); err != nil || ok {
-		t.Fatalf("an empty room is still visited (%v)", err)
-	}
-	if b, err := s.AdmitBatch(ctx); err != nil || len(b.Rooms) != 0 {
-		t.Fatalf("forgotten room visited: %+v %v", b, err)
-	}
-	if _, err := s.Enter(ctx, "pop-up", "b"); err != nil {
-		t.Fatal(err)
-	}
-	if b, err := s.AdmitBatch(ctx); err != nil || admittedCount(b) != 1 || b.Rooms[0].Admitted[0].User != "b" {
-		t.Fatalf("room not back: %+v %v", b, err)
-	}
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		cfg := testConfig()
+		cfg.EntryTokenTTL = time.Second
+		s, rdb := newStore(t, engine, cfg)
+		if _, err := s.Enter(ctx, "pop-up", "a"); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := s.AdmitBatch(ctx); err != nil || admittedCount(b) != 1 {
+			t.Fatalf("%+v %v", b, err)
+		}
+		time.Sleep(1100 * time.Millisecond) // the token expires unused
+		b, err := s.AdmitBatch(ctx)
+		if err != nil || len(b.Rooms) != 1 || b.Rooms[0].TokensExpired != 1 {
+			t.Fatalf("the expiry is counted before the room is forgotten: %+v %v", b, err)
+		}
+		if ok, err := rdb.SIsMember(ctx, "wr:rooms", "pop-up").Result(); err != nil || ok {
+			t.Fatalf("an empty room is still visited (%v)", err)
+		}
+		if b, err := s.AdmitBatch(ctx); err != nil || len(b.Rooms) != 0 {
+			t.Fatalf("forgotten room visited: %+v %v", b, err)
+		}
+		if _, err := s.Enter(ctx, "pop-up", "b"); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := s.AdmitBatch(ctx); err != nil || admittedCount(b) != 1 || b.Rooms[0].Admitted[0].User != "b" {
+			t.Fatalf("room not back: %+v %v", b, err)
+		}
+	})
 }
