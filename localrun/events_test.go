@@ -87,33 +87,35 @@ func enter(t *testing.T, r *localrun.Runner, room, user string) {
 // line's front). The admission time is the store's own: the token record's
 // expiry minus ENTRY_TOKEN_TTL_SECONDS.
 func TestStreamPushesReadyWithinOneInterval(t *testing.T) {
-	const interval = 300 * time.Millisecond
-	env := map[string]string{"ADMIT_INTERVAL_MS": strconv.Itoa(int(interval.Milliseconds()))}
-	t.Run("admitted by this process", func(t *testing.T) {
-		env["ADMIT_RATE_PER_SEC"] = "2"
-		r, srv := startRunner(t, env)
-		readyLags(t, srv, r, interval)
-	})
-	t.Run("admitted by another process", func(t *testing.T) {
-		// This runner admits one user a thousand seconds; another admitter
-		// on the same store admits two a second.
-		env["ADMIT_RATE_PER_SEC"] = "0.001"
-		r, srv := startRunner(t, env)
-		other := r.Config
-		other.AdmitRatePerSec = 2
-		ctx, stop := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			a := &waitroom.Admitter{Queue: redisstore.New(srv.Client(), other), Interval: interval, Batches: 10}
-			localrun.AdmitForever(ctx, slog.New(slog.NewTextHandler(io.Discard, nil)), a)
-		}()
-		defer func() { stop(); <-done }()
-		readyLags(t, srv, r, interval)
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		const interval = 300 * time.Millisecond
+		env := map[string]string{"ADMIT_INTERVAL_MS": strconv.Itoa(int(interval.Milliseconds()))}
+		t.Run("admitted by this process", func(t *testing.T) {
+			env["ADMIT_RATE_PER_SEC"] = "2"
+			r, srv := startRunner(t, engine, env)
+			readyLags(t, srv, r, interval)
+		})
+		t.Run("admitted by another process", func(t *testing.T) {
+			// This runner admits one user a thousand seconds; another admitter
+			// on the same store admits two a second.
+			env["ADMIT_RATE_PER_SEC"] = "0.001"
+			r, srv := startRunner(t, engine, env)
+			other := r.Config
+			other.AdmitRatePerSec = 2
+			ctx, stop := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				a := &waitroom.Admitter{Queue: redisstore.New(srv.Client(), other), Interval: interval, Batches: 10}
+				localrun.AdmitForever(ctx, slog.New(slog.NewTextHandler(io.Discard, nil)), a)
+			}()
+			defer func() { stop(); <-done }()
+			readyLags(t, srv, r, interval)
+		})
 	})
 }
 
-func readyLags(t *testing.T, srv *redistest.Server, r *localrun.Runner, interval time.Duration) {
+func readyLags(t *testing.T, srv *redistest.Instance, r *localrun.Runner, interval time.Duration) {
 	const users = 5
 	for i := range users {
 		enter(t, r, "tv", fmt.Sprintf("u%d", i))
@@ -150,77 +152,79 @@ func readyLags(t *testing.T, srv *redistest.Server, r *localrun.Runner, interval
 // ends after READY or NOT_IN_QUEUE, and applies the identity rules of
 // position: ticket cookie accepted, invalid ticket refused, nobody created.
 func TestStreamLifecycleAndIdentity(t *testing.T) {
-	r, srv := startRunner(t, map[string]string{"ADMIT_RATE_PER_SEC": "2"})
-	resp, ch := openStream(t, http.DefaultClient, r.URL+"/queue/events?room=tv", userHeader("nobody"))
-	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
-		t.Fatalf("content type %q", ct)
-	}
-	if e, ok := <-ch; !ok || e.Status != "NOT_IN_QUEUE" {
-		t.Fatalf("first event %+v", e)
-	}
-	if _, open := <-ch; open {
-		t.Fatal("the stream goes on after NOT_IN_QUEUE")
-	}
-
-	// An anonymous visitor: the page's cookie identifies it on the stream.
-	enterResp, err := openapitest.Client(t).Post(r.URL+"/queue/enter?room=tv", "application/json", nil) // checked against docs/openapi.yaml
-	if err != nil {
-		t.Fatal(err)
-	}
-	enterResp.Body.Close()
-	cookies := enterResp.Cookies()
-	if len(cookies) != 1 || cookies[0].Name != "wr_ticket" {
-		t.Fatalf("enter cookies %v", cookies)
-	}
-	for i := range 3 { // behind the visitor: the position moves as they are admitted
-		enter(t, r, "tv", fmt.Sprintf("later-%d", i))
-	}
-	resp, ch = openStream(t, http.DefaultClient, r.URL+"/queue/events?room=tv", http.Header{"Cookie": {"wr_ticket=" + cookies[0].Value}})
-	var seen []string
-	for e := range ch {
-		if e.Ticket == "" {
-			t.Errorf("event without a renewed ticket: %+v", e)
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		r, srv := startRunner(t, engine, map[string]string{"ADMIT_RATE_PER_SEC": "2"})
+		resp, ch := openStream(t, http.DefaultClient, r.URL+"/queue/events?room=tv", userHeader("nobody"))
+		if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+			t.Fatalf("content type %q", ct)
 		}
-		seen = append(seen, e.Status)
-	}
-	if len(seen) == 0 || seen[len(seen)-1] != "READY" || resp.Header.Get("Set-Cookie") == "" {
-		t.Errorf("anonymous stream: %v, Set-Cookie %q", seen, resp.Header.Get("Set-Cookie"))
-	}
-	// A later visitor sees its position fall, at most once a second.
-	_, ch = openStream(t, http.DefaultClient, r.URL+"/queue/events?room=tv", userHeader("later-2"))
-	var prev event
-	for e := range ch {
-		if prev.Status == "WAITING" && e.Status == "WAITING" {
-			if e.Position >= prev.Position || e.at.Sub(prev.at) < 900*time.Millisecond {
-				t.Errorf("position event %d → %d after %v; want a change, at most once a second", prev.Position, e.Position, e.at.Sub(prev.at))
+		if e, ok := <-ch; !ok || e.Status != "NOT_IN_QUEUE" {
+			t.Fatalf("first event %+v", e)
+		}
+		if _, open := <-ch; open {
+			t.Fatal("the stream goes on after NOT_IN_QUEUE")
+		}
+
+		// An anonymous visitor: the page's cookie identifies it on the stream.
+		enterResp, err := openapitest.Client(t).Post(r.URL+"/queue/enter?room=tv", "application/json", nil) // checked against docs/openapi.yaml
+		if err != nil {
+			t.Fatal(err)
+		}
+		enterResp.Body.Close()
+		cookies := enterResp.Cookies()
+		if len(cookies) != 1 || cookies[0].Name != "wr_ticket" {
+			t.Fatalf("enter cookies %v", cookies)
+		}
+		for i := range 3 { // behind the visitor: the position moves as they are admitted
+			enter(t, r, "tv", fmt.Sprintf("later-%d", i))
+		}
+		resp, ch = openStream(t, http.DefaultClient, r.URL+"/queue/events?room=tv", http.Header{"Cookie": {"wr_ticket=" + cookies[0].Value}})
+		var seen []string
+		for e := range ch {
+			if e.Ticket == "" {
+				t.Errorf("event without a renewed ticket: %+v", e)
 			}
+			seen = append(seen, e.Status)
 		}
-		prev = e
-	}
-	if prev.Status != "READY" {
-		t.Errorf("later-2 ended on %+v", prev)
-	}
+		if len(seen) == 0 || seen[len(seen)-1] != "READY" || resp.Header.Get("Set-Cookie") == "" {
+			t.Errorf("anonymous stream: %v, Set-Cookie %q", seen, resp.Header.Get("Set-Cookie"))
+		}
+		// A later visitor sees its position fall, at most once a second.
+		_, ch = openStream(t, http.DefaultClient, r.URL+"/queue/events?room=tv", userHeader("later-2"))
+		var prev event
+		for e := range ch {
+			if prev.Status == "WAITING" && e.Status == "WAITING" {
+				if e.Position >= prev.Position || e.at.Sub(prev.at) < 900*time.Millisecond {
+					t.Errorf("position event %d → %d after %v; want a change, at most once a second", prev.Position, e.Position, e.at.Sub(prev.at))
+				}
+			}
+			prev = e
+		}
+		if prev.Status != "READY" {
+			t.Errorf("later-2 ended on %+v", prev)
+		}
 
-	keysBefore := srv.Client().DBSize(context.Background()).Val()
-	resp, _ = openStream(t, http.DefaultClient, r.URL+"/queue/events?room=tv", http.Header{"Cookie": {"wr_ticket=forged.v-x.1.AAAA"}})
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 401 || !strings.Contains(string(body), `"invalid_ticket"`) {
-		t.Errorf("forged ticket: %d %s", resp.StatusCode, body)
-	}
-	resp, _ = openStream(t, http.DefaultClient, r.URL+"/queue/events?room=tv", nil)
-	if resp.StatusCode != 401 {
-		t.Errorf("no identity: %d", resp.StatusCode)
-	}
-	if after := srv.Client().DBSize(context.Background()).Val(); after > keysBefore {
-		t.Errorf("refused streams created %d keys", after-keysBefore)
-	}
+		keysBefore := srv.Client().DBSize(context.Background()).Val()
+		resp, _ = openStream(t, http.DefaultClient, r.URL+"/queue/events?room=tv", http.Header{"Cookie": {"wr_ticket=forged.v-x.1.AAAA"}})
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 401 || !strings.Contains(string(body), `"invalid_ticket"`) {
+			t.Errorf("forged ticket: %d %s", resp.StatusCode, body)
+		}
+		resp, _ = openStream(t, http.DefaultClient, r.URL+"/queue/events?room=tv", nil)
+		if resp.StatusCode != 401 {
+			t.Errorf("no identity: %d", resp.StatusCode)
+		}
+		if after := srv.Client().DBSize(context.Background()).Val(); after > keysBefore {
+			t.Errorf("refused streams created %d keys", after-keysBefore)
+		}
+	})
 }
 
 // The store's load does not grow with open streams: Redis commands per
 // second with 500 streams open are within 2× of those with 20 (counted by
 // redis-server itself, INFO commandstats), while every stream follows the
 // line.
-func TestStreamLoadIndependentOfStreams(t *testing.T) {
+func TestStreamLoadIndependentOfStreamsOnRedisServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("opens 520 streams")
 	}
@@ -236,7 +240,7 @@ func TestStreamLoadIndependentOfStreams(t *testing.T) {
 }
 
 func commandsPerSecond(t *testing.T, streams int) float64 {
-	r, srv := startRunner(t, map[string]string{"ADMIT_RATE_PER_SEC": "5", "QUEUE_CAPACITY": "10000"})
+	r, srv := startRunner(t, redistest.RedisServer, map[string]string{"ADMIT_RATE_PER_SEC": "5", "QUEUE_CAPACITY": "10000"})
 	rdb := srv.Client()
 	// Fill the line with people ahead, then the streams' users behind them.
 	const ahead = 100
@@ -307,53 +311,55 @@ func totalCalls(t *testing.T, rdb *redis.Client) int64 {
 // GET /queue/position says. Only this test admits, one user at a time
 // (the runner's own admitter has a budget of one user per 1,000 s).
 func TestStreamPositionIsTheStores(t *testing.T) {
-	r, srv := startRunner(t, map[string]string{"ADMIT_RATE_PER_SEC": "0.001", "ADMIT_INTERVAL_MS": "100"})
-	position := func(user string) event {
-		t.Helper()
-		code, body := do(t, "GET", r.URL+"/queue/position?room=tv", user, nil)
-		var e event
-		if err := json.Unmarshal([]byte(body), &e); code != 200 || err != nil {
-			t.Fatalf("position of %s: %d %s", user, code, body)
-		}
-		return e
-	}
-	for i := range 5 {
-		enter(t, r, "tv", fmt.Sprintf("u%d", i))
-	}
-	// The runner's first batch spends its budget on u0.
-	for deadline := time.Now().Add(5 * time.Second); position("u0").Status != "READY"; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the runner did not admit u0")
-		}
-	}
-	other := r.Config
-	other.AdmitRatePerSec, other.AdmitInterval = 10, 100*time.Millisecond // one user a batch
-	admitter := redisstore.New(srv.Client(), other)
-	admitOne := func() {
-		t.Helper()
-		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-			b, err := admitter.AdmitBatch(context.Background())
-			if err != nil || time.Now().After(deadline) {
-				t.Fatalf("admitting one user: %+v %v", b, err)
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		r, srv := startRunner(t, engine, map[string]string{"ADMIT_RATE_PER_SEC": "0.001", "ADMIT_INTERVAL_MS": "100"})
+		position := func(user string) event {
+			t.Helper()
+			code, body := do(t, "GET", r.URL+"/queue/position?room=tv", user, nil)
+			var e event
+			if err := json.Unmarshal([]byte(body), &e); code != 200 || err != nil {
+				t.Fatalf("position of %s: %d %s", user, code, body)
 			}
-			if len(b.Rooms) > 0 && len(b.Rooms[0].Admitted) == 1 {
-				return
+			return e
+		}
+		for i := range 5 {
+			enter(t, r, "tv", fmt.Sprintf("u%d", i))
+		}
+		// The runner's first batch spends its budget on u0.
+		for deadline := time.Now().Add(5 * time.Second); position("u0").Status != "READY"; time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the runner did not admit u0")
 			}
 		}
-	}
-	_, ch := openStream(t, http.DefaultClient, r.URL+"/queue/events?room=tv", userHeader("u4"))
-	seen := 0
-	for e := range ch {
-		if e.Status != "WAITING" {
-			break
+		other := r.Config
+		other.AdmitRatePerSec, other.AdmitInterval = 10, 100*time.Millisecond // one user a batch
+		admitter := redisstore.New(srv.Client(), other)
+		admitOne := func() {
+			t.Helper()
+			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+				b, err := admitter.AdmitBatch(context.Background())
+				if err != nil || time.Now().After(deadline) {
+					t.Fatalf("admitting one user: %+v %v", b, err)
+				}
+				if len(b.Rooms) > 0 && len(b.Rooms[0].Admitted) == 1 {
+					return
+				}
+			}
 		}
-		if want := position("u4"); e.Position != want.Position {
-			t.Fatalf("stream position %d, GET /queue/position %d", e.Position, want.Position)
+		_, ch := openStream(t, http.DefaultClient, r.URL+"/queue/events?room=tv", userHeader("u4"))
+		seen := 0
+		for e := range ch {
+			if e.Status != "WAITING" {
+				break
+			}
+			if want := position("u4"); e.Position != want.Position {
+				t.Fatalf("stream position %d, GET /queue/position %d", e.Position, want.Position)
+			}
+			seen++
+			admitOne()
 		}
-		seen++
-		admitOne()
-	}
-	if seen < 3 {
-		t.Fatalf("only %d WAITING events", seen)
-	}
+		if seen < 3 {
+			t.Fatalf("only %d WAITING events", seen)
+		}
+	})
 }

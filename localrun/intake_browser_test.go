@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/internal/sqstest"
 )
 
@@ -31,50 +32,52 @@ const spoilFirstReceipt = `(() => {
 // applied the entry, then shows the position; a receipt the server refuses
 // makes it enter again by itself.
 func TestBrowserBrokerIntake(t *testing.T) {
-	ctx := browser(t)
-	r, srv := startRunner(t, map[string]string{"INTAKE": "broker", "INTAKE_QUEUE_URL": sqstest.Queue(t, t.Name(), 1), // goaws may hold a message back until its visibility timeout (internal/sqstest)
-		"ADMIT_RATE_PER_SEC": "0.001"})
-	for i := range 3 {
-		if code, body := do(t, "POST", r.URL+"/queue/enter?room=tv", fmt.Sprintf("early-%d", i), nil); code != 202 {
-			t.Fatalf("enter: %d %s, want 202 ACCEPTED", code, body)
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := browser(t)
+		r, srv := startRunner(t, engine, map[string]string{"INTAKE": "broker", "INTAKE_QUEUE_URL": sqstest.Queue(t, t.Name(), 1), // goaws may hold a message back until its visibility timeout (internal/sqstest)
+			"ADMIT_RATE_PER_SEC": "0.001"})
+		for i := range 3 {
+			if code, body := do(t, "POST", r.URL+"/queue/enter?room=tv", fmt.Sprintf("early-%d", i), nil); code != 202 {
+				t.Fatalf("enter: %d %s, want 202 ACCEPTED", code, body)
+			}
 		}
-	}
-	// The first is admitted at once (admission starts with one batch's budget).
-	for deadline := time.Now().Add(20 * time.Second); srv.Client().ZCard(context.Background(), "wr:{tv}:line").Val() < 2; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the consumer applied %d of 3 entries", srv.Client().ZCard(context.Background(), "wr:{tv}:line").Val())
+		// The first is admitted at once (admission starts with one batch's budget).
+		for deadline := time.Now().Add(20 * time.Second); srv.Client().ZCard(context.Background(), "wr:{tv}:line").Val() < 2; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the consumer applied %d of 3 entries", srv.Client().ZCard(context.Background(), "wr:{tv}:line").Val())
+			}
 		}
-	}
 
-	tabA := tab(t, ctx, 30*time.Second)
-	console := collectConsole(tabA)
-	browse(t, tabA, "open", chromedp.Navigate(r.URL+"/?room=tv"))
-	// ACCEPTED is shown at once; the first poll comes a second later.
-	get(t, tabA, "processing", chromedp.Poll[bool](`document.getElementById("wait").textContent === "You're in; finding your place…"`))
-	if title := get(t, tabA, "title", chromedp.Text(chromedp.ID("title"))); title != "You are in line" {
-		t.Errorf("processing: title %q", title)
-	}
-	get(t, tabA, "position shown", chromedp.Poll[bool](`document.getElementById("position").textContent !== "" && !document.getElementById("position").parentNode.hidden`))
-	if n := shownPosition(t, tabA); n != 3 {
-		t.Errorf("position %d, want 3: behind the 2 still waiting", n)
-	}
-	if wait := get(t, tabA, "wait", chromedp.Text(chromedp.ID("wait"))); !strings.Contains(wait, "Estimated wait") {
-		t.Errorf("after PROCESSING: wait %q", wait)
-	}
-	checkConsole(t, console)
+		tabA := tab(t, ctx, 30*time.Second)
+		console := collectConsole(tabA)
+		browse(t, tabA, "open", chromedp.Navigate(r.URL+"/?room=tv"))
+		// ACCEPTED is shown at once; the first poll comes a second later.
+		get(t, tabA, "processing", chromedp.Poll[bool](`document.getElementById("wait").textContent === "You're in; finding your place…"`))
+		if title := get(t, tabA, "title", chromedp.Text(chromedp.ID("title"))); title != "You are in line" {
+			t.Errorf("processing: title %q", title)
+		}
+		get(t, tabA, "position shown", chromedp.Poll[bool](`document.getElementById("position").textContent !== "" && !document.getElementById("position").parentNode.hidden`))
+		if n := shownPosition(t, tabA); n != 3 {
+			t.Errorf("position %d, want 3: behind the 2 still waiting", n)
+		}
+		if wait := get(t, tabA, "wait", chromedp.Text(chromedp.ID("wait"))); !strings.Contains(wait, "Estimated wait") {
+			t.Errorf("after PROCESSING: wait %q", wait)
+		}
+		checkConsole(t, console)
 
-	tabB := tab(t, ctx, 30*time.Second)
-	consoleB := collectConsole(tabB)
-	if _, err := chromedp.Call(tabB, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: spoilFirstReceipt}); err != nil {
-		t.Fatal(err)
-	}
-	browse(t, tabB, "open with a forged receipt", chromedp.Navigate(r.URL+"/?room=tv"), chromedp.WaitVisible(chromedp.ID("problem")))
-	if text := get(t, tabB, "problem", chromedp.Text(chromedp.ID("problem-text"))); !strings.Contains(text, "Joining the line again") {
-		t.Errorf("invalid receipt: %q", text)
-	}
-	get(t, tabB, "rejoined", chromedp.Poll[bool](`document.getElementById("main").dataset.state === "waiting" && !document.getElementById("position").parentNode.hidden`))
-	if n := srv.Client().ZCard(context.Background(), "wr:{tv}:line").Val(); n != 4 {
-		t.Errorf("%d in line, want the 2 still ahead and the two visitors, once each", n)
-	}
-	checkConsole(t, consoleB, "401")
+		tabB := tab(t, ctx, 30*time.Second)
+		consoleB := collectConsole(tabB)
+		if _, err := chromedp.Call(tabB, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: spoilFirstReceipt}); err != nil {
+			t.Fatal(err)
+		}
+		browse(t, tabB, "open with a forged receipt", chromedp.Navigate(r.URL+"/?room=tv"), chromedp.WaitVisible(chromedp.ID("problem")))
+		if text := get(t, tabB, "problem", chromedp.Text(chromedp.ID("problem-text"))); !strings.Contains(text, "Joining the line again") {
+			t.Errorf("invalid receipt: %q", text)
+		}
+		get(t, tabB, "rejoined", chromedp.Poll[bool](`document.getElementById("main").dataset.state === "waiting" && !document.getElementById("position").parentNode.hidden`))
+		if n := srv.Client().ZCard(context.Background(), "wr:{tv}:line").Val(); n != 4 {
+			t.Errorf("%d in line, want the 2 still ahead and the two visitors, once each", n)
+		}
+		checkConsole(t, consoleB, "401")
+	})
 }

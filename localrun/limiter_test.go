@@ -18,87 +18,91 @@ import (
 // they let one caller through CLIENT_BURST times, whichever runner it
 // reaches, and a flooding caller does not take another caller's budget.
 func TestLimiterAcrossTwoRunners(t *testing.T) {
-	srv := redistest.Start(t)
-	env := map[string]string{"REDIS_URL": srv.URL(), "ADDR": "127.0.0.1:0",
-		"CLIENT_RATE_PER_SEC": "0.001", "CLIENT_BURST": "10", "IP_RATE_PER_SEC": "100000", "IP_BURST": "100000"}
-	cfg, err := waitroom.LoadConfig(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, waitroom.LocalDefaults)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var runners []*localrun.Runner
-	for i := 0; i < 2; i++ {
-		r, err := localrun.Start(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		srv := engine.Start(t)
+		env := map[string]string{"REDIS_URL": srv.URL(), "ADDR": "127.0.0.1:0",
+			"CLIENT_RATE_PER_SEC": "0.001", "CLIENT_BURST": "10", "IP_RATE_PER_SEC": "100000", "IP_BURST": "100000"}
+		cfg, err := waitroom.LoadConfig(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, waitroom.LocalDefaults)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(r.Close)
-		runners = append(runners, r)
-	}
-	client := openapitest.Client(t)
-	poll := func(r *localrun.Runner, user string) int {
-		req, _ := http.NewRequest("POST", r.URL+"/queue/enter?room=drop", nil)
-		req.Header.Set("X-User-Id", user)
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Error(err)
-			return 0
-		}
-		resp.Body.Close()
-		if resp.StatusCode == 429 && resp.Header.Get("Retry-After") == "" {
-			t.Error("429 without Retry-After")
-		}
-		return resp.StatusCode
-	}
-	var allowed, limited, calmFailed atomic.Int64
-	var wg sync.WaitGroup
-	for i := 0; i < 40; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			switch poll(runners[i%2], "flood") {
-			case 200:
-				allowed.Add(1)
-			case 429:
-				limited.Add(1)
+		var runners []*localrun.Runner
+		for i := 0; i < 2; i++ {
+			r, err := localrun.Start(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			if err != nil {
+				t.Fatal(err)
 			}
-		}(i)
-	}
-	for i := 0; i < 8; i++ { // meanwhile, within its own burst
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			if poll(runners[i%2], "calm") != 200 {
-				calmFailed.Add(1)
+			t.Cleanup(r.Close)
+			runners = append(runners, r)
+		}
+		client := openapitest.Client(t)
+		poll := func(r *localrun.Runner, user string) int {
+			req, _ := http.NewRequest("POST", r.URL+"/queue/enter?room=drop", nil)
+			req.Header.Set("X-User-Id", user)
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Error(err)
+				return 0
 			}
-		}(i)
-	}
-	wg.Wait()
-	if allowed.Load() != 10 || limited.Load() != 30 || calmFailed.Load() != 0 {
-		t.Fatalf("flood: %d allowed, %d limited (want 10, 30); calm refused %d times", allowed.Load(), limited.Load(), calmFailed.Load())
-	}
+			resp.Body.Close()
+			if resp.StatusCode == 429 && resp.Header.Get("Retry-After") == "" {
+				t.Error("429 without Retry-After")
+			}
+			return resp.StatusCode
+		}
+		var allowed, limited, calmFailed atomic.Int64
+		var wg sync.WaitGroup
+		for i := 0; i < 40; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				switch poll(runners[i%2], "flood") {
+				case 200:
+					allowed.Add(1)
+				case 429:
+					limited.Add(1)
+				}
+			}(i)
+		}
+		for i := 0; i < 8; i++ { // meanwhile, within its own burst
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				if poll(runners[i%2], "calm") != 200 {
+					calmFailed.Add(1)
+				}
+			}(i)
+		}
+		wg.Wait()
+		if allowed.Load() != 10 || limited.Load() != 30 || calmFailed.Load() != 0 {
+			t.Fatalf("flood: %d allowed, %d limited (want 10, 30); calm refused %d times", allowed.Load(), limited.Load(), calmFailed.Load())
+		}
+	})
 }
 
 // Connecting the event stream takes a token like a poll: a client that
 // reconnects in a loop is refused with 429 and Retry-After.
 func TestEventStreamConnectsAreLimited(t *testing.T) {
-	r, _ := startRunner(t, map[string]string{"CLIENT_RATE_PER_SEC": "0.001", "CLIENT_BURST": "1"})
-	connect := func() *http.Response {
-		req, _ := http.NewRequest("GET", r.URL+"/queue/events?room=live", nil)
-		req.Header.Set("X-User-Id", "reconnector")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		r, _ := startRunner(t, engine, map[string]string{"CLIENT_RATE_PER_SEC": "0.001", "CLIENT_BURST": "1"})
+		connect := func() *http.Response {
+			req, _ := http.NewRequest("GET", r.URL+"/queue/events?room=live", nil)
+			req.Header.Set("X-User-Id", "reconnector")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return resp
 		}
-		return resp
-	}
-	first := connect() // READY/WAITING/NOT_IN_QUEUE: the stream's first answer
-	first.Body.Close()
-	if first.StatusCode != 200 {
-		t.Fatalf("first connect: %d", first.StatusCode)
-	}
-	second := connect()
-	second.Body.Close()
-	if second.StatusCode != 429 || second.Header.Get("Retry-After") == "" {
-		t.Fatalf("second connect: %d, Retry-After %q", second.StatusCode, second.Header.Get("Retry-After"))
-	}
+		first := connect() // READY/WAITING/NOT_IN_QUEUE: the stream's first answer
+		first.Body.Close()
+		if first.StatusCode != 200 {
+			t.Fatalf("first connect: %d", first.StatusCode)
+		}
+		second := connect()
+		second.Body.Close()
+		if second.StatusCode != 429 || second.Header.Get("Retry-After") == "" {
+			t.Fatalf("second connect: %d, Retry-After %q", second.StatusCode, second.Header.Get("Retry-After"))
+		}
+	})
 }

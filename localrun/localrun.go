@@ -15,11 +15,11 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/awslambda"
+	"github.com/waitroom/waitroom/internal/embedded"
 	"github.com/waitroom/waitroom/localrun/demoorder"
 	"github.com/waitroom/waitroom/orderapi"
 	"github.com/waitroom/waitroom/redisstore"
@@ -51,13 +51,13 @@ func Start(cfg waitroom.Config, log *slog.Logger) (_ *Runner, err error) {
 		}
 	}()
 	if cfg.RedisURL == "" {
-		mr, err := miniredis.Run()
+		es, err := embedded.Start()
 		if err != nil {
 			return nil, fmt.Errorf("embedded store: %w", err)
 		}
-		r.closers = append(r.closers, mr.Close)
-		cfg.RedisURL = "redis://" + mr.Addr()
-		log.Info("embedded store (set REDIS_URL to use a real Redis)", "addr", mr.Addr())
+		r.closers = append(r.closers, es.Close)
+		cfg.RedisURL = es.URL()
+		log.Info("embedded store (set REDIS_URL to use a real Redis)", "addr", es.Addr())
 	}
 	if cfg.OrderAPIURL == "" {
 		r.Demo = demoorder.Default()

@@ -44,9 +44,9 @@ func do(t *testing.T, method, url, user string, headers map[string]string) (int,
 	return resp.StatusCode, string(b)
 }
 
-func startRunner(t *testing.T, env map[string]string) (*localrun.Runner, *redistest.Server) {
+func startRunner(t *testing.T, engine redistest.Engine, env map[string]string) (*localrun.Runner, *redistest.Instance) {
 	t.Helper()
-	srv := redistest.Start(t)
+	srv := engine.Start(t)
 	cfg, err := waitroom.LoadConfig(func(k string) (string, bool) {
 		v, ok := env[k]
 		if k == "REDIS_URL" {
@@ -71,103 +71,107 @@ func startRunner(t *testing.T, env map[string]string) (*localrun.Runner, *redist
 // What the runner answers besides the journey, over HTTP, each answer
 // checked against docs/openapi.yaml by the client.
 func TestRunnerRefusals(t *testing.T) {
-	r, srv := startRunner(t, nil)
-	client := openapitest.Client(t)
-	send := func(method, path string, body io.Reader, header ...string) *http.Response {
-		t.Helper()
-		req, _ := http.NewRequest(method, r.URL+path, body)
-		for i := 0; i+1 < len(header); i += 2 {
-			req.Header.Set(header[i], header[i+1])
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		r, srv := startRunner(t, engine, nil)
+		client := openapitest.Client(t)
+		send := func(method, path string, body io.Reader, header ...string) *http.Response {
+			t.Helper()
+			req, _ := http.NewRequest(method, r.URL+path, body)
+			for i := 0; i+1 < len(header); i += 2 {
+				req.Header.Set(header[i], header[i+1])
+			}
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+			return resp
 		}
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
+		cases := []struct {
+			method, path string
+			body         io.Reader
+			header       []string
+			status       int
+		}{
+			{"GET", "/nope", nil, nil, http.StatusNotFound},
+			{"GET", "/queue/enter", nil, []string{"X-User-Id", "u"}, http.StatusMethodNotAllowed},
+			{"POST", "/queue/position", nil, []string{"X-User-Id", "u"}, http.StatusMethodNotAllowed},
+			{"POST", "/queue/enter?room=Shoes", nil, []string{"X-User-Id", "u"}, http.StatusBadRequest},
+			{"GET", "/queue/position", nil, nil, http.StatusUnauthorized},
+			{"POST", "/orders", strings.NewReader("{}"), []string{"X-User-Id", "u"}, http.StatusForbidden},
+			{"POST", "/orders", strings.NewReader(strings.Repeat("x", 10<<20+1)), []string{"X-User-Id", "u", "X-Entry-Token", "t"}, http.StatusRequestEntityTooLarge},
 		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		_ = resp.Body.Close()
-		return resp
-	}
-	cases := []struct {
-		method, path string
-		body         io.Reader
-		header       []string
-		status       int
-	}{
-		{"GET", "/nope", nil, nil, http.StatusNotFound},
-		{"GET", "/queue/enter", nil, []string{"X-User-Id", "u"}, http.StatusMethodNotAllowed},
-		{"POST", "/queue/position", nil, []string{"X-User-Id", "u"}, http.StatusMethodNotAllowed},
-		{"POST", "/queue/enter?room=Shoes", nil, []string{"X-User-Id", "u"}, http.StatusBadRequest},
-		{"GET", "/queue/position", nil, nil, http.StatusUnauthorized},
-		{"POST", "/orders", strings.NewReader("{}"), []string{"X-User-Id", "u"}, http.StatusForbidden},
-		{"POST", "/orders", strings.NewReader(strings.Repeat("x", 10<<20+1)), []string{"X-User-Id", "u", "X-Entry-Token", "t"}, http.StatusRequestEntityTooLarge},
-	}
-	for _, c := range cases {
-		if resp := send(c.method, c.path, c.body, c.header...); resp.StatusCode != c.status {
-			t.Errorf("%s %s: %d, want %d", c.method, c.path, resp.StatusCode, c.status)
+		for _, c := range cases {
+			if resp := send(c.method, c.path, c.body, c.header...); resp.StatusCode != c.status {
+				t.Errorf("%s %s: %d, want %d", c.method, c.path, resp.StatusCode, c.status)
+			}
 		}
-	}
-	srv.Stop()
-	resp := send("GET", "/healthz", nil)
-	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
-		t.Errorf("healthz with the store down: %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
-	}
+		srv.Stop()
+		resp := send("GET", "/healthz", nil)
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+			t.Errorf("healthz with the store down: %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
+		}
+	})
 }
 
 // Real users' journeys over HTTP against a real redis-server: enter, poll
 // as told by pollAfterMs, get READY, order, retry with the same key.
 func TestUserJourneys(t *testing.T) {
-	r, _ := startRunner(t, map[string]string{"ADMIT_RATE_PER_SEC": "20"})
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		r, _ := startRunner(t, engine, map[string]string{"ADMIT_RATE_PER_SEC": "20"})
 
-	if code, body := do(t, "GET", r.URL+"/healthz", "", nil); code != 200 {
-		t.Fatalf("healthz %d %s", code, body)
-	}
+		if code, body := do(t, "GET", r.URL+"/healthz", "", nil); code != 200 {
+			t.Fatalf("healthz %d %s", code, body)
+		}
 
-	const users = 40
-	var wg sync.WaitGroup
-	polls := make([]int, users)
-	for i := 0; i < users; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			user := fmt.Sprintf("shopper-%02d", i)
-			code, body := do(t, "POST", r.URL+"/queue/enter?room=tv", user, nil)
-			var a answer
-			for deadline := time.Now().Add(20 * time.Second); ; {
-				if code != 200 || json.Unmarshal([]byte(body), &a) != nil {
-					t.Errorf("%s: %d %s", user, code, body)
-					return
+		const users = 40
+		var wg sync.WaitGroup
+		polls := make([]int, users)
+		for i := 0; i < users; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				user := fmt.Sprintf("shopper-%02d", i)
+				code, body := do(t, "POST", r.URL+"/queue/enter?room=tv", user, nil)
+				var a answer
+				for deadline := time.Now().Add(20 * time.Second); ; {
+					if code != 200 || json.Unmarshal([]byte(body), &a) != nil {
+						t.Errorf("%s: %d %s", user, code, body)
+						return
+					}
+					if a.Status == "READY" {
+						break
+					}
+					if a.Status != "WAITING" || a.PollAfterMs == nil || time.Now().After(deadline) {
+						t.Errorf("%s: unexpected %s", user, body)
+						return
+					}
+					time.Sleep(time.Duration(*a.PollAfterMs) * time.Millisecond)
+					polls[i]++
+					code, body = do(t, "GET", r.URL+"/queue/position?room=tv", user, nil)
 				}
-				if a.Status == "READY" {
-					break
+				hdr := map[string]string{"X-Entry-Token": a.EntryToken, "Idempotency-Key": "order-" + user}
+				code1, first := do(t, "POST", r.URL+"/orders", user, hdr)
+				code2, again := do(t, "POST", r.URL+"/orders", user, hdr)
+				if code1 != 201 || code2 != 201 || first != again || !strings.Contains(first, user) {
+					t.Errorf("%s: order %d %s, retry %d %s", user, code1, first, code2, again)
 				}
-				if a.Status != "WAITING" || a.PollAfterMs == nil || time.Now().After(deadline) {
-					t.Errorf("%s: unexpected %s", user, body)
-					return
+				if code, body := do(t, "GET", r.URL+"/queue/position?room=tv", user, nil); code != 200 || !strings.Contains(body, "NOT_IN_QUEUE") {
+					t.Errorf("%s after ordering: %d %s", user, code, body)
 				}
-				time.Sleep(time.Duration(*a.PollAfterMs) * time.Millisecond)
-				polls[i]++
-				code, body = do(t, "GET", r.URL+"/queue/position?room=tv", user, nil)
-			}
-			hdr := map[string]string{"X-Entry-Token": a.EntryToken, "Idempotency-Key": "order-" + user}
-			code1, first := do(t, "POST", r.URL+"/orders", user, hdr)
-			code2, again := do(t, "POST", r.URL+"/orders", user, hdr)
-			if code1 != 201 || code2 != 201 || first != again || !strings.Contains(first, user) {
-				t.Errorf("%s: order %d %s, retry %d %s", user, code1, first, code2, again)
-			}
-			if code, body := do(t, "GET", r.URL+"/queue/position?room=tv", user, nil); code != 200 || !strings.Contains(body, "NOT_IN_QUEUE") {
-				t.Errorf("%s after ordering: %d %s", user, code, body)
-			}
-		}(i)
-	}
-	wg.Wait()
-	if got := r.Demo.Stats().Orders; got != users {
-		t.Fatalf("demo order API took %d orders, want exactly %d (retries are replays)", got, users)
-	}
-	total := 0
-	for _, p := range polls {
-		total += p
-	}
-	t.Logf("%d users, %d polls in all", users, total)
+			}(i)
+		}
+		wg.Wait()
+		if got := r.Demo.Stats().Orders; got != users {
+			t.Fatalf("demo order API took %d orders, want exactly %d (retries are replays)", got, users)
+		}
+		total := 0
+		for _, p := range polls {
+			total += p
+		}
+		t.Logf("%d users, %d polls in all", users, total)
+	})
 }
 
 // batchesRun counts admission batches: each reads the room list once.
@@ -189,7 +193,7 @@ func batchesRun(t *testing.T, srv *redistest.Server) int64 {
 // Idle admission returns after one batch; the local runner then paces its
 // invocations one interval apart instead of looping, and a newcomer in the
 // idle room is still admitted by the next batch or the one after.
-func TestIdleAdmissionPacing(t *testing.T) {
+func TestIdleAdmissionPacingOnRedisServer(t *testing.T) {
 	srv := redistest.Start(t)
 	const interval = 100 * time.Millisecond
 	cfg, err := waitroom.LoadConfig(func(k string) (string, bool) {

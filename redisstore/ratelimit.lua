@@ -23,7 +23,11 @@ local function takeBuckets(keys, rates, bursts)
   local wait, left = 0, {}
   for i = 1, #keys do
     local w, tokens = bucketWait(redis.call('HMGET', keys[i], 't', 'at'), rates[i], bursts[i], nowMs)
-    wait, left[i] = math.max(wait, w), tokens
+    -- Two statements, not 'wait, left[i] = math.max(wait, w), tokens': the
+    -- embedded store's Lua reads a name assigned on the left of a multiple
+    -- assignment after assigning it (yuin/gopher-lua#440; luacheck).
+    wait = math.max(wait, w)
+    left[i] = tokens
   end
   if wait > 0 then
     return wait
