@@ -337,3 +337,29 @@ func TestStallCountsFromTheFirstWaiter(t *testing.T) {
 		}
 	})
 }
+
+// Every rate the settings accept runs the scripts on every engine: the
+// stored rate is read with tonumber, which the embedded store's Lua refuses
+// for exponent forms without a decimal point ("1e+06").
+func TestEveryAcceptedRateRuns(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		s, _ := newStore(t, engine, testConfig())
+		for i, rate := range []float64{0.001, 0.00125, 100, 1e5, 1e6} {
+			room := fmt.Sprintf("r%d", i)
+			set(t, s, room, func(st *waitroom.Settings) { st.RatePerSec = rate })
+			if st, err := s.Enter(ctx, room, "u"); err != nil || st.RatePerSec != rate {
+				t.Fatalf("rate %g: enter %+v %v", rate, st, err)
+			}
+			if st, err := s.Position(ctx, room, "u"); err != nil || st.RatePerSec != rate {
+				t.Fatalf("rate %g: position %+v %v", rate, st, err)
+			}
+			if st, err := s.Status(ctx, room); err != nil || st.RatePerSec != rate {
+				t.Fatalf("rate %g: status %+v %v", rate, st, err)
+			}
+		}
+		if _, err := s.AdmitBatch(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
