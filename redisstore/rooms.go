@@ -108,7 +108,8 @@ func settingsArgs(version string, st waitroom.Settings) []any {
 	if st.OpensAt != nil {
 		opensAt = st.OpensAt.UnixMilli()
 	}
-	return []any{version, strconv.FormatFloat(st.RatePerSec, 'g', -1, 64), st.Capacity, st.EntryTokenTTLSeconds * 1000,
+	// 'f', never an exponent: the embedded store's tonumber refuses "1e+06".
+	return []any{version, strconv.FormatFloat(st.RatePerSec, 'f', -1, 64), st.Capacity, st.EntryTokenTTLSeconds * 1000,
 		st.MaxActive, flag(st.Paused), opensAt}
 }
 
