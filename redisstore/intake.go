@@ -18,9 +18,9 @@ var (
 	//go:embed apply_tail.lua
 	applyTail string
 
-	// applyScript wraps enter.lua itself, so that an applied entry joins the
-	// line exactly as a direct enter does.
-	applyScript = redis.NewScript(applyHead + sources["enter.lua"] + "\n" + applyTail)
+	// applyScript wraps enter.lua itself (sources["apply.lua"]), so that an
+	// applied entry joins the line exactly as a direct enter does.
+	applyScript = redis.NewScript(sources["apply.lua"])
 )
 
 var _ waitroom.Applier = (*Store)(nil)

@@ -12,7 +12,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,6 +58,7 @@ var (
 		"order_begin.lua":  rateLimitLua + "\n" + orderBeginLua,
 		"order_commit.lua": orderCommitLua,
 		"unlock.lua":       unlockLua,
+		"apply.lua":        applyHead + roomLua + "\n" + rateLimitLua + "\n" + enterLua + "\n" + applyTail,
 	}
 
 	enterScript       = redis.NewScript(sources["enter.lua"])
@@ -67,6 +70,12 @@ var (
 	orderCommitScript = redis.NewScript(sources["order_commit.lua"])
 	unlockScript      = redis.NewScript(sources["unlock.lua"])
 )
+
+// Scripts names every script the store loads, for the checks that read
+// them all (luacheck); Source gives each one's text.
+func Scripts() []string {
+	return slices.Sorted(maps.Keys(sources))
+}
 
 // Source is the text of one of the store's scripts, by file name
 // ("enter.lua"), exactly as the store loads it: for benchmarks that call
