@@ -230,7 +230,7 @@ func TestStreamLoadIndependentOfStreamsOnRedisServer(t *testing.T) {
 	}
 	rates := map[int]float64{}
 	for _, streams := range []int{20, 500} {
-		rates[streams] = commandsPerSecond(t, streams)
+		rates[streams] = commandsPerSecondOnRedisServer(t, streams)
 	}
 	ratio := rates[500] / rates[20]
 	t.Logf("Redis commands/s: %.1f with 20 streams, %.1f with 500 (×%.2f)", rates[20], rates[500], ratio)
@@ -239,7 +239,7 @@ func TestStreamLoadIndependentOfStreamsOnRedisServer(t *testing.T) {
 	}
 }
 
-func commandsPerSecond(t *testing.T, streams int) float64 {
+func commandsPerSecondOnRedisServer(t *testing.T, streams int) float64 {
 	r, srv := startRunner(t, redistest.RedisServer, map[string]string{"ADMIT_RATE_PER_SEC": "5", "QUEUE_CAPACITY": "10000"})
 	rdb := srv.Client()
 	// Fill the line with people ahead, then the streams' users behind them.
