@@ -14,7 +14,7 @@
 //     assigned on the left and read elsewhere in the statement takes its new
 //     value (yuin/gopher-lua#440: `a, b = b, a` gives b, b).
 //   - number-to-string: Lua 5.1 writes numbers with "%.14g", gopher-lua with
-//     Go's shortest form (tostring(1/3), 1e15 .. ”, table.concat): write
+//     Go's shortest form (tostring(1/3), "at " .. 1e15, table.concat): write
 //     numbers with string.format and an explicit format instead.
 //   - fractional-argument: a Lua number passed to redis.call is sent as
 //     "%.17g" by Redis and in Go's shortest form by the embedded store (0.1
