@@ -23,7 +23,7 @@ commands:
   rooms                 every room, one line each
   get ROOM              a room's settings and status
   set ROOM [--rate N] [--capacity N] [--max-active N] [--token-ttl SECONDS]
-           [--opens-at RFC3339|none] [--paused true|false]
+           [--opens-at RFC3339|+DURATION|none] [--paused true|false]
                         create the room, or change only the given settings
   pause ROOM            admit nobody until resumed
   resume ROOM           admit again, in the same order
@@ -194,8 +194,16 @@ func setting(into map[string]any, field, v string) error {
 			into[field] = nil
 			return nil
 		}
+		if rest, ok := strings.CutPrefix(v, "+"); ok { // +2h: that long from now
+			d, err := time.ParseDuration(rest)
+			if err != nil || d <= 0 {
+				return fmt.Errorf("+DURATION is a positive Go duration such as +2h or +90m")
+			}
+			into[field] = time.Now().Add(d).UTC().Truncate(time.Second).Format(time.RFC3339)
+			return nil
+		}
 		if _, err := time.Parse(time.RFC3339, v); err != nil {
-			return fmt.Errorf("not an RFC 3339 time (2026-11-27T00:00:00Z) or none")
+			return fmt.Errorf("not an RFC 3339 time (2026-11-27T00:00:00Z), +DURATION (+2h) or none")
 		}
 		into[field] = v
 		return nil

@@ -126,6 +126,13 @@ func TestSaleFromWaitroomctl(t *testing.T) {
 	if m := enter(t, r.URL, "launch", "fan"); m["status"] != "PREQUEUE" || m["opensAt"] != opens {
 		t.Fatalf("pre-queue: %v", m)
 	}
+	before := time.Now().Add(2 * time.Hour).Truncate(time.Second)
+	if res := ctl(t, ctx, r.URL, "set", "later", "--opens-at", "+2h"); res.code != 0 || !strings.Contains(res.stdout, "room later: prequeue") {
+		t.Fatalf("opening in two hours: %+v", res)
+	}
+	if at := status(t, ctx, r.URL, "later").OpensAt; at == nil || at.Before(before) || at.After(time.Now().Add(2*time.Hour)) {
+		t.Fatalf("--opens-at +2h stored %v, want two hours from now", at)
+	}
 	res = ctl(t, ctx, r.URL, "rooms")
 	if res.code != 0 || !strings.Contains(res.stdout, "launch  prequeue") || !strings.Contains(res.stdout, "sale    open") {
 		t.Fatalf("rooms:\n%s", res.stdout)
@@ -153,6 +160,7 @@ func TestErrorsAreOneLine(t *testing.T) {
 		{[]string{"set", "sale", "--capacity", "0"}, exitFailed, "capacity must be"},
 		{[]string{"set", "sale", "--rate", "-1"}, exitFailed, "ratePerSec must be"},
 		{[]string{"set", "sale", "--opens-at", "midnight"}, exitUsage, "RFC 3339"},
+		{[]string{"set", "sale", "--opens-at", "+-1h"}, exitUsage, "positive Go duration"},
 		{[]string{"set", "sale"}, exitUsage, "at least one of"},
 		{[]string{"pause", "sale", "--rate", "3"}, exitUsage, "--rate only goes with set"},
 		{[]string{"explode"}, exitUsage, "unknown command"},
