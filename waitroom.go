@@ -91,6 +91,7 @@ type Standing struct {
 	Position  int64     // 1-based, only when Waiting
 	Token     string    // only when Ready
 	ExpiresAt time.Time // only when Ready
+	IssuedAt  time.Time // when Ready: the admission; zero for a record that does not say
 	Joined    bool      // enter took a new place in line (for metrics)
 
 	// The room as the same script call saw it: what the answer tells the

@@ -21,15 +21,20 @@ const jwksMaxAge = "public, max-age=300"
 // signedToken is what a READY user is given: with ENTRY_TOKEN_KEYS, a JWT
 // whose jti is the store's token (the part after "<room>."), so that any
 // origin can check it offline and the gate can still consume it once;
-// without, the store's opaque token. The claims are derived from the store's
-// record, so every answer carries an equivalent token for the same jti.
+// without, the store's opaque token. The claims are the store's record
+// (iat is the admission), and Ed25519 signatures are deterministic, so
+// every answer for one admission carries the very same token.
 func (a *API) signedToken(st waitroom.Standing, user string) string {
 	keys := a.Config.Trust.EntryTokens
 	if !keys.Enabled() {
 		return st.Token
 	}
 	room, id, _ := strings.Cut(st.Token, ".")
-	signed, err := keys.Sign(entrytoken.Claims{Subject: user, Room: room, ID: id, IssuedAt: a.now().Unix(), ExpiresAt: st.ExpiresAt.Unix()})
+	issued := st.IssuedAt
+	if issued.IsZero() { // a record written before the admission time was kept
+		issued = a.now()
+	}
+	signed, err := keys.Sign(entrytoken.Claims{Subject: user, Room: room, ID: id, IssuedAt: issued.Unix(), ExpiresAt: st.ExpiresAt.Unix()})
 	if err != nil { // only a JSON encoding failure of plain strings and numbers
 		return ""
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/awslambda"
@@ -94,6 +95,29 @@ func TestForgedTokenCostsNoStoreCall(t *testing.T) {
 			if r.StatusCode != http.StatusForbidden {
 				t.Errorf("%s: %d %s", name, r.StatusCode, r.Body)
 			}
+		}
+	})
+}
+
+// Every answer for one admission carries the very same token, whenever it
+// is asked for: iat is the admission (kept in the store's record), not the
+// time of the answer, and Ed25519 signatures are deterministic.
+func TestReadyAnswersCarryTheSameToken(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		h := signingHarness(t, engine)
+		admitted := time.Now().Truncate(time.Second)
+		h.admitted(t, "alice")
+		first := readyToken(t, h, "alice")
+		time.Sleep(1100 * time.Millisecond) // the next answer comes a second later
+		if again := readyToken(t, h, "alice"); again != first {
+			t.Fatalf("the token changed between two answers:\n%s\n%s", first, again)
+		}
+		if again := decode(t, h.enter("alice"))["entryToken"]; again != first {
+			t.Fatalf("enter's READY answer carries another token: %v", again)
+		}
+		c, err := h.cfg.Trust.EntryTokens.Verify(first, time.Now())
+		if err != nil || c.IssuedAt < admitted.Unix() || c.IssuedAt > time.Now().Unix() {
+			t.Fatalf("iat %d, admitted at %d: %v", c.IssuedAt, admitted.Unix(), err)
 		}
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/waitroom/waitroom/internal/browsertest"
 	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/internal/sqstest"
 )
@@ -33,7 +34,7 @@ const spoilFirstReceipt = `(() => {
 // makes it enter again by itself.
 func TestBrowserBrokerIntake(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
-		ctx := browser(t)
+		ctx := browsertest.Start(t)
 		r, srv := startRunner(t, engine, map[string]string{"INTAKE": "broker", "INTAKE_QUEUE_URL": sqstest.Queue(t, t.Name(), 1), // goaws may hold a message back until its visibility timeout (internal/sqstest)
 			"ADMIT_RATE_PER_SEC": "0.001"})
 		for i := range 3 {
@@ -48,36 +49,36 @@ func TestBrowserBrokerIntake(t *testing.T) {
 			}
 		}
 
-		tabA := tab(t, ctx, 30*time.Second)
-		console := collectConsole(tabA)
-		browse(t, tabA, "open", chromedp.Navigate(r.URL+"/?room=tv"))
+		tabA := browsertest.Tab(t, ctx, 30*time.Second)
+		console := browsertest.CollectConsole(tabA)
+		browsertest.Do(t, tabA, "open", chromedp.Navigate(r.URL+"/?room=tv"))
 		// ACCEPTED is shown at once; the first poll comes a second later.
-		get(t, tabA, "processing", chromedp.Poll[bool](`document.getElementById("wait").textContent === "You're in; finding your place…"`))
-		if title := get(t, tabA, "title", chromedp.Text(chromedp.ID("title"))); title != "You are in line" {
+		browsertest.Get(t, tabA, "processing", chromedp.Poll[bool](`document.getElementById("wait").textContent === "You're in; finding your place…"`))
+		if title := browsertest.Get(t, tabA, "title", chromedp.Text(chromedp.ID("title"))); title != "You are in line" {
 			t.Errorf("processing: title %q", title)
 		}
-		get(t, tabA, "position shown", chromedp.Poll[bool](`document.getElementById("position").textContent !== "" && !document.getElementById("position").parentNode.hidden`))
+		browsertest.Get(t, tabA, "position shown", chromedp.Poll[bool](`document.getElementById("position").textContent !== "" && !document.getElementById("position").parentNode.hidden`))
 		if n := shownPosition(t, tabA); n != 3 {
 			t.Errorf("position %d, want 3: behind the 2 still waiting", n)
 		}
-		if wait := get(t, tabA, "wait", chromedp.Text(chromedp.ID("wait"))); !strings.Contains(wait, "Estimated wait") {
+		if wait := browsertest.Get(t, tabA, "wait", chromedp.Text(chromedp.ID("wait"))); !strings.Contains(wait, "Estimated wait") {
 			t.Errorf("after PROCESSING: wait %q", wait)
 		}
-		checkConsole(t, console)
+		console.Check(t)
 
-		tabB := tab(t, ctx, 30*time.Second)
-		consoleB := collectConsole(tabB)
+		tabB := browsertest.Tab(t, ctx, 30*time.Second)
+		consoleB := browsertest.CollectConsole(tabB)
 		if _, err := chromedp.Call(tabB, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: spoilFirstReceipt}); err != nil {
 			t.Fatal(err)
 		}
-		browse(t, tabB, "open with a forged receipt", chromedp.Navigate(r.URL+"/?room=tv"), chromedp.WaitVisible(chromedp.ID("problem")))
-		if text := get(t, tabB, "problem", chromedp.Text(chromedp.ID("problem-text"))); !strings.Contains(text, "Joining the line again") {
+		browsertest.Do(t, tabB, "open with a forged receipt", chromedp.Navigate(r.URL+"/?room=tv"), chromedp.WaitVisible(chromedp.ID("problem")))
+		if text := browsertest.Get(t, tabB, "problem", chromedp.Text(chromedp.ID("problem-text"))); !strings.Contains(text, "Joining the line again") {
 			t.Errorf("invalid receipt: %q", text)
 		}
-		get(t, tabB, "rejoined", chromedp.Poll[bool](`document.getElementById("main").dataset.state === "waiting" && !document.getElementById("position").parentNode.hidden`))
+		browsertest.Get(t, tabB, "rejoined", chromedp.Poll[bool](`document.getElementById("main").dataset.state === "waiting" && !document.getElementById("position").parentNode.hidden`))
 		if n := srv.Client().ZCard(context.Background(), "wr:{tv}:line").Val(); n != 4 {
 			t.Errorf("%d in line, want the 2 still ahead and the two visitors, once each", n)
 		}
-		checkConsole(t, consoleB, "401")
+		consoleB.Check(t, "401")
 	})
 }

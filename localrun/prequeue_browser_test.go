@@ -9,6 +9,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/waitroom/waitroom/internal/browsertest"
+
 	"github.com/waitroom/waitroom/internal/openapitest"
 	"github.com/waitroom/waitroom/internal/redistest"
 )
@@ -18,7 +20,7 @@ import (
 // opening into the line and to its turn.
 func TestBrowserPreQueue(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
-		ctx := browser(t)
+		ctx := browsertest.Start(t)
 		const token = "browser-admin-token-0123456789"
 		r, _ := startRunner(t, engine, map[string]string{"ADMIN_TOKEN": token})
 		opens := time.Now().Add(3 * time.Second).UTC().Truncate(time.Second).Add(time.Second)
@@ -31,19 +33,19 @@ func TestBrowserPreQueue(t *testing.T) {
 		}
 		_ = resp.Body.Close()
 
-		page := tab(t, ctx, 60*time.Second)
-		console := collectConsole(page)
-		browse(t, page, "open the page before the opening", chromedp.Navigate(r.URL+"/?room=launch"), chromedp.WaitVisible(chromedp.ID("problem")))
-		if title := get(t, page, "title", chromedp.Text(chromedp.ID("title"))); title != "The sale opens soon" {
+		page := browsertest.Tab(t, ctx, 60*time.Second)
+		console := browsertest.CollectConsole(page)
+		browsertest.Do(t, page, "open the page before the opening", chromedp.Navigate(r.URL+"/?room=launch"), chromedp.WaitVisible(chromedp.ID("problem")))
+		if title := browsertest.Get(t, page, "title", chromedp.Text(chromedp.ID("title"))); title != "The sale opens soon" {
 			t.Fatalf("title %q", title)
 		}
-		if text := get(t, page, "text", chromedp.Text(chromedp.ID("problem-text"))); !strings.Contains(text, "random place") {
+		if text := browsertest.Get(t, page, "text", chromedp.Text(chromedp.ID("problem-text"))); !strings.Contains(text, "random place") {
 			t.Fatalf("pre-queue text %q", text)
 		}
-		browse(t, page, "after the opening, the turn", chromedp.WaitVisible(chromedp.ID("ready")))
+		browsertest.Do(t, page, "after the opening, the turn", chromedp.WaitVisible(chromedp.ID("ready")))
 		if !time.Now().After(opens) {
 			t.Fatal("admitted before the opening")
 		}
-		checkConsole(t, console)
+		console.Check(t)
 	})
 }

@@ -64,7 +64,9 @@ for i = 1, admitted do
   local user = popped[2 * i - 1]
   local seq = popped[2 * i]
   local token = ARGV[7] .. '.' .. ARGV[8 + i]
-  redis.call('SET', ARGV[6] .. user, string.format('%d', expiresAt) .. ':' .. token, 'PXAT', string.format('%d', expiresAt))
+  -- The record: expiry, issue time (the signed token's iat, so that every
+  -- answer for this admission carries the same token), then the token.
+  redis.call('SET', ARGV[6] .. user, string.format('%d:%d:', expiresAt, nowMs) .. token, 'PXAT', string.format('%d', expiresAt))
   redis.call('ZADD', KEYS[5], string.format('%d', expiresAt), user)
   local waited = 0
   local mark = redis.call('ZREVRANGEBYSCORE', KEYS[4], seq, '-inf', 'WITHSCORES', 'LIMIT', 0, 1)

@@ -23,8 +23,10 @@ local record = redis.call('GET', KEYS[1])
 if not record then
   return {'INVALID', '', f}
 end
+-- The record is expiry:issued:token (the token holds no ':'; older
+-- records have no issue time).
 local sep = string.find(record, ':', 1, true)
-if string.sub(record, sep + 1) ~= ARGV[1] then
+if string.match(record, '[^:]*$') ~= ARGV[1] then
   return {'INVALID', '', f}
 end
 local t = redis.call('TIME')

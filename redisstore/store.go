@@ -341,11 +341,11 @@ func standing(room string, reply []any) (waitroom.Standing, error) {
 	switch reply[0] {
 	case "READY":
 		rec, _ := reply[1].(string)
-		token, expiresAt, err := parseRecord(rec)
+		token, expiresAt, issuedAt, err := parseRecord(rec)
 		if err != nil {
 			return waitroom.Standing{}, waitroom.Unavailable(err)
 		}
-		st.Status, st.Token, st.ExpiresAt = waitroom.Ready, token, expiresAt
+		st.Status, st.Token, st.ExpiresAt, st.IssuedAt = waitroom.Ready, token, expiresAt, issuedAt
 	case "WAITING":
 		st.Status = waitroom.Waiting
 		st.Position, _ = reply[1].(int64)
@@ -359,14 +359,23 @@ func standing(room string, reply []any) (waitroom.Standing, error) {
 	return st, nil
 }
 
-// A token record is "<expiresAtUnixMs>:<token>".
-func parseRecord(rec string) (token string, expiresAt time.Time, err error) {
-	ms, token, ok := strings.Cut(rec, ":")
-	n, perr := strconv.ParseInt(ms, 10, 64)
-	if !ok || perr != nil || token == "" {
-		return "", time.Time{}, fmt.Errorf("malformed token record (%d bytes)", len(rec)) // never the token itself
+// A token record is "<expiresAtUnixMs>:<issuedAtUnixMs>:<token>" (admit.lua;
+// records written before the issue time was kept lack it: issuedAt is zero).
+func parseRecord(rec string) (token string, expiresAt, issuedAt time.Time, err error) {
+	parts := strings.Split(rec, ":")
+	exp, perr := strconv.ParseInt(parts[0], 10, 64)
+	token = parts[len(parts)-1]
+	var iat int64
+	if len(parts) == 3 {
+		iat, err = strconv.ParseInt(parts[1], 10, 64)
 	}
-	return token, time.UnixMilli(n).UTC(), nil
+	if len(parts) < 2 || len(parts) > 3 || perr != nil || err != nil || token == "" {
+		return "", time.Time{}, time.Time{}, fmt.Errorf("malformed token record (%d bytes)", len(rec)) // never the token itself
+	}
+	if iat > 0 {
+		issuedAt = time.UnixMilli(iat).UTC()
+	}
+	return token, time.UnixMilli(exp).UTC(), issuedAt, nil
 }
 
 // AdmitBatch runs one batch: every registered room's script in one pipeline.

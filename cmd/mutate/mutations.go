@@ -60,7 +60,7 @@ var mutations = []Mutation{
 	{Name: "admit.lua: spent budget not written back", File: "redisstore/admit.lua",
 		From: "avail = avail - admitted", To: "avail = avail", Pkgs: store, Hint: `^TestAdmitIssuesTokensInOrder$`},
 	{Name: "admit.lua: no token record for the admitted", File: "redisstore/admit.lua",
-		From: "  redis.call('SET', ARGV[6] .. user, string.format('%d', expiresAt) .. ':' .. token, 'PXAT', string.format('%d', expiresAt))\n",
+		From: "  redis.call('SET', ARGV[6] .. user, string.format('%d:%d:', expiresAt, nowMs) .. token, 'PXAT', string.format('%d', expiresAt))\n",
 		To:   "", Pkgs: store, Hint: `^TestAdmitIssuesTokensInOrder$`},
 	{Name: "admit.lua: tokens never expire", File: "redisstore/admit.lua",
 		From: "'PXAT', string.format('%d', expiresAt))", To: "'PXAT', string.format('%d', expiresAt + 86400000))", Pkgs: store, Hint: `^TestExpiredTokenIsGone$`},
@@ -107,7 +107,7 @@ var mutations = []Mutation{
 
 	// The order gate: order_begin.lua, order_commit.lua, unlock.lua, store.go.
 	{Name: "order_begin.lua: any token accepted", File: "redisstore/order_begin.lua",
-		From: "if string.sub(record, sep + 1) ~= ARGV[1] then", To: "if false then", Pkgs: store, Hint: `^TestJourneyAndTokenRules$`},
+		From: "if string.match(record, '[^:]*$') ~= ARGV[1] then", To: "if false then", Pkgs: store, Hint: `^TestJourneyAndTokenRules$`},
 	{Name: "order_begin.lua: order lock dropped (no NX)", File: "redisstore/order_begin.lua",
 		From: "'NX', 'PX', lockMs", To: "'PX', lockMs", Pkgs: store, Hint: `^TestConcurrentOrdersOneToken$`},
 	{Name: "order_begin.lua: stored answers never replayed", File: "redisstore/order_begin.lua",
@@ -247,7 +247,7 @@ var mutations = []Mutation{
 	{Name: "entrytoken.go: another user's signed token accepted", File: "awslambda/entrytoken.go",
 		From: "if err != nil || c.Subject != user {", To: "if err != nil {", Pkgs: handlers, Hint: `^TestForgedTokenCostsNoStoreCall$`},
 	{Name: "order_commit.lua: a jti usable twice (commit consumes nothing)", File: "redisstore/order_commit.lua",
-		From: "if record and string.sub(record, string.find(record, ':', 1, true) + 1) == ARGV[1] then", To: "if false then", Pkgs: store, Hint: `^(TestSignedEntryTokens|TestCommitConsumesAndUnlocks)$`},
+		From: "if record and string.match(record, '[^:]*$') == ARGV[1] then", To: "if false then", Pkgs: store, Hint: `^(TestSignedEntryTokens|TestCommitConsumesAndUnlocks)$`},
 	{Name: "store.go: Idempotency-Key replayed for another body", File: "redisstore/store.go",
 		From: "if answer.RequestHash != \"\" && answer.RequestHash != o.RequestHash {", To: "if false {", Pkgs: store, Hint: `^TestIdempotencyKeyReusedWithAnotherBody$`},
 	{Name: "store.go: the body hash not stored with the answer", File: "redisstore/store.go",
