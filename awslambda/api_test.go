@@ -100,13 +100,16 @@ func TestRooms(t *testing.T) {
 
 func TestWaitingAnswer(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
-		h := newHarness(t, engine, func(c *waitroom.Config) { c.AdmitRatePerSec = 10 }) // batch of 1 per 100 ms
+		// A batch of 1 a second: no batch runs here, and admission counts as
+		// stalled only after five intervals, far longer than these enters
+		// take on a loaded machine.
+		h := newHarness(t, engine, func(c *waitroom.Config) { c.AdmitRatePerSec, c.AdmitInterval = 1, time.Second })
 		for i := 0; i < 12; i++ {
 			h.enter(string(rune('a' + i)))
 		}
-		r := h.enter("l") // 12th: ceil(12/10) = 2 s; asked back at its turn, 1.2 s + 75 ms
+		r := h.enter("l") // 12th: ceil(12/1) = 12 s; asked back at its turn, 12 s + 750 ms
 		m := decode(t, r)
-		if m["status"] != "WAITING" || m["position"] != 12.0 || m["estimatedWaitSeconds"] != 2.0 || m["pollAfterMs"] != 1275.0 {
+		if m["status"] != "WAITING" || m["position"] != 12.0 || m["estimatedWaitSeconds"] != 12.0 || m["pollAfterMs"] != 12750.0 {
 			t.Fatalf("waiting answer: %s", r.Body)
 		}
 		if m := decode(t, h.position("a")); m["estimatedWaitSeconds"] != 0.0 || m["position"] != 1.0 {
