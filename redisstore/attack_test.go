@@ -25,6 +25,12 @@ func TestThrowawayRoomsAttack(t *testing.T) {
 		}
 		for _, open := range []bool{true, false} {
 			t.Run(fmt.Sprintf("OPEN_ROOMS=%t", open), func(t *testing.T) {
+				if open && engine.Embedded() {
+					// Open rooms are the measurement (logged, not asserted) of what
+					// 15,000 registered rooms cost a redis-server: 50 s on the
+					// embedded store, and no figure anyone deploys.
+					t.Skip("the open-rooms figures are redis-server's")
+				}
 				ctx := context.Background()
 				cfg := testConfig()
 				cfg.OpenRooms = open
