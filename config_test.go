@@ -222,3 +222,42 @@ func TestProxySecretVariable(t *testing.T) {
 		}
 	}
 }
+
+// Issue 19: X-User-Id is believed only behind the proxy secret, or from a
+// local runner that listens on loopback only (where only this machine can
+// send it); anything else refuses to start and names the variable.
+func TestUserHeaderNeedsASecretOrLoopback(t *testing.T) {
+	const secret = "s3cret-from-the-proxy-0123456789"
+	ok := []struct {
+		d  waitroom.Defaults
+		kv map[string]string
+	}{
+		{waitroom.LocalDefaults, map[string]string{}},
+		{waitroom.LocalDefaults, map[string]string{"ADDR": "localhost:8080"}},
+		{waitroom.LocalDefaults, map[string]string{"ADDR": "[::1]:8080"}},
+		{waitroom.LocalDefaults, map[string]string{"ADDR": "127.0.0.2:8080"}},
+		{waitroom.LocalDefaults, map[string]string{"ADDR": "0.0.0.0:8080", "PROXY_SECRET": secret}},
+		{waitroom.LocalDefaults, map[string]string{"ADDR": "0.0.0.0:8080", "TRUST_USER_HEADER": "false"}},
+		{waitroom.FunctionDefaults, map[string]string{"REDIS_URL": "redis://x:6379", "TRUST_USER_HEADER": "true", "PROXY_SECRET": secret}},
+	}
+	for _, c := range ok {
+		if _, err := waitroom.LoadConfig(env(c.kv), c.d); err != nil {
+			t.Errorf("%v: %v", c.kv, err)
+		}
+	}
+	refused := []struct {
+		d  waitroom.Defaults
+		kv map[string]string
+	}{
+		{waitroom.LocalDefaults, map[string]string{"ADDR": "0.0.0.0:8080"}},
+		{waitroom.LocalDefaults, map[string]string{"ADDR": ":8080"}},
+		{waitroom.LocalDefaults, map[string]string{"ADDR": "192.0.2.10:8080"}},
+		{waitroom.FunctionDefaults, map[string]string{"REDIS_URL": "redis://x:6379", "TRUST_USER_HEADER": "true"}},
+	}
+	for _, c := range refused {
+		_, err := waitroom.LoadConfig(env(c.kv), c.d)
+		if err == nil || !strings.Contains(err.Error(), "TRUST_USER_HEADER") || !strings.Contains(err.Error(), "PROXY_SECRET") {
+			t.Errorf("%v: %v, want a refusal naming TRUST_USER_HEADER and PROXY_SECRET", c.kv, err)
+		}
+	}
+}
