@@ -58,6 +58,10 @@ type Defaults struct {
 	AnonymousVisitors    bool // ANONYMOUS_VISITORS' default
 	GenerateTicketSecret bool // an unset TICKET_SECRET is generated at start
 	OpenRooms            bool // OPEN_ROOMS' default
+	// LoopbackTrust: a process that listens on ADDR (the local runner) may
+	// believe X-User-Id without PROXY_SECRET while ADDR is loopback only,
+	// where nothing but this machine can send it.
+	LoopbackTrust bool
 }
 
 // FunctionDefaults are the Lambda functions' defaults: a store is required.
@@ -68,7 +72,7 @@ var OrderGateDefaults = Defaults{RequireRedisURL: true, RequireOrderAPIURL: true
 
 // LocalDefaults are the local runner's: embedded store, demo order API,
 // trusted header, any room name.
-var LocalDefaults = Defaults{TrustUserHeader: true, AnonymousVisitors: true, GenerateTicketSecret: true, OpenRooms: true}
+var LocalDefaults = Defaults{TrustUserHeader: true, AnonymousVisitors: true, GenerateTicketSecret: true, OpenRooms: true, LoopbackTrust: true}
 
 // BatchSize is how many users one batch may admit: the rate spread over
 // the interval, and never less than one so that slow rates still move.
@@ -116,6 +120,10 @@ func LoadConfig(lookup func(string) (string, bool), d Defaults) (Config, error) 
 	if c.ProxySecret != "" && !c.TrustUserHeader {
 		r.fail("PROXY_SECRET", "is set but TRUST_USER_HEADER is not true: it would guard nothing")
 	}
+	if c.TrustUserHeader && c.ProxySecret == "" && !(d.LoopbackTrust && loopbackOnly(c.Addr)) {
+		// Anyone who can reach the process could then name any user.
+		r.fail("TRUST_USER_HEADER", fmt.Sprintf("is true without PROXY_SECRET: X-User-Id would be believed from anyone who reaches %s; set PROXY_SECRET to the secret your proxy sends, or TRUST_USER_HEADER=false", trustScope(d, c.Addr)))
+	}
 	if c.OrderAPIURL == "" && d.RequireOrderAPIURL {
 		r.fail("ORDER_API_URL", "is required")
 	}
@@ -129,6 +137,27 @@ func LoadConfig(lookup func(string) (string, bool), d Defaults) (Config, error) 
 		return Config{}, r.err
 	}
 	return c, nil
+}
+
+// loopbackOnly reports whether addr accepts connections from this machine
+// alone: localhost or a loopback address, never all interfaces.
+func loopbackOnly(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func trustScope(d Defaults, addr string) string {
+	if d.LoopbackTrust {
+		return "ADDR " + addr
+	}
+	return "the function"
 }
 
 type envReader struct {

@@ -135,7 +135,7 @@ func (a *API) standingResponse(st waitroom.Standing, who Identity) events.APIGat
 		poll := room.PreQueuePollMs(time.Until(st.OpensAt), a.random())
 		body.OpensAt, body.PollAfterMs, body.Paused = st.OpensAt.UTC().Format(time.RFC3339Nano), &poll, st.Paused
 	case waitroom.Ready:
-		body.EntryToken = a.signedToken(st, who.User)
+		body.EntryToken = a.signedToken(st, who)
 		body.ExpiresAt = st.ExpiresAt.UTC().Format(time.RFC3339)
 	}
 	resp := jsonResponse(http.StatusOK, body)
@@ -152,7 +152,6 @@ func (a *API) Order(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 		if err != nil {
 			return CallerError(err)
 		}
-		user := who.User
 		key, hasKey := lookupHeader(req, "Idempotency-Key")
 		if hasKey {
 			if err := waitroom.CheckIdempotencyKey(key); err != nil {
@@ -163,13 +162,13 @@ func (a *API) Order(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 		if err != nil {
 			return errorResponse(err)
 		}
-		room, token, err := a.gateToken(header(req, "X-Entry-Token"), user)
+		room, token, err := a.gateToken(header(req, "X-Entry-Token"), who)
 		if err != nil {
 			a.Metrics.Record("", metrics.Of(metrics.TokensRejected, metrics.Count, 1))
 			return errorResponse(err)
 		}
-		attempt := waitroom.OrderAttempt{Room: room, User: user, Token: token, IdempotencyKey: key, RequestHash: requestHash(body)}
-		order := orderapi.Request{User: user, IdempotencyKey: key, ContentType: header(req, "Content-Type"), Body: body, Headers: a.forwardHeaders(req)}
+		attempt := waitroom.OrderAttempt{Room: room, User: who.User, Token: token, IdempotencyKey: key, RequestHash: requestHash(body)}
+		order := orderapi.Request{User: who.ID, IdempotencyKey: key, ContentType: header(req, "Content-Type"), Body: body, Headers: a.forwardHeaders(req)}
 
 		lease, err := withTimeout(AsCaller(ctx, req, who), a.storeTimeout(), func(ctx context.Context) (waitroom.Lease, error) {
 			return a.Queue.BeginOrder(ctx, attempt)
@@ -294,34 +293,6 @@ func (a *API) caller(req events.APIGatewayV2HTTPRequest, create bool) (who Ident
 		return Identity{}, "", err
 	}
 	return who, room, nil
-}
-
-// userID finds the caller in the order docs/API.md gives: JWT claim sub, Lambda
-// authorizer userId, then X-User-Id when trusted (and, with PROXY_SECRET,
-// sent by the proxy).
-func (a *API) userID(req events.APIGatewayV2HTTPRequest) (string, error) {
-	id, found := "", false
-	if auth := req.RequestContext.Authorizer; auth != nil {
-		if auth.JWT != nil && auth.JWT.Claims["sub"] != "" {
-			id, found = auth.JWT.Claims["sub"], true
-		} else if v, ok := auth.Lambda["userId"]; ok && v != nil {
-			s, isString := v.(string)
-			if !isString {
-				return "", waitroom.Errorf(waitroom.EInvalidUser, "the authorizer's userId must be a string")
-			}
-			id, found = s, true
-		}
-	}
-	if !found && a.Config.TrustUserHeader && a.fromTrustedProxy(req) {
-		id, found = lookupHeader(req, "X-User-Id")
-	}
-	if !found {
-		return "", waitroom.Errorf(waitroom.EUnauthenticated, "sign in first: no user identity on this request")
-	}
-	if err := waitroom.CheckUser(id); err != nil {
-		return "", err
-	}
-	return id, nil
 }
 
 func lookupHeader(req events.APIGatewayV2HTTPRequest, name string) (string, bool) {

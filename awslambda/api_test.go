@@ -36,25 +36,25 @@ func TestIdentitySources(t *testing.T) {
 			wantCode   string
 			wantUser   string
 		}{
-			{"jwt sub wins over header", jwt("jwt-user"), "header-user", true, 200, "", "jwt-user"},
-			{"lambda authorizer", lambdaAuth("lambda-user"), "header-user", true, 200, "", "lambda-user"},
-			{"trusted header", nil, "header-user", true, 200, "", "header-user"},
+			// wantUser is the store's: the id in its source's namespace.
+			{"jwt sub wins over header", jwt("jwt-user"), "header-user", true, 200, "", "a:jwt-user"},
+			{"lambda authorizer", lambdaAuth("lambda-user"), "header-user", true, 200, "", "a:lambda-user"},
+			{"trusted header", nil, "header-user", true, 200, "", "h:header-user"},
 			{"untrusted header ignored", nil, "header-user", false, 401, "unauthenticated", ""},
 			{"nobody", nil, "", true, 401, "unauthenticated", ""},
-			{"empty sub falls through to header", jwt(""), "fallback-user", true, 200, "", "fallback-user"},
+			{"empty sub falls through to header", jwt(""), "fallback-user", true, 200, "", "h:fallback-user"},
 			{"too long", jwt(strings.Repeat("x", 129)), "", false, 400, "invalid_user", ""},
 			{"control character", nil, "bad\x01user", true, 400, "invalid_user", ""},
 			{"non-ASCII", nil, "zoë", true, 400, "invalid_user", ""},
 			{"non-string lambda userId", lambdaAuth(42.0), "", false, 400, "invalid_user", ""},
-			{"128 printable characters", jwt(strings.Repeat("~", 128)), "", false, 200, "", strings.Repeat("~", 128)},
+			{"128 printable characters", jwt(strings.Repeat("~", 128)), "", false, 200, "", "a:" + strings.Repeat("~", 128)},
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
 				if c.wantCode == "" {
 					// Each case's user is new: the place checked below is this case's.
-					h.api.Config.TrustUserHeader = true
-					if m := decode(t, h.position(c.wantUser)); m["status"] != "NOT_IN_QUEUE" {
-						t.Fatalf("%s had a place before this case: %v", c.wantUser, m)
+					if st, err := h.store.Position(context.Background(), waitroom.DefaultRoom, c.wantUser); err != nil || st.Status != waitroom.NotInQueue {
+						t.Fatalf("%s had a place before this case: %+v %v", c.wantUser, st, err)
 					}
 				}
 				h.api.Config.TrustUserHeader = c.trust
@@ -69,9 +69,8 @@ func TestIdentitySources(t *testing.T) {
 					t.Fatalf("%d %s", resp.StatusCode, resp.Body)
 				}
 				// The identity used is the expected one: that user now has a place.
-				h.api.Config.TrustUserHeader = true
-				if m := decode(t, h.position(c.wantUser)); m["status"] != "WAITING" {
-					t.Fatalf("%s has no place: %v", c.wantUser, m)
+				if st, err := h.store.Position(context.Background(), waitroom.DefaultRoom, c.wantUser); err != nil || st.Status != waitroom.Waiting {
+					t.Fatalf("%s has no place: %+v %v", c.wantUser, st, err)
 				}
 			})
 		}

@@ -53,7 +53,7 @@ func TestUncommittedOrderKeepsTheTokenLockedOnRedisServer(t *testing.T) {
 		t.Fatalf("first order: %d %s", r.StatusCode, r.Body)
 	}
 	h.redis.Server.Resume()
-	ttl, err := h.redis.Client().PTTL(context.Background(), "wr:{default}:lock:u").Result()
+	ttl, err := h.redis.Client().PTTL(context.Background(), "wr:{default}:lock:h:u").Result()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ const jwksMaxAge = "public, max-age=300"
 // without, the store's opaque token. The claims are the store's record
 // (iat is the admission), and Ed25519 signatures are deterministic, so
 // every answer for one admission carries the very same token.
-func (a *API) signedToken(st waitroom.Standing, user string) string {
+func (a *API) signedToken(st waitroom.Standing, who Identity) string {
 	keys := a.Config.Trust.EntryTokens
 	if !keys.Enabled() {
 		return st.Token
@@ -34,17 +34,25 @@ func (a *API) signedToken(st waitroom.Standing, user string) string {
 	if issued.IsZero() { // a record written before the admission time was kept
 		issued = a.now()
 	}
-	signed, err := keys.Sign(entrytoken.Claims{Subject: user, Room: room, ID: id, IssuedAt: issued.Unix(), ExpiresAt: st.ExpiresAt.Unix()})
+	signed, err := keys.Sign(entrytoken.Claims{Subject: who.ID, Source: who.tokenSource(), Room: room, ID: id, IssuedAt: issued.Unix(), ExpiresAt: st.ExpiresAt.Unix()})
 	if err != nil { // only a JSON encoding failure of plain strings and numbers
 		return ""
 	}
 	return signed
 }
 
-// gateToken turns the X-Entry-Token of user into the room and the store's
-// token. A JWT is checked first, signature, expiry, issuer and subject, so
-// that a forged token costs no store call; single use is then the store's.
-func (a *API) gateToken(token, user string) (room, stored string, err error) {
+// tokenSource is the entry token's src claim: tickets name visitors.
+func (i Identity) tokenSource() string {
+	if i.Ticketed() {
+		return string(NewVisitor)
+	}
+	return string(i.Source)
+}
+
+// gateToken turns the X-Entry-Token of who into the room and the store's
+// token. A JWT is checked first, signature, expiry, issuer, subject and its
+// source, so that a forged token costs no store call; single use is then the store's.
+func (a *API) gateToken(token string, who Identity) (room, stored string, err error) {
 	invalid := waitroom.Errorf(waitroom.ETokenInvalid, "an X-Entry-Token header with a valid entry token of yours is required")
 	keys := a.Config.Trust.EntryTokens
 	if !keys.Enabled() {
@@ -55,7 +63,7 @@ func (a *API) gateToken(token, user string) (room, stored string, err error) {
 		return room, token, nil
 	}
 	c, err := keys.Verify(token, a.now())
-	if err != nil || c.Subject != user {
+	if err != nil || c.Subject != who.ID || c.Source != who.tokenSource() {
 		return "", "", invalid
 	}
 	stored = c.Room + "." + c.ID

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -208,7 +209,9 @@ func (h *harness) admitted(t *testing.T, users ...string) map[string]string {
 // test at once instead of hanging it until go test's timeout.
 const admitWithin = 10 * time.Second
 
-// collectTokens runs admission batches until n users were admitted.
+// collectTokens runs admission batches until n users were admitted, and
+// returns their tokens by user: the id the tests send as X-User-Id (the
+// store keeps those users as "h:<id>"; visitors as they are).
 func (h *harness) collectTokens(t *testing.T, n int) map[string]string {
 	t.Helper()
 	tokens := map[string]string{}
@@ -223,7 +226,7 @@ func (h *harness) collectTokens(t *testing.T, n int) map[string]string {
 		}
 		for _, r := range b.Rooms {
 			for _, a := range r.Admitted {
-				tokens[a.User] = a.Token
+				tokens[strings.TrimPrefix(a.User, "h:")] = a.Token
 			}
 		}
 		time.Sleep(20 * time.Millisecond)

@@ -57,9 +57,15 @@ func (a *API) receiptPosition(ctx context.Context, req events.APIGatewayV2HTTPRe
 	if room, ok := req.QueryStringParameters["room"]; ok && room != e.Room {
 		return errorResponse(waitroom.Errorf(waitroom.EInvalidReceipt, "this receipt is for another room"))
 	}
-	who := Identity{User: e.User}
-	if id, err := a.Identify(req, false); err == nil && id.User == e.User {
-		who = id // a visitor's ticket is renewed as usual
+	// The receipt proves an entry, not who holds it: a request that proves
+	// an identity must be the entry's (a visitor's ticket is then renewed
+	// as usual); one that proves none is answered for the entry.
+	who, err := a.Identify(req, false)
+	switch {
+	case err == nil && who.User != e.User:
+		return errorResponse(waitroom.Errorf(waitroom.EInvalidReceipt, "this receipt is not yours"))
+	case err != nil:
+		who = byReceipt(e.User)
 	}
 	st, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Standing, error) {
 		return a.Queue.Position(ctx, e.Room, e.User)

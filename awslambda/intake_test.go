@@ -95,12 +95,16 @@ func (h *intakeHarness) receiptPosition(receipt string) events.APIGatewayV2HTTPR
 	return h.call(request("GET", "/queue/position", "", map[string]string{"x-queue-receipt": receipt}))
 }
 
-// line is the room's line as the store holds it, front first.
+// line is the room's line as the store holds it, front first, by the ids
+// the tests send as X-User-Id (the store's "h:<id>").
 func (h *intakeHarness) line(t *testing.T, room string) []string {
 	t.Helper()
 	users, err := h.redis.Client().ZRange(t.Context(), "wr:{"+room+"}:line", 0, -1).Result()
 	if err != nil {
 		t.Fatal(err)
+	}
+	for i, u := range users {
+		users[i] = strings.TrimPrefix(u, "h:")
 	}
 	return users
 }
@@ -403,7 +407,7 @@ func TestReceiptAppliedBetweenTheReads(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		h := newIntakeHarness(t, engine, waitroom.IntakeBroker, 30)
 		receipt := h.accepted(t, "racer")
-		h.api.Queue = &applyDuringPosition{Queue: h.store, user: "racer", apply: func() {
+		h.api.Queue = &applyDuringPosition{Queue: h.store, user: "h:racer", apply: func() {
 			msgs, err := h.queue.Receive(t.Context())
 			if err != nil || len(msgs) != 1 {
 				t.Fatalf("receive: %v %v", msgs, err)

@@ -109,7 +109,7 @@ func TestCommitFailureKeepsTheOrdersAnswer(t *testing.T) {
 			}
 			h.api.Queue = h.store
 			// The token was not consumed: release the lock for the next round.
-			if err := h.redis.Client().Del(context.Background(), "wr:{default}:lock:gina").Err(); err != nil {
+			if err := h.redis.Client().Del(context.Background(), "wr:{default}:lock:h:gina").Err(); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -2,7 +2,6 @@ package awslambda
 
 import (
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -10,87 +9,19 @@ import (
 	"github.com/waitroom/waitroom"
 )
 
-// Identity is who a request comes from, and whether the answer renews the
-// visitor's queue ticket.
-type Identity struct {
-	User string
-	// Ticketed: known by a queue ticket, or a visitor created just now. Only
-	// these get tickets: a ticket for a signed-in user would outlive the
-	// sign-in it came from.
-	Ticketed bool
-}
-
-// Identify finds the caller in the order docs/API.md gives: JWT claim sub,
-// Lambda authorizer userId, X-User-Id when trusted, then the queue ticket
-// (X-Queue-Ticket header, else the wr_ticket cookie). With none of them and
-// create set (enter only), anonymous visitors on, a new visitor is made. A
-// ticket that does not verify is an invalid_ticket error and creates nothing.
-func (a *API) Identify(req events.APIGatewayV2HTTPRequest, create bool) (Identity, error) {
-	id, err := a.userID(req)
-	if waitroom.ErrorCode(err) != waitroom.EUnauthenticated {
-		return Identity{User: id}, err
-	}
-	v := a.Config.Visitor
-	if t, ok := ticketOf(req); ok {
-		user, verr := v.Tickets.Verify(t, a.now())
-		if verr != nil {
-			return Identity{}, verr
-		}
-		return Identity{User: user, Ticketed: true}, nil
-	}
-	if !create || !v.Anonymous || !v.Tickets.Enabled() {
-		return Identity{}, err
-	}
-	user, gerr := waitroom.NewVisitorID()
-	if gerr != nil {
-		return Identity{}, waitroom.Unavailable(gerr)
-	}
-	return Identity{User: user, Ticketed: true}, nil
-}
-
-// ticketOf returns the ticket a request carries: the header wins over the
-// cookie, because a page that holds a newer ticket than its cookie sends it.
-func ticketOf(req events.APIGatewayV2HTTPRequest) (string, bool) {
-	if t, ok := lookupHeader(req, waitroom.TicketHeader); ok && t != "" {
-		return t, true
-	}
-	cookies := req.Cookies
-	if len(cookies) == 0 { // hosts that leave the Cookie header alone
-		cookies = strings.Split(header(req, "Cookie"), ";")
-	}
-	for _, c := range cookies {
-		name, value, _ := strings.Cut(strings.TrimSpace(c), "=")
-		if name == waitroom.TicketCookie && value != "" {
-			return value, true
-		}
-	}
-	return "", false
-}
-
 // Ticket returns a renewed ticket for who and its Set-Cookie value, or
 // empty strings when who is not ticketed.
 func (a *API) Ticket(who Identity) (ticket, setCookie string) {
-	if !who.Ticketed {
+	if !who.Ticketed() {
 		return "", ""
 	}
 	now := a.now()
 	exp := now.Add(a.ticketTTL())
-	t, err := a.Config.Visitor.Tickets.Sign(who.User, exp)
+	t, err := a.Config.Visitor.Tickets.Sign(who.ID, exp)
 	if err != nil { // only visitor ids this package made are ticketed
 		return "", ""
 	}
 	return t, waitroom.TicketSetCookie(t, exp, now)
-}
-
-// CallerError answers a request whose caller or room is not acceptable; an
-// invalid ticket also clears the cookie, so that the page's rejoin starts
-// afresh.
-func CallerError(err error) events.APIGatewayV2HTTPResponse {
-	resp := errorResponse(err)
-	if waitroom.ErrorCode(err) == waitroom.EInvalidTicket {
-		resp.Cookies = append(resp.Cookies, waitroom.TicketClearCookie())
-	}
-	return resp
 }
 
 // Caller is who sends a position-like request (the live stream) and its room.

@@ -150,14 +150,15 @@ func TestIdentityOrder(t *testing.T) {
 			user     string
 			ticketed bool
 		}{
-			{"JWT over everything", jwt(withCookie(request("POST", "/queue/enter", "header-user", nil), "garbage")), "jwt-user", false},
-			{"authorizer over header and ticket", lambdaAuth(withCookie(request("POST", "/queue/enter", "header-user", nil), tk)), "lambda-user", false},
-			{"trusted header over ticket", withCookie(request("POST", "/queue/enter", "header-user", nil), tk), "header-user", false},
+			// The store's user is the id in its source's namespace.
+			{"JWT over everything", jwt(withCookie(request("POST", "/queue/enter", "header-user", nil), "garbage")), "a:jwt-user", false},
+			{"authorizer over header and ticket", lambdaAuth(withCookie(request("POST", "/queue/enter", "header-user", nil), tk)), "a:lambda-user", false},
+			{"trusted header over ticket", withCookie(request("POST", "/queue/enter", "header-user", nil), tk), "h:header-user", false},
 			{"ticket", withCookie(request("POST", "/queue/enter", "", nil), tk), "v-ticketed", true},
 		}
 		for _, c := range cases {
 			who, err := h.api.Identify(c.req, true)
-			if err != nil || who.User != c.user || who.Ticketed != c.ticketed {
+			if err != nil || who.User != c.user || who.Ticketed() != c.ticketed {
 				t.Errorf("%s: %+v, %v; want %s (ticketed %v)", c.name, who, err, c.user, c.ticketed)
 			}
 			r := h.call(c.req)

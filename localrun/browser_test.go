@@ -170,7 +170,7 @@ func TestBrowserHumanStates(t *testing.T) {
 		// The first user is admitted at once (the budget starts with one batch);
 		// then nobody else for 1000 s, and two more fill the line.
 		enter(t, r, "full", "first")
-		for srv.Client().Exists(context.Background(), "wr:{full}:u:first").Val() == 0 {
+		for srv.Client().Exists(context.Background(), "wr:{full}:u:h:first").Val() == 0 {
 			time.Sleep(10 * time.Millisecond)
 		}
 		for i := 0; ; i++ {

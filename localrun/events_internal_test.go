@@ -28,7 +28,7 @@ func TestStreamKeepAlive(t *testing.T) {
 			t.Fatal(err)
 		}
 		store := redisstore.New(srv.Client(), cfg)
-		for _, u := range []string{"first", "second"} { // nobody is admitted: no admitter runs
+		for _, u := range []string{"h:first", "h:second"} { // as X-User-Id names them; nobody is admitted: no admitter runs
 			if _, err := store.Enter(context.Background(), "tv", u); err != nil {
 				t.Fatal(err)
 			}

@@ -134,7 +134,7 @@ func readyLags(t *testing.T, srv *redistest.Instance, r *localrun.Runner, interv
 				t.Errorf("%s: the stream ended on %+v, want READY with a token", user, last)
 				return
 			}
-			rec := srv.Client().Get(context.Background(), "wr:{tv}:u:"+user).Val()
+			rec := srv.Client().Get(context.Background(), "wr:{tv}:u:h:"+user).Val()
 			ms, _, _ := strings.Cut(rec, ":")
 			exp, _ := strconv.ParseInt(ms, 10, 64)
 			at := time.UnixMilli(exp).Add(-r.Config.EntryTokenTTL)

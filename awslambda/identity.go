@@ -1,0 +1,187 @@
+package awslambda
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"strings"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/waitroom/waitroom"
+)
+
+// Who is asking is decided here, and only here (docs/API.md, "Who is
+// asking"; docs/security.md): the sources below are tried in order and the
+// first that names the caller wins; with none, an enter may make a new
+// visitor. Each source has a namespace of its own in the store, so that no
+// source can claim an id of another: X-User-Id: v-… is not that visitor.
+
+// Source is where an identity comes from.
+type Source string
+
+const (
+	FromAuthorizer Source = "authorizer" // the JWT authorizer's sub, or a Lambda authorizer's userId
+	FromHeader     Source = "header"     // X-User-Id from the operator's proxy
+	FromTicket     Source = "ticket"     // a queue ticket: a visitor made here before
+	NewVisitor     Source = "visitor"    // a visitor made by this enter
+)
+
+// Identity is who a request comes from.
+type Identity struct {
+	Source Source
+	ID     string // as its source gave it: what the order API and the entry token's sub see
+	User   string // the store's user: ID in its source's namespace
+	// ByReceipt: known only by the broker's receipt, which proves an entry,
+	// not the holder: it is never given a ticket.
+	ByReceipt bool
+}
+
+// Ticketed: a visitor, whose answers renew its queue ticket. A signed-in
+// user gets none: a ticket would outlive the sign-in it came from.
+func (i Identity) Ticketed() bool {
+	return (i.Source == FromTicket || i.Source == NewVisitor) && !i.ByReceipt
+}
+
+// namespaces of the store's users, by source. Visitor ids are made here,
+// "v-" and 22 characters, which neither prefix below can begin.
+var namespaces = map[Source]string{FromAuthorizer: "a:", FromHeader: "h:", FromTicket: "", NewVisitor: ""}
+
+func identityOf(s Source, id string) Identity {
+	return Identity{Source: s, ID: id, User: namespaces[s] + id}
+}
+
+// byReceipt is the identity whose entry a receipt names (a store user):
+// its namespace gives its source.
+func byReceipt(user string) Identity {
+	who := identityOf(FromTicket, user)
+	for _, s := range []Source{FromAuthorizer, FromHeader} {
+		if id, ok := strings.CutPrefix(user, namespaces[s]); ok {
+			who = identityOf(s, id)
+		}
+	}
+	who.ByReceipt = true
+	return who
+}
+
+// identitySources, in the order they are believed.
+var identitySources = []struct {
+	source Source
+	find   func(a *API, req events.APIGatewayV2HTTPRequest) (id string, found bool, err error)
+}{
+	{FromAuthorizer, (*API).authorizerID},
+	{FromHeader, (*API).headerID},
+	{FromTicket, (*API).ticketID},
+}
+
+// Identify returns who sends req. With no source and create set (enter
+// only), anonymous visitors on, it makes a new visitor. A ticket that does
+// not verify is an invalid_ticket error and creates nothing.
+func (a *API) Identify(req events.APIGatewayV2HTTPRequest, create bool) (Identity, error) {
+	for _, s := range identitySources {
+		id, found, err := s.find(a, req)
+		if err != nil {
+			return Identity{}, err
+		}
+		if found {
+			if err := waitroom.CheckUser(id); err != nil {
+				return Identity{}, err
+			}
+			return identityOf(s.source, id), nil
+		}
+	}
+	v := a.Config.Visitor
+	if !create || !v.Anonymous || !v.Tickets.Enabled() {
+		return Identity{}, waitroom.Errorf(waitroom.EUnauthenticated, "sign in first: no user identity on this request")
+	}
+	id, err := waitroom.NewVisitorID()
+	if err != nil {
+		return Identity{}, waitroom.Unavailable(err)
+	}
+	return identityOf(NewVisitor, id), nil
+}
+
+// authorizerID is the JWT claim sub, else a Lambda authorizer's userId.
+func (a *API) authorizerID(req events.APIGatewayV2HTTPRequest) (string, bool, error) {
+	auth := req.RequestContext.Authorizer
+	switch {
+	case auth == nil:
+		return "", false, nil
+	case auth.JWT != nil && auth.JWT.Claims["sub"] != "":
+		return auth.JWT.Claims["sub"], true, nil
+	}
+	v, ok := auth.Lambda["userId"]
+	if !ok || v == nil {
+		return "", false, nil
+	}
+	s, isString := v.(string)
+	if !isString {
+		return "", false, waitroom.Errorf(waitroom.EInvalidUser, "the authorizer's userId must be a string")
+	}
+	return s, true, nil
+}
+
+// proxySecretHeader carries PROXY_SECRET from the trusted proxy.
+const proxySecretHeader = "X-Proxy-Secret"
+
+// headerID is X-User-Id when TRUST_USER_HEADER is on and, with PROXY_SECRET
+// (which every process open to a network has: LoadConfig), the request
+// carries the secret. Both sides are hashed first, so that the comparison
+// takes the same time whatever the length or content of what was sent.
+func (a *API) headerID(req events.APIGatewayV2HTTPRequest) (string, bool, error) {
+	if !a.Config.TrustUserHeader {
+		return "", false, nil
+	}
+	if a.Config.ProxySecret != "" {
+		sent, ok := lookupHeader(req, proxySecretHeader)
+		want := sha256.Sum256([]byte(a.Config.ProxySecret))
+		got := sha256.Sum256([]byte(sent))
+		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 || !ok {
+			return "", false, nil
+		}
+	}
+	id, ok := lookupHeader(req, "X-User-Id")
+	return id, ok, nil
+}
+
+// ticketID is the visitor of the queue ticket a request carries: the
+// header wins over the cookie, because a page that holds a newer ticket
+// than its cookie sends it.
+func (a *API) ticketID(req events.APIGatewayV2HTTPRequest) (string, bool, error) {
+	t, ok := lookupHeader(req, waitroom.TicketHeader)
+	if !ok || t == "" {
+		t, ok = ticketCookie(req)
+	}
+	if !ok {
+		return "", false, nil
+	}
+	visitor, err := a.Config.Visitor.Tickets.Verify(t, a.now())
+	if err != nil {
+		return "", false, err
+	}
+	return visitor, true, nil
+}
+
+func ticketCookie(req events.APIGatewayV2HTTPRequest) (string, bool) {
+	cookies := req.Cookies
+	if len(cookies) == 0 { // hosts that leave the Cookie header alone
+		cookies = strings.Split(header(req, "Cookie"), ";")
+	}
+	for _, c := range cookies {
+		name, value, _ := strings.Cut(strings.TrimSpace(c), "=")
+		if name == waitroom.TicketCookie && value != "" {
+			return value, true
+		}
+	}
+	return "", false
+}
+
+// CallerError answers a request whose caller or room is not acceptable; an
+// invalid ticket also clears the cookie, so that the page's rejoin starts
+// afresh.
+func CallerError(err error) events.APIGatewayV2HTTPResponse {
+	resp := errorResponse(err)
+	if waitroom.ErrorCode(err) == waitroom.EInvalidTicket {
+		resp.Cookies = append(resp.Cookies, waitroom.TicketClearCookie())
+	}
+	return resp
+}
