@@ -82,6 +82,9 @@ func run() error {
 		appProps.Outdir = jsii.String("cdk.out")
 	}
 	app := awscdk.NewApp(appProps)
+	if path := os.Getenv(EnvConfigurations); path != "" {
+		return synthConfigurations(app, path) // make templates
+	}
 
 	ctx := contextReader{app: app}
 	id := ctx.str(CtxStackName, "Waitroom")

@@ -61,10 +61,6 @@ func TestConcurrency(t *testing.T) {
 	}
 }
 
-type mapContext map[string]any
-
-func (m mapContext) get(k string) any { return m[k] }
-
 func mustProps(t *testing.T, ctx map[string]any) WaitroomProps {
 	t.Helper()
 	p, err := propsFromContext(mapContext(ctx))

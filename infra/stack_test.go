@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -23,22 +22,12 @@ var assetDir string
 
 func TestMain(m *testing.M) {
 	code := func() int {
-		dir, err := os.MkdirTemp("", "waitroom-assets-")
+		dir, err := standInAssets()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 		defer os.RemoveAll(dir)
-		for _, fn := range append(append([]string{}, Functions...), FnIntakeConsumer) {
-			if err := os.MkdirAll(filepath.Join(dir, fn), 0o755); err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				return 1
-			}
-			if err := os.WriteFile(filepath.Join(dir, fn, "bootstrap"), []byte("#!/bin/sh\n# "+fn+"\n"), 0o755); err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				return 1
-			}
-		}
 		assetDir = dir
 		// Synthesized stacks outlive the test that made them (the default
 		// stack is shared), so their output goes here, not to t.TempDir.
