@@ -8,14 +8,14 @@ import (
 	"regexp"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 )
 
 // EnvConfigurations names a configurations file (configurations.json):
 // with it the app synthesizes every configuration in the file side by side,
-// one stack each, with stand-in function assets. Those templates are for
-// checking (cfn-lint, the update test, the cost model), never for deploying.
+// each into $CDK_OUTDIR/<name>/, with stand-in function assets. Those
+// templates are for checking (cfn-lint, the update test, the cost model),
+// never for deploying.
 const EnvConfigurations = "WAITROOM_CONFIGURATIONS"
 
 // Configuration is one documented configuration: its full context.
@@ -80,45 +80,48 @@ func readJSON(path string, v any) error {
 	return nil
 }
 
-// ConfigurationStackID is a configuration's stack id, and so its template's
-// file name (<id>.template.json).
-func ConfigurationStackID(name string) string { return "Waitroom-" + name }
-
 // mapContext is a contextGetter over a configuration's context.
 type mapContext map[string]any
 
 func (m mapContext) get(key string) interface{} { return m[key] }
 
-// addConfigurations adds one stack per configuration to scope. Each is
-// named as the stack it stands for would be when deployed (stackName,
-// default Waitroom, and the names derived from it), whatever its id, so
-// that two configurations' templates compare as two versions of one stack.
-func addConfigurations(scope constructs.Construct, confs []Configuration, assetDir string) (map[string]*Waitroom, error) {
-	stacks := map[string]*Waitroom{}
-	for _, c := range confs {
-		ctx := mapContext(c.Context)
-		p, err := propsFromContext(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("configuration %s: %w", c.Name, err)
-		}
-		name := ctxString(ctx, CtxStackName)
-		if name == "" {
-			name = "Waitroom"
-		}
-		p.AssetDir = assetDir
-		p.StackProps.StackName = jsii.String(name)
-		setDefault(&p.NamePrefix, DefaultNamePrefix(name))
-		w, err := NewWaitroomStack(scope, ConfigurationStackID(c.Name), p)
-		if err != nil {
-			return nil, fmt.Errorf("configuration %s: %w", c.Name, err)
-		}
-		stacks[c.Name] = w
-	}
-	return stacks, nil
+// ConfigurationTemplate is where synthConfiguration writes a configuration's
+// template under outdir.
+func ConfigurationTemplate(outdir string, c Configuration) string {
+	return filepath.Join(outdir, c.Name, configurationStackID(c)+".template.json")
 }
 
-// synthConfigurations synthesizes every configuration of the file at path.
-func synthConfigurations(app awscdk.App, path string) error {
+// configurationStackID is the stack's id: stackName, as the app names it.
+func configurationStackID(c Configuration) string {
+	if id := ctxString(mapContext(c.Context), CtxStackName); id != "" {
+		return id
+	}
+	return "Waitroom"
+}
+
+// synthConfiguration synthesizes one configuration in an app of its own
+// (outdir/<name>/), under the stack id the app would give it, so that its
+// template is the one `make synth` writes with that context (CDK derives
+// some logical ids from the stack's id) and two configurations' templates
+// compare as two versions of one deployed stack.
+func synthConfiguration(c Configuration, outdir, assetDir string) (*Waitroom, error) {
+	p, err := propsFromContext(mapContext(c.Context))
+	if err != nil {
+		return nil, fmt.Errorf("configuration %s: %w", c.Name, err)
+	}
+	p.AssetDir = assetDir
+	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(filepath.Join(outdir, c.Name))})
+	w, err := NewWaitroomStack(app, configurationStackID(c), p)
+	if err != nil {
+		return nil, fmt.Errorf("configuration %s: %w", c.Name, err)
+	}
+	app.Synth(nil)
+	return w, nil
+}
+
+// synthConfigurations synthesizes every configuration of the file at path
+// into outdir, with stand-in function assets.
+func synthConfigurations(path, outdir string) error {
 	confs, err := LoadConfigurations(path)
 	if err != nil {
 		return err
@@ -128,10 +131,11 @@ func synthConfigurations(app awscdk.App, path string) error {
 		return err
 	}
 	defer os.RemoveAll(assets)
-	if _, err := addConfigurations(app, confs, assets); err != nil {
-		return err
+	for _, c := range confs {
+		if _, err := synthConfiguration(c, outdir, assets); err != nil {
+			return err
+		}
 	}
-	app.Synth(nil)
 	return nil
 }
 

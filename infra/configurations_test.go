@@ -1,24 +1,19 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
-
-	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/jsii-runtime-go"
 )
 
 // documented is every configuration of configurations.json synthesized
-// once, side by side in one app as `make templates` does, for the tests
-// that compare or price them.
+// once, as `make templates` does, for the tests that compare or price them.
 var documented struct {
 	once  sync.Once
 	confs []Configuration
 	synth map[string]*synth
-	dir   string // the templates: <ConfigurationStackID>.template.json
+	dir   string // ConfigurationTemplate(dir, c) is c's template
 	err   error
 }
 
@@ -32,23 +27,17 @@ func documentedConfigurations(t *testing.T) ([]Configuration, map[string]*synth)
 		if d.dir, d.err = os.MkdirTemp(outRoot, "configurations-"); d.err != nil {
 			return
 		}
-		app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(d.dir)})
-		stacks, err := addConfigurations(app, d.confs, assetDir)
-		if d.err = err; err != nil {
-			return
-		}
-		app.Synth(nil)
 		d.synth = map[string]*synth{}
-		for name, w := range stacks {
-			var raw []byte
-			if raw, d.err = os.ReadFile(filepath.Join(d.dir, ConfigurationStackID(name)+".template.json")); d.err != nil {
+		for _, c := range d.confs {
+			w, err := synthConfiguration(c, d.dir, assetDir)
+			if d.err = err; err != nil {
 				return
 			}
-			s := &synth{w: w} // no assertions.Template: it would synthesize each stack again
-			if d.err = json.Unmarshal(raw, &s.json); d.err != nil {
+			s := &synth{w: w} // no assertions.Template: it would synthesize the stack again
+			if d.err = readJSON(ConfigurationTemplate(d.dir, c), &s.json); d.err != nil {
 				return
 			}
-			d.synth[name] = s
+			d.synth[c.Name] = s
 		}
 	})
 	if documented.err != nil {

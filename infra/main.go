@@ -76,15 +76,15 @@ func main() {
 }
 
 func run() error {
+	if path := os.Getenv(EnvConfigurations); path != "" {
+		return synthConfigurations(path, os.Getenv("CDK_OUTDIR")) // make templates
+	}
 	appProps := &awscdk.AppProps{}
 	if os.Getenv("CDK_OUTDIR") == "" {
 		// Run directly (`go run .`, `make synth`): write where cdk would.
 		appProps.Outdir = jsii.String("cdk.out")
 	}
 	app := awscdk.NewApp(appProps)
-	if path := os.Getenv(EnvConfigurations); path != "" {
-		return synthConfigurations(app, path) // make templates
-	}
 
 	ctx := contextReader{app: app}
 	id := ctx.str(CtxStackName, "Waitroom")

@@ -9,7 +9,7 @@ EXTRA_TESTS += lint-templates
 templates:
 	@cd infra && rm -rf cdk.out/configurations && \
 	  CDK_OUTDIR=cdk.out/configurations WAITROOM_CONFIGURATIONS=configurations.json $(GO) run . && \
-	  echo "infra/cdk.out/configurations: $$(ls cdk.out/configurations/*.template.json | wc -l) templates"
+	  echo "infra/cdk.out/configurations: $$(ls cdk.out/configurations/*/*.template.json | wc -l) templates"
 
 ## lint-templates: cfn-lint over every documented configuration in us-east-1, eu-west-1 and ap-northeast-1; fails in CI without cfn-lint (~30 s)
 lint-templates:
