@@ -64,11 +64,18 @@ func newNetwork(stack awscdk.Stack, p WaitroomProps) *network {
 // newNetwork) to a peering connection or transit gateway for private, to an
 // egress-only gateway for ipv6 (dual-stack), or by CDK to one NAT gateway in
 // a "public" group for nat.
+//
+// CDK allocates the groups' ranges in order, so the public group (nat only)
+// comes last: isolated and gate keep the same ranges in every mode
+// (SubnetRanges). A subnet whose range changed would be replaced, and
+// CloudFormation creates the replacement before it deletes the old one, so
+// a range moving onto a neighbour's fails the update.
 func vpcProps(mode EgressMode) *awsec2.VpcProps {
 	subnets := []*awsec2.SubnetConfiguration{{
 		Name: jsii.String(subnetIsolated), SubnetType: awsec2.SubnetType_PRIVATE_ISOLATED, CidrMask: jsii.Number(22),
 	}}
 	gate := &awsec2.SubnetConfiguration{Name: jsii.String(subnetGate), SubnetType: awsec2.SubnetType_PRIVATE_ISOLATED, CidrMask: jsii.Number(24)}
+	subnets = append(subnets, gate)
 	props := &awsec2.VpcProps{
 		IpAddresses:                  awsec2.IpAddresses_Cidr(jsii.String(VpcCidr)),
 		MaxAzs:                       jsii.Number(2),
@@ -86,9 +93,16 @@ func vpcProps(mode EgressMode) *awsec2.VpcProps {
 		subnets = append(subnets,
 			&awsec2.SubnetConfiguration{Name: jsii.String(subnetPublic), SubnetType: awsec2.SubnetType_PUBLIC, CidrMask: jsii.Number(26)})
 	}
-	subnets = append(subnets, gate)
 	props.SubnetConfiguration = &subnets
 	return props
+}
+
+// SubnetRanges are the subnets' ranges per group, one per AZ: the same in
+// every egress mode (public exists in nat only).
+var SubnetRanges = map[string][]string{
+	subnetIsolated: {"10.40.0.0/22", "10.40.4.0/22"},
+	subnetGate:     {"10.40.8.0/24", "10.40.9.0/24"},
+	subnetPublic:   {"10.40.10.0/26", "10.40.10.64/26"},
 }
 
 // privatePeer is the private order API's range.
