@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"strings"
 
@@ -332,16 +333,28 @@ func cacheAlarms(set *alarmSet, p WaitroomProps, c *Cache) {
 // newBudget is a monthly cost budget for the account (AWS Budgets has no
 // notion of a stack without activated cost-allocation tags): 80% of the
 // amount spent, and 100% forecast, notify the alarm e-mail or topic.
+//
+// A budget's notifications cannot change in place: CloudFormation replaces
+// the budget, creating the new one before deleting the old, and budget names
+// are unique in the account. So the budget's logical id and name carry a
+// digest of its subscribers (none: plain <prefix>-monthly), and a change of
+// alarm target creates a budget of another name.
 func newBudget(stack awscdk.Stack, p WaitroomProps) {
 	var subscribers []*awsbudgets.CfnBudget_SubscriberProperty
+	var policy awssns.CfnTopicPolicy
 	switch {
 	case p.AlarmEmail != "":
 		subscribers = append(subscribers, &awsbudgets.CfnBudget_SubscriberProperty{SubscriptionType: jsii.String("EMAIL"), Address: jsii.String(p.AlarmEmail)})
 	case p.AlarmTopicArn != "":
 		subscribers = append(subscribers, &awsbudgets.CfnBudget_SubscriberProperty{SubscriptionType: jsii.String("SNS"), Address: jsii.String(p.AlarmTopicArn)})
+		// policy = budgetTopicPolicy(stack, p.AlarmTopicArn)
+	}
+	id, name := "Budget", p.NamePrefix+"-monthly"
+	if suffix := subscribersDigest(subscribers); suffix != "" {
+		id, name = id+suffix, name+"-"+suffix
 	}
 	props := &awsbudgets.CfnBudgetProps{Budget: &awsbudgets.CfnBudget_BudgetDataProperty{
-		BudgetName: jsii.String(p.NamePrefix + "-monthly"), BudgetType: jsii.String("COST"), TimeUnit: jsii.String("MONTHLY"),
+		BudgetName: jsii.String(name), BudgetType: jsii.String("COST"), TimeUnit: jsii.String("MONTHLY"),
 		BudgetLimit: &awsbudgets.CfnBudget_SpendProperty{Amount: jsii.Number(float64(p.BudgetMonthlyUSD)), Unit: jsii.String("USD")},
 	}}
 	if subscribers != nil {
@@ -358,5 +371,52 @@ func newBudget(stack awscdk.Stack, p WaitroomProps) {
 		}
 		props.NotificationsWithSubscribers = &notifications
 	}
-	awsbudgets.NewCfnBudget(stack, jsii.String("Budget"), props)
+	budget := awsbudgets.NewCfnBudget(stack, jsii.String(id), props)
+	if policy != nil {
+		budget.AddDependency(policy) // Budgets checks it may publish when the notification is created
+	}
+}
+
+// subscribersDigest is 8 hex digits naming a set of subscribers ("" for none).
+func subscribersDigest(subscribers []*awsbudgets.CfnBudget_SubscriberProperty) string {
+	if len(subscribers) == 0 {
+		return ""
+	}
+	h := sha256.New()
+	for _, s := range subscribers {
+		fmt.Fprintf(h, "%s %s\n", *s.SubscriptionType, *s.Address)
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))[:8]
+}
+
+// budgetTopicPolicy lets AWS Budgets publish to the operator's topic, for
+// budgets of this account only. A topic policy replaces the topic's whole
+// access policy, so it also keeps the statement every new topic has (the
+// owner account may publish, subscribe and manage it), which is what the
+// alarms need. An operator whose topic policy is managed elsewhere sets
+// alarmEmail as well: the budget then mails it and no policy is written.
+func budgetTopicPolicy(stack awscdk.Stack, topicArn string) awssns.CfnTopicPolicy {
+	account := awscdk.Arn_Split(jsii.String(topicArn), awscdk.ArnFormat_NO_RESOURCE_NAME).Account
+	doc := map[string]any{
+		"Version": "2012-10-17",
+		"Statement": []any{
+			map[string]any{
+				"Sid": "OwnerAccount", "Effect": "Allow", "Principal": map[string]any{"AWS": "*"}, "Resource": topicArn,
+				"Action": []any{"SNS:GetTopicAttributes", "SNS:SetTopicAttributes", "SNS:AddPermission", "SNS:RemovePermission",
+					"SNS:DeleteTopic", "SNS:Subscribe", "SNS:ListSubscriptionsByTopic", "SNS:Publish"},
+				"Condition": map[string]any{"StringEquals": map[string]any{"AWS:SourceOwner": account}},
+			},
+			map[string]any{
+				"Sid": "BudgetsPublish", "Effect": "Allow", "Principal": map[string]any{"Service": "budgets.amazonaws.com"},
+				"Action": "SNS:Publish", "Resource": topicArn,
+				"Condition": map[string]any{
+					"StringEquals": map[string]any{"aws:SourceAccount": account},
+					"ArnLike":      map[string]any{"aws:SourceArn": awscdk.Fn_Join(jsii.String(""), &[]*string{jsii.String("arn:"), awscdk.Aws_PARTITION(), jsii.String(":budgets::"), account, jsii.String(":*")})},
+				},
+			},
+		},
+	}
+	return awssns.NewCfnTopicPolicy(stack, jsii.String("BudgetTopicPolicy"), &awssns.CfnTopicPolicyProps{
+		Topics: jsii.Strings(topicArn), PolicyDocument: doc,
+	})
 }

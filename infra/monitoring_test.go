@@ -91,4 +91,8 @@ func TestBudget(t *testing.T) {
 		!strings.Contains(js(b), `"NotificationType":"FORECASTED"`) || !strings.Contains(js(b), `"NotificationType":"ACTUAL"`) {
 		t.Errorf("budget = %s, want actual and forecast notifications to the e-mail", js(b))
 	}
+	// Its notifications cannot change in place, so its name follows them.
+	if name := b["Budget"].(map[string]any)["BudgetName"].(string); !strings.HasPrefix(name, "waitroom-monthly-") || len(name) != len("waitroom-monthly-")+8 {
+		t.Errorf("budget with a subscriber named %q, want waitroom-monthly-<8 hex digits of its subscribers>", name)
+	}
 }
