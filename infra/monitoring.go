@@ -347,7 +347,7 @@ func newBudget(stack awscdk.Stack, p WaitroomProps) {
 		subscribers = append(subscribers, &awsbudgets.CfnBudget_SubscriberProperty{SubscriptionType: jsii.String("EMAIL"), Address: jsii.String(p.AlarmEmail)})
 	case p.AlarmTopicArn != "":
 		subscribers = append(subscribers, &awsbudgets.CfnBudget_SubscriberProperty{SubscriptionType: jsii.String("SNS"), Address: jsii.String(p.AlarmTopicArn)})
-		// policy = budgetTopicPolicy(stack, p.AlarmTopicArn)
+		policy = budgetTopicPolicy(stack, p.AlarmTopicArn)
 	}
 	id, name := "Budget", p.NamePrefix+"-monthly"
 	if suffix := subscribersDigest(subscribers); suffix != "" {

@@ -96,3 +96,30 @@ func TestBudget(t *testing.T) {
 		t.Errorf("budget with a subscriber named %q, want waitroom-monthly-<8 hex digits of its subscribers>", name)
 	}
 }
+
+// AWS Budgets publishes to an SNS topic only when the topic's policy lets
+// budgets.amazonaws.com do so. With the operator's topic (alarmTopicArn)
+// the stack writes that policy, keeping the owner's default statement the
+// alarms rely on; with alarmEmail as well the budget mails it and the
+// topic's policy is left alone.
+func TestBudgetToAnExistingTopic(t *testing.T) {
+	const topic = "arn:aws:sns:eu-west-1:123456789012:oncall"
+	s := synthesize(t, func(p *WaitroomProps) { p.AlarmTopicArn = topic })
+	policies := s.resources("AWS::SNS::TopicPolicy")
+	id := onlyKey(t, policies, "")
+	p := props(policies[id])
+	doc := js(p["PolicyDocument"])
+	if js(p["Topics"]) != js([]any{topic}) || !strings.Contains(doc, `"Service":"budgets.amazonaws.com"`) ||
+		!strings.Contains(doc, `"aws:SourceAccount":"123456789012"`) || !strings.Contains(doc, `"AWS:SourceOwner":"123456789012"`) {
+		t.Errorf("topic policy %s: want budgets.amazonaws.com allowed to publish for this account, and the owner's statement kept", js(p))
+	}
+	budgets := s.resources("AWS::Budgets::Budget")
+	b := budgets[onlyKey(t, budgets, "")]
+	if !strings.Contains(js(b), `"SubscriptionType":"SNS"`) || !strings.Contains(js(b["DependsOn"]), id) {
+		t.Errorf("budget %s: want SNS notifications created after the topic policy %s", js(b), id)
+	}
+	s = synthesize(t, func(p *WaitroomProps) { p.AlarmTopicArn, p.AlarmEmail = topic, "oncall@example.com" })
+	if n := len(s.resources("AWS::SNS::TopicPolicy")); n != 0 {
+		t.Errorf("with alarmEmail the budget mails it, yet %d topic policies were written", n)
+	}
+}
