@@ -92,12 +92,20 @@ func expiryExpr(period awscdk.Duration) awscloudwatch.MathExpression {
 	return shareOfAdmitted("expired", metrics.TokensExpired, "Tokens expired", 0, "Token expiry % (expired / admitted)", period)
 }
 
+// filled is a metric-math input read as 0 where it has no data point. An
+// expression is evaluated only where all its inputs have one, and our
+// inputs are missing exactly when there is something to alarm about (no
+// successful order yet: no TokensConsumed; a function never throttled),
+// so each is read through FILL.
+func filled(id string) string { return "FILL(" + id + ", 0)" }
+
 // shareOfAdmitted is 100 × metric / Admitted (metric named id in the
 // expression), or fewSamples while fewer than RateMinSample users were
 // admitted in the period (too few to judge).
 func shareOfAdmitted(id, metric, metricLabel string, fewSamples int, label string, period awscdk.Duration) awscloudwatch.MathExpression {
+	admitted := filled("admitted")
 	return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
-		Expression: jsii.String(fmt.Sprintf("IF(admitted >= %d, 100 * %s / admitted, %d)", RateMinSample, id, fewSamples)),
+		Expression: jsii.String(fmt.Sprintf("IF(%s >= %d, 100 * %s / %s, %d)", admitted, RateMinSample, filled(id), admitted, fewSamples)),
 		UsingMetrics: &map[string]awscloudwatch.IMetric{
 			"admitted": wrMetric(metrics.Admitted, "Sum", period, "Admitted"),
 			id:         wrMetric(metric, "Sum", period, metricLabel),
@@ -229,7 +237,7 @@ func routeLatency(w *Waitroom, r route) awscloudwatch.IMetric {
 // own throttling (a 429 before any function ran).
 func apiAlarms(set *alarmSet, p WaitroomProps, w *Waitroom) {
 	api5xx := awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
-		Expression: jsii.String(fmt.Sprintf("IF(requests >= %d, 100 * errors / requests, 0)", RateMinSample)),
+		Expression: jsii.String(fmt.Sprintf("IF(%s >= %d, 100 * %s / %s, 0)", filled("requests"), RateMinSample, filled("errors"), filled("requests"))),
 		UsingMetrics: &map[string]awscloudwatch.IMetric{
 			"requests": w.API.MetricCount(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: oneMinute()}),
 			"errors":   w.API.MetricServerError(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: oneMinute()}),
@@ -278,7 +286,7 @@ func functionAlarms(set *alarmSet, w *Waitroom) {
 			continue
 		}
 		id := "t" + strings.ReplaceAll(name, "-", "")
-		ids = append(ids, id)
+		ids = append(ids, filled(id))
 		using[id] = w.Functions[name].MetricThrottles(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: five})
 	}
 	set.add(AlarmLambdaThrottles,
@@ -373,7 +381,7 @@ func newBudget(stack awscdk.Stack, p WaitroomProps) {
 	}
 	budget := awsbudgets.NewCfnBudget(stack, jsii.String(id), props)
 	if policy != nil {
-		budget.AddDependency(policy) // Budgets checks it may publish when the notification is created
+		budget.AddResourceDependency(policy, jsii.String("Budgets checks it may publish when the notification is created"))
 	}
 }
 

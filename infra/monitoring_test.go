@@ -1,6 +1,8 @@
 package main
 
 import (
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -121,5 +123,39 @@ func TestBudgetToAnExistingTopic(t *testing.T) {
 	s = synthesize(t, func(p *WaitroomProps) { p.AlarmTopicArn, p.AlarmEmail = topic, "oncall@example.com" })
 	if n := len(s.resources("AWS::SNS::TopicPolicy")); n != 0 {
 		t.Errorf("with alarmEmail the budget mails it, yet %d topic policies were written", n)
+	}
+}
+
+// A metric-math alarm evaluates its expression only where every input has
+// a data point: with no successful order yet (TokensConsumed never
+// published), conversion would be missing, not 0 %, and LowTokenConversion
+// (missing data: not breaching) would never fire; one function never
+// throttled would blank LambdaThrottles' sum. So each input is read through
+// FILL(id, 0), in every configuration.
+func TestMetricMathInputsAreFilled(t *testing.T) {
+	_, stacks := documentedConfigurations(t)
+	idRE := regexp.MustCompile(`\b[a-z][A-Za-z0-9_]*\b`)
+	for name, s := range stacks {
+		for id, r := range s.resources("AWS::CloudWatch::Alarm") {
+			var expr string
+			inputs := map[string]bool{}
+			for _, m := range asSlice(props(r)["Metrics"]) {
+				mm := m.(map[string]any)
+				if e, ok := mm["Expression"].(string); ok {
+					expr = e
+				} else if mm["MetricStat"] != nil {
+					inputs[mm["Id"].(string)] = true
+				}
+			}
+			if expr == "" {
+				continue // one metric, written as Metrics because its dimensions are tokens
+			}
+			for in := range inputs {
+				bare := strings.ReplaceAll(expr, "FILL("+in+", 0)", "")
+				if !strings.Contains(expr, "FILL("+in+", 0)") || slices.Contains(idRE.FindAllString(bare, -1), in) {
+					t.Errorf("%s: alarm %s reads %s outside FILL(%s, 0): %s", name, id, in, in, expr)
+				}
+			}
+		}
 	}
 }

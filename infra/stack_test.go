@@ -512,7 +512,7 @@ func TestAlarmsAndDashboardUseTheMetricsPackageNames(t *testing.T) {
 			t.Errorf("dashboard does not show the metric %q", v)
 		}
 	}
-	for _, want := range []string{`\"p99\"`, `SEARCH('{Waitroom,Room}`, `100 * consumed / admitted`, `100 * expired / admitted`} {
+	for _, want := range []string{`\"p99\"`, `SEARCH('{Waitroom,Room}`, `100 * FILL(consumed, 0) / FILL(admitted, 0)`, `100 * FILL(expired, 0) / FILL(admitted, 0)`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("dashboard lacks %s", want)
 		}
