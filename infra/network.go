@@ -6,6 +6,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsec2"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/waitroom/waitroom"
 )
 
 // Subnet groups. The cache and every function but the gate live in
@@ -21,10 +23,33 @@ const (
 type network struct {
 	vpc      awsec2.Vpc
 	isolated *awsec2.SubnetSelection
-	// fnSG is the security group of enter, position and admit: out to the
-	// cache only. gateSG is the order gate's: the cache and the order API.
-	fnSG, gateSG awsec2.SecurityGroup
-	gateSubnets  *awsec2.SubnetSelection
+	// fnSG is the security group of enter, position, admit, admin and the
+	// intake consumer: out to the cache only. gateSG is the order gate's:
+	// the cache and the order API. enterSG exists with INTAKE=fallback
+	// only: enter's, the cache and the SQS endpoint (intake.go).
+	fnSG, gateSG, enterSG awsec2.SecurityGroup
+	gateSubnets           *awsec2.SubnetSelection
+}
+
+// securityGroups are the function security groups that exist.
+func (n *network) securityGroups() []awsec2.SecurityGroup {
+	sgs := []awsec2.SecurityGroup{n.fnSG, n.gateSG}
+	if n.enterSG != nil {
+		sgs = append(sgs, n.enterSG)
+	}
+	return sgs
+}
+
+// placement is where function fn runs in the VPC: its subnets and its
+// security group.
+func (n *network) placement(fn string) (*awsec2.SubnetSelection, awsec2.ISecurityGroup) {
+	switch {
+	case fn == FnOrderGate:
+		return n.gateSubnets, n.gateSG
+	case fn == FnEnter && n.enterSG != nil:
+		return n.isolated, n.enterSG
+	}
+	return n.isolated, n.fnSG
 }
 
 // newNetwork builds the VPC for the chosen egress mode and the two
@@ -46,6 +71,13 @@ func newNetwork(stack awscdk.Stack, p WaitroomProps) *network {
 		AllowAllOutbound:     jsii.Bool(false),
 		AllowAllIpv6Outbound: jsii.Bool(false),
 	})
+	if p.Intake == waitroom.IntakeFallback {
+		n.enterSG = awsec2.NewSecurityGroup(stack, jsii.String("EnterSecurityGroup"), &awsec2.SecurityGroupProps{
+			Vpc:              n.vpc,
+			Description:      jsii.String("Waitroom enter (intake fallback): out to the cache and the SQS endpoint"),
+			AllowAllOutbound: jsii.Bool(false),
+		})
+	}
 	port := awsec2.Port_Tcp(jsii.Number(float64(orderAPIPort(p.OrderAPIURL))))
 	switch p.Egress.Mode {
 	case EgressPrivate:
