@@ -112,7 +112,9 @@ func vpcProps(mode EgressMode) *awsec2.VpcProps {
 		IpAddresses:                  awsec2.IpAddresses_Cidr(jsii.String(VpcCidr)),
 		MaxAzs:                       jsii.Number(2),
 		NatGateways:                  jsii.Number(0),
-		RestrictDefaultSecurityGroup: jsii.Bool(false),
+		// Nothing runs in the default security group: empty it (CDK revokes
+		// its rules with a custom resource at deploy; docs/security.md).
+		RestrictDefaultSecurityGroup: jsii.Bool(true),
 	}
 	switch mode {
 	case EgressIPv6:

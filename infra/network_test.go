@@ -277,3 +277,20 @@ func TestSubnetRangesInEveryMode(t *testing.T) {
 		}
 	}
 }
+
+// The VPC's default security group allows all traffic between its members
+// and all egress; nothing of the stack uses it, so it is emptied (CDK's
+// custom resource revokes its rules at deploy) and anything later placed in
+// it by mistake reaches nothing.
+func TestDefaultSecurityGroupRestricted(t *testing.T) {
+	_, stacks := documentedConfigurations(t)
+	for name, s := range stacks {
+		found := false
+		for _, r := range s.resources("Custom::VpcRestrictDefaultSG") {
+			found = strings.Contains(js(props(r)["DefaultSecurityGroupId"]), "DefaultSecurityGroup")
+		}
+		if !found {
+			t.Errorf("%s: the VPC's default security group keeps its rules", name)
+		}
+	}
+}
