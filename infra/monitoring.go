@@ -265,7 +265,7 @@ func apiAlarms(set *alarmSet, p WaitroomProps, w *Waitroom) {
 	set.add(AlarmApiThrottled,
 		"API Gateway throttled requests (429 without Retry-After) in 2 of the last 3 minutes: a route limit or the account quota.",
 		awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
-			Namespace: jsii.String(ApiThrottledNamespace), MetricName: jsii.String(ApiThrottledMetric),
+			Namespace: jsii.String(p.ApiThrottledNamespace()), MetricName: jsii.String(ApiThrottledMetric),
 			Statistic: jsii.String("Sum"), Period: oneMinute(),
 		}),
 		1, awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD, 3, 2,

@@ -109,9 +109,9 @@ func vpcProps(mode EgressMode) *awsec2.VpcProps {
 	gate := &awsec2.SubnetConfiguration{Name: jsii.String(subnetGate), SubnetType: awsec2.SubnetType_PRIVATE_ISOLATED, CidrMask: jsii.Number(24)}
 	subnets = append(subnets, gate)
 	props := &awsec2.VpcProps{
-		IpAddresses:                  awsec2.IpAddresses_Cidr(jsii.String(VpcCidr)),
-		MaxAzs:                       jsii.Number(2),
-		NatGateways:                  jsii.Number(0),
+		IpAddresses: awsec2.IpAddresses_Cidr(jsii.String(VpcCidr)),
+		MaxAzs:      jsii.Number(2),
+		NatGateways: jsii.Number(0),
 		// Nothing runs in the default security group: empty it (CDK revokes
 		// its rules with a custom resource at deploy; docs/security.md).
 		RestrictDefaultSecurityGroup: jsii.Bool(true),

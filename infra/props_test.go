@@ -96,4 +96,9 @@ func TestPropsFromContext(t *testing.T) {
 	if got := DefaultNamePrefix("Waitroom-Prod_EU"); got != "waitroom-prod-eu" {
 		t.Errorf("DefaultNamePrefix = %q", got)
 	}
+	// Long ids are cut and keep a digest of the whole: distinct, valid.
+	a, b := DefaultNamePrefix("Waitroom-BlackFriday-2026-Korea-Prod"), DefaultNamePrefix("Waitroom-BlackFriday-2026-Korea-Test")
+	if a == b || !namePrefixRE.MatchString(a) || !namePrefixRE.MatchString(b) || !strings.HasPrefix(a, "waitroom-black") {
+		t.Errorf("long ids: %q and %q", a, b)
+	}
 }

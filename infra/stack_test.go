@@ -517,7 +517,7 @@ func TestAlarmsAndDashboardUseTheMetricsPackageNames(t *testing.T) {
 			}
 		}
 		if strings.Contains(js(props(r)), `"Namespace":"`) && !strings.Contains(js(props(r)), `"Namespace":"Waitroom"`) &&
-			!strings.Contains(js(props(r)), `"Namespace":"AWS/`) && !strings.Contains(js(props(r)), `"Namespace":"`+ApiThrottledNamespace+`"`) {
+			!strings.Contains(js(props(r)), `"Namespace":"AWS/`) && !strings.Contains(js(props(r)), `"Namespace":"`+s.w.Props.ApiThrottledNamespace()+`"`) {
 			t.Errorf("alarm %s reads an unknown namespace", id)
 		}
 	}
