@@ -1,14 +1,14 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/waitroom/waitroom/infra/configs"
 )
 
 // EnvConfigurations names a configurations file (configurations.json):
@@ -18,100 +18,24 @@ import (
 // never for deploying.
 const EnvConfigurations = "WAITROOM_CONFIGURATIONS"
 
-// Configuration is one documented configuration: its full context.
-type Configuration struct {
-	Name    string         `json:"name"`
-	About   string         `json:"about"`
-	Context map[string]any `json:"context"`
-}
-
-// configurationsFile is configurations.json: each configuration's context
-// is Base's with its keys changed (null removes a key).
-type configurationsFile struct {
-	About          string          `json:"about"`
-	Base           string          `json:"base"`
-	Configurations []Configuration `json:"configurations"`
-}
-
-var configurationNameRE = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
-
-// LoadConfigurations reads a configurations file; Base is relative to it.
-func LoadConfigurations(path string) ([]Configuration, error) {
-	var f configurationsFile
-	if err := readJSON(path, &f); err != nil {
-		return nil, err
-	}
-	base := map[string]any{}
-	if f.Base != "" {
-		if err := readJSON(filepath.Join(filepath.Dir(path), f.Base), &base); err != nil {
-			return nil, err
-		}
-	}
-	seen := map[string]bool{}
-	for i, c := range f.Configurations {
-		if !configurationNameRE.MatchString(c.Name) || seen[c.Name] {
-			return nil, fmt.Errorf("%s: configuration %q: want a unique name of lower-case letters, digits and hyphens", path, c.Name)
-		}
-		seen[c.Name] = true
-		ctx := map[string]any{}
-		for k, v := range base {
-			ctx[k] = v
-		}
-		for k, v := range c.Context {
-			if v == nil {
-				delete(ctx, k)
-			} else {
-				ctx[k] = v
-			}
-		}
-		f.Configurations[i].Context = ctx
-	}
-	return f.Configurations, nil
-}
-
-func readJSON(path string, v any) error {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
-}
-
 // mapContext is a contextGetter over a configuration's context.
 type mapContext map[string]any
 
 func (m mapContext) get(key string) interface{} { return m[key] }
-
-// ConfigurationTemplate is where synthConfiguration writes a configuration's
-// template under outdir.
-func ConfigurationTemplate(outdir string, c Configuration) string {
-	return filepath.Join(outdir, c.Name, configurationStackID(c)+".template.json")
-}
-
-// configurationStackID is the stack's id: stackName, as the app names it.
-func configurationStackID(c Configuration) string {
-	if id := ctxString(mapContext(c.Context), CtxStackName); id != "" {
-		return id
-	}
-	return "Waitroom"
-}
 
 // synthConfiguration synthesizes one configuration in an app of its own
 // (outdir/<name>/), under the stack id the app would give it, so that its
 // template is the one `make synth` writes with that context (CDK derives
 // some logical ids from the stack's id) and two configurations' templates
 // compare as two versions of one deployed stack.
-func synthConfiguration(c Configuration, outdir, assetDir string) (*Waitroom, error) {
+func synthConfiguration(c configs.Configuration, outdir, assetDir string) (*Waitroom, error) {
 	p, err := propsFromContext(mapContext(c.Context))
 	if err != nil {
 		return nil, fmt.Errorf("configuration %s: %w", c.Name, err)
 	}
 	p.AssetDir = assetDir
 	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(filepath.Join(outdir, c.Name))})
-	w, err := NewWaitroomStack(app, configurationStackID(c), p)
+	w, err := NewWaitroomStack(app, c.StackID(), p)
 	if err != nil {
 		return nil, fmt.Errorf("configuration %s: %w", c.Name, err)
 	}
@@ -122,7 +46,7 @@ func synthConfiguration(c Configuration, outdir, assetDir string) (*Waitroom, er
 // synthConfigurations synthesizes every configuration of the file at path
 // into outdir, with stand-in function assets.
 func synthConfigurations(path, outdir string) error {
-	confs, err := LoadConfigurations(path)
+	confs, err := configs.Load(path)
 	if err != nil {
 		return err
 	}

@@ -2,26 +2,27 @@ package main
 
 import (
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/waitroom/waitroom/infra/configs"
 )
 
 // documented is every configuration of configurations.json synthesized
 // once, as `make templates` does, for the tests that compare or price them.
 var documented struct {
 	once  sync.Once
-	confs []Configuration
+	confs []configs.Configuration
 	synth map[string]*synth
-	dir   string // ConfigurationTemplate(dir, c) is c's template
+	dir   string // c.Template(dir) is c's template
 	err   error
 }
 
-func documentedConfigurations(t *testing.T) ([]Configuration, map[string]*synth) {
+func documentedConfigurations(t *testing.T) ([]configs.Configuration, map[string]*synth) {
 	t.Helper()
 	documented.once.Do(func() {
 		d := &documented
-		if d.confs, d.err = LoadConfigurations("configurations.json"); d.err != nil {
+		if d.confs, d.err = configs.Load("configurations.json"); d.err != nil {
 			return
 		}
 		if d.dir, d.err = os.MkdirTemp(outRoot, "configurations-"); d.err != nil {
@@ -34,7 +35,7 @@ func documentedConfigurations(t *testing.T) ([]Configuration, map[string]*synth)
 				return
 			}
 			s := &synth{w: w} // no assertions.Template: it would synthesize the stack again
-			if d.err = readJSON(ConfigurationTemplate(d.dir, c), &s.json); d.err != nil {
+			if d.err = configs.ReadJSON(c.Template(d.dir), &s.json); d.err != nil {
 				return
 			}
 			d.synth[c.Name] = s
@@ -44,35 +45,6 @@ func documentedConfigurations(t *testing.T) ([]Configuration, map[string]*synth)
 		t.Fatal(documented.err)
 	}
 	return documented.confs, documented.synth
-}
-
-func TestLoadConfigurations(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, body string) string {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
-	write("base.json", `{"jwtIssuer":"https://a/","orderGateEgress":"private","orderApiCidr":"10.40.0.0/16"}`)
-	confs, err := LoadConfigurations(write("c.json", `{"base":"base.json","configurations":[
-		{"name":"default","context":{}},
-		{"name":"nat","context":{"orderGateEgress":"nat","orderApiCidr":null}}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(confs) != 2 || confs[0].Context["orderApiCidr"] != "10.40.0.0/16" || confs[1].Context["orderGateEgress"] != "nat" {
-		t.Fatalf("configurations %+v", confs)
-	}
-	if _, ok := confs[1].Context["orderApiCidr"]; ok || confs[1].Context["jwtIssuer"] != "https://a/" {
-		t.Errorf("nat: null should remove a key and keep the base's others: %v", confs[1].Context)
-	}
-	for _, bad := range []string{`{"configurations":[{"name":"a"},{"name":"a"}]}`, `{"configurations":[{"name":"Bad Name"}]}`} {
-		if _, err := LoadConfigurations(write("bad.json", bad)); err == nil {
-			t.Errorf("%s: accepted", bad)
-		}
-	}
 }
 
 // Each documented configuration builds what its name says: the file is what

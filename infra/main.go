@@ -15,11 +15,12 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/infra/configs"
 )
 
 // Context keys read by the app (infra/README.md, "Context keys").
 const (
-	CtxStackName          = "stackName"
+	CtxStackName          = configs.StackNameKey
 	CtxAssetDir           = "assetDir"
 	CtxJwtIssuer          = "jwtIssuer"
 	CtxJwtAudience        = "jwtAudience"

@@ -8,6 +8,8 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/waitroom/waitroom/infra/configs"
 )
 
 // namedBy are the properties (a/b: b inside a) holding names that AWS
@@ -65,7 +67,7 @@ func physicalNames(tpl map[string]any) map[string]string {
 // length limit.
 func TestTwoStacksInOneAccount(t *testing.T) {
 	confs, _ := documentedConfigurations(t)
-	byName := map[string]Configuration{}
+	byName := map[string]configs.Configuration{}
 	for _, c := range confs {
 		byName[c.Name] = c
 	}
@@ -91,10 +93,10 @@ func TestTwoStacksInOneAccount(t *testing.T) {
 		}
 		app.Synth(nil)
 		var a, b map[string]any
-		if err := readJSON(filepath.Join(out, c.a+".template.json"), &a); err != nil {
+		if err := configs.ReadJSON(filepath.Join(out, c.a+".template.json"), &a); err != nil {
 			t.Fatal(err)
 		}
-		if err := readJSON(filepath.Join(out, c.b+".template.json"), &b); err != nil {
+		if err := configs.ReadJSON(filepath.Join(out, c.b+".template.json"), &b); err != nil {
 			t.Fatal(err)
 		}
 		namesB := physicalNames(b)
