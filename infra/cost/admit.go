@@ -85,7 +85,9 @@ func SimulateAdmit(cfg waitroom.Config, busy bool, rooms int) (AdmitRun, error) 
 	recorded.Flush()
 	run := AdmitRun{Seconds: clock.t.Sub(start).Seconds(), Batches: q.calls, Rooms: rooms}
 	if !busy {
-		run.EMF = strings.Split(strings.TrimSpace(emf.String()), "\n")
+		for _, line := range strings.Split(strings.TrimSpace(emf.String()), "\n") {
+			run.EMF = append(run.EMF, stableTime(line))
+		}
 	}
 	run.Flushes = int(math.Ceil(run.Seconds / admitMetricsFlush.Seconds()))
 	if run.Flushes == 0 && run.Batches > 0 {

@@ -46,11 +46,14 @@ type Options struct {
 	WaitSeconds float64 // a visitor's wait in line
 	OrderAPIMs  float64 // the order API's answer time, billed to the order gate
 	IdleRooms   int     // rooms created and registered while nobody visits
+	// Viewers is where the visitors are (a CloudFront pricing region, or a
+	// country in one): it prices the waiting page's traffic.
+	Viewers string
 }
 
 // DefaultOptions: a 5-minute wait; an order API answering in 100 ms;
-// DefaultIdleRooms created rooms.
-var DefaultOptions = Options{WaitSeconds: 300, OrderAPIMs: 100, IdleRooms: DefaultIdleRooms}
+// DefaultIdleRooms created rooms; visitors in the United States.
+var DefaultOptions = Options{WaitSeconds: 300, OrderAPIMs: 100, IdleRooms: DefaultIdleRooms, Viewers: DefaultViewers}
 
 // Measured is what the model takes from running the project's own code
 // with the template's settings.

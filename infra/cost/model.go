@@ -28,12 +28,16 @@ type Item struct {
 
 // Report is the model's answer.
 type Report struct {
+	Configuration      string // what was priced (set by the caller)
 	Idle               []Item
 	PerMillion         []Item
 	IdleMonthlyUSD     float64
 	PerMillionUSD      float64
 	RequestsPerVisitor int
 	WaitSeconds        float64
+	IdleRooms          int
+	Viewers            string
+	PriceClass         string // the page distribution's, when there is one
 	Notes              []string
 }
 
@@ -46,12 +50,13 @@ func Estimate(inv Inventory, m Measured, p Prices, opt Options) (Report, error) 
 	if err != nil {
 		return Report{}, err
 	}
-	r := Report{RequestsPerVisitor: m.Walk.Requests(), WaitSeconds: opt.WaitSeconds}
+	r := Report{RequestsPerVisitor: m.Walk.Requests(), WaitSeconds: opt.WaitSeconds, IdleRooms: m.IdleAdmit.Rooms,
+		Viewers: opt.Viewers, PriceClass: inv.PriceClass}
 	if r.Idle, err = idleItems(inv, fns, m, p); err != nil {
 		return Report{}, err
 	}
 	r.PerMillion = perMillionItems(inv, fns, m, p, opt)
-	page, err := pagePerMillion(inv, m.Walk, p)
+	page, err := pagePerMillion(inv, m.Walk, opt)
 	if err != nil {
 		return Report{}, err
 	}
