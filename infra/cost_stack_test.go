@@ -42,15 +42,6 @@ func pricedConfigurations(t *testing.T) map[string]cost.Priced {
 	return pricedOnce.by
 }
 
-func lineUSD(items []cost.Item, name string) (float64, bool) {
-	for _, it := range items {
-		if it.Name == name {
-			return it.USD, true
-		}
-	}
-	return 0, false
-}
-
 // Idle, with three created rooms and nobody in them, stays within the
 // budget in every configuration without an hourly network item or nodes.
 func TestIdleBudget(t *testing.T) {
@@ -87,7 +78,7 @@ func TestPageOnTheStack(t *testing.T) {
 	if want := float64(cost.Visitors*page.R.RequestsPerVisitor) * cost.CloudFrontRegions[0].HTTPSRequest.USD; cloudFront(page) < want {
 		t.Errorf("CloudFront per million visitors $%.2f, less than its requests alone ($%.2f)", cloudFront(page), want)
 	}
-	if _, ok := lineUSD(page.R.PerMillion, "API Gateway CORS preflights"); ok || page.R.PriceClass != "PriceClass_200" {
+	if _, ok := cost.LineUSD(page.R.PerMillion, "API Gateway CORS preflights"); ok || page.R.PriceClass != "PriceClass_200" {
 		t.Errorf("the page is same-origin (no preflights) and served with PriceClass_200: %+v", page.R)
 	}
 	opt := page.Opt
@@ -110,10 +101,10 @@ func TestIntakeOnTheStack(t *testing.T) {
 	if extra := broker.IdleMonthlyUSD - def.IdleMonthlyUSD; extra < 0.3 || extra > 1 {
 		t.Errorf("broker adds $%.4f a month idle, want the polling and two alarm metrics (about $0.53)", extra)
 	}
-	if _, ok := lineUSD(broker.PerMillion, "SQS requests (intake)"); !ok {
+	if _, ok := cost.LineUSD(broker.PerMillion, "SQS requests (intake)"); !ok {
 		t.Error("broker: no SQS requests per visitor")
 	}
-	if usd, ok := lineUSD(fallback.Idle, "VPC interface endpoint sqs"); !ok || math.Abs(usd-2*730*0.01) > 1e-9 {
+	if usd, ok := cost.LineUSD(fallback.Idle, "VPC interface endpoint sqs"); !ok || math.Abs(usd-2*730*0.01) > 1e-9 {
 		t.Errorf("fallback: SQS endpoint $%v (found %v), want $14.60", usd, ok)
 	}
 	// The same line items as direct: compared to the cent, as the report rounds.

@@ -46,20 +46,25 @@ func Load(path string) ([]Configuration, error) {
 			return nil, fmt.Errorf("%s: configuration %q: want a unique name of lower-case letters, digits and hyphens", path, c.Name)
 		}
 		seen[c.Name] = true
-		ctx := map[string]any{}
-		for k, v := range base {
-			ctx[k] = v
-		}
-		for k, v := range c.Context {
-			if v == nil {
-				delete(ctx, k)
-			} else {
-				ctx[k] = v
-			}
-		}
-		f.Configurations[i].Context = ctx
+		f.Configurations[i].Context = Merge(base, c.Context)
 	}
 	return f.Configurations, nil
+}
+
+// Merge is base with changes applied: a key set, or removed when null.
+func Merge(base, changes map[string]any) map[string]any {
+	ctx := map[string]any{}
+	for k, v := range base {
+		ctx[k] = v
+	}
+	for k, v := range changes {
+		if v == nil {
+			delete(ctx, k)
+		} else {
+			ctx[k] = v
+		}
+	}
+	return ctx
 }
 
 // ReadJSON decodes the JSON file at path into v.

@@ -118,14 +118,20 @@ func mdTable(header []string, rows [][]string) string {
 	return b.String()
 }
 
-// itemUSD is the price of the line named name (0 when absent).
-func itemUSD(items []Item, name string) float64 {
+// LineUSD is the price of the line named name, and whether there is one.
+func LineUSD(items []Item, name string) (float64, bool) {
 	for _, it := range items {
 		if it.Name == name {
-			return it.USD
+			return it.USD, true
 		}
 	}
-	return 0
+	return 0, false
+}
+
+// itemUSD is the price of the line named name (0 when absent).
+func itemUSD(items []Item, name string) float64 {
+	usd, _ := LineUSD(items, name)
+	return usd
 }
 
 // differing are the lines of b that a lacks or prices differently.

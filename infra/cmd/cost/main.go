@@ -103,18 +103,7 @@ func chosen(documented []configs.Configuration, name, extra string) (configs.Con
 		if err := json.Unmarshal([]byte(extra), &keys); err != nil {
 			return c, fmt.Errorf("cost: -context %s: want a JSON object of context keys: %w", extra, err)
 		}
-		ctx := map[string]any{}
-		for k, v := range c.Context {
-			ctx[k] = v
-		}
-		for k, v := range keys {
-			if v == nil {
-				delete(ctx, k)
-			} else {
-				ctx[k] = v
-			}
-		}
-		return configs.Configuration{Name: name + "-context", About: c.About + ", with " + extra, Context: ctx}, nil
+		return configs.Configuration{Name: name + "-context", About: c.About + ", with " + extra, Context: configs.Merge(c.Context, keys)}, nil
 	}
 	return configs.Configuration{}, fmt.Errorf("cost: no configuration %q in the configurations file", name)
 }
