@@ -82,3 +82,53 @@ func TestAdmitMetricsSumPerSecond(t *testing.T) {
 		t.Fatalf("wait samples %d, want 120", samples)
 	}
 }
+
+// A created room where nobody waits and no token lives (every idle batch
+// reports it) writes no record: CloudWatch bills each metric for every
+// hour it is published, so four metrics per quiet room would cost more
+// than the rest of the idle stack's metrics. A room that was active gets
+// one record of zeros when it falls quiet, so the dashboard's gauges drop
+// to 0 instead of keeping their last value.
+func TestAdmitMetricsQuietRooms(t *testing.T) {
+	var buf bytes.Buffer
+	m := NewAdmitMetrics(metrics.NewRecorder(&buf))
+	quiet := func(rooms ...string) waitroom.Batch {
+		var b waitroom.Batch
+		for _, r := range rooms {
+			b.Rooms = append(b.Rooms, waitroom.RoomBatch{Room: r})
+		}
+		return b
+	}
+	roomRecords := func() (rooms []string, heartbeats int) {
+		for _, r := range records(t, &buf) {
+			if room, ok := r[metrics.DimensionRoom].(string); ok {
+				rooms = append(rooms, room)
+			} else if _, ok := r[metrics.AdmitBatches]; ok {
+				heartbeats++
+			}
+		}
+		return rooms, heartbeats
+	}
+
+	m.Observe(quiet("a", "b", "c"))
+	m.Flush()
+	if rooms, hb := roomRecords(); len(rooms) != 0 || hb != 1 {
+		t.Fatalf("quiet rooms: records for %v, %d heartbeats; want the heartbeat alone", rooms, hb)
+	}
+	m.Observe(batchOf("a", 2, 5))
+	m.Flush()
+	if rooms, _ := roomRecords(); len(rooms) != 1 || rooms[0] != "a" {
+		t.Fatalf("room a active: records for %v, want a alone", rooms)
+	}
+	m.Observe(quiet("a", "b", "c"))
+	m.Flush()
+	got := records(t, &buf)
+	if len(got) != 2 || got[1][metrics.DimensionRoom] != "a" || got[1][metrics.QueueDepth] != 0.0 || got[1][metrics.ActiveTokens] != 0.0 {
+		t.Fatalf("room a fell quiet: %v, want the heartbeat and one record of zeros for a", got)
+	}
+	m.Observe(quiet("a", "b", "c"))
+	m.Flush()
+	if rooms, hb := roomRecords(); len(rooms) != 0 || hb != 1 {
+		t.Fatalf("quiet again: records for %v, %d heartbeats; want the heartbeat alone", rooms, hb)
+	}
+}

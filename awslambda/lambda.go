@@ -72,12 +72,19 @@ type AdmitMetrics struct {
 	since time.Time
 	count int // batches since the last flush
 	rooms map[string]*roomSums
+	// live are the rooms whose last record was not all zeros.
+	live map[string]bool
 }
 
 type roomSums struct {
 	admitted, expired     int
 	waiting, activeTokens int64 // gauges: the latest batch's
 	waits                 []float64
+}
+
+// quiet: nobody waits, no token lives and nothing happened since the last flush.
+func (r *roomSums) quiet() bool {
+	return r.admitted == 0 && r.expired == 0 && r.waiting == 0 && r.activeTokens == 0
 }
 
 // flushEvery and maxSamples bound a record: EMF takes up to 100 values per metric.
@@ -88,7 +95,7 @@ const (
 
 // NewAdmitMetrics returns an aggregator writing to rec.
 func NewAdmitMetrics(rec *metrics.Recorder) *AdmitMetrics {
-	return &AdmitMetrics{rec: rec, now: time.Now, rooms: map[string]*roomSums{}}
+	return &AdmitMetrics{rec: rec, now: time.Now, rooms: map[string]*roomSums{}, live: map[string]bool{}}
 }
 
 // Observe adds a batch; it is the Admitter's OnBatch.
@@ -132,6 +139,18 @@ func (m *AdmitMetrics) flushLocked() {
 	}
 	m.rec.Record("", metrics.Of(metrics.AdmitBatches, metrics.Count, float64(m.count)))
 	for room, r := range m.rooms {
+		// A created room stays in every batch while nobody is in it, and
+		// CloudWatch bills each metric for every hour it is published: a
+		// quiet room gets one record of zeros (the gauges fall to 0), then
+		// none until someone enters. The heartbeat above goes on.
+		if r.quiet() && !m.live[room] {
+			continue
+		}
+		if r.quiet() {
+			delete(m.live, room)
+		} else {
+			m.live[room] = true
+		}
 		for len(r.waits) > maxSamples { // only with rates above 100 users a batch
 			m.rec.Record(room, metrics.Value{Name: metrics.WaitSeconds, Unit: metrics.Seconds, Values: r.waits[:maxSamples]})
 			r.waits = r.waits[maxSamples:]

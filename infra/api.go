@@ -179,17 +179,19 @@ func configureStage(stack awscdk.Stack, p WaitroomProps, stage awsapigatewayv2.C
 	// integration status; it becomes a metric only when it happens.
 	accessLogs.AddMetricFilter(jsii.String("ApiThrottledFilter"), &awslogs.MetricFilterOptions{
 		FilterPattern:   awslogs.FilterPattern_Literal(jsii.String(`{ ($.status = "429") && ($.integrationStatus = "-") }`)),
-		MetricNamespace: jsii.String(ApiThrottledNamespace),
+		MetricNamespace: jsii.String(p.ApiThrottledNamespace()),
 		MetricName:      jsii.String(ApiThrottledMetric),
 		MetricValue:     jsii.String("1"),
 	})
 }
 
-// The access-log metric of API Gateway's own throttling.
-const (
-	ApiThrottledNamespace = "Waitroom/Api"
-	ApiThrottledMetric    = "ThrottledByApiGateway"
-)
+// ApiThrottledMetric is the access-log metric of API Gateway's own throttling.
+const ApiThrottledMetric = "ThrottledByApiGateway"
+
+// ApiThrottledNamespace is that metric's namespace, the stack's own:
+// another stack in the account writing the same metric would set off this
+// one's ApiThrottled alarm.
+func (p WaitroomProps) ApiThrottledNamespace() string { return "Waitroom/Api/" + p.NamePrefix }
 
 // accessLogFormat is one JSON object per request. It carries no user id.
 var accessLogFormat = `{` + strings.Join([]string{

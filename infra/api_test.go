@@ -68,7 +68,7 @@ func TestStageThrottlingPerRouteAndAccessLogs(t *testing.T) {
 	}
 	s.tpl.HasResourceProperties(jsii.String("AWS::Logs::MetricFilter"), map[string]any{
 		"FilterPattern":         `{ ($.status = "429") && ($.integrationStatus = "-") }`,
-		"MetricTransformations": []any{map[string]any{"MetricNamespace": ApiThrottledNamespace, "MetricName": ApiThrottledMetric, "MetricValue": "1"}},
+		"MetricTransformations": []any{map[string]any{"MetricNamespace": "Waitroom/Api/waitroom", "MetricName": ApiThrottledMetric, "MetricValue": "1"}},
 	})
 	// With POLL_TIERS 0:60000 the defaults stay within the account's
 	// default quota: synthesis does not warn.

@@ -183,7 +183,7 @@ func opsRow(p WaitroomProps, w *Waitroom) []awscloudwatch.IWidget {
 		graph("Latency p99 per route (ms)", 8, latency, nil, nil),
 		graph("Cache", 8, load, cache, nil),
 		graph("Throttled by API Gateway (429, per minute)", 8, metricsOf(awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
-			Namespace: jsii.String(ApiThrottledNamespace), MetricName: jsii.String(ApiThrottledMetric),
+			Namespace: jsii.String(p.ApiThrottledNamespace()), MetricName: jsii.String(ApiThrottledMetric),
 			Statistic: jsii.String("Sum"), Period: oneMinute(),
 		})), nil, nil),
 	}

@@ -91,16 +91,23 @@ func functionEnv(p WaitroomProps, cache *Cache, fn string) map[string]*string {
 	return env
 }
 
+// inVPC says whether fn runs in the VPC: all but enter in broker mode,
+// which only signs receipts and sends them to SQS (no VPC, so no interface
+// endpoint; docs/cost.md).
+func inVPC(p WaitroomProps, fn string) bool {
+	return fn != FnEnter || p.Intake != waitroom.IntakeBroker
+}
+
 // functionProps are what every function shares: its own role and log
-// group, the runtime, JSON logs, and the isolated subnets out to the cache
-// only (newFunctions moves the order gate to its own subnets).
+// group, the runtime, JSON logs, and its place in the VPC (network.placement:
+// the isolated subnets out to the cache only, the order gate in its own).
 func functionProps(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cache, s fnSpec, env map[string]*string) *awslambda.FunctionProps {
 	logGroup := awslogs.NewLogGroup(stack, jsii.String(logicalName(s.name)+"Logs"), &awslogs.LogGroupProps{
 		Retention:     p.LogRetention,
 		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 	})
-	return &awslambda.FunctionProps{
-		Role:         newFunctionRole(stack, s.name, logGroup, cache),
+	props := &awslambda.FunctionProps{
+		Role:         newFunctionRole(stack, s.name, logGroup, cache, inVPC(p, s.name)),
 		Description:  jsii.String(s.description),
 		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
 		Architecture: awslambda.Architecture_ARM_64(),
@@ -116,10 +123,12 @@ func functionProps(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cac
 		LoggingFormat:         awslambda.LoggingFormat_JSON,
 		SystemLogLevelV2:      awslambda.SystemLogLevel_WARN,
 		ApplicationLogLevelV2: awslambda.ApplicationLogLevel_INFO,
-		Vpc:                   net.vpc,
-		VpcSubnets:            net.isolated,
-		SecurityGroups:        &[]awsec2.ISecurityGroup{net.fnSG},
 	}
+	if inVPC(p, s.name) {
+		subnets, sg := net.placement(s.name)
+		props.Vpc, props.VpcSubnets, props.SecurityGroups = net.vpc, subnets, &[]awsec2.ISecurityGroup{sg}
+	}
+	return props
 }
 
 // newFunctions builds the four functions, each with its own role and log
@@ -127,7 +136,7 @@ func functionProps(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cac
 // also the order API.
 func newFunctions(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cache) map[string]awslambda.Function {
 	cachePorts := awsec2.Port_TcpRange(jsii.Number(cachePortLow), jsii.Number(cachePortHigh))
-	for _, sg := range []awsec2.SecurityGroup{net.fnSG, net.gateSG} {
+	for _, sg := range net.securityGroups() {
 		cache.SecGroup.AddIngressRule(sg, cachePorts, jsii.String("Valkey (TLS) from the functions"), nil)
 		sg.AddEgressRule(cache.SecGroup, cachePorts, jsii.String("Valkey (TLS)"), nil)
 	}
@@ -143,16 +152,7 @@ func newFunctions(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cach
 			// would only overlap it.
 			props.RetryAttempts = jsii.Number(0)
 			props.MaxEventAge = awscdk.Duration_Seconds(jsii.Number(ScheduleSeconds))
-		case FnEnter:
-			if p.Intake == waitroom.IntakeBroker {
-				// It only signs receipts and sends them to SQS: no VPC, so
-				// no interface endpoint (docs/cost.md). Its role's ENI
-				// statement then grants nothing it uses.
-				props.Vpc, props.VpcSubnets, props.SecurityGroups = nil, nil, nil
-			}
 		case FnOrderGate:
-			props.VpcSubnets = net.gateSubnets
-			props.SecurityGroups = &[]awsec2.ISecurityGroup{net.gateSG}
 			props.Ipv6AllowedForDualStack = jsii.Bool(p.Egress.Mode == EgressIPv6)
 		}
 		fns[s.name] = awslambda.NewFunction(stack, jsii.String(logicalName(s.name)+"Function"), props)
@@ -161,31 +161,32 @@ func newFunctions(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cach
 }
 
 // newFunctionRole is least privilege: write to its own log group, manage its
-// VPC network interfaces (these EC2 actions take no resource scoping), log
-// in to the cache as its IAM user, and nothing else.
-func newFunctionRole(stack awscdk.Stack, name string, logGroup awslogs.LogGroup, cache *Cache) awsiam.Role {
+// VPC network interfaces when it runs in the VPC (these EC2 actions take no
+// resource scoping), log in to the cache as its IAM user, and nothing else.
+func newFunctionRole(stack awscdk.Stack, name string, logGroup awslogs.LogGroup, cache *Cache, vpc bool) awsiam.Role {
+	statements := []awsiam.PolicyStatement{awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       jsii.String("WriteOwnLogs"),
+		Actions:   jsii.Strings("logs:CreateLogStream", "logs:PutLogEvents"),
+		Resources: jsii.Strings(*logGroup.LogGroupArn()),
+	})}
+	if vpc {
+		statements = append(statements, awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid: jsii.String("VpcNetworkInterfaces"),
+			Actions: jsii.Strings("ec2:CreateNetworkInterface", "ec2:DescribeNetworkInterfaces", "ec2:DescribeSubnets",
+				"ec2:DeleteNetworkInterface", "ec2:AssignPrivateIpAddresses", "ec2:UnassignPrivateIpAddresses"),
+			Resources: jsii.Strings("*"),
+		}))
+	}
+	statements = append(statements, awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       jsii.String("ConnectToCacheWithIAM"),
+		Actions:   jsii.Strings("elasticache:Connect"),
+		Resources: &[]*string{cache.Arn, cache.UserArn},
+	}))
 	return awsiam.NewRole(stack, jsii.String(logicalName(name)+"Role"), &awsiam.RoleProps{
 		AssumedBy:   awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
 		Description: jsii.String("Waitroom " + name + " function"),
 		InlinePolicies: &map[string]awsiam.PolicyDocument{
-			"waitroom": awsiam.NewPolicyDocument(&awsiam.PolicyDocumentProps{Statements: &[]awsiam.PolicyStatement{
-				awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-					Sid:       jsii.String("WriteOwnLogs"),
-					Actions:   jsii.Strings("logs:CreateLogStream", "logs:PutLogEvents"),
-					Resources: jsii.Strings(*logGroup.LogGroupArn()),
-				}),
-				awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-					Sid: jsii.String("VpcNetworkInterfaces"),
-					Actions: jsii.Strings("ec2:CreateNetworkInterface", "ec2:DescribeNetworkInterfaces", "ec2:DescribeSubnets",
-						"ec2:DeleteNetworkInterface", "ec2:AssignPrivateIpAddresses", "ec2:UnassignPrivateIpAddresses"),
-					Resources: jsii.Strings("*"),
-				}),
-				awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-					Sid:       jsii.String("ConnectToCacheWithIAM"),
-					Actions:   jsii.Strings("elasticache:Connect"),
-					Resources: &[]*string{cache.Arn, cache.UserArn},
-				}),
-			}}),
+			"waitroom": awsiam.NewPolicyDocument(&awsiam.PolicyDocumentProps{Statements: &statements}),
 		},
 	})
 }

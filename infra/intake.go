@@ -112,15 +112,16 @@ func newIntakeConsumer(stack awscdk.Stack, p WaitroomProps, net *network, cache 
 	return awslambda.NewFunction(stack, jsii.String(logicalName(FnIntakeConsumer)+"Function"), functionProps(stack, p, net, cache, spec, env))
 }
 
-// addSQSEndpoint lets functions in the isolated subnets (enter in fallback
-// mode) reach SQS: an interface endpoint open to their security group only.
+// addSQSEndpoint lets enter (fallback mode, in the isolated subnets) reach
+// SQS: an interface endpoint open to enter's own security group only; the
+// other functions' group stays out to the cache alone.
 func addSQSEndpoint(stack awscdk.Stack, net *network) {
 	sg := awsec2.NewSecurityGroup(stack, jsii.String("SqsEndpointSG"), &awsec2.SecurityGroupProps{
 		Vpc: net.vpc, AllowAllOutbound: jsii.Bool(false), Description: jsii.String("SQS interface endpoint: HTTPS from the functions"),
 	})
 	https := awsec2.Port_Tcp(jsii.Number(443))
-	sg.AddIngressRule(net.fnSG, https, jsii.String("HTTPS from the functions"), nil)
-	net.fnSG.AddEgressRule(sg, https, jsii.String("SQS (intake)"), nil)
+	sg.AddIngressRule(net.enterSG, https, jsii.String("HTTPS from enter"), nil)
+	net.enterSG.AddEgressRule(sg, https, jsii.String("SQS (intake)"), nil)
 	net.vpc.AddInterfaceEndpoint(jsii.String("SqsEndpoint"), &awsec2.InterfaceVpcEndpointOptions{
 		Service:           awsec2.InterfaceVpcEndpointAwsService_SQS(),
 		Subnets:           net.isolated,

@@ -54,7 +54,9 @@ func TestBrokerAndFallbackIntakeOnTheWholeStack(t *testing.T) {
 	for _, mode := range []waitroom.Intake{waitroom.IntakeBroker, waitroom.IntakeFallback} {
 		t.Run(string(mode), func(t *testing.T) {
 			s := intakeStack(t, mode)
-			s.tpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(float64(len(Functions)+1)))
+			if n := len(s.resources("AWS::Lambda::Function")) - len(s.cdkProviders()); n != len(Functions)+1 {
+				t.Errorf("%d functions, want %d and the consumer", n, len(Functions))
+			}
 			s.tpl.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(2))
 			s.tpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(1))
 			endpoints := 0
@@ -120,6 +122,51 @@ func TestIntakeNeedsTheTicketKeyAndAKnownMode(t *testing.T) {
 		c.mutate(&p)
 		if err := p.WithDefaults("Waitroom").Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error naming %s", name, err, c.want)
+		}
+	}
+}
+
+// In fallback mode enter alone reaches the SQS interface endpoint: it has a
+// security group of its own (the cache and the endpoint), and the other
+// functions keep theirs, out to the cache only.
+func TestFallbackEnterAloneReachesTheQueue(t *testing.T) {
+	_, stacks := documentedConfigurations(t)
+	s := stacks["fallback"]
+	enterSG := s.sgOf(t, FnEnter)
+	var endpointSG string
+	for _, r := range s.resources("AWS::EC2::VPCEndpoint") {
+		endpointSG = props(r)["SecurityGroupIds"].([]any)[0].(map[string]any)["Fn::GetAtt"].([]any)[0].(string)
+	}
+	toEndpoint := js(map[string]any{"Fn::GetAtt": []any{endpointSG, "GroupId"}})
+	for _, fn := range s.w.Props.FunctionNames() {
+		sg := s.sgOf(t, fn)
+		reaches := false
+		for _, e := range s.egress(sg) {
+			reaches = reaches || e.to == toEndpoint
+		}
+		if want := fn == FnEnter; reaches != want || (fn != FnEnter && sg == enterSG) {
+			t.Errorf("%s (security group %s) reaches the SQS endpoint: %v, want %v", fn, sg, reaches, want)
+		}
+	}
+	for _, r := range s.resources("AWS::EC2::SecurityGroupIngress") {
+		if p := props(r); js(p["GroupId"]) == toEndpoint && js(p["SourceSecurityGroupId"]) != js(map[string]any{"Fn::GetAtt": []any{enterSG, "GroupId"}}) {
+			t.Errorf("the SQS endpoint admits %s, not only enter", js(p["SourceSecurityGroupId"]))
+		}
+	}
+}
+
+// A function outside the VPC (enter in broker mode) gets no permission to
+// manage network interfaces; the ones inside keep it.
+func TestNoVpcPermissionsOutsideTheVpc(t *testing.T) {
+	_, stacks := documentedConfigurations(t)
+	for _, name := range []string{"broker", "default"} {
+		s := stacks[name]
+		for _, fn := range s.w.Props.FunctionNames() {
+			_, inVPC := s.fnProps(t, fn)["VpcConfig"]
+			role := s.resources("AWS::IAM::Role")[s.fnProps(t, fn)["Role"].(map[string]any)["Fn::GetAtt"].([]any)[0].(string)]
+			if hasENI := strings.Contains(js(role), "ec2:CreateNetworkInterface"); hasENI != inVPC {
+				t.Errorf("%s: %s in the VPC %v, may manage network interfaces %v", name, fn, inVPC, hasENI)
+			}
 		}
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,17 +18,10 @@ import (
 // function, and the intake in mode.
 func intakeSynth(t *testing.T, mode waitroom.Intake) (*synth, *Intake) {
 	t.Helper()
-	dir := t.TempDir()
-	for _, fn := range []string{FnEnter, FnIntakeConsumer} {
-		if err := os.MkdirAll(filepath.Join(dir, fn), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, fn, "bootstrap"), []byte("#!/bin/sh\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := assetDir
 	p := baseProps()
-	p.AssetDir = dir
+	p.Intake = mode
+	p.TicketSecretSSMParameter = testTicketParam
 	p.TicketTTLSeconds = 1800
 	p = p.WithDefaults("Intake")
 	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())})
@@ -98,7 +90,7 @@ func TestIntakeQueueConsumerDeadLettersAndAlarm(t *testing.T) {
 }
 
 // In fallback mode enter stays in the VPC and reaches SQS through an
-// interface endpoint open to the functions' security group only.
+// interface endpoint open to enter's security group only.
 func TestIntakeFallbackAddsTheSQSEndpoint(t *testing.T) {
 	s, _ := intakeSynth(t, waitroom.IntakeFallback)
 	s.tpl.ResourceCountIs(jsii.String("AWS::EC2::VPCEndpoint"), jsii.Number(1))

@@ -15,11 +15,12 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/infra/configs"
 )
 
 // Context keys read by the app (infra/README.md, "Context keys").
 const (
-	CtxStackName          = "stackName"
+	CtxStackName          = configs.StackNameKey
 	CtxAssetDir           = "assetDir"
 	CtxJwtIssuer          = "jwtIssuer"
 	CtxJwtAudience        = "jwtAudience"
@@ -76,6 +77,9 @@ func main() {
 }
 
 func run() error {
+	if path := os.Getenv(EnvConfigurations); path != "" {
+		return synthConfigurations(path, os.Getenv("CDK_OUTDIR")) // make templates
+	}
 	appProps := &awscdk.AppProps{}
 	if os.Getenv("CDK_OUTDIR") == "" {
 		// Run directly (`go run .`, `make synth`): write where cdk would.

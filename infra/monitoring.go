@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"strings"
 
@@ -91,12 +92,20 @@ func expiryExpr(period awscdk.Duration) awscloudwatch.MathExpression {
 	return shareOfAdmitted("expired", metrics.TokensExpired, "Tokens expired", 0, "Token expiry % (expired / admitted)", period)
 }
 
+// filled is a metric-math input read as 0 where it has no data point. An
+// expression is evaluated only where all its inputs have one, and our
+// inputs are missing exactly when there is something to alarm about (no
+// successful order yet: no TokensConsumed; a function never throttled),
+// so each is read through FILL.
+func filled(id string) string { return "FILL(" + id + ", 0)" }
+
 // shareOfAdmitted is 100 × metric / Admitted (metric named id in the
 // expression), or fewSamples while fewer than RateMinSample users were
 // admitted in the period (too few to judge).
 func shareOfAdmitted(id, metric, metricLabel string, fewSamples int, label string, period awscdk.Duration) awscloudwatch.MathExpression {
+	admitted := filled("admitted")
 	return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
-		Expression: jsii.String(fmt.Sprintf("IF(admitted >= %d, 100 * %s / admitted, %d)", RateMinSample, id, fewSamples)),
+		Expression: jsii.String(fmt.Sprintf("IF(%s >= %d, 100 * %s / %s, %d)", admitted, RateMinSample, filled(id), admitted, fewSamples)),
 		UsingMetrics: &map[string]awscloudwatch.IMetric{
 			"admitted": wrMetric(metrics.Admitted, "Sum", period, "Admitted"),
 			id:         wrMetric(metric, "Sum", period, metricLabel),
@@ -228,7 +237,7 @@ func routeLatency(w *Waitroom, r route) awscloudwatch.IMetric {
 // own throttling (a 429 before any function ran).
 func apiAlarms(set *alarmSet, p WaitroomProps, w *Waitroom) {
 	api5xx := awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
-		Expression: jsii.String(fmt.Sprintf("IF(requests >= %d, 100 * errors / requests, 0)", RateMinSample)),
+		Expression: jsii.String(fmt.Sprintf("IF(%s >= %d, 100 * %s / %s, 0)", filled("requests"), RateMinSample, filled("errors"), filled("requests"))),
 		UsingMetrics: &map[string]awscloudwatch.IMetric{
 			"requests": w.API.MetricCount(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: oneMinute()}),
 			"errors":   w.API.MetricServerError(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: oneMinute()}),
@@ -256,7 +265,7 @@ func apiAlarms(set *alarmSet, p WaitroomProps, w *Waitroom) {
 	set.add(AlarmApiThrottled,
 		"API Gateway throttled requests (429 without Retry-After) in 2 of the last 3 minutes: a route limit or the account quota.",
 		awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
-			Namespace: jsii.String(ApiThrottledNamespace), MetricName: jsii.String(ApiThrottledMetric),
+			Namespace: jsii.String(p.ApiThrottledNamespace()), MetricName: jsii.String(ApiThrottledMetric),
 			Statistic: jsii.String("Sum"), Period: oneMinute(),
 		}),
 		1, awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD, 3, 2,
@@ -277,7 +286,7 @@ func functionAlarms(set *alarmSet, w *Waitroom) {
 			continue
 		}
 		id := "t" + strings.ReplaceAll(name, "-", "")
-		ids = append(ids, id)
+		ids = append(ids, filled(id))
 		using[id] = w.Functions[name].MetricThrottles(&awscloudwatch.MetricOptions{Statistic: jsii.String("Sum"), Period: five})
 	}
 	set.add(AlarmLambdaThrottles,
@@ -332,16 +341,28 @@ func cacheAlarms(set *alarmSet, p WaitroomProps, c *Cache) {
 // newBudget is a monthly cost budget for the account (AWS Budgets has no
 // notion of a stack without activated cost-allocation tags): 80% of the
 // amount spent, and 100% forecast, notify the alarm e-mail or topic.
+//
+// A budget's notifications cannot change in place: CloudFormation replaces
+// the budget, creating the new one before deleting the old, and budget names
+// are unique in the account. So the budget's logical id and name carry a
+// digest of its subscribers (none: plain <prefix>-monthly), and a change of
+// alarm target creates a budget of another name.
 func newBudget(stack awscdk.Stack, p WaitroomProps) {
 	var subscribers []*awsbudgets.CfnBudget_SubscriberProperty
+	var policy awssns.CfnTopicPolicy
 	switch {
 	case p.AlarmEmail != "":
 		subscribers = append(subscribers, &awsbudgets.CfnBudget_SubscriberProperty{SubscriptionType: jsii.String("EMAIL"), Address: jsii.String(p.AlarmEmail)})
 	case p.AlarmTopicArn != "":
 		subscribers = append(subscribers, &awsbudgets.CfnBudget_SubscriberProperty{SubscriptionType: jsii.String("SNS"), Address: jsii.String(p.AlarmTopicArn)})
+		policy = budgetTopicPolicy(stack, p.AlarmTopicArn)
+	}
+	id, name := "Budget", p.NamePrefix+"-monthly"
+	if suffix := subscribersDigest(subscribers); suffix != "" {
+		id, name = id+suffix, name+"-"+suffix
 	}
 	props := &awsbudgets.CfnBudgetProps{Budget: &awsbudgets.CfnBudget_BudgetDataProperty{
-		BudgetName: jsii.String(p.NamePrefix + "-monthly"), BudgetType: jsii.String("COST"), TimeUnit: jsii.String("MONTHLY"),
+		BudgetName: jsii.String(name), BudgetType: jsii.String("COST"), TimeUnit: jsii.String("MONTHLY"),
 		BudgetLimit: &awsbudgets.CfnBudget_SpendProperty{Amount: jsii.Number(float64(p.BudgetMonthlyUSD)), Unit: jsii.String("USD")},
 	}}
 	if subscribers != nil {
@@ -358,5 +379,52 @@ func newBudget(stack awscdk.Stack, p WaitroomProps) {
 		}
 		props.NotificationsWithSubscribers = &notifications
 	}
-	awsbudgets.NewCfnBudget(stack, jsii.String("Budget"), props)
+	budget := awsbudgets.NewCfnBudget(stack, jsii.String(id), props)
+	if policy != nil {
+		budget.AddResourceDependency(policy, jsii.String("Budgets checks it may publish when the notification is created"))
+	}
+}
+
+// subscribersDigest is 8 hex digits naming a set of subscribers ("" for none).
+func subscribersDigest(subscribers []*awsbudgets.CfnBudget_SubscriberProperty) string {
+	if len(subscribers) == 0 {
+		return ""
+	}
+	h := sha256.New()
+	for _, s := range subscribers {
+		fmt.Fprintf(h, "%s %s\n", *s.SubscriptionType, *s.Address)
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))[:8]
+}
+
+// budgetTopicPolicy lets AWS Budgets publish to the operator's topic, for
+// budgets of this account only. A topic policy replaces the topic's whole
+// access policy, so it also keeps the statement every new topic has (the
+// owner account may publish, subscribe and manage it), which is what the
+// alarms need. An operator whose topic policy is managed elsewhere sets
+// alarmEmail as well: the budget then mails it and no policy is written.
+func budgetTopicPolicy(stack awscdk.Stack, topicArn string) awssns.CfnTopicPolicy {
+	account := awscdk.Arn_Split(jsii.String(topicArn), awscdk.ArnFormat_NO_RESOURCE_NAME).Account
+	doc := map[string]any{
+		"Version": "2012-10-17",
+		"Statement": []any{
+			map[string]any{
+				"Sid": "OwnerAccount", "Effect": "Allow", "Principal": map[string]any{"AWS": "*"}, "Resource": topicArn,
+				"Action": []any{"SNS:GetTopicAttributes", "SNS:SetTopicAttributes", "SNS:AddPermission", "SNS:RemovePermission",
+					"SNS:DeleteTopic", "SNS:Subscribe", "SNS:ListSubscriptionsByTopic", "SNS:Publish"},
+				"Condition": map[string]any{"StringEquals": map[string]any{"AWS:SourceOwner": account}},
+			},
+			map[string]any{
+				"Sid": "BudgetsPublish", "Effect": "Allow", "Principal": map[string]any{"Service": "budgets.amazonaws.com"},
+				"Action": "SNS:Publish", "Resource": topicArn,
+				"Condition": map[string]any{
+					"StringEquals": map[string]any{"aws:SourceAccount": account},
+					"ArnLike":      map[string]any{"aws:SourceArn": awscdk.Fn_Join(jsii.String(""), &[]*string{jsii.String("arn:"), awscdk.Aws_PARTITION(), jsii.String(":budgets::"), account, jsii.String(":*")})},
+				},
+			},
+		},
+	}
+	return awssns.NewCfnTopicPolicy(stack, jsii.String("BudgetTopicPolicy"), &awssns.CfnTopicPolicyProps{
+		Topics: jsii.Strings(topicArn), PolicyDocument: doc,
+	})
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -90,5 +92,70 @@ func TestBudget(t *testing.T) {
 	if !strings.Contains(js(b), `"Amount":20`) || strings.Count(js(b), `"Address":"oncall@example.com"`) != 2 ||
 		!strings.Contains(js(b), `"NotificationType":"FORECASTED"`) || !strings.Contains(js(b), `"NotificationType":"ACTUAL"`) {
 		t.Errorf("budget = %s, want actual and forecast notifications to the e-mail", js(b))
+	}
+	// Its notifications cannot change in place, so its name follows them.
+	if name := b["Budget"].(map[string]any)["BudgetName"].(string); !strings.HasPrefix(name, "waitroom-monthly-") || len(name) != len("waitroom-monthly-")+8 {
+		t.Errorf("budget with a subscriber named %q, want waitroom-monthly-<8 hex digits of its subscribers>", name)
+	}
+}
+
+// AWS Budgets publishes to an SNS topic only when the topic's policy lets
+// budgets.amazonaws.com do so. With the operator's topic (alarmTopicArn)
+// the stack writes that policy, keeping the owner's default statement the
+// alarms rely on; with alarmEmail as well the budget mails it and the
+// topic's policy is left alone.
+func TestBudgetToAnExistingTopic(t *testing.T) {
+	const topic = "arn:aws:sns:eu-west-1:123456789012:oncall"
+	s := synthesize(t, func(p *WaitroomProps) { p.AlarmTopicArn = topic })
+	policies := s.resources("AWS::SNS::TopicPolicy")
+	id := onlyKey(t, policies, "")
+	p := props(policies[id])
+	doc := js(p["PolicyDocument"])
+	if js(p["Topics"]) != js([]any{topic}) || !strings.Contains(doc, `"Service":"budgets.amazonaws.com"`) ||
+		!strings.Contains(doc, `"aws:SourceAccount":"123456789012"`) || !strings.Contains(doc, `"AWS:SourceOwner":"123456789012"`) {
+		t.Errorf("topic policy %s: want budgets.amazonaws.com allowed to publish for this account, and the owner's statement kept", js(p))
+	}
+	budgets := s.resources("AWS::Budgets::Budget")
+	b := budgets[onlyKey(t, budgets, "")]
+	if !strings.Contains(js(b), `"SubscriptionType":"SNS"`) || !strings.Contains(js(b["DependsOn"]), id) {
+		t.Errorf("budget %s: want SNS notifications created after the topic policy %s", js(b), id)
+	}
+	s = synthesize(t, func(p *WaitroomProps) { p.AlarmTopicArn, p.AlarmEmail = topic, "oncall@example.com" })
+	if n := len(s.resources("AWS::SNS::TopicPolicy")); n != 0 {
+		t.Errorf("with alarmEmail the budget mails it, yet %d topic policies were written", n)
+	}
+}
+
+// A metric-math alarm evaluates its expression only where every input has
+// a data point: with no successful order yet (TokensConsumed never
+// published), conversion would be missing, not 0 %, and LowTokenConversion
+// (missing data: not breaching) would never fire; one function never
+// throttled would blank LambdaThrottles' sum. So each input is read through
+// FILL(id, 0), in every configuration.
+func TestMetricMathInputsAreFilled(t *testing.T) {
+	_, stacks := documentedConfigurations(t)
+	idRE := regexp.MustCompile(`\b[a-z][A-Za-z0-9_]*\b`)
+	for name, s := range stacks {
+		for id, r := range s.resources("AWS::CloudWatch::Alarm") {
+			var expr string
+			inputs := map[string]bool{}
+			for _, m := range asSlice(props(r)["Metrics"]) {
+				mm := m.(map[string]any)
+				if e, ok := mm["Expression"].(string); ok {
+					expr = e
+				} else if mm["MetricStat"] != nil {
+					inputs[mm["Id"].(string)] = true
+				}
+			}
+			if expr == "" {
+				continue // one metric, written as Metrics because its dimensions are tokens
+			}
+			for in := range inputs {
+				bare := strings.ReplaceAll(expr, "FILL("+in+", 0)", "")
+				if !strings.Contains(expr, "FILL("+in+", 0)") || slices.Contains(idRE.FindAllString(bare, -1), in) {
+					t.Errorf("%s: alarm %s reads %s outside FILL(%s, 0): %s", name, id, in, in, expr)
+				}
+			}
+		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsec2"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/waitroom/waitroom"
 )
 
 // Subnet groups. The cache and every function but the gate live in
@@ -21,10 +23,33 @@ const (
 type network struct {
 	vpc      awsec2.Vpc
 	isolated *awsec2.SubnetSelection
-	// fnSG is the security group of enter, position and admit: out to the
-	// cache only. gateSG is the order gate's: the cache and the order API.
-	fnSG, gateSG awsec2.SecurityGroup
-	gateSubnets  *awsec2.SubnetSelection
+	// fnSG is the security group of enter, position, admit, admin and the
+	// intake consumer: out to the cache only. gateSG is the order gate's:
+	// the cache and the order API. enterSG exists with INTAKE=fallback
+	// only: enter's, the cache and the SQS endpoint (intake.go).
+	fnSG, gateSG, enterSG awsec2.SecurityGroup
+	gateSubnets           *awsec2.SubnetSelection
+}
+
+// securityGroups are the function security groups that exist.
+func (n *network) securityGroups() []awsec2.SecurityGroup {
+	sgs := []awsec2.SecurityGroup{n.fnSG, n.gateSG}
+	if n.enterSG != nil {
+		sgs = append(sgs, n.enterSG)
+	}
+	return sgs
+}
+
+// placement is where function fn runs in the VPC: its subnets and its
+// security group.
+func (n *network) placement(fn string) (*awsec2.SubnetSelection, awsec2.ISecurityGroup) {
+	switch {
+	case fn == FnOrderGate:
+		return n.gateSubnets, n.gateSG
+	case fn == FnEnter && n.enterSG != nil:
+		return n.isolated, n.enterSG
+	}
+	return n.isolated, n.fnSG
 }
 
 // newNetwork builds the VPC for the chosen egress mode and the two
@@ -46,6 +71,13 @@ func newNetwork(stack awscdk.Stack, p WaitroomProps) *network {
 		AllowAllOutbound:     jsii.Bool(false),
 		AllowAllIpv6Outbound: jsii.Bool(false),
 	})
+	if p.Intake == waitroom.IntakeFallback {
+		n.enterSG = awsec2.NewSecurityGroup(stack, jsii.String("EnterSecurityGroup"), &awsec2.SecurityGroupProps{
+			Vpc:              n.vpc,
+			Description:      jsii.String("Waitroom enter (intake fallback): out to the cache and the SQS endpoint"),
+			AllowAllOutbound: jsii.Bool(false),
+		})
+	}
 	port := awsec2.Port_Tcp(jsii.Number(float64(orderAPIPort(p.OrderAPIURL))))
 	switch p.Egress.Mode {
 	case EgressPrivate:
@@ -64,16 +96,25 @@ func newNetwork(stack awscdk.Stack, p WaitroomProps) *network {
 // newNetwork) to a peering connection or transit gateway for private, to an
 // egress-only gateway for ipv6 (dual-stack), or by CDK to one NAT gateway in
 // a "public" group for nat.
+//
+// CDK allocates the groups' ranges in order, so the public group (nat only)
+// comes last: isolated and gate keep the same ranges in every mode
+// (SubnetRanges). A subnet whose range changed would be replaced, and
+// CloudFormation creates the replacement before it deletes the old one, so
+// a range moving onto a neighbour's fails the update.
 func vpcProps(mode EgressMode) *awsec2.VpcProps {
 	subnets := []*awsec2.SubnetConfiguration{{
 		Name: jsii.String(subnetIsolated), SubnetType: awsec2.SubnetType_PRIVATE_ISOLATED, CidrMask: jsii.Number(22),
 	}}
 	gate := &awsec2.SubnetConfiguration{Name: jsii.String(subnetGate), SubnetType: awsec2.SubnetType_PRIVATE_ISOLATED, CidrMask: jsii.Number(24)}
+	subnets = append(subnets, gate)
 	props := &awsec2.VpcProps{
-		IpAddresses:                  awsec2.IpAddresses_Cidr(jsii.String(VpcCidr)),
-		MaxAzs:                       jsii.Number(2),
-		NatGateways:                  jsii.Number(0),
-		RestrictDefaultSecurityGroup: jsii.Bool(false),
+		IpAddresses: awsec2.IpAddresses_Cidr(jsii.String(VpcCidr)),
+		MaxAzs:      jsii.Number(2),
+		NatGateways: jsii.Number(0),
+		// Nothing runs in the default security group: empty it (CDK revokes
+		// its rules with a custom resource at deploy; docs/security.md).
+		RestrictDefaultSecurityGroup: jsii.Bool(true),
 	}
 	switch mode {
 	case EgressIPv6:
@@ -86,9 +127,16 @@ func vpcProps(mode EgressMode) *awsec2.VpcProps {
 		subnets = append(subnets,
 			&awsec2.SubnetConfiguration{Name: jsii.String(subnetPublic), SubnetType: awsec2.SubnetType_PUBLIC, CidrMask: jsii.Number(26)})
 	}
-	subnets = append(subnets, gate)
 	props.SubnetConfiguration = &subnets
 	return props
+}
+
+// SubnetRanges are the subnets' ranges per group, one per AZ: the same in
+// every egress mode (public exists in nat only).
+var SubnetRanges = map[string][]string{
+	subnetIsolated: {"10.40.0.0/22", "10.40.4.0/22"},
+	subnetGate:     {"10.40.8.0/24", "10.40.9.0/24"},
+	subnetPublic:   {"10.40.10.0/26", "10.40.10.64/26"},
 }
 
 // privatePeer is the private order API's range.

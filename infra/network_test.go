@@ -1,6 +1,7 @@
 package main
 
 import (
+	"sort"
 	"strings"
 	"testing"
 
@@ -244,6 +245,52 @@ func TestEgressRefusesWhatCannotWork(t *testing.T) {
 		p.OrderAPIURL, p.Egress = "https://orders.example.com", e
 		if err := p.WithDefaults("Waitroom").Validate(); err != nil {
 			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// The subnets keep their ranges in every egress mode (SubnetRanges), so
+// that changing orderGateEgress on a deployed stack replaces no subnet: the
+// public subnets of nat come after the gate's instead of pushing them up.
+func TestSubnetRangesInEveryMode(t *testing.T) {
+	_, stacks := documentedConfigurations(t)
+	for name, s := range stacks {
+		got := map[string][]string{}
+		for _, r := range s.resources("AWS::EC2::Subnet") {
+			group := ""
+			for _, tag := range props(r)["Tags"].([]any) {
+				if tm := tag.(map[string]any); tm["Key"] == "aws-cdk:subnet-name" {
+					group = tm["Value"].(string)
+				}
+			}
+			got[group] = append(got[group], props(r)["CidrBlock"].(string))
+		}
+		want := map[string][]string{subnetIsolated: SubnetRanges[subnetIsolated], subnetGate: SubnetRanges[subnetGate]}
+		if s.w.Props.Egress.Mode == EgressNAT {
+			want[subnetPublic] = SubnetRanges[subnetPublic]
+		}
+		for _, g := range got {
+			sort.Strings(g)
+		}
+		if js(got) != js(want) {
+			t.Errorf("%s: subnets %v, want %v", name, got, want)
+		}
+	}
+}
+
+// The VPC's default security group allows all traffic between its members
+// and all egress; nothing of the stack uses it, so it is emptied (CDK's
+// custom resource revokes its rules at deploy) and anything later placed in
+// it by mistake reaches nothing.
+func TestDefaultSecurityGroupRestricted(t *testing.T) {
+	_, stacks := documentedConfigurations(t)
+	for name, s := range stacks {
+		found := false
+		for _, r := range s.resources("Custom::VpcRestrictDefaultSG") {
+			found = strings.Contains(js(props(r)["DefaultSecurityGroupId"]), "DefaultSecurityGroup")
+		}
+		if !found {
+			t.Errorf("%s: the VPC's default security group keeps its rules", name)
 		}
 	}
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -186,7 +188,7 @@ type WaitroomProps struct {
 }
 
 var (
-	namePrefixRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,27}$`)
+	namePrefixRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,27}$`) // maxNamePrefix
 	ssmNameRE    = regexp.MustCompile(`^[a-zA-Z0-9_.\-/]+(:[0-9]+)?$`)
 	hhmmRE       = regexp.MustCompile(`^([01][0-9]|2[0-3]):[0-5][0-9]$`)
 	// ErrNoAuthorizer is returned when the stack has no identity source.
@@ -203,7 +205,13 @@ var (
 		"mode, or identify signed-in users through your proxy (trustUserHeader=true) beside anonymous visitors")
 )
 
-// DefaultNamePrefix turns a stack id into a name prefix.
+// maxNamePrefix is the longest name prefix: the cache's users append
+// "-default" and ElastiCache ids take 40 characters at most.
+const maxNamePrefix = 28
+
+// DefaultNamePrefix turns a stack id into a name prefix. A longer id is
+// cut, and ends with 8 hex digits of its digest: two stacks whose ids
+// differ only past the cut must not share their names in one account.
 func DefaultNamePrefix(stackID string) string {
 	s := strings.ToLower(stackID)
 	s = regexp.MustCompile(`[^a-z0-9-]+`).ReplaceAllString(s, "-")
@@ -211,8 +219,9 @@ func DefaultNamePrefix(stackID string) string {
 	if s == "" || s[0] < 'a' || s[0] > 'z' {
 		s = "wr-" + s
 	}
-	if len(s) > 28 {
-		s = strings.TrimRight(s[:28], "-")
+	if len(s) > maxNamePrefix {
+		sum := sha256.Sum256([]byte(stackID))
+		s = strings.TrimRight(s[:maxNamePrefix-9], "-") + "-" + hex.EncodeToString(sum[:])[:8]
 	}
 	return s
 }

@@ -61,10 +61,6 @@ func TestConcurrency(t *testing.T) {
 	}
 }
 
-type mapContext map[string]any
-
-func (m mapContext) get(k string) any { return m[k] }
-
 func mustProps(t *testing.T, ctx map[string]any) WaitroomProps {
 	t.Helper()
 	p, err := propsFromContext(mapContext(ctx))
@@ -99,5 +95,10 @@ func TestPropsFromContext(t *testing.T) {
 	}
 	if got := DefaultNamePrefix("Waitroom-Prod_EU"); got != "waitroom-prod-eu" {
 		t.Errorf("DefaultNamePrefix = %q", got)
+	}
+	// Long ids are cut and keep a digest of the whole: distinct, valid.
+	a, b := DefaultNamePrefix("Waitroom-BlackFriday-2026-Korea-Prod"), DefaultNamePrefix("Waitroom-BlackFriday-2026-Korea-Test")
+	if a == b || !namePrefixRE.MatchString(a) || !namePrefixRE.MatchString(b) || !strings.HasPrefix(a, "waitroom-black") {
+		t.Errorf("long ids: %q and %q", a, b)
 	}
 }

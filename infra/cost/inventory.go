@@ -26,7 +26,8 @@ type Inventory struct {
 	Budgets                int
 	BudgetActions          int
 	ProvisionedConcurrency int
-	Distributions          int // CloudFront (the waiting page)
+	Distributions          int    // CloudFront (the waiting page)
+	PriceClass             string // the distribution's (PriceClass_All when unset)
 	Queues                 []Queue
 	QueueConsumers         []QueueConsumer
 }

@@ -21,7 +21,16 @@ const EventOverheadBytes = 26
 func emfLine(room string, values ...metrics.Value) string {
 	var buf bytes.Buffer
 	metrics.NewRecorder(&buf).Record(room, values...)
-	return strings.TrimSuffix(buf.String(), "\n")
+	return stableTime(strings.TrimSuffix(buf.String(), "\n"))
+}
+
+var slogTimeRE = regexp.MustCompile(`"time":"[^"]*"`)
+
+// stableTime writes a line's slog time at its longest (nanoseconds, which
+// slog trims of trailing zeros), so that the bytes a line is billed for do
+// not change with the moment the model runs.
+func stableTime(line string) string {
+	return slogTimeRE.ReplaceAllString(line, `"time":"2026-11-30T12:00:00.123456789Z"`)
 }
 
 // EMF lines of the requests and of admission, rendered by metrics.Recorder.

@@ -41,22 +41,27 @@ const (
 	ECPUAdmitUser  = 3
 )
 
-// Options are the visitor's and the downstream's side of the model.
+// Options are the visitor's, the operator's and the downstream's side of the model.
 type Options struct {
 	WaitSeconds float64 // a visitor's wait in line
 	OrderAPIMs  float64 // the order API's answer time, billed to the order gate
+	IdleRooms   int     // rooms created and registered while nobody visits
+	// Viewers is where the visitors are (a CloudFront pricing region, or a
+	// country in one): it prices the waiting page's traffic.
+	Viewers string
 }
 
-// DefaultOptions: a 5-minute wait; an order API answering in 100 ms.
-var DefaultOptions = Options{WaitSeconds: 300, OrderAPIMs: 100}
+// DefaultOptions: a 5-minute wait; an order API answering in 100 ms;
+// DefaultIdleRooms created rooms; visitors in the United States.
+var DefaultOptions = Options{WaitSeconds: 300, OrderAPIMs: 100, IdleRooms: DefaultIdleRooms, Viewers: DefaultViewers}
 
 // Measured is what the model takes from running the project's own code
 // with the template's settings.
 type Measured struct {
 	Config    waitroom.Config
 	Walk      Walk
-	IdleAdmit AdmitRun // one invocation with no room
-	BusyAdmit AdmitRun // one invocation while one room has a line
+	IdleAdmit AdmitRun // one invocation, nobody waiting in any created room
+	BusyAdmit AdmitRun // one invocation while one of them has a line
 
 	// Bytes ingested per line set (message + per-event overhead).
 	EnterEMF, OrderEMF, HeartbeatEMF, AdmitSecondEMF float64
@@ -88,10 +93,14 @@ func Measure(inv Inventory, opt Options) (Measured, error) {
 	if err != nil {
 		return Measured{}, fmt.Errorf("cost: the admit function's environment: %w", err)
 	}
-	if m.IdleAdmit, err = SimulateAdmit(admitCfg, false); err != nil {
+	if opt.IdleRooms < 0 {
+		return Measured{}, fmt.Errorf("cost: %d idle rooms: want 0 or more", opt.IdleRooms)
+	}
+	if m.IdleAdmit, err = SimulateAdmit(admitCfg, false, opt.IdleRooms); err != nil {
 		return Measured{}, err
 	}
-	if m.BusyAdmit, err = SimulateAdmit(admitCfg, true); err != nil {
+	// The sale's room is one of the created rooms (or the only one).
+	if m.BusyAdmit, err = SimulateAdmit(admitCfg, true, max(1, opt.IdleRooms)); err != nil {
 		return Measured{}, err
 	}
 	rate := int(math.Round(admitCfg.AdmitRatePerSec))
@@ -100,7 +109,7 @@ func Measure(inv Inventory, opt Options) (Measured, error) {
 	m.EnterEMF, m.OrderEMF = ingested(enterEMF()), ingested(orderEMF())
 	m.HeartbeatEMF, m.AdmitSecondEMF = ingested(heartbeat), ingested(second...)
 	m.AccessLog = accessLogBytes(inv.API.AccessLogFormat)
-	m.IdleMetrics = emfMetrics(heartbeat)
+	m.IdleMetrics = emfMetrics(m.IdleAdmit.EMF...)
 	m.EventMetrics = 2 * len(metrics.Names)
 	return m, nil
 }

@@ -28,12 +28,16 @@ type Item struct {
 
 // Report is the model's answer.
 type Report struct {
+	Configuration      string // what was priced (set by the caller)
 	Idle               []Item
 	PerMillion         []Item
 	IdleMonthlyUSD     float64
 	PerMillionUSD      float64
 	RequestsPerVisitor int
 	WaitSeconds        float64
+	IdleRooms          int
+	Viewers            string
+	PriceClass         string // the page distribution's, when there is one
 	Notes              []string
 }
 
@@ -46,12 +50,13 @@ func Estimate(inv Inventory, m Measured, p Prices, opt Options) (Report, error) 
 	if err != nil {
 		return Report{}, err
 	}
-	r := Report{RequestsPerVisitor: m.Walk.Requests(), WaitSeconds: opt.WaitSeconds}
+	r := Report{RequestsPerVisitor: m.Walk.Requests(), WaitSeconds: opt.WaitSeconds, IdleRooms: m.IdleAdmit.Rooms,
+		Viewers: opt.Viewers, PriceClass: inv.PriceClass}
 	if r.Idle, err = idleItems(inv, fns, m, p); err != nil {
 		return Report{}, err
 	}
 	r.PerMillion = perMillionItems(inv, fns, m, p, opt)
-	page, err := pagePerMillion(inv, m.Walk, p)
+	page, err := pagePerMillion(inv, m.Walk, opt)
 	if err != nil {
 		return Report{}, err
 	}
@@ -133,8 +138,8 @@ func idleItems(inv Inventory, fns roles, m Measured, p Prices) ([]Item, error) {
 		gbMetered := math.Max(minGB, c.MinStorageGB)
 		add("ElastiCache Serverless storage ("+c.Engine+")", fmt.Sprintf("%g GB metered minimum × %d h × %s", gbMetered, HoursPerMonth, money(storage.USD)),
 			gbMetered*HoursPerMonth*storage.USD)
-		cmds := invocations * float64(m.IdleAdmit.Batches*ECPUAdmitBatch)
-		add("ElastiCache ECPU (idle admit batches)", fmt.Sprintf("%.0f invocations × %d SMEMBERS", invocations, m.IdleAdmit.Batches), cmds*ecpu.USD)
+		add("ElastiCache ECPU (idle admit batches)", fmt.Sprintf("%.0f invocations × %d batches × (SMEMBERS + %d rooms × %d)",
+			invocations, m.IdleAdmit.Batches, m.IdleAdmit.Rooms, ECPUAdmitRoom), invocations*m.IdleAdmit.ECPU()*ecpu.USD)
 		if c.MinECPUPerSecond > 0 {
 			add("ElastiCache ECPU (CacheUsageLimits minimum)", fmt.Sprintf("%g ECPU/s × %d h", c.MinECPUPerSecond, HoursPerMonth),
 				c.MinECPUPerSecond*HoursPerMonth*3600*ecpu.USD)
@@ -157,12 +162,12 @@ func idleItems(inv Inventory, fns roles, m Measured, p Prices) ([]Item, error) {
 		m.IdleAdmit.BilledMs(), m.IdleAdmit.Batches, a.MemoryMB, a.Arch, gbs), gbs*p.lambdaGBSecond(a.Arch).USD)
 	logBytes := invocations * platformBytes(a)
 	if a.EMFSurvives() {
-		logBytes += invocations * float64(m.IdleAdmit.Flushes) * m.HeartbeatEMF
+		logBytes += invocations * m.IdleAdmit.EMFBytes()
 	}
 	add("CloudWatch Logs (admit)", fmt.Sprintf("%.3f GB a month ingested, kept %g days", logBytes/gb, inv.retentionDays(a.LogGroup)),
 		logCost(p, logBytes, inv.retentionDays(a.LogGroup)))
 	if a.EMFSurvives() {
-		add("CloudWatch custom metrics", fmt.Sprintf("%d emitted while idle %v", len(m.IdleMetrics), m.IdleMetrics),
+		add("CloudWatch custom metrics", fmt.Sprintf("%d emitted while idle, %d rooms created %v", len(m.IdleMetrics), m.IdleAdmit.Rooms, m.IdleMetrics),
 			float64(len(m.IdleMetrics))*p.CustomMetricMonth.USD)
 	}
 	items = append(items, monitoringItems(inv, p)...)

@@ -53,10 +53,11 @@ func handMeasured(t *testing.T) Measured {
 		t.Fatal(err)
 	}
 	return Measured{
-		Config:       cfg,
-		Walk:         Walk{Position: 30000, WaitingPolls: 9, ReadyPolls: 1, ReadyAfterMs: 300_000},
-		IdleAdmit:    AdmitRun{Seconds: 0.001, Batches: 1, Flushes: 1},
-		BusyAdmit:    AdmitRun{Seconds: 70, Batches: 778, Flushes: 70},
+		Config: cfg,
+		Walk:   Walk{Position: 30000, WaitingPolls: 9, ReadyPolls: 1, ReadyAfterMs: 300_000},
+		// The idle run's one metric line ingests 100 B with its overhead.
+		IdleAdmit:    AdmitRun{Seconds: 0.001, Batches: 1, Flushes: 1, EMF: []string{strings.Repeat("x", 100-EventOverheadBytes)}},
+		BusyAdmit:    AdmitRun{Seconds: 70, Batches: 778, Rooms: 1, Flushes: 70},
 		EnterEMF:     200,
 		OrderEMF:     300,
 		HeartbeatEMF: 100,
@@ -178,19 +179,40 @@ func TestWalkVisitor(t *testing.T) {
 // never later.
 func TestSimulateAdmitBusy(t *testing.T) {
 	cfg := waitroom.Config{AdmitRatePerSec: 100, AdmitInterval: 100 * time.Millisecond, AdmitBatches: 700}
-	busy, err := SimulateAdmit(cfg, true)
+	busy, err := SimulateAdmit(cfg, true, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if busy.Seconds < 69.9 || busy.Seconds > 70.01 || busy.Batches != 778 || busy.Flushes != 70 {
 		t.Errorf("busy run %+v, want about 70 s, 778 batches, 70 flushes", busy)
 	}
-	idle, err := SimulateAdmit(cfg, false)
+	idle, err := SimulateAdmit(cfg, false, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if idle.Seconds > busy.Seconds || idle.Batches < 1 || idle.Batches > busy.Batches {
 		t.Errorf("idle run %+v against busy %+v", idle, busy)
+	}
+}
+
+// Idle with created rooms (OPEN_ROOMS=false: operators create them before
+// the sale, and they stay registered): each batch runs in every room, and
+// what the admit function's own metrics write is what idle pays for. A
+// room where nobody waits and no token lives is worth no metric.
+func TestSimulateAdmitIdleRooms(t *testing.T) {
+	cfg := waitroom.Config{AdmitRatePerSec: 100, AdmitInterval: 100 * time.Millisecond, AdmitBatches: 700}
+	idle, err := SimulateAdmit(cfg, false, DefaultIdleRooms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if idle.Batches != 1 || idle.Rooms != DefaultIdleRooms {
+		t.Errorf("idle run %+v: want one batch over %d rooms", idle, DefaultIdleRooms)
+	}
+	if got := emfMetrics(idle.EMF...); len(got) != 1 || got[0] != "AdmitBatches" {
+		t.Errorf("an idle run over %d quiet rooms declares %v, want only the AdmitBatches heartbeat", DefaultIdleRooms, got)
+	}
+	if want := float64(ECPUAdmitBatch + DefaultIdleRooms*ECPUAdmitRoom); idle.ECPU() != want {
+		t.Errorf("idle ECPU %v, want %v", idle.ECPU(), want)
 	}
 }
 

@@ -51,10 +51,12 @@ func pageIdleItems(inv Inventory, p Prices) ([]Item, error) {
 
 // pagePerMillion: every visitor loads the page once and sends every API
 // request through the distribution (same origin), so CloudFront bills the
-// page's files and all of the API's requests and answers. Origin fetches
-// from S3 and API Gateway to CloudFront carry no transfer charge. Page
-// bytes are counted uncompressed (an upper bound: CloudFront compresses).
-func pagePerMillion(inv Inventory, w Walk, p Prices) ([]Item, error) {
+// page's files and all of the API's requests and answers, at the rates of
+// the region whose edges serve the viewers under the distribution's price
+// class. Origin fetches from S3 and API Gateway to CloudFront carry no
+// transfer charge. Page bytes are counted uncompressed (an upper bound:
+// CloudFront compresses).
+func pagePerMillion(inv Inventory, w Walk, opt Options) ([]Item, error) {
 	if inv.Distributions == 0 {
 		return nil, nil
 	}
@@ -62,13 +64,22 @@ func pagePerMillion(inv Inventory, w Walk, p Prices) ([]Item, error) {
 	if err != nil {
 		return nil, err
 	}
+	viewers, err := ViewerRegion(opt.Viewers)
+	if err != nil {
+		return nil, err
+	}
+	billed, served := BilledRegion(inv.PriceClass, viewers)
+	where := fmt.Sprintf("viewers in %s, %s: %s rates", viewers.Key, inv.PriceClass, billed.Key)
+	if !served {
+		where += fmt.Sprintf(" (the class has no edge in %s; the nearest it has serves them, billed here at US rates, a lower bound)", viewers.Key)
+	}
 	req := float64(w.Requests())
 	perVisitor := float64(files) + req
 	out := bytes + req*APIAnswerBytes
 	return []Item{
-		{"CloudFront HTTPS requests", fmt.Sprintf("%.0f a visitor: %d page files, %.0f API requests", perVisitor, files, req),
-			Visitors * perVisitor * p.CloudFrontHTTPSRequest.USD},
+		{"CloudFront HTTPS requests", fmt.Sprintf("%.0f a visitor: %d page files, %.0f API requests; %s", perVisitor, files, req, where),
+			Visitors * perVisitor * billed.HTTPSRequest.USD},
 		{"CloudFront data transfer out", fmt.Sprintf("%.0f KB a visitor: the page (%.0f KB) and %.0f answers of ≤ %d B", out/1000, bytes/1000, req, APIAnswerBytes),
-			Visitors * out / gb * p.CloudFrontGB.USD},
+			Visitors * out / gb * billed.GB.USD},
 	}, nil
 }

@@ -87,7 +87,7 @@ func cacheAndLogs(inv Inventory, fns roles, m Measured, p Prices, preflights flo
 	if len(inv.ServerlessCaches) > 0 {
 		_, ecpu, _ := p.cache(inv.ServerlessCaches[0].Engine)
 		perVisitor := float64(ECPUEnter + w.WaitingPolls*ECPUPositionWaiting + w.ReadyPolls*ECPUPositionReady + ECPUOrder + ECPUAdmitUser)
-		batches := n * (float64(m.BusyAdmit.Batches*(ECPUAdmitBatch+ECPUAdmitRoom)) - float64(m.IdleAdmit.Batches*ECPUAdmitBatch))
+		batches := n * (m.BusyAdmit.ECPU() - m.IdleAdmit.ECPU())
 		total := Visitors*perVisitor + batches
 		items = append(items, Item{"ElastiCache ECPU", fmt.Sprintf("%.1f a visitor (requests %.0f, admission batches %.1f)", total/Visitors, perVisitor, batches/Visitors),
 			total * ecpu.USD})
@@ -104,7 +104,7 @@ func cacheAndLogs(inv Inventory, fns roles, m Measured, p Prices, preflights flo
 		}
 		return 0
 	}
-	admitBytes := n * (float64(m.BusyAdmit.Flushes)*(m.HeartbeatEMF+m.AdmitSecondEMF) - float64(m.IdleAdmit.Flushes)*m.HeartbeatEMF)
+	admitBytes := n * (float64(m.BusyAdmit.Flushes)*(m.HeartbeatEMF+m.AdmitSecondEMF) - m.IdleAdmit.EMFBytes())
 	sources := []logSource{
 		{"enter", fns.enter, Visitors * (platformBytes(fns.enter) + emf(fns.enter, m.EnterEMF))},
 		{"position", fns.position, Visitors * polls * platformBytes(fns.position)},

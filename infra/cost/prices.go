@@ -36,10 +36,17 @@ type Prices struct {
 
 	SecretMonth, KMSKeyMonth, BudgetActionDay Price
 
-	CloudFrontHTTPSRequest, CloudFrontGB, S3StorageGBMonth Price
+	// CloudFront's rates are by region: CloudFrontRegions (cloudfront.go).
+	S3StorageGBMonth Price
 
 	// SQS requests (each 64 KB chunk of a payload is one).
 	SQSStandardRequest, SQSFifoRequest Price
+
+	// Data out to the internet from a region (API answers without the
+	// page: not in the bills, docs/cost.md), and Step Functions Express
+	// (the admission design it was weighed against, infra/README.md).
+	InternetOutGB                                             Price
+	StepFunctionsExpressRequest, StepFunctionsExpressGBSecond Price
 }
 
 // Minimum storage metered by ElastiCache Serverless, by engine.
@@ -62,6 +69,8 @@ const (
 	srcCloudFront  = "https://aws.amazon.com/cloudfront/pricing/"
 	srcS3          = "https://aws.amazon.com/s3/pricing/"
 	srcSQS         = "https://aws.amazon.com/sqs/pricing/"
+	srcEC2         = "https://aws.amazon.com/ec2/pricing/on-demand/"
+	srcSteps       = "https://aws.amazon.com/step-functions/pricing/"
 )
 
 // USEast1 is the table for us-east-1, taken on the date in Taken.
@@ -104,15 +113,15 @@ var USEast1 = Prices{
 	KMSKeyMonth:     Price{1.00, "customer managed key-month", srcKMS, false},
 	BudgetActionDay: Price{0.10, "action-enabled budget-day beyond the first two", srcBudgets, true},
 
-	// CloudFront in the United States and Europe, pay as you go, beyond
-	// the always-free 10 M requests and 1 TB a month (not counted here).
-	CloudFrontHTTPSRequest: Price{0.0100 / 1e4, "HTTPS request (CloudFront, US/Europe)", srcCloudFront, true},
-	CloudFrontGB:           Price{0.085, "GB to the internet (CloudFront, US/Europe, first 10 TB)", srcCloudFront, true},
-	S3StorageGBMonth:       Price{0.023, "GB-month (S3 Standard, first 50 TB)", srcS3, false},
+	S3StorageGBMonth: Price{0.023, "GB-month (S3 Standard, first 50 TB)", srcS3, false},
 
 	// Beyond the free first million a month (not counted), first 100 B.
 	SQSStandardRequest: Price{0.40 / 1e6, "request (SQS standard, 64 KB chunk)", srcSQS, false},
 	SQSFifoRequest:     Price{0.50 / 1e6, "request (SQS FIFO, 64 KB chunk)", srcSQS, false},
+
+	InternetOutGB:                Price{0.09, "GB out to the internet (first 10 TB, beyond 100 GB free)", srcEC2, true},
+	StepFunctionsExpressRequest:  Price{1.00 / 1e6, "Express workflow request", srcSteps, true},
+	StepFunctionsExpressGBSecond: Price{0.00001667, "Express workflow GB-second (first tier, 64 MB minimum)", srcSteps, true},
 }
 
 // node returns the node-hour price of a node-based cache.

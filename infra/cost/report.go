@@ -9,10 +9,13 @@ import (
 
 // Summary is the last line of `make cost`.
 type Summary struct {
+	Configuration      string  `json:"configuration,omitempty"`
 	IdleMonthlyUSD     float64 `json:"idleMonthlyUsd"`
 	PerMillionUSD      float64 `json:"perMillionVisitorsUsd"`
 	RequestsPerVisitor int     `json:"requestsPerVisitor"`
 	WaitSeconds        float64 `json:"waitSeconds"`
+	IdleRooms          int     `json:"idleRooms"`
+	Viewers            string  `json:"viewers"`
 }
 
 // Cents rounds to whole cents.
@@ -20,12 +23,21 @@ func Cents(usd float64) float64 { return math.Round(usd*100) / 100 }
 
 // Summary is r's figures rounded to cents.
 func (r Report) Summary() Summary {
-	return Summary{Cents(r.IdleMonthlyUSD), Cents(r.PerMillionUSD), r.RequestsPerVisitor, r.WaitSeconds}
+	return Summary{r.Configuration, Cents(r.IdleMonthlyUSD), Cents(r.PerMillionUSD), r.RequestsPerVisitor, r.WaitSeconds, r.IdleRooms, r.Viewers}
 }
 
-// Print writes the line items, the notes and, last, the summary as one JSON object.
-func (r Report) Print(w io.Writer, p Prices, m Measured, source string) error {
-	fmt.Fprintf(w, "Waitroom cost model: %s, %s list prices taken %s (docs/cost.md)\n", source, p.Region, p.Taken)
+// Print writes the line items, the notes and, last, the summary as one JSON
+// object; about says what r.Configuration is (its context, say).
+func (r Report) Print(w io.Writer, p Prices, m Measured, about string) error {
+	fmt.Fprintf(w, "Waitroom cost model: configuration %s, %s list prices taken %s (docs/cost.md)\n", r.Configuration, p.Region, p.Taken)
+	if about != "" {
+		fmt.Fprintf(w, "Configuration: %s\n", about)
+	}
+	fmt.Fprintf(w, "Idle: %d rooms created, nobody in them; visitors in %s", r.IdleRooms, r.Viewers)
+	if r.PriceClass != "" {
+		fmt.Fprintf(w, " (the page's CloudFront %s)", r.PriceClass)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "Admission: %.0f users/s in batches every %v; POLL_TIERS %s; poll jitter u = %.1f\n",
 		m.Config.AdmitRatePerSec, m.Config.AdmitInterval, m.Config.PollTiers, PollJitterU)
 	fmt.Fprintf(w, "Admit invocation: idle %.3f s (%d batches), with a line %.3f s (%d batches)\n\n",

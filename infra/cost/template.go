@@ -119,6 +119,8 @@ func (inv *Inventory) add(id string, r resource) error {
 		}
 	case "AWS::CloudFront::Distribution":
 		inv.Distributions++
+		dc, _ := p["DistributionConfig"].(map[string]any)
+		inv.PriceClass = str(dc["PriceClass"], "PriceClass_All")
 	case "AWS::SecretsManager::Secret":
 		inv.Secrets++
 	case "AWS::KMS::Key":

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"math"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/waitroom/waitroom/infra/cost"
+)
+
+// IdleBudgetUSD is what the deployed stack may cost a month with the
+// sale's rooms created and nobody visiting (issue 9: the Valkey storage
+// minimum is the floor; issue 23: three created rooms).
+const IdleBudgetUSD = 12.0
+
+var pricedOnce struct {
+	sync.Once
+	by  map[string]cost.Priced
+	err error
+}
+
+// pricedConfigurations are the documented configurations priced with the
+// model's defaults, as the documents are.
+func pricedConfigurations(t *testing.T) map[string]cost.Priced {
+	t.Helper()
+	confs, _ := documentedConfigurations(t)
+	pricedOnce.Do(func() {
+		pricedOnce.by = map[string]cost.Priced{}
+		for _, c := range confs {
+			pc, err := cost.PriceConfiguration(c, documented.dir, cost.DefaultOptions)
+			if err != nil {
+				pricedOnce.err = err
+				return
+			}
+			pricedOnce.by[c.Name] = pc
+		}
+	})
+	if pricedOnce.err != nil {
+		t.Fatal(pricedOnce.err)
+	}
+	return pricedOnce.by
+}
+
+// Idle, with three created rooms and nobody in them, stays within the
+// budget in every configuration without an hourly network item or nodes.
+func TestIdleBudget(t *testing.T) {
+	by := pricedConfigurations(t)
+	for _, name := range []string{"default", "private-peering", "ipv6", "page", "broker"} {
+		r := by[name].R
+		if r.IdleRooms != cost.DefaultIdleRooms || r.IdleMonthlyUSD > IdleBudgetUSD {
+			t.Errorf("%s: idle $%.2f a month with %d rooms, over the $%.2f budget or not %d rooms", name, r.IdleMonthlyUSD, r.IdleRooms,
+				IdleBudgetUSD, cost.DefaultIdleRooms)
+		}
+		if r.RequestsPerVisitor < 3 {
+			t.Errorf("%s: %d requests a visitor: enter, at least one poll and an order make 3", name, r.RequestsPerVisitor)
+		}
+	}
+}
+
+// With anonymous visitors the stack also serves the waiting page through
+// CloudFront: no idle cost worth a cent, every API request billed by
+// CloudFront as well, at the rates of where the visitors are.
+func TestPageOnTheStack(t *testing.T) {
+	by := pricedConfigurations(t)
+	page, def := by["page"], by["default"]
+	if page.R.IdleMonthlyUSD-def.R.IdleMonthlyUSD > 0.01 {
+		t.Errorf("idle with the page $%.4f, without $%.4f: the page should add under a cent", page.R.IdleMonthlyUSD, def.R.IdleMonthlyUSD)
+	}
+	cloudFront := func(pc cost.Priced) (usd float64) {
+		for _, it := range pc.R.PerMillion {
+			if strings.HasPrefix(it.Name, "CloudFront") {
+				usd += it.USD
+			}
+		}
+		return usd
+	}
+	if want := float64(cost.Visitors*page.R.RequestsPerVisitor) * cost.CloudFrontRegions[0].HTTPSRequest.USD; cloudFront(page) < want {
+		t.Errorf("CloudFront per million visitors $%.2f, less than its requests alone ($%.2f)", cloudFront(page), want)
+	}
+	if _, ok := cost.LineUSD(page.R.PerMillion, "API Gateway CORS preflights"); ok || page.R.PriceClass != "PriceClass_200" {
+		t.Errorf("the page is same-origin (no preflights) and served with PriceClass_200: %+v", page.R)
+	}
+	opt := page.Opt
+	opt.Viewers = "korea"
+	korea, err := page.With(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cloudFront(korea) <= cloudFront(page) {
+		t.Errorf("CloudFront for visitors in Korea $%.2f, not more than in the US ($%.2f)", cloudFront(korea), cloudFront(page))
+	}
+}
+
+// The intake modes on the stack: broker adds the queue's idle polling and
+// two alarm metrics (the dead letters, the consumer's throttles), and prices
+// SQS per visitor; fallback adds the SQS interface endpoint.
+func TestIntakeOnTheStack(t *testing.T) {
+	by := pricedConfigurations(t)
+	def, broker, fallback := by["default"].R, by["broker"].R, by["fallback"].R
+	if extra := broker.IdleMonthlyUSD - def.IdleMonthlyUSD; extra < 0.3 || extra > 1 {
+		t.Errorf("broker adds $%.4f a month idle, want the polling and two alarm metrics (about $0.53)", extra)
+	}
+	if _, ok := cost.LineUSD(broker.PerMillion, "SQS requests (intake)"); !ok {
+		t.Error("broker: no SQS requests per visitor")
+	}
+	if usd, ok := cost.LineUSD(fallback.Idle, "VPC interface endpoint sqs"); !ok || math.Abs(usd-2*730*0.01) > 1e-9 {
+		t.Errorf("fallback: SQS endpoint $%v (found %v), want $14.60", usd, ok)
+	}
+	// The same line items as direct: compared to the cent, as the report rounds.
+	if math.Abs(fallback.PerMillionUSD-def.PerMillionUSD) > 0.01 {
+		t.Errorf("fallback per million $%.4f, direct $%.4f: the broker is priced only for an outage's enters", fallback.PerMillionUSD, def.PerMillionUSD)
+	}
+}
