@@ -25,6 +25,7 @@ type Config struct {
 	QueueCapacity   int64
 	OrderAPIURL     string // ORDER_API_URL; empty only in the local runner (demo service)
 	OrderTimeout    time.Duration
+	OrderRooms      []string // ORDER_ROOMS: the rooms whose tokens this gate takes; empty: any
 	TrustUserHeader bool
 	ProxySecret     Secret    // PROXY_SECRET: with TrustUserHeader, X-User-Id counts only from a caller that sends it
 	FailOpenOrders  bool      // ORDER_GATE_FAIL_OPEN: forward orders unguarded while the store is down
@@ -95,6 +96,7 @@ func LoadConfig(lookup func(string) (string, bool), d Defaults) (Config, error) 
 		QueueCapacity:   r.integer("QUEUE_CAPACITY", DefaultQueueCapacity, 1, 1e9),
 		OrderAPIURL:     r.str("ORDER_API_URL", ""),
 		OrderTimeout:    time.Duration(r.integer("ORDER_TIMEOUT_MS", DefaultOrderTimeoutMs, 1, 900_000)) * time.Millisecond,
+		OrderRooms:      r.rooms("ORDER_ROOMS"),
 		TrustUserHeader: r.boolean("TRUST_USER_HEADER", d.TrustUserHeader),
 		ProxySecret:     r.secret("PROXY_SECRET"),
 		FailOpenOrders:  r.boolean("ORDER_GATE_FAIL_OPEN", false),
@@ -215,6 +217,21 @@ func (r *envReader) boolean(name string, def bool) bool {
 		return def
 	}
 	return v
+}
+
+// rooms reads a comma-separated list of room names.
+func (r *envReader) rooms(name string) []string {
+	var out []string
+	for _, room := range strings.Split(r.str(name, ""), ",") {
+		switch room = strings.TrimSpace(room); {
+		case room == "":
+		case !ValidRoom(room):
+			r.fail(name, fmt.Sprintf("names %q, which is not a room (^[a-z0-9][a-z0-9-]{0,63}$)", room))
+		default:
+			out = append(out, room)
+		}
+	}
+	return out
 }
 
 func (r *envReader) pollTiers(name string) PollTiers {

@@ -261,3 +261,18 @@ func TestUserHeaderNeedsASecretOrLoopback(t *testing.T) {
 		}
 	}
 }
+
+func TestOrderRoomsVariable(t *testing.T) {
+	c, err := waitroom.LoadConfig(env(map[string]string{"ORDER_ROOMS": "tv, tv-launch"}), waitroom.LocalDefaults)
+	if err != nil || !reflect.DeepEqual(c.OrderRooms, []string{"tv", "tv-launch"}) {
+		t.Fatalf("%v %v", c.OrderRooms, err)
+	}
+	for _, bad := range []string{"TV", "tv,no way", "-x"} {
+		if _, err := waitroom.LoadConfig(env(map[string]string{"ORDER_ROOMS": bad}), waitroom.LocalDefaults); err == nil || !strings.Contains(err.Error(), "ORDER_ROOMS") {
+			t.Errorf("ORDER_ROOMS=%q: %v", bad, err)
+		}
+	}
+	if _, err := waitroom.LoadConfig(env(map[string]string{"ORDER_FORWARD_HEADERS": "X-Waitroom-Room"}), waitroom.LocalDefaults); err == nil {
+		t.Error("the gate's own X-Waitroom-Room must not be forwarded from the caller")
+	}
+}

@@ -27,7 +27,8 @@ const DefaultTicketTTLSeconds = 3600
 // gate itself (the user id must come from the gate, never from the caller).
 var unforwardable = map[string]bool{"Connection": true, "Content-Length": true, "Host": true, "Transfer-Encoding": true,
 	"Upgrade": true, "Te": true, "Trailer": true, "Keep-Alive": true, "Proxy-Authorization": true, "Proxy-Connection": true,
-	"X-User-Id": true, "Idempotency-Key": true, "Content-Type": true, "Cookie": true}
+	"X-User-Id": true, "Idempotency-Key": true, "Content-Type": true, "Cookie": true,
+	"X-Waitroom-Room": true, "X-Waitroom-User": true, "X-Waitroom-Token-Id": true}
 
 func (r *envReader) visitors(d Defaults) VisitorConfig {
 	v := VisitorConfig{

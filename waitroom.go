@@ -25,6 +25,7 @@ const (
 	EMethodNotAllowed Code = "method_not_allowed"
 	EQueueFull        Code = "queue_full"
 	ETokenInvalid     Code = "entry_token_invalid"
+	EWrongRoom        Code = "wrong_room"
 	EOrderInProgress  Code = "order_in_progress"
 	EOrderUpstream    Code = "order_upstream"
 	EOrderTimeout     Code = "order_timeout"

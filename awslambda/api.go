@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -163,12 +164,16 @@ func (a *API) Order(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 			return errorResponse(err)
 		}
 		room, token, err := a.gateToken(header(req, "X-Entry-Token"), who)
+		if err == nil && len(a.Config.OrderRooms) > 0 && !slices.Contains(a.Config.OrderRooms, room) {
+			err = waitroom.Errorf(waitroom.EWrongRoom, "this entry token is for room %q, whose sale is not here", room)
+		}
 		if err != nil {
 			a.Metrics.Record("", metrics.Of(metrics.TokensRejected, metrics.Count, 1))
 			return errorResponse(err)
 		}
 		attempt := waitroom.OrderAttempt{Room: room, User: who.User, Token: token, IdempotencyKey: key, RequestHash: requestHash(body)}
-		order := orderapi.Request{User: who.ID, IdempotencyKey: key, ContentType: header(req, "Content-Type"), Body: body, Headers: a.forwardHeaders(req)}
+		_, tokenID, _ := strings.Cut(token, ".")
+		order := orderapi.Request{User: who.ID, Room: room, WaitroomUser: who.User, TokenID: tokenID, IdempotencyKey: key, ContentType: header(req, "Content-Type"), Body: body, Headers: a.forwardHeaders(req)}
 
 		lease, err := withTimeout(AsCaller(ctx, req, who), a.storeTimeout(), func(ctx context.Context) (waitroom.Lease, error) {
 			return a.Queue.BeginOrder(ctx, attempt)

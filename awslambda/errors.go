@@ -24,6 +24,7 @@ var statusOf = map[waitroom.Code]int{
 	waitroom.EInvalidSettings:  http.StatusBadRequest,
 	waitroom.ERoomNotFound:     http.StatusNotFound,
 	waitroom.ETokenInvalid:     http.StatusForbidden, // logged in, but no right to enter
+	waitroom.EWrongRoom:        http.StatusForbidden, // a right to enter another room's sale
 	waitroom.ENotFound:         http.StatusNotFound,
 	waitroom.EMethodNotAllowed: http.StatusMethodNotAllowed,
 	waitroom.EOrderInProgress:  http.StatusConflict,

@@ -19,7 +19,12 @@ const maxAnswer = 1 << 20
 
 // Request is one order on its way downstream.
 type Request struct {
-	User           string
+	User string // X-User-Id: the id as its source gave it
+	// The gate's word on the token, so that the shop can check the product
+	// against the room and take each token once (docs/API.md, POST /orders).
+	Room           string // X-Waitroom-Room
+	WaitroomUser   string // X-Waitroom-User: the user in its source's namespace
+	TokenID        string // X-Waitroom-Token-Id: the token's jti
 	IdempotencyKey string
 	ContentType    string
 	Body           []byte
@@ -67,6 +72,11 @@ func (c *Client) PlaceOrder(ctx context.Context, r Request) (waitroom.StoredAnsw
 	}
 	req.Header.Set("Content-Type", ct)
 	req.Header.Set("X-User-Id", r.User)
+	for name, v := range map[string]string{"X-Waitroom-Room": r.Room, "X-Waitroom-User": r.WaitroomUser, "X-Waitroom-Token-Id": r.TokenID} {
+		if v != "" {
+			req.Header.Set(name, v)
+		}
+	}
 	if r.IdempotencyKey != "" {
 		req.Header.Set("Idempotency-Key", r.IdempotencyKey)
 	}
