@@ -9,10 +9,13 @@ import (
 // VisitorConfig is how visitors without an account are let in, and where
 // they go once admitted (docs/API.md, "Configuration").
 type VisitorConfig struct {
-	Anonymous   bool          // ANONYMOUS_VISITORS: an enter without identity creates a visitor
-	Tickets     TicketKeys    // TICKET_SECRET
-	TicketTTL   time.Duration // TICKET_TTL_SECONDS
-	ContinueURL string        // CONTINUE_URL; "{entryToken}" is replaced with the visitor's token
+	Anonymous bool          // ANONYMOUS_VISITORS: an enter without identity creates a visitor
+	Tickets   TicketKeys    // TICKET_SECRET
+	TicketTTL time.Duration // TICKET_TTL_SECONDS
+	// TicketMaxAge (TICKET_MAX_AGE_SECONDS) ends a visitor's renewals: no
+	// ticket lives past its visitor's first ticket plus this.
+	TicketMaxAge time.Duration
+	ContinueURL  string // CONTINUE_URL; "{entryToken}" is replaced with the visitor's token
 	// ForwardHeaders are passed by the order gate to the order API besides
 	// Authorization (ORDER_FORWARD_HEADERS, comma-separated names).
 	ForwardHeaders []string
@@ -20,8 +23,13 @@ type VisitorConfig struct {
 
 // DefaultTicketTTLSeconds is long enough for a visitor who closes the tab to
 // come back to their place within the hour, short enough that a copied
-// ticket is worth little the next day. Every answer renews it.
-const DefaultTicketTTLSeconds = 3600
+// ticket is worth little the next day. Every answer renews it, for at most
+// DefaultTicketMaxAgeSeconds: no sale keeps anyone waiting a day, and a
+// stolen ticket cannot be kept alive for ever by polling.
+const (
+	DefaultTicketTTLSeconds    = 3600
+	DefaultTicketMaxAgeSeconds = 86400
+)
 
 // unforwardable headers describe this hop, not the buyer, or are set by the
 // gate itself (the user id must come from the gate, never from the caller).
@@ -32,9 +40,10 @@ var unforwardable = map[string]bool{"Connection": true, "Content-Length": true, 
 
 func (r *envReader) visitors(d Defaults) VisitorConfig {
 	v := VisitorConfig{
-		Anonymous:   r.boolean("ANONYMOUS_VISITORS", d.AnonymousVisitors),
-		TicketTTL:   time.Duration(r.integer("TICKET_TTL_SECONDS", DefaultTicketTTLSeconds, 60, 7*86_400)) * time.Second,
-		ContinueURL: r.str("CONTINUE_URL", ""),
+		Anonymous:    r.boolean("ANONYMOUS_VISITORS", d.AnonymousVisitors),
+		TicketTTL:    time.Duration(r.integer("TICKET_TTL_SECONDS", DefaultTicketTTLSeconds, 60, 7*86_400)) * time.Second,
+		TicketMaxAge: time.Duration(r.integer("TICKET_MAX_AGE_SECONDS", DefaultTicketMaxAgeSeconds, 60, 30*86_400)) * time.Second,
+		ContinueURL:  r.str("CONTINUE_URL", ""),
 	}
 	keys, err := ParseTicketKeys(r.str("TICKET_SECRET", ""))
 	if err != nil {

@@ -22,6 +22,16 @@ func CheckUser(id string) error {
 	return nil
 }
 
+// CheckStoreUser validates a user as the store keeps it: a user id in its
+// source's namespace (a prefix of at most 2 characters, awslambda's
+// identity), so at most 130 printable ASCII characters.
+func CheckStoreUser(user string) error {
+	if !printable(user, 130) {
+		return Errorf(EInvalidUser, "a user is 1 to 130 printable ASCII characters")
+	}
+	return nil
+}
+
 // CheckIdempotencyKey validates an Idempotency-Key: 1 to 128 printable ASCII characters.
 func CheckIdempotencyKey(key string) error {
 	if !printable(key, 128) {

@@ -96,7 +96,7 @@ func (k TicketKeys) SignReceipt(e Entry, expires time.Time) (string, error) {
 	if k.Current == nil {
 		return "", errors.New("receipt: no signing key")
 	}
-	if !ValidRoom(e.Room) || CheckUser(e.User) != nil {
+	if !ValidRoom(e.Room) || CheckStoreUser(e.User) != nil {
 		return "", fmt.Errorf("receipt: entry cannot be signed")
 	}
 	body := strings.Join([]string{"r1", k.Current.ID, e.Room, b64.EncodeToString([]byte(e.User)),
@@ -126,7 +126,7 @@ func (k TicketKeys) VerifyReceipt(receipt string, now time.Time) (Entry, error) 
 	}
 	user, uerr := decodeB64(p[3])
 	at, aerr := strconv.ParseInt(p[4], 10, 64)
-	if uerr != nil || aerr != nil || !ValidRoom(p[2]) || CheckUser(string(user)) != nil {
+	if uerr != nil || aerr != nil || !ValidRoom(p[2]) || CheckStoreUser(string(user)) != nil {
 		return Entry{}, invalidReceipt("malformed entry")
 	}
 	return Entry{Room: p[2], User: string(user), AcceptedAt: time.UnixMicro(at)}, nil

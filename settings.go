@@ -62,10 +62,18 @@ func invalidSetting(field, msg string) *Error {
 	return Errorf(EInvalidSettings, "%s %s", field, msg)
 }
 
+// An opening given in a change must lie within a day before now (a room
+// reopened a moment late) and a year after: year 9999 or year 1 is a typo.
+const (
+	opensAtPast   = 24 * time.Hour
+	opensAtFuture = 365 * 24 * time.Hour
+)
+
 // ApplySettingsJSON changes the fields a JSON object names and leaves the
 // others as they are: PUT applies it to the defaults, PATCH to the stored
-// settings. Unknown fields, wrong types and bad times are refused by name.
-func ApplySettingsJSON(s Settings, body []byte) (Settings, error) {
+// settings. Unknown fields, wrong types and bad times (an opening given
+// more than a day before now or a year after it) are refused by name.
+func ApplySettingsJSON(s Settings, body []byte, now time.Time) (Settings, error) {
 	var fields map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&fields); err != nil || fields == nil || dec.More() {
@@ -85,7 +93,9 @@ func ApplySettingsJSON(s Settings, body []byte) (Settings, error) {
 		case "paused":
 			err = json.Unmarshal(raw, &s.Paused)
 		case "opensAt":
-			s.OpensAt, err = parseOpensAt(raw)
+			if s.OpensAt, err = parseOpensAt(raw); err == nil && s.OpensAt != nil && (s.OpensAt.Before(now.Add(-opensAtPast)) || s.OpensAt.After(now.Add(opensAtFuture))) {
+				return s, invalidSetting(name, "must be within a day before now and a year after it (or null)")
+			}
 		default:
 			return s, invalidSetting(name, "is not a setting (ratePerSec, capacity, entryTokenTtlSeconds, maxActive, paused, opensAt)")
 		}

@@ -7,16 +7,20 @@ import (
 	"time"
 )
 
+// settingsNow is when the changes below are made: the day before the
+// opening they name.
+var settingsNow = time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+
 func TestApplySettingsJSON(t *testing.T) {
 	base := Settings{RatePerSec: 100, Capacity: 10, EntryTokenTTLSeconds: 300}
-	s, err := ApplySettingsJSON(base, []byte(`{"ratePerSec": 0.25, "opensAt": "2026-11-27T01:00:00+01:00", "maxActive": 5}`))
+	s, err := ApplySettingsJSON(base, []byte(`{"ratePerSec": 0.25, "opensAt": "2026-11-27T01:00:00+01:00", "maxActive": 5}`), settingsNow)
 	if err != nil || s.RatePerSec != 0.25 || s.Capacity != 10 || s.MaxActive != 5 || !s.OpensAt.Equal(time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)) {
 		t.Fatalf("%+v %v", s, err)
 	}
-	if s, err = ApplySettingsJSON(s, []byte(`{"opensAt": null, "paused": true}`)); err != nil || s.OpensAt != nil || !s.Paused {
+	if s, err = ApplySettingsJSON(s, []byte(`{"opensAt": null, "paused": true}`), settingsNow); err != nil || s.OpensAt != nil || !s.Paused {
 		t.Fatalf("null opensAt opens: %+v %v", s, err)
 	}
-	if _, err := ApplySettingsJSON(base, []byte(`{"capacity": 1e10}`)); ErrorCode(err) != EInvalidSettings {
+	if _, err := ApplySettingsJSON(base, []byte(`{"capacity": 1e10}`), settingsNow); ErrorCode(err) != EInvalidSettings {
 		t.Fatalf("out of range: %v", err)
 	}
 }

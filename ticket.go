@@ -14,12 +14,16 @@ import (
 
 // A queue ticket identifies an anonymous visitor without a store lookup:
 //
-//	<key id>.<visitor id>.<expiry, Unix seconds>.<HMAC-SHA256 of the first three parts>
+//	<key id>.<visitor id>.<first issued, Unix seconds>.<expiry, Unix seconds>.<HMAC-SHA256 of the first four parts>
 //
 // every part in URL-safe characters, so the ticket fits a cookie and a header
 // unchanged. The key id names the key that signed it, so that keys rotate:
 // the current key signs, the previous one still verifies until the tickets it
 // signed have expired (at most one TICKET_TTL_SECONDS after the rotation).
+// The first issue time is kept through every renewal, so that no visitor
+// lives longer than TICKET_MAX_AGE_SECONDS. Tickets of the first format,
+// without it (key.visitor.expiry.mac, under "waitroom-ticket-v1"), still
+// verify until they expire; their renewals carry the time of renewal.
 
 // TicketCookie is the cookie that carries the ticket; TicketHeader is the
 // header that may carry it instead.
@@ -36,8 +40,12 @@ const EInvalidTicket Code = "invalid_ticket"
 // security, 256 bits.
 const minTicketKey = 32
 
-// ticketMAC domain-separates ticket signatures from any other use of the key.
-const ticketMAC = "waitroom-ticket-v1\n"
+// ticketMAC domain-separates ticket signatures from any other use of the
+// key, and the two formats from each other.
+const (
+	ticketMAC   = "waitroom-ticket-v2\n"
+	ticketMACv1 = "waitroom-ticket-v1\n"
+)
 
 var b64 = base64.RawURLEncoding.Strict()
 
@@ -131,43 +139,60 @@ func NewVisitorID() (string, error) {
 	return "v-" + b64.EncodeToString(b[:]), nil
 }
 
-// Sign issues a ticket for visitor that expires at expires.
-func (k TicketKeys) Sign(visitor string, expires time.Time) (string, error) {
+// Ticket is what a verified ticket says.
+type Ticket struct {
+	Visitor  string
+	IssuedAt time.Time // the visitor's first ticket; zero for a ticket of the first format
+}
+
+// Sign issues a ticket for visitor, first issued at issued, that expires at
+// expires.
+func (k TicketKeys) Sign(visitor string, issued, expires time.Time) (string, error) {
 	if k.Current == nil {
 		return "", errors.New("ticket: no signing key")
 	}
 	if CheckUser(visitor) != nil || strings.Contains(visitor, ".") {
 		return "", fmt.Errorf("ticket: visitor id %q cannot be signed", visitor)
 	}
-	body := k.Current.ID + "." + visitor + "." + strconv.FormatInt(expires.Unix(), 10)
-	return body + "." + b64.EncodeToString(mac(k.Current.Secret, body)), nil
+	body := k.Current.ID + "." + visitor + "." + strconv.FormatInt(issued.Unix(), 10) + "." + strconv.FormatInt(expires.Unix(), 10)
+	return body + "." + b64.EncodeToString(mac(k.Current.Secret, ticketMAC, body)), nil
 }
 
-// Verify returns the visitor a ticket names, or an EInvalidTicket error when
-// it is malformed, signed by an unknown key, altered or expired at now. The
+// Verify returns what a ticket says, or an EInvalidTicket error when it is
+// malformed, signed by an unknown key, altered or expired at now. The
 // signature is compared in constant time, and checked before anything the
 // ticket says is believed.
-func (k TicketKeys) Verify(ticket string, now time.Time) (string, error) {
+func (k TicketKeys) Verify(ticket string, now time.Time) (Ticket, error) {
 	parts := strings.Split(ticket, ".")
-	if len(parts) != 4 {
-		return "", invalidTicket("malformed")
+	domain := ticketMAC
+	switch len(parts) {
+	case 5:
+	case 4: // the first format: no issue time
+		domain, parts = ticketMACv1, []string{parts[0], parts[1], "0", parts[2], parts[3]}
+	default:
+		return Ticket{}, invalidTicket("malformed")
 	}
 	key := k.key(parts[0])
 	if key == nil {
-		return "", invalidTicket("signed by an unknown key")
+		return Ticket{}, invalidTicket("signed by an unknown key")
 	}
-	got, err := decodeB64(parts[3])
-	if err != nil || !hmac.Equal(got, mac(key.Secret, ticket[:len(ticket)-len(parts[3])-1])) {
-		return "", invalidTicket("bad signature")
+	got, err := decodeB64(parts[4])
+	if err != nil || !hmac.Equal(got, mac(key.Secret, domain, ticket[:len(ticket)-len(parts[4])-1])) {
+		return Ticket{}, invalidTicket("bad signature")
 	}
-	exp, err := strconv.ParseInt(parts[2], 10, 64)
-	if err != nil || !now.Before(time.Unix(exp, 0)) {
-		return "", invalidTicket("expired")
+	issued, ierr := strconv.ParseInt(parts[2], 10, 64)
+	exp, err := strconv.ParseInt(parts[3], 10, 64)
+	if err != nil || ierr != nil || !now.Before(time.Unix(exp, 0)) {
+		return Ticket{}, invalidTicket("expired")
 	}
 	if CheckUser(parts[1]) != nil {
-		return "", invalidTicket("malformed visitor")
+		return Ticket{}, invalidTicket("malformed visitor")
 	}
-	return parts[1], nil
+	t := Ticket{Visitor: parts[1]}
+	if issued > 0 {
+		t.IssuedAt = time.Unix(issued, 0)
+	}
+	return t, nil
 }
 
 func (k TicketKeys) key(id string) *TicketKey {
@@ -180,9 +205,9 @@ func (k TicketKeys) key(id string) *TicketKey {
 	return nil
 }
 
-func mac(secret []byte, body string) []byte {
+func mac(secret []byte, domain, body string) []byte {
 	h := hmac.New(sha256.New, secret)
-	h.Write([]byte(ticketMAC))
+	h.Write([]byte(domain))
 	h.Write([]byte(body))
 	return h.Sum(nil)
 }

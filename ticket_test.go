@@ -40,25 +40,25 @@ func TestTicketSignVerify(t *testing.T) {
 	if other == visitor {
 		t.Fatal("two visitor ids are equal")
 	}
-	tk, err := k.Sign(visitor, t0.Add(time.Hour))
+	tk, err := k.Sign(visitor, t0, t0.Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, err := k.Verify(tk, t0)
-	if err != nil || got != visitor {
-		t.Fatalf("Verify = %q, %v; want %q", got, err, visitor)
+	if err != nil || got.Visitor != visitor || !got.IssuedAt.Equal(t0.Truncate(time.Second)) {
+		t.Fatalf("Verify = %+v, %v; want %q issued at %v", got, err, visitor, t0)
 	}
-	if _, err := k.Sign("has.dot", t0); err == nil {
+	if _, err := k.Sign("has.dot", t0, t0); err == nil {
 		t.Error("a visitor id with a dot was signed")
 	}
-	if _, err := (waitroom.TicketKeys{}).Sign(visitor, t0); err == nil {
+	if _, err := (waitroom.TicketKeys{}).Sign(visitor, t0, t0); err == nil {
 		t.Error("signed without a key")
 	}
 }
 
 func TestTicketExpiry(t *testing.T) {
 	k := keys(t, keyOf(t, 1))
-	tk, _ := k.Sign("v-x", t0.Add(time.Minute))
+	tk, _ := k.Sign("v-x", t0, t0.Add(time.Minute))
 	if _, err := k.Verify(tk, t0.Add(time.Minute-time.Second)); err != nil {
 		t.Errorf("a second before expiry: %v", err)
 	}
@@ -77,8 +77,8 @@ func TestTicketRotation(t *testing.T) {
 	if during.Current.ID == before.Current.ID || during.Previous.ID != before.Current.ID {
 		t.Fatalf("key ids: old %s, during %s/%s", before.Current.ID, during.Current.ID, during.Previous.ID)
 	}
-	oldTicket, _ := before.Sign("v-a", t0.Add(time.Hour))
-	newTicket, _ := during.Sign("v-a", t0.Add(time.Hour))
+	oldTicket, _ := before.Sign("v-a", t0, t0.Add(time.Hour))
+	newTicket, _ := during.Sign("v-a", t0, t0.Add(time.Hour))
 	if !strings.HasPrefix(newTicket, during.Current.ID+".") {
 		t.Errorf("the current key does not sign: %s", newTicket)
 	}
@@ -104,7 +104,7 @@ func TestTicketRotation(t *testing.T) {
 // (key id, visitor, expiry, signature, separators) can be changed unnoticed.
 func TestTicketEveryByteFlipped(t *testing.T) {
 	k := keys(t, keyOf(t, 7))
-	tk, _ := k.Sign("v-AAAAAAAAAAAAAAAAAAAAAA", t0.Add(time.Hour))
+	tk, _ := k.Sign("v-AAAAAAAAAAAAAAAAAAAAAA", t0, t0.Add(time.Hour))
 	for i := range len(tk) {
 		for bit := range 8 {
 			b := []byte(tk)
@@ -120,7 +120,7 @@ func TestTicketEveryByteFlipped(t *testing.T) {
 		}
 	}
 	// A forgery under another key with the same key id shape fails too.
-	forged, _ := keys(t, keyOf(t, 8)).Sign("v-AAAAAAAAAAAAAAAAAAAAAA", t0.Add(time.Hour))
+	forged, _ := keys(t, keyOf(t, 8)).Sign("v-AAAAAAAAAAAAAAAAAAAAAA", t0, t0.Add(time.Hour))
 	parts := strings.SplitN(forged, ".", 2)
 	if _, err := k.Verify(k.Current.ID+"."+parts[1], t0); waitroom.ErrorCode(err) != waitroom.EInvalidTicket {
 		t.Errorf("forged signature accepted: %v", err)

@@ -145,7 +145,7 @@ func (a *Admin) put(ctx context.Context, who, room string, req events.APIGateway
 	if err != nil {
 		return errorResponse(err)
 	}
-	next, err := waitroom.ApplySettingsJSON(a.Config.RoomDefaults(), body)
+	next, err := waitroom.ApplySettingsJSON(a.Config.RoomDefaults(), body, time.Now())
 	if err != nil {
 		return errorResponse(err)
 	}
@@ -158,11 +158,11 @@ func (a *Admin) patch(ctx context.Context, who, room string, req events.APIGatew
 	if err != nil {
 		return errorResponse(err)
 	}
-	if _, err := waitroom.ApplySettingsJSON(a.Config.RoomDefaults(), body); err != nil {
+	if _, err := waitroom.ApplySettingsJSON(a.Config.RoomDefaults(), body, time.Now()); err != nil {
 		return errorResponse(err) // unknown fields and wrong types, before any store call
 	}
 	return a.change(ctx, who, room, "patch", false, func(old waitroom.Settings) (waitroom.Settings, error) {
-		return waitroom.ApplySettingsJSON(old, body)
+		return waitroom.ApplySettingsJSON(old, body, time.Now())
 	})
 }
 

@@ -123,7 +123,7 @@ func (a *API) standingResponse(st waitroom.Standing, who Identity) events.APIGat
 	body := standingBody{Status: st.Status}
 	room := a.Config.ForRoom(st)
 	var cookie string
-	body.Ticket, cookie = a.Ticket(who)
+	body.Ticket, cookie = a.Ticket(who, st.Status)
 	switch st.Status {
 	case waitroom.Waiting:
 		wait := room.EstimatedWaitSeconds(st.Position)

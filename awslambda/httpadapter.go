@@ -1,6 +1,7 @@
 package awslambda
 
 import (
+	"bytes"
 	"encoding/base64"
 	"errors"
 	"io"
@@ -16,8 +17,11 @@ import (
 	"github.com/waitroom/waitroom"
 )
 
-// maxRequestBody matches API Gateway's payload limit.
-const maxRequestBody = 10 << 20
+// MaxRequestBody is the largest body a self-hosted run (the local runner)
+// takes: an order is a few hundred bytes, and a larger body is refused
+// before anything routes or authenticates it (LimitBodies). API Gateway
+// has its own limit, 10 MB.
+const MaxRequestBody = 64 << 10
 
 // bodyReadTimeout bounds reading one request's body: a client trickling
 // bytes cannot hold a connection (API Gateway buffers bodies itself).
@@ -99,17 +103,48 @@ func WriteHTTP(w http.ResponseWriter, resp events.APIGatewayV2HTTPResponse) {
 	_, _ = w.Write(body)
 }
 
+// LimitBodies refuses a request whose body is over MaxRequestBody before h
+// sees it: by its Content-Length, unread; without one (chunked), by reading
+// at most one byte more than the limit, within bodyReadTimeout.
+func LimitBodies(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tooLarge := errorResponse(waitroom.Errorf(waitroom.EPayloadTooLarge, "the request body is over %d KB", MaxRequestBody>>10))
+		if r.ContentLength > MaxRequestBody {
+			w.Header().Set("Connection", "close") // the body stays unread
+			WriteHTTP(w, tooLarge)
+			return
+		}
+		if r.ContentLength < 0 {
+			rc := http.NewResponseController(w)
+			_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
+			body, err := io.ReadAll(io.LimitReader(r.Body, MaxRequestBody+1))
+			_ = rc.SetReadDeadline(time.Time{})
+			switch {
+			case err != nil:
+				WriteHTTP(w, errorResponse(waitroom.Errorf(waitroom.EInvalidRequest, "the request body could not be read in time")))
+				return
+			case len(body) > MaxRequestBody:
+				w.Header().Set("Connection", "close")
+				WriteHTTP(w, tooLarge)
+				return
+			}
+			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
 // ServeHTTP turns HTTP requests into events for h, as API Gateway does.
 func ServeHTTP(h HTTPHandler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rc := http.NewResponseController(w)
 		_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout)) // not every writer supports it
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBody))
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBody))
 		_ = rc.SetReadDeadline(time.Time{})
 		var tooLarge *http.MaxBytesError
 		switch {
 		case errors.As(err, &tooLarge):
-			WriteHTTP(w, errorResponse(waitroom.Errorf(waitroom.EPayloadTooLarge, "the request body is over 10 MB")))
+			WriteHTTP(w, errorResponse(waitroom.Errorf(waitroom.EPayloadTooLarge, "the request body is over %d KB", MaxRequestBody>>10)))
 			return
 		case err != nil:
 			WriteHTTP(w, errorResponse(waitroom.Errorf(waitroom.EInvalidRequest, "the request body could not be read in time")))

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -34,6 +35,9 @@ type Identity struct {
 	// ByReceipt: known only by the broker's receipt, which proves an entry,
 	// not the holder: it is never given a ticket.
 	ByReceipt bool
+	// TicketIssued is the first issue of the visitor's ticket, which its
+	// renewals keep (zero for a new visitor, or a ticket of the first format).
+	TicketIssued time.Time
 }
 
 // Ticketed: a visitor, whose answers renew its queue ticket. A signed-in
@@ -64,29 +68,23 @@ func byReceipt(user string) Identity {
 }
 
 // identitySources, in the order they are believed.
-var identitySources = []struct {
-	source Source
-	find   func(a *API, req events.APIGatewayV2HTTPRequest) (id string, found bool, err error)
-}{
-	{FromAuthorizer, (*API).authorizerID},
-	{FromHeader, (*API).headerID},
-	{FromTicket, (*API).ticketID},
+var identitySources = []func(a *API, req events.APIGatewayV2HTTPRequest) (who Identity, found bool, err error){
+	(*API).fromAuthorizer,
+	(*API).fromHeader,
+	(*API).fromTicket,
 }
 
 // Identify returns who sends req. With no source and create set (enter
 // only), anonymous visitors on, it makes a new visitor. A ticket that does
 // not verify is an invalid_ticket error and creates nothing.
 func (a *API) Identify(req events.APIGatewayV2HTTPRequest, create bool) (Identity, error) {
-	for _, s := range identitySources {
-		id, found, err := s.find(a, req)
-		if err != nil {
-			return Identity{}, err
+	for _, from := range identitySources {
+		who, found, err := from(a, req)
+		if err == nil && found {
+			err = waitroom.CheckUser(who.ID)
 		}
-		if found {
-			if err := waitroom.CheckUser(id); err != nil {
-				return Identity{}, err
-			}
-			return identityOf(s.source, id), nil
+		if err != nil || found {
+			return who, err
 		}
 	}
 	v := a.Config.Visitor
@@ -100,65 +98,67 @@ func (a *API) Identify(req events.APIGatewayV2HTTPRequest, create bool) (Identit
 	return identityOf(NewVisitor, id), nil
 }
 
-// authorizerID is the JWT claim sub, else a Lambda authorizer's userId.
-func (a *API) authorizerID(req events.APIGatewayV2HTTPRequest) (string, bool, error) {
+// fromAuthorizer is the JWT claim sub, else a Lambda authorizer's userId.
+func (a *API) fromAuthorizer(req events.APIGatewayV2HTTPRequest) (Identity, bool, error) {
 	auth := req.RequestContext.Authorizer
 	switch {
 	case auth == nil:
-		return "", false, nil
+		return Identity{}, false, nil
 	case auth.JWT != nil && auth.JWT.Claims["sub"] != "":
-		return auth.JWT.Claims["sub"], true, nil
+		return identityOf(FromAuthorizer, auth.JWT.Claims["sub"]), true, nil
 	}
 	v, ok := auth.Lambda["userId"]
 	if !ok || v == nil {
-		return "", false, nil
+		return Identity{}, false, nil
 	}
 	s, isString := v.(string)
 	if !isString {
-		return "", false, waitroom.Errorf(waitroom.EInvalidUser, "the authorizer's userId must be a string")
+		return Identity{}, false, waitroom.Errorf(waitroom.EInvalidUser, "the authorizer's userId must be a string")
 	}
-	return s, true, nil
+	return identityOf(FromAuthorizer, s), true, nil
 }
 
 // proxySecretHeader carries PROXY_SECRET from the trusted proxy.
 const proxySecretHeader = "X-Proxy-Secret"
 
-// headerID is X-User-Id when TRUST_USER_HEADER is on and, with PROXY_SECRET
+// fromHeader is X-User-Id when TRUST_USER_HEADER is on and, with PROXY_SECRET
 // (which every process open to a network has: LoadConfig), the request
 // carries the secret. Both sides are hashed first, so that the comparison
 // takes the same time whatever the length or content of what was sent.
-func (a *API) headerID(req events.APIGatewayV2HTTPRequest) (string, bool, error) {
+func (a *API) fromHeader(req events.APIGatewayV2HTTPRequest) (Identity, bool, error) {
 	if !a.Config.TrustUserHeader {
-		return "", false, nil
+		return Identity{}, false, nil
 	}
 	if a.Config.ProxySecret != "" {
 		sent, ok := lookupHeader(req, proxySecretHeader)
 		want := sha256.Sum256([]byte(a.Config.ProxySecret))
 		got := sha256.Sum256([]byte(sent))
 		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 || !ok {
-			return "", false, nil
+			return Identity{}, false, nil
 		}
 	}
 	id, ok := lookupHeader(req, "X-User-Id")
-	return id, ok, nil
+	return identityOf(FromHeader, id), ok, nil
 }
 
-// ticketID is the visitor of the queue ticket a request carries: the
+// fromTicket is the visitor of the queue ticket a request carries: the
 // header wins over the cookie, because a page that holds a newer ticket
 // than its cookie sends it.
-func (a *API) ticketID(req events.APIGatewayV2HTTPRequest) (string, bool, error) {
+func (a *API) fromTicket(req events.APIGatewayV2HTTPRequest) (Identity, bool, error) {
 	t, ok := lookupHeader(req, waitroom.TicketHeader)
 	if !ok || t == "" {
 		t, ok = ticketCookie(req)
 	}
 	if !ok {
-		return "", false, nil
+		return Identity{}, false, nil
 	}
-	visitor, err := a.Config.Visitor.Tickets.Verify(t, a.now())
+	ticket, err := a.Config.Visitor.Tickets.Verify(t, a.now())
 	if err != nil {
-		return "", false, err
+		return Identity{}, false, err
 	}
-	return visitor, true, nil
+	who := identityOf(FromTicket, ticket.Visitor)
+	who.TicketIssued = ticket.IssuedAt
+	return who, true, nil
 }
 
 func ticketCookie(req events.APIGatewayV2HTTPRequest) (string, bool) {

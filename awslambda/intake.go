@@ -109,7 +109,7 @@ type lastApplied struct {
 
 func (a *API) intakeResponse(status int, body intakeBody, who Identity) events.APIGatewayV2HTTPResponse {
 	var cookie string
-	body.Ticket, cookie = a.Ticket(who)
+	body.Ticket, cookie = a.Ticket(who, body.Status)
 	body.PollAfterMs = ProcessingPollMs
 	resp := jsonResponse(status, body)
 	if cookie != "" {

@@ -10,14 +10,27 @@ import (
 )
 
 // Ticket returns a renewed ticket for who and its Set-Cookie value, or
-// empty strings when who is not ticketed.
-func (a *API) Ticket(who Identity) (ticket, setCookie string) {
-	if !who.Ticketed() {
+// empty strings when there is none to give: who is not a visitor, neither
+// waits nor holds a token (status NOT_IN_QUEUE: nothing is kept for it), or
+// is as old as TICKET_MAX_AGE_SECONDS. No renewal outlives the visitor's
+// first ticket plus that age.
+func (a *API) Ticket(who Identity, status waitroom.Status) (ticket, setCookie string) {
+	if !who.Ticketed() || status == waitroom.NotInQueue {
 		return "", ""
 	}
 	now := a.now()
+	issued := who.TicketIssued
+	if issued.IsZero() { // a new visitor, or a ticket of the first format
+		issued = now
+	}
 	exp := now.Add(a.ticketTTL())
-	t, err := a.Config.Visitor.Tickets.Sign(who.ID, exp)
+	if last := issued.Add(a.ticketMaxAge()); last.Before(exp) {
+		exp = last
+	}
+	if !exp.After(now) {
+		return "", ""
+	}
+	t, err := a.Config.Visitor.Tickets.Sign(who.ID, issued, exp)
 	if err != nil { // only visitor ids this package made are ticketed
 		return "", ""
 	}
@@ -54,6 +67,14 @@ func (a *API) ticketTTL() time.Duration {
 		return a.Config.Visitor.TicketTTL
 	}
 	return waitroom.DefaultTicketTTLSeconds * time.Second
+}
+
+// ticketMaxAge is TICKET_MAX_AGE_SECONDS, or its default for a Config built by hand.
+func (a *API) ticketMaxAge() time.Duration {
+	if a.Config.Visitor.TicketMaxAge > 0 {
+		return a.Config.Visitor.TicketMaxAge
+	}
+	return waitroom.DefaultTicketMaxAgeSeconds * time.Second
 }
 
 // StreamLife is how long a live stream may stay open: at most half the

@@ -64,7 +64,8 @@ func TestAnonymousVisitorKeepsPlaceWithTicket(t *testing.T) {
 			t.Fatalf("anonymous enter: %d %s", first.StatusCode, first.Body)
 		}
 		tk := ticketOfAnswer(t, first)
-		visitor, err := h.api.Config.Visitor.Tickets.Verify(tk, clock)
+		vt, err := h.api.Config.Visitor.Tickets.Verify(tk, clock)
+		visitor := vt.Visitor
 		if err != nil || !strings.HasPrefix(visitor, "v-") || len(visitor) != 24 {
 			t.Fatalf("visitor %q, %v", visitor, err)
 		}
@@ -94,8 +95,8 @@ func TestInvalidTicketsCreateNothing(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		h := anonymousHarness(t, engine)
 		good := ticketOfAnswer(t, h.call(request("POST", "/queue/enter", "", nil)))
-		other, _ := ticketKeys(t, 9).Sign("v-forged", time.Now().Add(time.Hour))
-		expired, _ := h.cfg.Visitor.Tickets.Sign("v-late", time.Now().Add(-time.Second))
+		other, _ := ticketKeys(t, 9).Sign("v-forged", time.Now(), time.Now().Add(time.Hour))
+		expired, _ := h.cfg.Visitor.Tickets.Sign("v-late", time.Now(), time.Now().Add(-time.Second))
 		kid, _, _ := strings.Cut(good, ".")
 		altered := []byte(good)
 		altered[len(kid)+3] ^= 1
@@ -134,7 +135,7 @@ func TestInvalidTicketsCreateNothing(t *testing.T) {
 func TestIdentityOrder(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		h := anonymousHarness(t, engine)
-		tk, _ := h.cfg.Visitor.Tickets.Sign("v-ticketed", time.Now().Add(time.Hour))
+		tk, _ := h.cfg.Visitor.Tickets.Sign("v-ticketed", time.Now(), time.Now().Add(time.Hour))
 		jwt := func(req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPRequest {
 			req.RequestContext.Authorizer = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
 				JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: map[string]string{"sub": "jwt-user"}}}
@@ -177,7 +178,8 @@ func TestOrderGateForwardsBuyerHeaders(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		h := anonymousHarness(t, engine, func(c *waitroom.Config) { c.Visitor.ForwardHeaders = []string{"X-Shop-Session"} })
 		tk := ticketOfAnswer(t, h.call(request("POST", "/queue/enter", "", nil)))
-		visitor, _ := h.cfg.Visitor.Tickets.Verify(tk, time.Now())
+		vt, _ := h.cfg.Visitor.Tickets.Verify(tk, time.Now())
+		visitor := vt.Visitor
 		var token string
 		for token == "" {
 			b, err := h.store.AdmitBatch(context.Background())

@@ -95,7 +95,7 @@ func Start(cfg waitroom.Config, log *slog.Logger) (_ *Runner, err error) {
 
 	mux := http.NewServeMux()
 	mux.Handle("/", awslambda.ServeHTTP(api.Route)) // the routes, and JSON 404/405 for the rest
-	// Enter and position never use a body: it is not read (nor limited).
+	// Enter and position never use a body (at most MaxRequestBody: LimitBodies).
 	mux.Handle("/queue/enter", withoutBody(awslambda.ServeHTTP(api.Route)))
 	mux.Handle("/queue/position", withoutBody(awslambda.ServeHTTP(api.Route)))
 	mux.HandleFunc("GET /healthz", r.healthz)
@@ -110,7 +110,7 @@ func Start(cfg waitroom.Config, log *slog.Logger) (_ *Runner, err error) {
 	// keep-alive connection for 2 min; bodies are bounded per request
 	// (awslambda.ServeHTTP), not by ReadTimeout, which would cut the event
 	// stream's long responses.
-	r.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 2 * time.Minute}
+	r.srv = &http.Server{Handler: awslambda.LimitBodies(mux), ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 2 * time.Minute}
 	r.srv.RegisterOnShutdown(endStreams)
 	go func() { _ = r.srv.Serve(ln) }()
 

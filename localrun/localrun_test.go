@@ -100,7 +100,7 @@ func TestRunnerRefusals(t *testing.T) {
 			{"POST", "/queue/enter?room=Shoes", nil, []string{"X-User-Id", "u"}, http.StatusBadRequest},
 			{"GET", "/queue/position", nil, nil, http.StatusUnauthorized},
 			{"POST", "/orders", strings.NewReader("{}"), []string{"X-User-Id", "u"}, http.StatusForbidden},
-			{"POST", "/orders", strings.NewReader(strings.Repeat("x", 10<<20+1)), []string{"X-User-Id", "u", "X-Entry-Token", "t"}, http.StatusRequestEntityTooLarge},
+			{"POST", "/orders", strings.NewReader(strings.Repeat("x", 64<<10+1)), []string{"X-User-Id", "u", "X-Entry-Token", "t"}, http.StatusRequestEntityTooLarge},
 		}
 		for _, c := range cases {
 			if resp := send(c.method, c.path, c.body, c.header...); resp.StatusCode != c.status {
