@@ -30,6 +30,11 @@ const (
 	DefaultIPRatePerSec     = 500.0
 	DefaultIPBurst          = 2000
 	DefaultEntryTokenIssuer = "waitroom"
+	// New anonymous visitors per source address (VISITOR_*): a person
+	// makes one, a household a few; a script that mints one per request
+	// gets ten, then one a second.
+	DefaultVisitorRatePerSec = 1.0
+	DefaultVisitorBurst      = 10
 )
 
 func (r *envReader) trust() TrustConfig {

@@ -1,6 +1,8 @@
 package awslambda_test
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -8,6 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/internal/redistest"
+	"github.com/waitroom/waitroom/redisstore"
 )
 
 // Issue 19: a visitor's id is readable in its ticket ("v-…"); sent as
@@ -124,4 +127,105 @@ func TestOpensAtWithinReason(t *testing.T) {
 			}
 		}
 	})
+}
+
+// Issue 19: one client cannot become a crowd. Enters without a ticket from
+// one source address make new visitors only as fast as VISITOR_RATE_PER_SEC
+// (default 1) past VISITOR_BURST (default 10): then 429 with Retry-After and
+// nothing created. An IPv6 address counts by its /64.
+func TestOneClientCannotMintACrowd(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		h := newHarness(t, engine, visitorsFromEnv(t, map[string]string{}))
+		mint := func(ip string) eventResp {
+			return h.call(withSource(ip, request("POST", "/queue/enter", "", nil)))
+		}
+		created := 0
+		for i := 0; i < 320; i++ {
+			r := mint("198.51.100.7")
+			switch r.StatusCode {
+			case 200:
+				created++
+			case 429:
+				if m := decode(t, r); m["error"] != "rate_limited" || r.Headers["Retry-After"] == "" || len(r.Cookies) != 0 {
+					t.Fatalf("refused: %v %v %v", m, r.Headers, r.Cookies)
+				}
+			default:
+				t.Fatalf("enter %d: %d %s", i, r.StatusCode, r.Body)
+			}
+		}
+		if created < waitroom.DefaultVisitorBurst || created > waitroom.DefaultVisitorBurst+2 {
+			t.Fatalf("one address made %d visitors from 320 enters; want the burst of %d (and what a second refills)", created, waitroom.DefaultVisitorBurst)
+		}
+		if n := h.redis.Client().ZCard(context.Background(), "wr:{default}:line").Val(); n != int64(created) {
+			t.Fatalf("%d places for %d visitors made", n, created)
+		}
+		for i := 0; i < 3; i++ { // the same /64
+			if r := mint(fmt.Sprintf("2001:db8:0:7::%d", i+1)); i < 2 && r.StatusCode != 200 {
+				t.Fatalf("a fresh /64: %d %s", r.StatusCode, r.Body)
+			}
+		}
+		for i := 0; i < waitroom.DefaultVisitorBurst; i++ {
+			mint("2001:db8:0:7::a")
+		}
+		if r := mint("2001:db8:0:7:ffff::1"); r.StatusCode != 429 {
+			t.Fatalf("another address of the same /64 makes a visitor: %d %s", r.StatusCode, r.Body)
+		}
+		if r := mint("2001:db8:0:8::1"); r.StatusCode != 200 {
+			t.Fatalf("another /64: %d %s", r.StatusCode, r.Body)
+		}
+	})
+}
+
+// Issue 19: the broker's path is limited like the direct one: the limiter
+// and the visitor bucket at accept, and with OPEN_ROOMS=false a room nobody
+// made is refused there and never written.
+func TestBrokerAcceptIsLimited(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		h := newIntakeHarness(t, engine, waitroom.IntakeBroker, 30)
+		limited := 0
+		for i := 0; i < 200; i++ {
+			if r := h.enter("flooder"); r.StatusCode == 429 {
+				limited++
+			}
+		}
+		if want := 200 - waitroom.DefaultClientBurst; limited < want-2 {
+			t.Fatalf("%d of 200 broker enters by one user limited; want about %d", limited, want)
+		}
+	})
+}
+
+func TestBrokerRefusesUnknownRooms(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		h := newIntakeHarness(t, engine, waitroom.IntakeBroker, 30)
+		h.api.Config.OpenRooms = false
+		h.store = redisstore.New(h.redis.Client(), h.api.Config)
+		h.api.Queue, h.api.Applied, h.consumer.Store = h.store, h.store, h.store
+		wantError(t, h.call(withRoom(request("POST", "/queue/enter", "u", nil), "nobody-made")), 404, "room_not_found")
+		// An entry that reaches the consumer anyway (the store was down at
+		// accept) writes nothing either.
+		if _, _, err := h.store.Apply(context.Background(), waitroom.Entry{Room: "nobody-made", User: "h:u", AcceptedAt: time.Now()}, time.Hour); waitroom.ErrorCode(err) != waitroom.ERoomNotFound {
+			t.Fatalf("apply: %v", err)
+		}
+		if keys := h.redis.Client().Keys(context.Background(), "wr:{nobody-made}*").Val(); len(keys) != 0 {
+			t.Fatalf("keys written for a room nobody made: %v", keys)
+		}
+	})
+}
+
+// Issue 19: the limiter refuses when it cannot write its bucket (the store
+// is out of memory), instead of letting the call through unlimited.
+func TestLimiterRefusesWhenItCannotWriteOnRedisServer(t *testing.T) {
+	h := newHarness(t, redistest.RedisServer)
+	h.enter("alice")
+	ctx := context.Background()
+	rdb := h.redis.Client()
+	if err := rdb.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil { // every write that grows memory fails
+		t.Fatal(err)
+	}
+	defer rdb.ConfigSet(ctx, "maxmemory", "0")
+	r := h.call(withSource("203.0.113.9", request("GET", "/queue/position", "alice", nil)))
+	if r.StatusCode == 200 {
+		t.Fatalf("position with the limiter's write refused by the store: %d %s, want a refusal", r.StatusCode, r.Body)
+	}
+	wantError(t, r, 503, "unavailable")
 }
