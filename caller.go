@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net/netip"
 	"time"
 )
 
@@ -12,6 +13,9 @@ import (
 type Caller struct {
 	ID string
 	IP string
+	// NewVisitor: this call makes a visitor (an enter without identity),
+	// which the bucket of new visitors per source address pays for.
+	NewVisitor bool
 }
 
 type callerKey struct{}
@@ -28,6 +32,21 @@ func WithCaller(ctx context.Context, c Caller) context.Context {
 func CallerOf(ctx context.Context) (c Caller, ok bool) {
 	c, ok = ctx.Value(callerKey{}).(Caller)
 	return c, ok
+}
+
+// SourceAddress is the address the limiter counts a caller by: an IPv4
+// address as it is, an IPv6 address by its /64 (one host's, usually: a
+// client owns all of it), "" for none or anything unparsable.
+func SourceAddress(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	switch {
+	case err != nil:
+		return ""
+	case a.Is4() || a.Is4In6():
+		return a.Unmap().String()
+	}
+	p, _ := a.Prefix(64)
+	return p.String()
 }
 
 // RateLimited is the answer to a caller over its limit, to retry after wait.

@@ -17,6 +17,10 @@ type Limits struct {
 	ClientBurst      int64   // CLIENT_BURST
 	IPRatePerSec     float64 // IP_RATE_PER_SEC
 	IPBurst          int64   // IP_BURST
+	// New anonymous visitors per source address: charged only by an enter
+	// that makes one (VISITOR_RATE_PER_SEC, VISITOR_BURST).
+	VisitorRatePerSec float64
+	VisitorBurst      int64
 }
 
 // Defaults of the limiter: a visitor polls about once a second at most
@@ -44,9 +48,11 @@ func (r *envReader) trust() TrustConfig {
 		r.fail("ENTRY_TOKEN_KEYS", err.Error()) // the error never quotes the value
 	}
 	return TrustConfig{EntryTokens: keys, Limits: Limits{
-		ClientRatePerSec: r.float("CLIENT_RATE_PER_SEC", DefaultClientRatePerSec, 0, 1e6),
-		ClientBurst:      r.integer("CLIENT_BURST", DefaultClientBurst, 1, 1e9),
-		IPRatePerSec:     r.float("IP_RATE_PER_SEC", DefaultIPRatePerSec, 0, 1e9),
-		IPBurst:          r.integer("IP_BURST", DefaultIPBurst, 1, 1e9),
+		ClientRatePerSec:  r.float("CLIENT_RATE_PER_SEC", DefaultClientRatePerSec, 0, 1e6),
+		ClientBurst:       r.integer("CLIENT_BURST", DefaultClientBurst, 1, 1e9),
+		IPRatePerSec:      r.float("IP_RATE_PER_SEC", DefaultIPRatePerSec, 0, 1e9),
+		IPBurst:           r.integer("IP_BURST", DefaultIPBurst, 1, 1e9),
+		VisitorRatePerSec: r.float("VISITOR_RATE_PER_SEC", DefaultVisitorRatePerSec, 0, 1e6),
+		VisitorBurst:      r.integer("VISITOR_BURST", DefaultVisitorBurst, 1, 1e9),
 	}}
 }

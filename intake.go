@@ -61,12 +61,12 @@ type Broker interface {
 }
 
 // Applied is what the store remembers of the last entry it applied for a
-// user in a room: when it was accepted, and whether the line was full or
-// the room unknown (OPEN_ROOMS=false) when it came in.
+// user in a room: when it was accepted, and whether the line was full when
+// it came in. An entry for a room that does not exist (OPEN_ROOMS=false)
+// leaves no record: position refuses such a room by itself.
 type Applied struct {
 	AcceptedAt time.Time
 	Full       bool
-	NoRoom     bool
 }
 
 // Applier is the store as the consumer sees it. Apply puts e in line unless

@@ -102,9 +102,6 @@ type Standing struct {
 	OpensAt    time.Time // the scheduled opening; zero when open
 	Stalled    bool      // no batch for several intervals, or maxActive reached (checked within Config.FarHorizon of the front)
 
-	// LimiterFailedOpen: the abuse limiter could not run in this call and
-	// let it through; the adapter logs and counts it.
-	LimiterFailedOpen bool
 }
 
 // Queue is the line of every room. Implementations must be safe for
@@ -126,6 +123,11 @@ type Queue interface {
 	CommitOrder(ctx context.Context, l Lease, answer StoredAnswer) error
 	// ReleaseOrder releases the lock and keeps the token.
 	ReleaseOrder(ctx context.Context, l Lease) error
+	// Admissible makes the checks an enter makes before it touches the line
+	// (the room exists; the caller in ctx is within the abuse limiter), for
+	// an entry about to be handed to a broker. limiterFailedOpen: the
+	// limiter could not run and let the call through.
+	Admissible(ctx context.Context, room string) (limiterFailedOpen bool, err error)
 }
 
 // Batch is what one admission batch did, room by room.
@@ -178,8 +180,6 @@ type Lease struct {
 	OrderAttempt
 	LockValue string
 	Replay    *StoredAnswer // set when an earlier success is to be returned again
-	// LimiterFailedOpen: as Standing's.
-	LimiterFailedOpen bool
 }
 
 // StoredAnswer is a downstream answer kept for idempotent replays.

@@ -73,16 +73,15 @@ func (a *API) Enter(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 		}
 		ctx = AsCaller(ctx, req, who)
 		if a.Config.Intake == waitroom.IntakeBroker {
-			return a.accept(ctx, room, who)
+			return a.accept(ctx, room, who, true)
 		}
 		st, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Standing, error) {
 			return a.Queue.Enter(ctx, room, who.User)
 		})
-		a.limiterFailedOpen(ctx, room, st.LimiterFailedOpen)
 		switch {
 		case waitroom.ErrorCode(err) == waitroom.EUnavailable && a.Config.Intake == waitroom.IntakeFallback:
 			a.storeError(ctx, room, err) // counted and logged as an outage all the same
-			return a.accept(ctx, room, who)
+			return a.accept(ctx, room, who, false)
 		case waitroom.ErrorCode(err) == waitroom.EQueueFull:
 			a.Metrics.Record(room, metrics.Of(metrics.QueueFull, metrics.Count, 1))
 			return errorResponse(err)
@@ -109,7 +108,6 @@ func (a *API) Position(ctx context.Context, req events.APIGatewayV2HTTPRequest) 
 		st, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Standing, error) {
 			return a.Queue.Position(ctx, room, who.User)
 		})
-		a.limiterFailedOpen(ctx, room, st.LimiterFailedOpen)
 		if err != nil {
 			return a.storeError(ctx, room, err)
 		}
@@ -178,7 +176,6 @@ func (a *API) Order(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 		lease, err := withTimeout(AsCaller(ctx, req, who), a.storeTimeout(), func(ctx context.Context) (waitroom.Lease, error) {
 			return a.Queue.BeginOrder(ctx, attempt)
 		})
-		a.limiterFailedOpen(ctx, room, lease.LimiterFailedOpen)
 		switch code := waitroom.ErrorCode(err); {
 		case code == waitroom.EUnavailable && a.Config.FailOpenOrders:
 			// The operator chose to let orders through unguarded while the store is down.

@@ -25,11 +25,29 @@ type intakeBody struct {
 	Ticket      string          `json:"ticket,omitempty"`
 }
 
-// accept hands who's entry to the broker without touching the store and
-// answers 202 with the signed receipt of it.
-func (a *API) accept(ctx context.Context, room string, who Identity) events.APIGatewayV2HTTPResponse {
+// accept hands who's entry to the broker and answers 202 with the signed
+// receipt of it. With check, the room and the limiter are asked first, in
+// one store call, as enter asks them (an unknown room or a caller over its
+// limit is refused, nothing sent); a store that does not answer then lets
+// the entry through, counted as the limiter failing open: the broker is
+// there so that an outage loses no newcomer. Fallback, which comes here
+// because the store failed, does not ask again.
+func (a *API) accept(ctx context.Context, room string, who Identity, check bool) events.APIGatewayV2HTTPResponse {
 	if a.Broker == nil {
 		return errorResponse(waitroom.Unavailable(nil))
+	}
+	if check {
+		failedOpen, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (bool, error) {
+			return a.Queue.Admissible(ctx, room)
+		})
+		switch code := waitroom.ErrorCode(err); {
+		case code == waitroom.EUnavailable:
+			a.limiterFailedOpen(ctx, room, true)
+		case a.rateLimited(room, err), err != nil:
+			return errorResponse(err)
+		default:
+			a.limiterFailedOpen(ctx, room, failedOpen)
+		}
 	}
 	e := waitroom.Entry{Room: room, User: who.User, AcceptedAt: a.now()}
 	receipt, err := a.Config.Visitor.Tickets.SignReceipt(e, e.AcceptedAt.Add(a.ticketTTL()))
@@ -87,8 +105,6 @@ func (a *API) receiptPosition(ctx context.Context, req events.APIGatewayV2HTTPRe
 		return a.intakeResponse(http.StatusOK, intakeBody{Status: waitroom.Processing}, who)
 	case last.Full:
 		return errorResponse(waitroom.Errorf(waitroom.EQueueFull, "the line of room %q was full when your entry came in; please retry later", e.Room))
-	case last.NoRoom:
-		return errorResponse(waitroom.Errorf(waitroom.ERoomNotFound, "there is no room %q", e.Room))
 	}
 	// Applied, but perhaps between the two reads: the record and the place
 	// are written by one script, so a standing read after the record is

@@ -20,10 +20,12 @@ const limiterLogEvery = time.Minute
 var lastLimiterLog atomic.Int64
 
 // AsCaller returns ctx carrying who sends req, for the abuse limiter: the
-// identity and the source IP API Gateway saw (the local runner: the remote
-// address). X-Forwarded-For is not read: any client can write it.
+// identity, the source IP API Gateway saw (the local runner: the remote
+// address), and whether this call makes a visitor (the bucket of new
+// visitors per address pays for it). X-Forwarded-For is not read: any
+// client can write it.
 func AsCaller(ctx context.Context, req events.APIGatewayV2HTTPRequest, who Identity) context.Context {
-	return waitroom.WithCaller(ctx, waitroom.Caller{ID: who.User, IP: req.RequestContext.HTTP.SourceIP})
+	return waitroom.WithCaller(ctx, waitroom.Caller{ID: who.User, IP: req.RequestContext.HTTP.SourceIP, NewVisitor: who.Source == NewVisitor})
 }
 
 // limiterFailedOpen reports a call the limiter let through unchecked:

@@ -5,7 +5,7 @@
 -- KEYS[6] second of the newest mark  KEYS[7] budget (enter sets 'since')  KEYS[8] live tokens
 -- ARGV[1..4] defaults (room.lua)  ARGV[5] user  ARGV[6] random draw in (0, 1)
 -- ARGV[7] stall after µs  ARGV[8] stall horizon ms (room.lua, stalled)
--- KEYS[9] the caller's bucket  KEYS[10] its IP's bucket  ARGV[9..12] limits (ratelimit.lua)
+-- KEYS[9..11] the caller's, its address's and its new visitors' buckets  ARGV[9..14] limits (ratelimit.lua)
 -- Returns answer(kind, …): {'READY', record} | {'WAITING', position, joined}
 --   | {'PREQUEUE', place in line (not told: the draw is secret until the opening), joined}
 --   | {'FULL', waiting} | {'NOROOM'} | {'LIMITED', ms until allowed}
@@ -15,12 +15,11 @@ if not room.open then
 end
 -- The abuse limiter (ratelimit.lua) right after the one read that refuses
 -- unknown rooms, so that those still write nothing; a refused call does nothing else.
-local limitWait = rateLimit(KEYS[9], KEYS[10], 9)
+local nowUs, nowMs, second = serverTime()
+local limitWait = rateLimit(9, 9, nowUs)
 if limitWait > 0 then
   return {'LIMITED', limitWait}
 end
-limiterState.failedOpen = limitWait < 0 and 1 or 0
-local nowUs, nowMs, second = serverTime()
 local record = redis.call('GET', KEYS[4])
 if record then
   return answer('READY', record, 0, room)

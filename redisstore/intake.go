@@ -62,5 +62,5 @@ func (s *Store) LastApplied(ctx context.Context, room, user string) (waitroom.Ap
 	if err != nil {
 		return waitroom.Applied{}, false, waitroom.Unavailable(err)
 	}
-	return waitroom.Applied{AcceptedAt: time.UnixMicro(n), Full: refusal == "FULL", NoRoom: refusal == "NOROOM"}, true, nil
+	return waitroom.Applied{AcceptedAt: time.UnixMicro(n), Full: refusal == "FULL"}, true, nil
 }

@@ -84,7 +84,8 @@ func TestApplyMatchesEnter(t *testing.T) {
 }
 
 // With OPEN_ROOMS off, an entry for a room no operator created is refused
-// as enter refuses it, and the refusal is recorded for position to report.
+// as enter refuses it, and leaves nothing behind (issue 19): position
+// refuses the room by itself.
 func TestApplyToAnUnknownRoom(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		ctx := context.Background()
@@ -97,9 +98,11 @@ func TestApplyToAnUnknownRoom(t *testing.T) {
 		if waitroom.ErrorCode(aerr) != waitroom.ERoomNotFound || waitroom.ErrorCode(derr) != waitroom.ERoomNotFound {
 			t.Fatalf("apply %v, enter %v: want room_not_found from both", aerr, derr)
 		}
-		last, found, err := s.LastApplied(ctx, "nowhere", "u")
-		if err != nil || !found || !last.NoRoom || last.Full {
-			t.Fatalf("the refusal must be recorded: %+v %v %v", last, found, err)
+		if _, found, err := s.LastApplied(ctx, "nowhere", "u"); err != nil || found {
+			t.Fatalf("a record of an entry for a room nobody made: %v %v", found, err)
+		}
+		if _, err := s.Position(ctx, "nowhere", "u"); waitroom.ErrorCode(err) != waitroom.ERoomNotFound {
+			t.Fatalf("position in a room nobody made: %v", err)
 		}
 	})
 }

@@ -5,37 +5,37 @@
 -- The lock lives at least as long as the token: when the commit after a
 -- successful order cannot reach the store, the surviving lock keeps that
 -- token from ordering again (at most once wins over a retry; issue 12).
--- KEYS[4] the caller's bucket  KEYS[5] its IP's bucket  ARGV[5..8] limits (ratelimit.lua)
--- Returns {'REPLAY', answer, f} | {'INVALID', '', f} | {'BUSY', '', f} | {'OK', '', f}
---   | {'LIMITED', ms until allowed}; f is 1 when the limiter failed open
-local limitWait = rateLimit(KEYS[4], KEYS[5], 5)
+-- KEYS[4..6] the caller's, its address's and its new visitors' buckets  ARGV[5..10] limits (ratelimit.lua)
+-- Returns {'REPLAY', answer} | {'INVALID'} | {'BUSY'} | {'OK'}
+--   | {'LIMITED', ms until allowed}
+local t = redis.call('TIME')
+local nowUs = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local limitWait = rateLimit(4, 5, nowUs)
 if limitWait > 0 then
   return {'LIMITED', limitWait}
 end
-local f = limitWait < 0 and 1 or 0
 if ARGV[4] == '1' then
   local answer = redis.call('GET', KEYS[3])
   if answer then
-    return {'REPLAY', answer, f}
+    return {'REPLAY', answer}
   end
 end
 local record = redis.call('GET', KEYS[1])
 if not record then
-  return {'INVALID', '', f}
+  return {'INVALID'}
 end
 -- The record is expiry:issued:token (the token holds no ':'; older
 -- records have no issue time).
 local sep = string.find(record, ':', 1, true)
 if string.match(record, '[^:]*$') ~= ARGV[1] then
-  return {'INVALID', '', f}
+  return {'INVALID'}
 end
-local t = redis.call('TIME')
-local tokenLeftMs = tonumber(string.sub(record, 1, sep - 1)) - (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+local tokenLeftMs = tonumber(string.sub(record, 1, sep - 1)) - math.floor(nowUs / 1000)
 local lockMs = math.max(tonumber(ARGV[3]), tokenLeftMs)
 if not redis.call('SET', KEYS[2], ARGV[2], 'NX', 'PX', lockMs) then
   -- Ours already when a client retry runs this script a second time.
   if redis.call('GET', KEYS[2]) ~= ARGV[2] then
-    return {'BUSY', '', f}
+    return {'BUSY'}
   end
 end
-return {'OK', '', f}
+return {'OK'}

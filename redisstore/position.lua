@@ -6,9 +6,9 @@
 -- ARGV[7] stall horizon ms (room.lua, stalled)
 -- Returns answer(kind, …): {'READY', record} | {'WAITING', position}
 --   | {'PREQUEUE'} | {'NOT_IN_QUEUE'} | {'NOROOM'} | {'LIMITED', ms until allowed}
--- KEYS[6] the caller's bucket  KEYS[7] its IP's bucket  ARGV[8..11] limits (ratelimit.lua)
--- ARGV[12] 'seat' for a live stream's read (Store.Seat): a WAITING answer then
---   carries a ninth element, the place's sequence number, or 0 in a room with
+-- KEYS[6..8] the caller's, its address's and its new visitors' buckets  ARGV[8..13] limits (ratelimit.lua)
+-- ARGV[14] 'seat' for a live stream's read (Store.Seat): a WAITING answer then
+--   carries an eighth element, the place's sequence number, or 0 in a room with
 --   stored settings, whose answers depend on more than the line (the stream
 --   then reads the seat again at every move instead of computing from the front)
 local room = roomSettings()
@@ -17,11 +17,10 @@ if not room.open then
 end
 -- The abuse limiter (ratelimit.lua) right after the one read that refuses
 -- unknown rooms, so that those still write nothing; a refused call does nothing else.
-local limitWait = rateLimit(KEYS[6], KEYS[7], 8)
+local limitWait, nowUs = rateLimit(6, 8)
 if limitWait > 0 then
   return {'LIMITED', limitWait}
 end
-limiterState.failedOpen = limitWait < 0 and 1 or 0
 local record = redis.call('GET', KEYS[3])
 if record then
   return answer('READY', record, 0, room)
@@ -31,13 +30,15 @@ if not rank then
   return answer('NOT_IN_QUEUE', 0, 0, room)
 end
 if room.opensAt > 0 then -- the clock only for a scheduled opening
-  local _, nowMs = serverTime()
-  if room.opensAt > nowMs then
+  if not nowUs then
+    nowUs = serverTime()
+  end
+  if room.opensAt > math.floor(nowUs / 1000) then
     return answer('PREQUEUE', 0, 0, room)
   end
 end
-local out = answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, KEYS[4], KEYS[5], tonumber(ARGV[6]), tonumber(ARGV[7])))
-if ARGV[12] == 'seat' then
+local out = answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, KEYS[4], KEYS[5], tonumber(ARGV[6]), tonumber(ARGV[7]), nowUs))
+if ARGV[14] == 'seat' then
   table.insert(out, room.stored and 0 or tonumber(redis.call('ZSCORE', KEYS[2], ARGV[5])))
 end
 return out

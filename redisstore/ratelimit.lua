@@ -1,58 +1,54 @@
--- Shared abuse limiter (issue 12), prepended to the scripts of enter,
--- position, the event stream's seat and the order gate's check: two token
--- buckets, the caller's and its source IP's, taken inside the script call
--- the operation already makes (no extra round trip). Both keys live in the
--- room's hash slot, so a caller's budget is per room.
--- rateLimit(clientKey, ipKey, a): ARGV[a..a+3] are the client's rate per
--- second and burst, then the IP's; a rate of 0 (or no argument) skips that
--- bucket. Returns 0 when allowed (a token taken from each bucket), the ms
--- until a token is back when refused (nothing taken), or -1 when a bucket
--- could not be read or written: the request proceeds (fail open) and the
--- caller reports it.
-local function bucketWait(b, rate, burst, nowMs)
-  local tokens = math.min(burst, (tonumber(b[1]) or burst) + math.max(0, nowMs - (tonumber(b[2]) or nowMs)) * rate / 1000)
-  if tokens >= 1 then
-    return 0, tokens
+-- Shared abuse limiter, prepended to the scripts of enter, position (and
+-- the stream's seat), the broker's accept and the order gate's check: up
+-- to three buckets, the caller's identity, its source address, and new
+-- visitors from that address, taken inside the script call the operation
+-- already makes (no extra round trip). Every key lives in the room's hash
+-- slot, so a caller's budget is per room.
+--
+-- A bucket is a GCRA: one number, its theoretical arrival time (µs on the
+-- server's clock), in a key that expires when the bucket is full again. A
+-- call advances it by one interval (1 s / rate) from now or from where it
+-- was, whichever is later, and is allowed while that stays within the burst
+-- of intervals ahead of now. One MGET reads every bucket and one SET a
+-- bucket writes it; an idle caller's keys are gone an interval after its call.
+--
+-- There is no pcall: a protected call costs as much as the rest of a poll,
+-- and a limiter that cannot read or write its bucket (a key of another
+-- type, a store out of memory) fails the call, never lets it through.
+--
+-- rateLimit(k, a, nowUs): KEYS[k..k+2] the buckets; ARGV[a..a+5] each one's
+-- rate per second and burst (a rate of 0 skips the bucket); nowUs the time
+-- when the script has read it already (order_begin.lua always passes it:
+-- it has no room.lua, whose serverTime reads it otherwise). Returns 0 and
+-- the time when allowed (each bucket advanced), or the ms until allowed
+-- when refused (nothing taken).
+local function rateLimit(k, a, nowUs)
+  local rates = {tonumber(ARGV[a]) or 0, tonumber(ARGV[a + 2]) or 0, tonumber(ARGV[a + 4]) or 0}
+  if rates[1] + rates[2] + rates[3] <= 0 then
+    return 0, nowUs
   end
-  return math.ceil((1 - tokens) * 1000 / rate), tokens
-end
-
-local function takeBuckets(keys, rates, bursts)
-  local t = redis.call('TIME')
-  local nowMs = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  local wait, left = 0, {}
-  for i = 1, #keys do
-    local w, tokens = bucketWait(redis.call('HMGET', keys[i], 't', 'at'), rates[i], bursts[i], nowMs)
-    -- Two statements, not 'wait, left[i] = math.max(wait, w), tokens': the
-    -- embedded store's Lua reads a name assigned on the left of a multiple
-    -- assignment after assigning it (yuin/gopher-lua#440; luacheck).
-    wait = math.max(wait, w)
-    left[i] = tokens
+  if not nowUs then
+    nowUs = serverTime()
   end
-  if wait > 0 then
-    return wait
-  end
-  for i = 1, #keys do
-    redis.call('HSET', keys[i], 't', string.format('%.6f', left[i] - 1), 'at', nowMs)
-    redis.call('PEXPIRE', keys[i], math.ceil(bursts[i] * 1000 / rates[i]) + 1000)
-  end
-  return 0
-end
-
-local function rateLimit(clientKey, ipKey, a)
-  local keys, rates, bursts = {}, {}, {}
-  for i, key in ipairs({clientKey, ipKey}) do
-    local rate = tonumber(ARGV[a + 2 * (i - 1)]) or 0
-    if rate > 0 and key then
-      keys[#keys + 1], rates[#rates + 1], bursts[#bursts + 1] = key, rate, tonumber(ARGV[a + 2 * (i - 1) + 1])
+  local held = redis.call('MGET', KEYS[k], KEYS[k + 1], KEYS[k + 2])
+  local due, over = {}, 0
+  for i = 1, 3 do
+    if rates[i] > 0 then
+      local step = 1000000 / rates[i]
+      local tat = math.max(tonumber(held[i]) or 0, nowUs) + step
+      local ahead = tat - nowUs - tonumber(ARGV[a + 2 * i - 1]) * step
+      if ahead > 0 then
+        over = math.max(over, ahead)
+      else
+        due[i] = tat
+      end
     end
   end
-  if #keys == 0 then
-    return 0
+  if over > 0 then
+    return math.ceil(over / 1000), nowUs
   end
-  local ok, wait = pcall(takeBuckets, keys, rates, bursts)
-  if not ok then
-    return -1
+  for i, tat in pairs(due) do
+    redis.call('SET', KEYS[k + i - 1], string.format('%d', tat), 'PX', math.ceil((tat - nowUs) / 1000))
   end
-  return wait
+  return 0, nowUs
 end

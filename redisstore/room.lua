@@ -46,13 +46,9 @@ local function stalled(room, position, budgetKey, tokensKey, stallUs, horizonMs,
   return 0
 end
 
--- limiterState.failedOpen is 1 when the abuse limiter (ratelimit.lua)
--- could not run and let this call through: answered for the caller to report.
-local limiterState = {failedOpen = 0}
-
 -- The answer of enter and position: what happened, then the room as seen.
 local function answer(kind, a, b, room, isStalled)
-  return {kind, a or 0, b or 0, room.rateText, room.paused and 1 or 0, room.opensAtText, isStalled or 0, limiterState.failedOpen}
+  return {kind, a or 0, b or 0, room.rateText, room.paused and 1 or 0, room.opensAtText, isStalled or 0}
 end
 
 -- A pre-queue mark's member: the opening second, told apart from the

@@ -46,6 +46,8 @@ var (
 	settingsSetLua string
 	//go:embed ratelimit.lua
 	rateLimitLua string
+	//go:embed accept.lua
+	acceptLua string
 
 	// sources are the scripts as the store loads them, by file name: the
 	// room scripts begin with room.lua, the settings every one of them reads.
@@ -54,6 +56,7 @@ var (
 		"position.lua":     roomLua + "\n" + rateLimitLua + "\n" + positionLua,
 		"admit.lua":        roomLua + "\n" + admitLua,
 		"status.lua":       roomLua + "\n" + statusLua,
+		"accept.lua":       roomLua + "\n" + rateLimitLua + "\n" + acceptLua,
 		"settings_set.lua": settingsSetLua,
 		"order_begin.lua":  rateLimitLua + "\n" + orderBeginLua,
 		"order_commit.lua": orderCommitLua,
@@ -65,6 +68,7 @@ var (
 	positionScript    = redis.NewScript(sources["position.lua"])
 	admitScript       = redis.NewScript(sources["admit.lua"])
 	statusScript      = redis.NewScript(sources["status.lua"])
+	acceptScript      = redis.NewScript(sources["accept.lua"])
 	settingsSetScript = redis.NewScript(sources["settings_set.lua"])
 	orderBeginScript  = redis.NewScript(sources["order_begin.lua"])
 	orderCommitScript = redis.NewScript(sources["order_commit.lua"])
@@ -325,7 +329,7 @@ func standing(room string, reply []any) (waitroom.Standing, error) {
 	if reply[0] == "LIMITED" {
 		return waitroom.Standing{}, limitedError(reply)
 	}
-	if len(reply) != 8 {
+	if len(reply) != 7 {
 		return waitroom.Standing{}, waitroom.Unavailable(malformed("script", reply))
 	}
 	var st waitroom.Standing
@@ -337,7 +341,6 @@ func standing(room string, reply []any) (waitroom.Standing, error) {
 		st.OpensAt = time.UnixMilli(ms).UTC()
 	}
 	st.Stalled = reply[6] == int64(1)
-	st.LimiterFailedOpen = reply[7] == int64(1)
 	switch reply[0] {
 	case "READY":
 		rec, _ := reply[1].(string)
@@ -539,7 +542,7 @@ func (s *Store) BeginOrder(ctx context.Context, o waitroom.OrderAttempt) (waitro
 	if reply[0] == "LIMITED" {
 		return waitroom.Lease{}, limitedError(reply)
 	}
-	lease := waitroom.Lease{OrderAttempt: o, LimiterFailedOpen: len(reply) == 3 && reply[2] == int64(1)}
+	lease := waitroom.Lease{OrderAttempt: o}
 	switch reply[0] {
 	case "OK":
 		lease.LockValue = lockValue

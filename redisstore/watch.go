@@ -36,9 +36,9 @@ func (s *Store) Seat(ctx context.Context, room, user string) (waitroom.Standing,
 	if err != nil {
 		return waitroom.Standing{}, 0, waitroom.Unavailable(err)
 	}
-	if reply[0] == "WAITING" && len(reply) == 9 {
-		seq, _ := reply[8].(int64)
-		st, err := standing(room, reply[:8])
+	if reply[0] == "WAITING" && len(reply) == 8 {
+		seq, _ := reply[7].(int64)
+		st, err := standing(room, reply[:7])
 		return st, seq, err
 	}
 	st, err := standing(room, reply)
