@@ -380,3 +380,14 @@ func TestWaiterContextEndsOnlyItsWait(t *testing.T) {
 	}
 	wantFetches(t, s, 1, "a cancelled first caller and a patient second one")
 }
+
+// A Verifier that names no room refuses, so that a shop cannot forget to
+// bind the tokens it takes to the room it sells.
+func TestVerifierWithoutRoomRefuses(t *testing.T) {
+	ks := keys(t, seed(t))
+	s := newJWKS(t, ks)
+	v := &entrytoken.Verifier{JWKSURL: s.URL, Issuer: issuer}
+	if c, err := v.Verify(context.Background(), dayToken(t, ks, time.Now())); err == nil {
+		t.Fatalf("a verifier without Room accepted a token of room %q", c.Room)
+	}
+}
