@@ -172,8 +172,8 @@ func TestFailingJWKSIsFetchedOnceForConcurrentCallers(t *testing.T) {
 	clk := newClock()
 	v := testVerifier(s, clk)
 	for i, err := range verifyAll(t, v, repeat(dayToken(t, ks, clk.Now()), 10)...) {
-		if err == nil {
-			t.Fatalf("verification %d succeeded without keys", i)
+		if !errors.Is(err, entrytoken.ErrUnavailable) {
+			t.Fatalf("verification %d: %v, want %v", i, err, entrytoken.ErrUnavailable)
 		}
 	}
 	wantFetches(t, s, 1, "10 concurrent verifications against a 503")
@@ -235,21 +235,21 @@ func TestBackoffGrowsAndResets(t *testing.T) {
 	v.MinRefresh = time.Millisecond
 	tok := dayToken(t, ks, clk.Now())
 	verify := func() error { _, err := v.Verify(context.Background(), tok); return err }
-	if verify() == nil {
-		t.Fatal("verified without keys")
+	unavailable := func() {
+		t.Helper()
+		if err := verify(); !errors.Is(err, entrytoken.ErrUnavailable) {
+			t.Fatalf("without keys: %v, want %v", err, entrytoken.ErrUnavailable)
+		}
 	}
+	unavailable()
 	wantFetches(t, s, 1, "first verification")
 	for k := int64(1); k <= 8; k++ {
 		d := min(time.Second<<(k-1), time.Minute)
 		clk.Add(d/2 - time.Millisecond)
-		if verify() == nil {
-			t.Fatal("verified without keys")
-		}
+		unavailable()
 		wantFetches(t, s, k, fmt.Sprintf("within the back-off of failure %d", k))
 		clk.Add(d/2 + time.Millisecond)
-		if verify() == nil {
-			t.Fatal("verified without keys")
-		}
+		unavailable()
 		wantFetches(t, s, k+1, fmt.Sprintf("after the back-off of failure %d", k))
 	}
 	s.answer(reply{})
@@ -287,8 +287,8 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 	v := testVerifier(s, clk)
 	tok := dayToken(t, ks, clk.Now())
 	s.answer(reply{status: http.StatusServiceUnavailable, retryAfter: "10"})
-	if _, err := v.Verify(context.Background(), tok); err == nil {
-		t.Fatal("verified without keys")
+	if _, err := v.Verify(context.Background(), tok); !errors.Is(err, entrytoken.ErrUnavailable) {
+		t.Fatalf("without keys: %v, want %v", err, entrytoken.ErrUnavailable)
 	}
 	// retryIn checks that no fetch is made a second before wait has
 	// passed and one is at wait, which gets next.
@@ -297,8 +297,8 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 		before := s.fetches.Load()
 		s.answer(next)
 		clk.Add(wait - time.Second)
-		if _, err := v.Verify(context.Background(), tok); err == nil {
-			t.Fatal("verified without keys")
+		if _, err := v.Verify(context.Background(), tok); !errors.Is(err, entrytoken.ErrUnavailable) {
+			t.Fatalf("while backing off: %v, want %v", err, entrytoken.ErrUnavailable)
 		}
 		wantFetches(t, s, before, fmt.Sprintf("a second before the %s of Retry-After", wait))
 		clk.Add(time.Second)
@@ -306,18 +306,57 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 		wantFetches(t, s, before+1, fmt.Sprintf("at the %s of Retry-After", wait))
 		return err
 	}
-	if retryIn(10*time.Second, reply{status: http.StatusTooManyRequests, retryAfter: "3600"}) == nil {
-		t.Fatal("verified without keys")
+	if err := retryIn(10*time.Second, reply{status: http.StatusTooManyRequests, retryAfter: "3600"}); !errors.Is(err, entrytoken.ErrUnavailable) {
+		t.Fatalf("a 429: %v, want %v", err, entrytoken.ErrUnavailable)
 	}
 	// An hour is read as the back-off's cap, 60 s; then a date 20 s after
 	// the next fetch.
 	date := clk.Now().Add(time.Minute + 20*time.Second).UTC().Format(http.TimeFormat)
-	if retryIn(time.Minute, reply{status: http.StatusTooManyRequests, retryAfter: date}) == nil {
-		t.Fatal("verified without keys")
+	if err := retryIn(time.Minute, reply{status: http.StatusTooManyRequests, retryAfter: date}); !errors.Is(err, entrytoken.ErrUnavailable) {
+		t.Fatalf("a 429: %v, want %v", err, entrytoken.ErrUnavailable)
 	}
 	if err := retryIn(20*time.Second, reply{}); err != nil {
 		t.Fatalf("after the JWKS recovered: %v", err)
 	}
+}
+
+// countingTransport counts the requests a client makes, answered or not.
+type countingTransport struct{ n atomic.Int64 }
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// Every kind of failed fetch is followed by the back-off, not only error
+// statuses: a bad document and an unreachable JWKS too.
+func TestEveryFailureBacksOff(t *testing.T) {
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	for name, url := range map[string]string{
+		"500":         newFailing(t, func(w http.ResponseWriter) { w.WriteHeader(http.StatusInternalServerError) }),
+		"404":         newFailing(t, func(w http.ResponseWriter) { w.WriteHeader(http.StatusNotFound) }),
+		"bad JSON":    newFailing(t, func(w http.ResponseWriter) { _, _ = w.Write([]byte(`{"keys":[`)) }),
+		"unreachable": closed.URL,
+	} {
+		var rt countingTransport
+		v := &entrytoken.Verifier{JWKSURL: url, Issuer: issuer, Room: "tv-launch", Now: newClock().Now, Client: &http.Client{Transport: &rt}}
+		tok := dayToken(t, keys(t, seed(t)), time.Now())
+		for range 3 {
+			if _, err := v.Verify(context.Background(), tok); !errors.Is(err, entrytoken.ErrUnavailable) {
+				t.Fatalf("%s: %v, want %v", name, err, entrytoken.ErrUnavailable)
+			}
+		}
+		if n := rt.n.Load(); n != 1 {
+			t.Errorf("%s: %d fetches for 3 verifications, want 1", name, n)
+		}
+	}
+}
+
+func newFailing(t *testing.T, answer func(http.ResponseWriter)) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { answer(w) }))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 // A flood of tokens naming random key ids makes at most one fetch per
@@ -368,8 +407,8 @@ func TestWaiterContextEndsOnlyItsWait(t *testing.T) {
 	cancel()
 	select {
 	case err := <-first:
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("the cancelled caller: %v, want %v", err, context.Canceled)
+		if !errors.Is(err, context.Canceled) || !errors.Is(err, entrytoken.ErrUnavailable) {
+			t.Fatalf("the cancelled caller: %v, want %v and %v", err, entrytoken.ErrUnavailable, context.Canceled)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the cancelled caller still waits after 5 s")
