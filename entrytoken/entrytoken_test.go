@@ -97,7 +97,7 @@ func TestRotation(t *testing.T) {
 	oldSeed, newSeed := seed(t), seed(t)
 	before := keys(t, oldSeed)
 	srv := newJWKS(t, before)
-	v := &entrytoken.Verifier{JWKSURL: srv.URL, Issuer: issuer, MinRefresh: time.Nanosecond}
+	v := &entrytoken.Verifier{JWKSURL: srv.URL, Issuer: issuer, Room: "tv-launch", MinRefresh: time.Nanosecond}
 	oldToken, _ := before.Sign(claims(now))
 	if _, err := v.Verify(context.Background(), oldToken); err != nil {
 		t.Fatal(err)

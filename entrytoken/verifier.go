@@ -20,6 +20,11 @@ import (
 // origin may answer "try again" rather than "join the queue".
 var ErrUnavailable = errors.New("entrytoken: the JWKS cannot be fetched")
 
+// ErrNoRoom is Verify's error, before any fetch, when the Verifier names no
+// Room and does not say AnyRoom: a shop that sells one room must not take
+// a token another room's line earned because it forgot to say which.
+var ErrNoRoom = errors.New("entrytoken: the Verifier names no Room (set AnyRoom to accept every room)")
+
 // Verifier checks entry tokens on an origin (a shop's checkout page)
 // without calling Waitroom per request. It is safe for concurrent use, and
 // its JWKS fetches follow a policy that neither piles up on a struggling
@@ -46,7 +51,8 @@ var ErrUnavailable = errors.New("entrytoken: the JWKS cannot be fetched")
 type Verifier struct {
 	JWKSURL    string        // https://<waiting room>/.well-known/jwks.json
 	Issuer     string        // the waiting room's ENTRY_TOKEN_ISSUER; required
-	Room       string        // the room this origin sells; empty accepts every room
+	Room       string        // the room this origin sells; required unless AnyRoom
+	AnyRoom    bool          // with Room empty, accept tokens of every room
 	Client     *http.Client  // nil means a client with a 5 s timeout
 	CacheFor   time.Duration // 0 means 5 minutes (the JWKS's Cache-Control)
 	MinRefresh time.Duration // 0 means 30 s
@@ -78,8 +84,12 @@ const (
 
 var defaultClient = &http.Client{Timeout: defaultTimeout}
 
-// Verify returns the claims of a valid token for this issuer and room.
+// Verify returns the claims of a valid token for this issuer and room (any
+// room with AnyRoom and no Room).
 func (v *Verifier) Verify(ctx context.Context, token string) (Claims, error) {
+	if v.Room == "" && !v.AnyRoom {
+		return Claims{}, ErrNoRoom
+	}
 	now := v.now()
 	keys, err := v.keySet(ctx, now, false)
 	if err != nil {

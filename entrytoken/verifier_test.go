@@ -420,13 +420,21 @@ func TestWaiterContextEndsOnlyItsWait(t *testing.T) {
 	wantFetches(t, s, 1, "a cancelled first caller and a patient second one")
 }
 
-// A Verifier that names no room refuses, so that a shop cannot forget to
-// bind the tokens it takes to the room it sells.
+// A Verifier that names no room refuses, before any fetch, unless it says
+// AnyRoom, so that a shop cannot forget to bind the tokens it takes to the
+// room it sells; with a Room, AnyRoom changes nothing.
 func TestVerifierWithoutRoomRefuses(t *testing.T) {
 	ks := keys(t, seed(t))
 	s := newJWKS(t, ks)
-	v := &entrytoken.Verifier{JWKSURL: s.URL, Issuer: issuer}
-	if c, err := v.Verify(context.Background(), dayToken(t, ks, time.Now())); err == nil {
-		t.Fatalf("a verifier without Room accepted a token of room %q", c.Room)
+	tok := dayToken(t, ks, time.Now()) // room tv-launch
+	if _, err := (&entrytoken.Verifier{JWKSURL: s.URL, Issuer: issuer}).Verify(context.Background(), tok); !errors.Is(err, entrytoken.ErrNoRoom) {
+		t.Fatalf("no Room: %v, want %v", err, entrytoken.ErrNoRoom)
+	}
+	wantFetches(t, s, 0, "a verifier without Room")
+	if c, err := (&entrytoken.Verifier{JWKSURL: s.URL, Issuer: issuer, AnyRoom: true}).Verify(context.Background(), tok); err != nil || c.Room != "tv-launch" {
+		t.Fatalf("AnyRoom: %+v %v", c, err)
+	}
+	if _, err := (&entrytoken.Verifier{JWKSURL: s.URL, Issuer: issuer, Room: "shoes", AnyRoom: true}).Verify(context.Background(), tok); !errors.Is(err, entrytoken.ErrRoom) {
+		t.Fatalf("Room shoes with AnyRoom: %v, want %v", err, entrytoken.ErrRoom)
 	}
 }
