@@ -438,3 +438,52 @@ func TestVerifierWithoutRoomRefuses(t *testing.T) {
 		t.Fatalf("Room shoes with AnyRoom: %v, want %v", err, entrytoken.ErrRoom)
 	}
 }
+
+// A shop instance that starts while the JWKS is throttled verifies with
+// the keys it was deployed with (Seed) at once, without waiting for the
+// fetch; the first successful fetch replaces them (here after a rotation
+// that dropped the seeded key).
+func TestSeededKeysVerifyWhileTheJWKSIsDown(t *testing.T) {
+	deployed, rotated := keys(t, seed(t)), keys(t, seed(t))
+	s := newJWKS(t, rotated)
+	s.answer(reply{status: http.StatusTooManyRequests})
+	clk := newClock()
+	v := testVerifier(s, clk)
+	doc, err := json.Marshal(deployed.JWKS())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Seed(doc); err != nil {
+		t.Fatal(err)
+	}
+	old := dayToken(t, deployed, clk.Now())
+	for i, err := range verifyAll(t, v, repeat(old, 10)...) {
+		if err != nil {
+			t.Fatalf("seeded verification %d while the JWKS answers 429: %v", i, err)
+		}
+	}
+	s.waitFetches(t, 1)
+	verifyAll(t, v, repeat(old, 10)...)
+	wantFetches(t, s, 1, "20 seeded verifications while the JWKS answers 429")
+
+	s.answer(reply{})
+	clk.Add(time.Minute) // past the back-off
+	if _, err := v.Verify(context.Background(), dayToken(t, rotated, clk.Now())); err != nil {
+		t.Fatalf("a token of the fetched key: %v", err)
+	}
+	if _, err := v.Verify(context.Background(), old); !errors.Is(err, entrytoken.ErrUnknownKey) {
+		t.Fatalf("the seeded key after a successful fetch: %v, want %v", err, entrytoken.ErrUnknownKey)
+	}
+	if err := v.Seed(doc); err != nil { // fetched keys are newer: no effect
+		t.Fatal(err)
+	}
+	if _, err := v.Verify(context.Background(), old); !errors.Is(err, entrytoken.ErrUnknownKey) {
+		t.Fatalf("seeding again after a successful fetch: %v, want %v", err, entrytoken.ErrUnknownKey)
+	}
+	wantFetches(t, s, 2, "the recovery")
+	for _, bad := range []string{`{"keys":[`, `{"keys":[]}`, `{"keys":[{"kty":"RSA","kid":"r","n":"AQAB","e":"AQAB"}]}`} {
+		if err := (&entrytoken.Verifier{}).Seed([]byte(bad)); err == nil {
+			t.Errorf("Seed(%s) accepted", bad)
+		}
+	}
+}
