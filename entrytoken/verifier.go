@@ -60,13 +60,13 @@ type Verifier struct {
 	Now        func() time.Time
 
 	mu        sync.Mutex
-	keys      map[string]ed25519.PublicKey
-	fetched   time.Time  // the last successful fetch
-	attempted time.Time  // the start of the last fetch, failed or not
-	failures  int        // failed fetches since the last success
-	retryAt   time.Time  // no fetch before this, after a failure
-	lastErr   error      // the last failure, wrapping ErrUnavailable
-	inflight  *fetchCall // the fetch under way, nil when none
+	keys      map[string]ed25519.PublicKey // fetched, or seeded
+	fetched   time.Time                    // the last successful fetch; zero while seeded
+	attempted time.Time                    // the start of the last fetch, failed or not
+	failures  int                          // failed fetches since the last success
+	retryAt   time.Time                    // no fetch before this, after a failure
+	lastErr   error                        // the last failure, wrapping ErrUnavailable
+	inflight  *fetchCall                   // the fetch under way, nil when none
 }
 
 // fetchCall is one JWKS fetch that any number of callers wait for.
@@ -117,6 +117,31 @@ func (v *Verifier) check(c Claims, err error) (Claims, error) {
 	return c, nil
 }
 
+// Seed gives the verifier keys to start with: a JWKS document (the waiting
+// room's /.well-known/jwks.json, saved when the shop is built or
+// deployed), so that an instance that starts while the JWKS cannot be
+// fetched still verifies. Seeded keys are trusted like fetched ones and
+// used at once; they are never fresh, so the first Verify also starts a
+// fetch in the background, and the first successful fetch replaces them.
+// Seed after a successful fetch changes nothing: the fetched keys are
+// newer. It fails on a document that is not a JWKS or holds no Ed25519
+// signing key.
+func (v *Verifier) Seed(jwks []byte) error {
+	keys, err := publicKeys(jwks)
+	if err != nil {
+		return fmt.Errorf("entrytoken: seed: %w", err)
+	}
+	if len(keys) == 0 {
+		return errors.New("entrytoken: seed: the JWKS holds no Ed25519 signing key")
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.fetched.IsZero() {
+		v.keys = keys
+	}
+	return nil
+}
+
 // keySet returns the keys to verify with, starting a fetch when one is due
 // and none is under way. A caller with usable keys never waits; one
 // without (no keys, or unknownKid: its token names a key they lack) waits
@@ -154,9 +179,10 @@ func (v *Verifier) keySet(ctx context.Context, now time.Time, unknownKid bool) (
 	}
 }
 
-// due reports whether a fetch should start now; v.mu is held. keys is nil
-// only before the first success, and then only the back-off holds a fetch
-// back, so a verifier without keys and without a fetch is backing off.
+// due reports whether a fetch should start now; v.mu is held. Without keys
+// only the back-off holds a fetch back, so a verifier without keys and
+// without a fetch under way is backing off. Seeded keys are stale: fetched
+// is zero.
 func (v *Verifier) due(now time.Time, unknownKid bool) bool {
 	switch {
 	case now.Before(v.retryAt):
