@@ -46,8 +46,10 @@ var ErrNoRoom = errors.New("entrytoken: the Verifier names no Room (set AnyRoom 
 //     most once per MinRefresh since the last attempt, failed or not, so
 //     a flood of made-up key ids cannot make it fetch more often.
 //
-// Single use is not checked here: the order gate enforces it; an origin
-// that needs it too records the jti of every token it takes.
+// Seed gives a verifier keys before its first fetch. Room is required
+// (AnyRoom says every room on purpose). Single use is not checked here:
+// the order gate enforces it; an origin that needs it too records the jti
+// of every token it takes.
 type Verifier struct {
 	JWKSURL    string        // https://<waiting room>/.well-known/jwks.json
 	Issuer     string        // the waiting room's ENTRY_TOKEN_ISSUER; required
@@ -85,7 +87,9 @@ const (
 var defaultClient = &http.Client{Timeout: defaultTimeout}
 
 // Verify returns the claims of a valid token for this issuer and room (any
-// room with AnyRoom and no Room).
+// room with AnyRoom and no Room). A token whose key id is unknown while the
+// last fetch failed is refused with ErrUnknownKey wrapping ErrUnavailable:
+// its key may be a new one the verifier could not fetch.
 func (v *Verifier) Verify(ctx context.Context, token string) (Claims, error) {
 	if v.Room == "" && !v.AnyRoom {
 		return Claims{}, ErrNoRoom
@@ -102,7 +106,16 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Claims, error) {
 	if keys, err = v.keySet(ctx, now, true); err != nil {
 		return Claims{}, err
 	}
-	return v.check(Parse(token, lookupIn(keys), now, v.Leeway))
+	c, err = Parse(token, lookupIn(keys), now, v.Leeway)
+	if isUnknownKey(err) {
+		v.mu.Lock()
+		last := v.lastErr
+		v.mu.Unlock()
+		if last != nil { // the key may be one the verifier could not fetch
+			err = fmt.Errorf("%w (%w)", err, last)
+		}
+	}
+	return v.check(c, err)
 }
 
 func (v *Verifier) check(c Claims, err error) (Claims, error) {

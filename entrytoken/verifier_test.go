@@ -383,6 +383,10 @@ func TestRandomKidFloodFetchesOncePerMinRefresh(t *testing.T) {
 			if i > 0 && !errors.Is(err, entrytoken.ErrUnknownKey) {
 				t.Fatalf("window %d: random kid %d: %v, want %v", window, i, err, entrytoken.ErrUnknownKey)
 			}
+			// After a failed fetch the kid may be one it could not fetch.
+			if i > 0 && errors.Is(err, entrytoken.ErrUnavailable) != (window > 0) {
+				t.Fatalf("window %d: random kid %d: %v: ErrUnavailable only after a failed fetch", window, i, err)
+			}
 		}
 		wantFetches(t, s, 1+window, "random-kid floods, one per 30 s window")
 		clk.Add(30 * time.Second)
