@@ -124,8 +124,12 @@ func dayToken(t testing.TB, ks entrytoken.Keys, now time.Time) string {
 	return tok
 }
 
-func testVerifier(s *fakeJWKS, clk *clock) *entrytoken.Verifier {
-	return &entrytoken.Verifier{JWKSURL: s.URL, Issuer: issuer, Room: "tv-launch", Now: clk.Now}
+// setup is a key, its JWKS and a verifier of room tv-launch on a test clock.
+func setup(t *testing.T) (entrytoken.Keys, *fakeJWKS, *clock, *entrytoken.Verifier) {
+	ks := keys(t, seed(t))
+	s := newJWKS(t, ks)
+	clk := newClock()
+	return ks, s, clk, &entrytoken.Verifier{JWKSURL: s.URL, Issuer: issuer, Room: "tv-launch", Now: clk.Now}
 }
 
 // verifyAll verifies each token in its own goroutine, all at once, and
@@ -148,6 +152,16 @@ func verifyAll(t *testing.T, v *entrytoken.Verifier, tokens ...string) []error {
 	return errs
 }
 
+// wantEach fails unless every error is want (errors.Is; nil: success).
+func wantEach(t *testing.T, errs []error, want error, when string) {
+	t.Helper()
+	for i, err := range errs {
+		if !errors.Is(err, want) {
+			t.Fatalf("%s: verification %d: %v, want %v", when, i, err, want)
+		}
+	}
+}
+
 func repeat(tok string, n int) []string {
 	out := make([]string, n)
 	for i := range out {
@@ -166,60 +180,35 @@ func wantFetches(t *testing.T, s *fakeJWKS, want int64, when string) {
 // Ten shops' requests at once on a cold verifier whose JWKS answers 503:
 // one fetch, not ten in a row (the serialized refetches).
 func TestFailingJWKSIsFetchedOnceForConcurrentCallers(t *testing.T) {
-	ks := keys(t, seed(t))
-	s := newJWKS(t, ks)
+	ks, s, clk, v := setup(t)
 	s.answer(reply{status: http.StatusServiceUnavailable})
-	clk := newClock()
-	v := testVerifier(s, clk)
-	for i, err := range verifyAll(t, v, repeat(dayToken(t, ks, clk.Now()), 10)...) {
-		if !errors.Is(err, entrytoken.ErrUnavailable) {
-			t.Fatalf("verification %d: %v, want %v", i, err, entrytoken.ErrUnavailable)
-		}
-	}
+	wantEach(t, verifyAll(t, v, repeat(dayToken(t, ks, clk.Now()), 10)...), entrytoken.ErrUnavailable, "cold against a 503")
 	wantFetches(t, s, 1, "10 concurrent verifications against a 503")
 }
 
 // Ten cold verifications against a slow JWKS share one fetch and all
 // succeed.
 func TestSlowJWKSIsFetchedOnceForConcurrentColdCallers(t *testing.T) {
-	ks := keys(t, seed(t))
-	s := newJWKS(t, ks)
+	ks, s, clk, v := setup(t)
 	s.answer(reply{delay: 500 * time.Millisecond})
-	clk := newClock()
-	v := testVerifier(s, clk)
-	for i, err := range verifyAll(t, v, repeat(dayToken(t, ks, clk.Now()), 10)...) {
-		if err != nil {
-			t.Fatalf("verification %d: %v", i, err)
-		}
-	}
+	wantEach(t, verifyAll(t, v, repeat(dayToken(t, ks, clk.Now()), 10)...), nil, "cold against a slow JWKS")
 	wantFetches(t, s, 1, "10 concurrent cold verifications against a slow JWKS")
 }
 
 // Keys past CacheFor still verify at once while their refresh hangs, and
 // again once it failed, without a fetch per verification.
 func TestStaleKeysServedWhileTheRefreshFails(t *testing.T) {
-	ks := keys(t, seed(t))
-	s := newJWKS(t, ks)
-	clk := newClock()
-	v := testVerifier(s, clk)
+	ks, s, clk, v := setup(t)
 	tok := dayToken(t, ks, clk.Now())
 	if _, err := v.Verify(context.Background(), tok); err != nil {
 		t.Fatal(err)
 	}
 	release := s.held(t, http.StatusServiceUnavailable)
 	clk.Add(6 * time.Minute) // past CacheFor: a refresh is due
-	for i, err := range verifyAll(t, v, repeat(tok, 10)...) {
-		if err != nil {
-			t.Fatalf("stale-key verification %d during the refresh: %v", i, err)
-		}
-	}
+	wantEach(t, verifyAll(t, v, repeat(tok, 10)...), nil, "stale keys during the refresh")
 	s.waitFetches(t, 2)
 	release()
-	for i, err := range verifyAll(t, v, repeat(tok, 10)...) {
-		if err != nil {
-			t.Fatalf("stale-key verification %d after the refresh failed: %v", i, err)
-		}
-	}
+	wantEach(t, verifyAll(t, v, repeat(tok, 10)...), nil, "stale keys after the refresh failed")
 	wantFetches(t, s, 2, "20 verifications with stale keys and a failing JWKS")
 }
 
@@ -227,11 +216,8 @@ func TestStaleKeysServedWhileTheRefreshFails(t *testing.T) {
 // (1 s doubling to 60 s, jittered down to half), and one is made once the
 // whole back-off has passed; a success resets it to 1 s.
 func TestBackoffGrowsAndResets(t *testing.T) {
-	ks := keys(t, seed(t))
-	s := newJWKS(t, ks)
+	ks, s, clk, v := setup(t)
 	s.answer(reply{status: http.StatusServiceUnavailable})
-	clk := newClock()
-	v := testVerifier(s, clk)
 	v.MinRefresh = time.Millisecond
 	tok := dayToken(t, ks, clk.Now())
 	verify := func() error { _, err := v.Verify(context.Background(), tok); return err }
@@ -281,10 +267,7 @@ func TestBackoffGrowsAndResets(t *testing.T) {
 // Retry-After of a 503 or 429, in seconds or as a date, delays the next
 // fetch that long, at most 60 s.
 func TestRetryAfterIsHonoured(t *testing.T) {
-	ks := keys(t, seed(t))
-	s := newJWKS(t, ks)
-	clk := newClock()
-	v := testVerifier(s, clk)
+	ks, s, clk, v := setup(t)
 	tok := dayToken(t, ks, clk.Now())
 	s.answer(reply{status: http.StatusServiceUnavailable, retryAfter: "10"})
 	if _, err := v.Verify(context.Background(), tok); !errors.Is(err, entrytoken.ErrUnavailable) {
@@ -362,10 +345,7 @@ func newFailing(t *testing.T, answer func(http.ResponseWriter)) string {
 // A flood of tokens naming random key ids makes at most one fetch per
 // MinRefresh even when the fetches fail; known tokens keep verifying.
 func TestRandomKidFloodFetchesOncePerMinRefresh(t *testing.T) {
-	ks := keys(t, seed(t))
-	s := newJWKS(t, ks)
-	clk := newClock()
-	v := testVerifier(s, clk)
+	ks, s, clk, v := setup(t)
 	good := dayToken(t, ks, clk.Now())
 	if _, err := v.Verify(context.Background(), good); err != nil {
 		t.Fatal(err)
@@ -396,11 +376,8 @@ func TestRandomKidFloodFetchesOncePerMinRefresh(t *testing.T) {
 // A waiting caller whose context ends stops waiting; the fetch it started
 // goes on for the others.
 func TestWaiterContextEndsOnlyItsWait(t *testing.T) {
-	ks := keys(t, seed(t))
-	s := newJWKS(t, ks)
+	ks, s, clk, v := setup(t)
 	release := s.held(t, 0)
-	clk := newClock()
-	v := testVerifier(s, clk)
 	tok := dayToken(t, ks, clk.Now())
 	ctx, cancel := context.WithCancel(context.Background())
 	first := make(chan error, 1)
@@ -448,11 +425,9 @@ func TestVerifierWithoutRoomRefuses(t *testing.T) {
 // fetch; the first successful fetch replaces them (here after a rotation
 // that dropped the seeded key).
 func TestSeededKeysVerifyWhileTheJWKSIsDown(t *testing.T) {
-	deployed, rotated := keys(t, seed(t)), keys(t, seed(t))
-	s := newJWKS(t, rotated)
+	rotated, s, clk, v := setup(t)
+	deployed := keys(t, seed(t))
 	s.answer(reply{status: http.StatusTooManyRequests})
-	clk := newClock()
-	v := testVerifier(s, clk)
 	doc, err := json.Marshal(deployed.JWKS())
 	if err != nil {
 		t.Fatal(err)
@@ -461,13 +436,9 @@ func TestSeededKeysVerifyWhileTheJWKSIsDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	old := dayToken(t, deployed, clk.Now())
-	for i, err := range verifyAll(t, v, repeat(old, 10)...) {
-		if err != nil {
-			t.Fatalf("seeded verification %d while the JWKS answers 429: %v", i, err)
-		}
-	}
+	wantEach(t, verifyAll(t, v, repeat(old, 10)...), nil, "seeded keys while the JWKS answers 429")
 	s.waitFetches(t, 1)
-	verifyAll(t, v, repeat(old, 10)...)
+	wantEach(t, verifyAll(t, v, repeat(old, 10)...), nil, "seeded keys after the fetch failed")
 	wantFetches(t, s, 1, "20 seeded verifications while the JWKS answers 429")
 
 	s.answer(reply{})
