@@ -16,8 +16,9 @@ import (
 // ErrUnavailable is Verify's error when it has no key for a token because
 // the JWKS could not be fetched (an error answer, a network error, a bad
 // document, the caller's context ending first) or is not asked again yet
-// (the back-off after a failure). The token itself was not judged: an
-// origin may answer "try again" rather than "join the queue".
+// (the back-off after a failure), and what an ErrUnknownKey also wraps
+// while the last fetch failed. The token itself was not judged: an origin
+// may answer "try again" rather than "join the queue".
 var ErrUnavailable = errors.New("entrytoken: the JWKS cannot be fetched")
 
 // ErrNoRoom is Verify's error, before any fetch, when the Verifier names no
@@ -38,8 +39,9 @@ var ErrNoRoom = errors.New("entrytoken: the Verifier names no Room (set AnyRoom 
 //   - Keys older than CacheFor keep verifying while their refresh runs in
 //     the background, and after it failed.
 //   - A failed fetch (any status but 200, a network error, a bad document)
-//     is followed by a back-off: 1 s doubling to 60 s, jittered down to
-//     half, or the Retry-After of a 429 or 503 when longer (at most 60 s).
+//     is followed by a back-off: 1 s doubling to 60 s, each a random
+//     point of its upper half, or the Retry-After of a 429 or 503 when
+//     longer (at most 60 s).
 //     Meanwhile no fetch is made and callers without a key get
 //     ErrUnavailable at once. A success resets it.
 //   - A token naming an unknown key id (a rotation) asks for a fetch at
