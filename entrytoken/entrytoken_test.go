@@ -5,12 +5,8 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,18 +32,6 @@ func seed(t testing.TB) string {
 	return s
 }
 
-// jwks serves ks like GET /.well-known/jwks.json and counts fetches.
-func jwks(t testing.TB, ks *atomic.Pointer[entrytoken.Keys]) (*httptest.Server, *atomic.Int64) {
-	var n atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n.Add(1)
-		w.Header().Set("Cache-Control", "public, max-age=300")
-		_ = json.NewEncoder(w).Encode(ks.Load().JWKS())
-	}))
-	t.Cleanup(srv.Close)
-	return srv, &n
-}
-
 func claims(now time.Time) entrytoken.Claims {
 	return entrytoken.Claims{Subject: "user-4711", Room: "tv-launch", ID: "AAAAAAAAAAAAAAAAAAAAAA", IssuedAt: now.Unix(), ExpiresAt: now.Add(5 * time.Minute).Unix()}
 }
@@ -55,9 +39,7 @@ func claims(now time.Time) entrytoken.Claims {
 func TestSignVerifyAndRefuse(t *testing.T) {
 	now := time.Now()
 	ks := keys(t, seed(t))
-	var cur atomic.Pointer[entrytoken.Keys]
-	cur.Store(&ks)
-	srv, _ := jwks(t, &cur)
+	srv := newJWKS(t, ks)
 	v := &entrytoken.Verifier{JWKSURL: srv.URL, Issuer: issuer, Room: "tv-launch"}
 	good, err := ks.Sign(claims(now))
 	if err != nil {
@@ -114,23 +96,21 @@ func TestRotation(t *testing.T) {
 	now := time.Now()
 	oldSeed, newSeed := seed(t), seed(t)
 	before := keys(t, oldSeed)
-	var cur atomic.Pointer[entrytoken.Keys]
-	cur.Store(&before)
-	srv, fetches := jwks(t, &cur)
-	v := &entrytoken.Verifier{JWKSURL: srv.URL, Issuer: issuer, MinRefresh: time.Nanosecond}
+	srv := newJWKS(t, before)
+	v := &entrytoken.Verifier{JWKSURL: srv.URL, Issuer: issuer, Room: "tv-launch", MinRefresh: time.Nanosecond}
 	oldToken, _ := before.Sign(claims(now))
 	if _, err := v.Verify(context.Background(), oldToken); err != nil {
 		t.Fatal(err)
 	}
 	after := keys(t, newSeed, oldSeed)
-	cur.Store(&after)
+	srv.keys.Store(&after)
 	newToken, _ := after.Sign(claims(now))
 	for _, tok := range []string{newToken, oldToken} {
 		if _, err := v.Verify(context.Background(), tok); err != nil {
 			t.Fatalf("after rotation: %v", err)
 		}
 	}
-	if n := fetches.Load(); n != 2 {
+	if n := srv.fetches.Load(); n != 2 {
 		t.Fatalf("%d JWKS fetches, want 2 (first use, unknown kid)", n)
 	}
 }

@@ -1,7 +1,9 @@
 package entrytoken_test
 
 import (
+	"errors"
 	"fmt"
+	"log"
 	"net/http"
 
 	"github.com/waitroom/waitroom/entrytoken"
@@ -13,10 +15,20 @@ func Example() {
 	checkout := &entrytoken.Verifier{
 		JWKSURL: "https://queue.shop.example/.well-known/jwks.json",
 		Issuer:  "https://queue.shop.example",
-		Room:    "tv-launch",
+		Room:    "tv-launch", // required; AnyRoom: true takes every room's tokens
+	}
+	// The JWKS saved when the shop was deployed (curl it into a file the
+	// build embeds), so that an instance that starts while the waiting
+	// room is unreachable or throttled still verifies.
+	if err := checkout.Seed(deployedJWKS); err != nil {
+		log.Fatal(err)
 	}
 	http.HandleFunc("POST /checkout", func(w http.ResponseWriter, r *http.Request) {
 		claims, err := checkout.Verify(r.Context(), r.Header.Get("X-Entry-Token"))
+		if errors.Is(err, entrytoken.ErrUnavailable) { // no key yet: the token was not judged
+			http.Error(w, "try again in a moment", http.StatusServiceUnavailable)
+			return
+		}
 		if err != nil {
 			http.Error(w, "join the queue first", http.StatusForbidden)
 			return
@@ -26,3 +38,6 @@ func Example() {
 		fmt.Fprintf(w, "welcome %s", claims.Subject)
 	})
 }
+
+// deployedJWKS stands for the file a shop embeds (//go:embed jwks.json).
+var deployedJWKS = []byte(`{"keys":[{"kty":"OKP","crv":"Ed25519","x":"O2onvM62pC1io6jQKm8Nc2UyFXcd4kOmOsBIoYtZ2ik","kid":"Vtq8dHlQ","alg":"EdDSA","use":"sig"}]}`)

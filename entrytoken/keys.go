@@ -165,7 +165,7 @@ func (k Keys) JWKS() JWKS {
 func publicKeys(doc []byte) (map[string]ed25519.PublicKey, error) {
 	var set JWKS
 	if err := json.Unmarshal(doc, &set); err != nil {
-		return nil, fmt.Errorf("entrytoken: JWKS: %w", err)
+		return nil, fmt.Errorf("not a JWKS: %w", err)
 	}
 	keys := map[string]ed25519.PublicKey{}
 	for _, k := range set.Keys {
