@@ -143,7 +143,7 @@ func ipOf(group byte, i int) string {
 	return "10." + strconv.Itoa(int(group)) + "." + strconv.Itoa(i>>8&255) + "." + strconv.Itoa(i&255)
 }
 
-// expect fails unless st has the status want (and, for WAITING, joined as given).
+// expect fails unless st has the status want and the limiter ran (did not fail open).
 func expect(st waitroom.Standing, err error, want waitroom.Status) error {
 	if err != nil {
 		return err
