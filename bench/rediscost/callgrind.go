@@ -235,9 +235,10 @@ type callgrind struct {
 	dumps int
 }
 
-// startCallgrind spawns redis-server under callgrind. DEBUG is allowed
-// from loopback so that active expiry can be switched off (see measure).
-func startCallgrind() (*callgrind, error) {
+// startCallgrind spawns redis-server under callgrind in dir, loading the
+// snapshot there. DEBUG is allowed from loopback so that active expiry can
+// be switched off (see measure).
+func startCallgrind(dir string) (*callgrind, error) {
 	bin, err := exec.LookPath("valgrind")
 	if err != nil {
 		return nil, fmt.Errorf("valgrind not found (`make bench-redis-cost` installs it): %w", err)
@@ -245,13 +246,13 @@ func startCallgrind() (*callgrind, error) {
 	if _, err := exec.LookPath("callgrind_control"); err != nil {
 		return nil, fmt.Errorf("callgrind_control not found (package valgrind): %w", err)
 	}
-	dir, err := os.MkdirTemp("", "waitroom-callgrind-")
+	dumps, err := os.MkdirTemp("", "waitroom-callgrind-")
 	if err != nil {
 		return nil, err
 	}
-	out := filepath.Join(dir, "callgrind.out")
+	out := filepath.Join(dumps, "callgrind.out")
 	srv, err := sim.StartRedisWrapped([]string{bin, "--tool=callgrind", "--instr-atstart=no", "--collect-atstart=yes",
-		"--callgrind-out-file=" + out}, time.Minute, "--enable-debug-command", "local")
+		"--callgrind-out-file=" + out}, time.Minute, "--dir", dir, "--enable-debug-command", "local")
 	if err != nil {
 		return nil, err
 	}

@@ -6,17 +6,21 @@
 // results go to docs/bench/redis-cost-results.json and, through
 // `make bench-report`, to BENCHMARKS.md.
 //
-// The method. redis-server runs under `valgrind --tool=callgrind`, started
-// with instrumentation off (--instr-atstart=no), on a free loopback port.
-// A pooled client fills it through redisstore.Store: one operator-created
-// room (OPEN_ROOMS=false, as in AWS) with the configuration's defaults
-// (rate 100/s, 100 ms batches) and a capacity that holds the line; first
-// the gate's users, admitted in one batch with the room's rate raised for
-// it and set back after; then -waiting users (100,000) entered one by one.
-// Active expiry is switched off (DEBUG SET-ACTIVE-EXPIRE 0). Then the
-// pooled client closes, instrumentation goes on, and every call from there
-// on goes through one go-redis client of exactly one connection, through
-// the Store's own methods: Position, Enter, BeginOrder, CommitOrder,
+// The method. A pooled client fills a plain redis-server through
+// redisstore.Store: one operator-created room (OPEN_ROOMS=false, as in
+// AWS) with the configuration's defaults (rate 100/s, 100 ms batches) and a
+// capacity that holds the line; at the head of its line the gate's users,
+// admitted in one batch with the room's rate raised for it and set back
+// after; then the admission's users; then -waiting users (100,000); and the
+// keyspace's hash tables grown to a size that the run's new keys never
+// double (a doubling table is moved partly by the calls and partly by the
+// timer, in shares that depend on timing). The fill takes seconds, so the
+// line holds few per-second marks, the same from run to run. SAVE; then
+// redis-server starts on that snapshot under `valgrind --tool=callgrind`
+// (--instr-atstart=no while it loads), active expiry is switched off
+// (DEBUG SET-ACTIVE-EXPIRE 0), instrumentation goes on, and every call from
+// there on goes through one go-redis client of exactly one connection,
+// through the Store's own methods: Position, Enter, BeginOrder, CommitOrder,
 // AdmitBatch (the tool knows none of the scripts' keys or text, so it
 // measures whatever the scripts of the tree are).
 //
@@ -27,13 +31,13 @@
 // own. An operation runs -warmup calls (200) unmeasured, then -calls (2,000)
 // measured, in windows of -chunk calls (100): the window's preps, then
 // `callgrind_control --zero`, the calls, `callgrind_control --dump`; the
-// dumps' summaries are summed. Each measured call is the steady, allowed
-// path: its caller made one unmeasured call (a poll) shortly before, in
-// the same window, so that both its limiter buckets are live (they expire
-// seconds after a caller's last call: 5 s at the defaults); every answer
-// is checked, and a refusal or a bucket that expired between prep and call
-// (INFO expired_keys moves: with active expiry off a key expires only when
-// touched) stops the run.
+// dumps' summaries are summed (calls without preps: one window). Each
+// measured call is the steady, allowed path: its caller made one
+// unmeasured call (a poll) shortly before, in the same window, so that
+// both its limiter buckets are live (they expire seconds after a caller's
+// last call: 5 s at the defaults); every answer is checked, and a refusal
+// or a bucket that expired between prep and call (INFO expired_keys moves:
+// with active expiry off a key expires only when touched) stops the run.
 //
 //   - position: 2,000 distinct waiting users spread evenly over the line.
 //   - enter (already in line): the same users entering again.
@@ -45,10 +49,11 @@
 //     no limiter: its "on" and "off" are the same call twice.
 //   - admit batch: one AdmitBatch (SMEMBERS of the rooms and the room's
 //     admit script) of the one room with users waiting, at the default
-//     rate and interval: -admit-calls (100) batches counted after 65 s of
-//     them (a room keeps a minute of admission history), each after a pause
-//     of 1.2 intervals so that each finds a full budget and admits one
-//     batch (10 users), whatever the machine's speed; no limiter.
+//     rate and interval, right after the gate: -admit-calls (100) batches
+//     counted after 542 of them (65 s at least: a room keeps a minute of
+//     admission history), each after a pause of 1.2 intervals so that each
+//     finds a full budget and admits one batch (10 users), whatever the
+//     machine's speed; no limiter.
 //   - plain ZRANK on a sorted set of -waiting members and plain GET of a
 //     short string, on keys of this tool's own, for scale.
 //
@@ -82,6 +87,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -133,11 +139,12 @@ func (p params) validate() error {
 }
 
 // storeConfig is the functions' configuration (OPEN_ROOMS=false and every
-// default) for the server at url, the limiter at its defaults.
-func storeConfig(url string) (waitroom.Config, error) {
+// default), the limiter at its defaults. Its REDIS_URL, which the
+// functions require, is a placeholder: a Store takes its client.
+func storeConfig() (waitroom.Config, error) {
 	cfg, err := waitroom.LoadConfig(func(k string) (string, bool) {
 		if k == "REDIS_URL" {
-			return url, true
+			return "redis://127.0.0.1:6379", true
 		}
 		return "", false
 	}, waitroom.FunctionDefaults)
@@ -154,7 +161,7 @@ func run(ctx context.Context, p params, out string) error {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "memory: %d users through Store.Enter on a plain redis-server ...\n", p.memoryUsers)
-	mem, err := measureMemory(ctx, p, storeConfig)
+	mem, err := measureMemory(ctx, p)
 	if err != nil {
 		return fmt.Errorf("memory: %w", err)
 	}
@@ -178,34 +185,45 @@ func run(ctx context.Context, p params, out string) error {
 
 // instructions is the callgrind part of the run (see the doc comment).
 func instructions(ctx context.Context, p params, res *sim.RedisCostResults) error {
-	fmt.Fprintln(os.Stderr, "starting redis-server under valgrind --tool=callgrind ...")
-	cg, err := startCallgrind()
+	cfg, err := storeConfig()
 	if err != nil {
 		return err
 	}
-	defer cg.stop()
-	cfg, err := storeConfig(cg.URL)
+	b := &bench{p: p, cfg: cfg}
+	fmt.Fprintf(os.Stderr, "filling a plain redis-server: %d gate users, %d to admit, %d waiting ...\n", 2*(p.warmup+p.calls), b.admitUsers(), p.waiting)
+	dir, tokens, err := b.fill(ctx)
 	if err != nil {
+		return fmt.Errorf("fill: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	fmt.Fprintln(os.Stderr, "starting redis-server under valgrind --tool=callgrind on its snapshot ...")
+	if b.cg, err = startCallgrind(dir); err != nil {
 		return err
 	}
-	b := &bench{p: p, cg: cg, cfg: cfg}
-	fmt.Fprintf(os.Stderr, "filling: %d gate users, %d waiting (instrumentation off) ...\n", 2*(p.warmup+p.calls), p.waiting)
-	tokens, err := b.setup(ctx)
-	if err != nil {
-		return fmt.Errorf("setup: %w", err)
-	}
-	b.one = redis.NewClient(&redis.Options{Addr: cg.Addr, PoolSize: 1, MaxActiveConns: 1, MaxRetries: -1,
+	defer b.cg.stop()
+	b.one = redis.NewClient(&redis.Options{Addr: b.cg.Addr, PoolSize: 1, MaxActiveConns: 1, MaxRetries: -1,
 		ReadTimeout: time.Minute, WriteTimeout: time.Minute, PoolTimeout: time.Minute, ConnMaxIdleTime: -1})
 	defer b.one.Close()
 	b.st = newStores(b.one, cfg)
-	if err := cg.instrument(ctx); err != nil {
+	// Active expiry off: a bucket then expires only when touched, which
+	// measure detects; and no expiry cycle runs among the counted calls.
+	if err := b.one.Do(ctx, "DEBUG", "SET-ACTIVE-EXPIRE", "0").Err(); err != nil {
+		return fmt.Errorf("DEBUG SET-ACTIVE-EXPIRE 0: %w", err)
+	}
+	if err := waitRehashed(ctx, b.one); err != nil {
+		return err
+	}
+	if err := b.cg.instrument(ctx); err != nil {
 		return err
 	}
 	if n, err := sim.InfoField(ctx, b.one, "clients", "connected_clients"); err != nil || n != 1 {
 		return fmt.Errorf("want exactly one client connected while measuring, found %d (%v)", n, err)
 	}
-	res.Method = method(p, cfg)
-	if res.Method.IdlePerSec, err = idle(ctx, cg); err != nil {
+	res.Method = b.method()
+	if hz, err := b.one.ConfigGet(ctx, "hz").Result(); err == nil {
+		res.Method.Hz, _ = strconv.Atoi(hz["hz"])
+	}
+	if res.Method.IdlePerSec, err = idle(ctx, b.cg); err != nil {
 		return err
 	}
 	profiles, err := b.measureAll(ctx, tokens, res)
@@ -217,14 +235,16 @@ func instructions(ctx context.Context, p params, res *sim.RedisCostResults) erro
 }
 
 // measureAll measures every operation into res.Ops, in this order: the
-// gate first (its users' tokens live ENTRY_TOKEN_TTL_SECONDS from setup),
-// the line's operations, the admit batch, the plain commands. It returns
-// the profiles by "key/limiter".
+// gate first (its users' tokens live ENTRY_TOKEN_TTL_SECONDS from the
+// fill), the admission batches (before new users' enters add per-second
+// marks to the line at the machine's pace), the line's operations, the
+// plain commands. It returns the profiles by "key/limiter".
 func (b *bench) measureAll(ctx context.Context, tokens map[string]string, res *sim.RedisCostResults) (map[string]*profile, error) {
 	gateOn, gateOff := b.gateOps("on", tokens), b.gateOps("off", tokens)
-	ops := []op{gateOn[0], gateOff[0], gateOn[1], gateOff[1]}
+	gate := []op{gateOn[0], gateOff[0], gateOn[1], gateOff[1]}
+	var line []op
 	for _, limiter := range []string{"on", "off"} {
-		ops = append(ops, b.lineOps(limiter)...)
+		line = append(line, b.lineOps(limiter)...)
 	}
 	profiles := map[string]*profile{}
 	keep := func(r sim.RedisCostOp, prof *profile, t time.Time) error {
@@ -236,27 +256,31 @@ func (b *bench) measureAll(ctx context.Context, tokens map[string]string, res *s
 		}
 		return writeProfile(filepath.Join(b.p.profiles, r.Key+"-"+or(r.Limiter, "none")+".txt"), prof, r.Calls)
 	}
-	for i, o := range append(ops, b.scaleOps()...) {
-		if i == len(ops) { // the admit batch before the plain commands
+	run := func(ops []op) error {
+		for _, o := range ops {
 			t := time.Now()
-			r, prof, err := b.admitBatch(ctx)
+			r, prof, err := b.measure(ctx, o)
 			if err == nil {
 				err = keep(r, prof, t)
 			}
 			if err != nil {
-				return nil, err
+				return err
 			}
 		}
-		t := time.Now()
-		r, prof, err := b.measure(ctx, o)
-		if err == nil {
-			err = keep(r, prof, t)
-		}
-		if err != nil {
-			return nil, err
-		}
+		return nil
 	}
-	return profiles, nil
+	if err := run(gate); err != nil {
+		return nil, err
+	}
+	t := time.Now()
+	r, prof, err := b.admitBatch(ctx)
+	if err == nil {
+		err = keep(r, prof, t)
+	}
+	if err == nil {
+		err = run(append(line, b.scaleOps()...))
+	}
+	return profiles, err
 }
 
 // idle counts one second of the server doing nothing but its timer.
@@ -274,13 +298,15 @@ func idle(ctx context.Context, cg *callgrind) (float64, error) {
 }
 
 // method is the run's parameters as the results file records them.
-func method(p params, cfg waitroom.Config) sim.RedisCostMethod {
+func (b *bench) method() sim.RedisCostMethod {
+	p, cfg := b.p, b.cfg
 	return sim.RedisCostMethod{Waiting: p.waiting, Calls: p.calls, Warmup: p.warmup, Chunk: p.chunk, AdmitCalls: p.admitCalls,
-		AdmitSleepMs: float64(admitPause(cfg)) / float64(time.Millisecond), AdmitWarmupS: admitWarmup.Seconds(), Limits: cfg.Trust.Limits,
+		AdmitSleepMs: float64(admitPause(cfg)) / float64(time.Millisecond), AdmitWarmupS: admitWarmup.Seconds(), AdmitWarmups: b.admitWarmups(), Limits: cfg.Trust.Limits,
 		Room: fmt.Sprintf("one operator-created room, rate %g/s, %d ms batches (%g users a batch), entry tokens %d s", cfg.AdmitRatePerSec,
 			cfg.AdmitInterval.Milliseconds(), cfg.BatchSize(), int(cfg.EntryTokenTTL.Seconds())),
 		Config: "waitroom.LoadConfig with the functions' defaults, OPEN_ROOMS=false among them",
-		Text: "redis-server under valgrind --tool=callgrind; per operation, warm-up calls, then the measured calls in windows " +
+		Text: "the line filled on a plain redis-server through redisstore.Store, its snapshot loaded by redis-server under valgrind --tool=callgrind; " +
+			"per operation, warm-up calls, then the measured calls in windows " +
 			"(preps, callgrind_control --zero, calls, callgrind_control --dump) through one go-redis connection and redisstore.Store; " +
 			"instructions (Ir) of the dumps less serverCron's, over the calls",
 	}

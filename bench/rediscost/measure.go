@@ -75,9 +75,14 @@ func (b *bench) measure(ctx context.Context, o op) (sim.RedisCostOp, *profile, e
 			return res, nil, err
 		}
 	}
+	// Calls without preps need no windows: one, fewer zero/dump interruptions.
+	chunk := b.p.chunk
+	if o.prep == nil {
+		chunk = o.items
+	}
 	total := &profile{}
-	for from := b.p.warmup; from < o.items; from += b.p.chunk {
-		to := min(from+b.p.chunk, o.items)
+	for from := b.p.warmup; from < o.items; from += chunk {
+		to := min(from+chunk, o.items)
 		for i := from; i < to && o.prep != nil; i++ {
 			if err := o.prep(ctx, i); err != nil {
 				return res, nil, fmt.Errorf("%s: prep of item %d: %w", o.name, i, err)

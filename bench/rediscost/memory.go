@@ -26,14 +26,14 @@ const (
 // used_memory delta over them is a live caller's two buckets. Active
 // expiry is off for that part, so that no bucket leaves before the read
 // (they expire seconds after their caller's last call).
-func measureMemory(ctx context.Context, p params, storeCfg func(url string) (waitroom.Config, error)) (sim.RedisCostMemory, error) {
+func measureMemory(ctx context.Context, p params) (sim.RedisCostMemory, error) {
 	m := sim.RedisCostMemory{Users: p.memoryUsers, UserIDBytes: len(uid(waitGroup, 0)), Callers: p.memoryCallers}
 	srv, err := sim.StartRedisWrapped(nil, 10*time.Second, "--enable-debug-command", "local")
 	if err != nil {
 		return m, err
 	}
 	defer srv.Stop()
-	cfg, err := storeCfg(srv.URL)
+	cfg, err := storeConfig()
 	if err != nil {
 		return m, err
 	}

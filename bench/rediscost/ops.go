@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,6 +24,7 @@ const room = "cost"
 // User groups (the first letter of their ids).
 const (
 	gateGroup    = 'g' // admitted, holding entry tokens: the gate's check and commit
+	admitGroup   = 'a' // the head of the line when the admission batches run
 	waitGroup    = 'u' // the line: position, enter of a user already in line
 	newOnGroup   = 'n' // new users entering, limiter on
 	newOffGroup  = 'm' // the same, limiter off
@@ -82,55 +85,88 @@ func enterAll(ctx context.Context, s *redisstore.Store, name string, group byte,
 	})
 }
 
-// setup fills the server (its instrumentation still off) through a pooled
-// client: the room, the gate's users at the head of its line, then
-// p.waiting users; admits the gate's users in one batch at a raised rate
-// (set back to the default after); and the plain keys of ZRANK and GET.
-func (b *bench) setup(ctx context.Context) (tokens map[string]string, err error) {
-	rdb := redis.NewClient(&redis.Options{Addr: b.cg.Addr, PoolSize: b.p.fillClients, ReadTimeout: time.Minute, MaxRetries: -1})
-	defer rdb.Close()
-	// Active expiry off: a bucket then expires only when touched, which
-	// measure detects; and no expiry cycle runs among the counted calls.
-	if err := rdb.Do(ctx, "DEBUG", "SET-ACTIVE-EXPIRE", "0").Err(); err != nil {
-		return nil, fmt.Errorf("DEBUG SET-ACTIVE-EXPIRE 0: %w", err)
+// fill builds the run's data on a plain redis-server (fast, so that the
+// line's per-second marks are few and the same from run to run) through a
+// pooled client, and saves it for the server under callgrind to load: the
+// room; at the head of its line the gate's users, admitted in one batch at
+// a raised rate (set back to the default after); then the admission's
+// users; then p.waiting users; the plain keys of ZRANK and GET; and the
+// keyspace grown (padKeyspace). It returns the snapshot's directory and
+// the gate users' entry tokens.
+func (b *bench) fill(ctx context.Context) (dir string, tokens map[string]string, err error) {
+	srv, err := sim.StartRedisWrapped(nil, 10*time.Second, "--enable-debug-command", "local") // DEBUG HTSTATS
+	if err != nil {
+		return "", nil, err
 	}
+	defer srv.Stop()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, PoolSize: b.p.fillClients, ReadTimeout: time.Minute, MaxRetries: -1})
+	defer rdb.Close()
 	fill := newStores(rdb, b.cfg).off
 	if err := setRoom(ctx, fill, room, roomSettings(b.cfg, b.cfg.AdmitRatePerSec)); err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	gate := 2 * (b.p.warmup + b.p.calls) // limiter on, then off
-	if err := enterAll(ctx, fill, room, gateGroup, gate, b.p.fillClients); err != nil {
-		return nil, err
-	}
-	if err := enterAll(ctx, fill, room, waitGroup, b.p.waiting, b.p.fillClients); err != nil {
-		return nil, err
+	for _, g := range []struct {
+		group byte
+		n     int
+	}{{gateGroup, gate}, {admitGroup, b.admitUsers()}, {waitGroup, b.p.waiting}} { // in this order in line
+		if err := enterAll(ctx, fill, room, g.group, g.n, b.p.fillClients); err != nil {
+			return "", nil, err
+		}
 	}
 	if tokens, err = admitGate(ctx, rdb, b.cfg, gate); err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	if err := setRoom(ctx, fill, room, roomSettings(b.cfg, b.cfg.AdmitRatePerSec)); err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	for i := 0; i < b.p.waiting; i += 10_000 {
-		members := make([]redis.Z, 0, 10_000)
-		for j := i; j < min(i+10_000, b.p.waiting); j++ {
-			members = append(members, redis.Z{Score: float64(j + 1), Member: uid(rankedMember, j)})
-		}
-		if err := rdb.ZAdd(ctx, zrankKey, members...).Err(); err != nil {
-			return nil, err
-		}
-	}
-	if err := rdb.Set(ctx, getKey, "1780000000000:"+uid(rankedMember, 0), 0).Err(); err != nil {
-		return nil, err
+	if err := plainKeys(ctx, rdb, b.p.waiting); err != nil {
+		return "", nil, err
 	}
 	// Keys the calls add, at most: per call of each kind, two buckets
 	// (gate check, position, new users' enter; limiter on), a lock (the two
-	// gate checks) and a stored answer (the two commits).
-	return tokens, padKeyspace(ctx, rdb, 10*(b.p.warmup+b.p.calls))
+	// gate checks) and a stored answer (the two commits); and an entry
+	// token per user admitted.
+	if err := padKeyspace(ctx, rdb, 10*(b.p.warmup+b.p.calls)+b.admitUsers()); err != nil {
+		return "", nil, err
+	}
+	dir, err = snapshot(ctx, rdb, srv)
+	return dir, tokens, err
+}
+
+// plainKeys are the keys of the scale rows: a sorted set of n members, a string.
+func plainKeys(ctx context.Context, rdb *redis.Client, n int) error {
+	for i := 0; i < n; i += 10_000 {
+		members := make([]redis.Z, 0, 10_000)
+		for j := i; j < min(i+10_000, n); j++ {
+			members = append(members, redis.Z{Score: float64(j + 1), Member: uid(rankedMember, j)})
+		}
+		if err := rdb.ZAdd(ctx, zrankKey, members...).Err(); err != nil {
+			return err
+		}
+	}
+	return rdb.Set(ctx, getKey, "1780000000000:"+uid(rankedMember, 0), 0).Err()
+}
+
+// snapshot saves srv's data (SAVE) and copies it into a directory of its
+// own, which a redis-server started there (--dir) loads.
+func snapshot(ctx context.Context, rdb *redis.Client, srv *sim.Redis) (string, error) {
+	if err := rdb.Save(ctx).Err(); err != nil {
+		return "", fmt.Errorf("SAVE: %w", err)
+	}
+	b, err := os.ReadFile(filepath.Join(srv.Dir(), "dump.rdb"))
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("", "waitroom-rediscost-")
+	if err != nil {
+		return "", err
+	}
+	return dir, os.WriteFile(filepath.Join(dir, "dump.rdb"), b, 0o600)
 }
 
 // padKeyspace grows the keyspace's two hash tables (all keys, and keys
-// with a TTL) now, so that the measured calls, which add up to growth keys
+// with a TTL) before the measured calls, so that the measured calls, which add up to growth keys
 // with a TTL, never make them double: a table that doubles is moved bucket
 // by bucket, partly by the calls and partly by the timer (databasesCron),
 // in shares that depend on the run's timing. It adds keys with a TTL of a
@@ -153,6 +189,12 @@ func padKeyspace(ctx context.Context, rdb *redis.Client, growth int) error {
 	if _, err := p.Exec(ctx); err != nil {
 		return err
 	}
+	return waitRehashed(ctx, rdb)
+}
+
+// waitRehashed waits until the keyspace's tables are not being moved to a
+// new size (DEBUG HTSTATS shows no rehashing target).
+func waitRehashed(ctx context.Context, rdb *redis.Client) error {
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
 		stats, err := rdb.Do(ctx, "DEBUG", "HTSTATS", "0").Text()
 		if err != nil {
@@ -324,9 +366,14 @@ func (b *bench) admitBatch(ctx context.Context) (sim.RedisCostOp, *profile, erro
 		if len(batch.Rooms) != 1 || len(batch.Rooms[0].Admitted) != want {
 			return fmt.Errorf("admit batch: %d rooms, want 1 admitting %d users: %+v", len(batch.Rooms), want, batch.Rooms)
 		}
+		for _, a := range batch.Rooms[0].Admitted {
+			if a.User[0] != admitGroup {
+				return fmt.Errorf("admit batch admitted %s: the admission's users should be at the head of the line", a.User)
+			}
+		}
 		return nil
 	}
-	for start := time.Now(); time.Since(start) < admitWarmup; {
+	for range b.admitWarmups() {
 		if err := batch(); err != nil {
 			return res, nil, err
 		}
@@ -347,11 +394,22 @@ func (b *bench) admitBatch(ctx context.Context) (sim.RedisCostOp, *profile, erro
 	return res, prof, nil
 }
 
-// admitWarmup is how long admission runs before its batches are counted:
-// over a minute, the history a room keeps of its admissions
+// admitWarmup is how long admission runs at least before its batches are
+// counted: over a minute, the history a room keeps of its admissions
 // (RoomStatus.AdmittedLastMinute), so that whatever the batch keeps per
-// second is at its steady size, whatever the machine's speed.
+// second is at its steady size.
 const admitWarmup = 65 * time.Second
+
+// admitWarmups is that many batches, each after admitPause: a count, not a
+// time, so that every run makes the same calls whatever the machine's speed.
+func (b *bench) admitWarmups() int {
+	return int((admitWarmup + admitPause(b.cfg) - 1) / admitPause(b.cfg))
+}
+
+// admitUsers are the users the admission batches admit, warm-up included.
+func (b *bench) admitUsers() int {
+	return (b.admitWarmups() + b.p.admitCalls) * int(b.cfg.BatchSize())
+}
 
 // admitPause is an admission interval and a fifth: the budget, full after
 // an interval, is full whatever the call's own time.

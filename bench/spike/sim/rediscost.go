@@ -30,10 +30,12 @@ type RedisCostMethod struct {
 	Chunk        int             `json:"chunk"`        // measured calls per zero/dump window
 	AdmitCalls   int             `json:"admitCalls"`   // measured admission batches
 	AdmitSleepMs float64         `json:"admitSleepMs"` // pause before each batch: a full budget
-	AdmitWarmupS float64         `json:"admitWarmupS"` // batches run this long before the counted ones
+	AdmitWarmupS float64         `json:"admitWarmupS"` // batches run at least this long before the counted ones
+	AdmitWarmups int             `json:"admitWarmups"` // that many batches
 	Limits       waitroom.Limits `json:"limits"`       // "on"; "off" is all zero
 	Room         string          `json:"room"`         // the room and its settings, in words
 	Config       string          `json:"config"`       // the store's configuration, in words
+	Hz           int             `json:"hz"`           // redis-server's timer frequency (CONFIG GET hz)
 	// IdlePerSec is what an idle second counts, serverCron left out: the
 	// event loop waking for the timer, which stays in every figure.
 	IdlePerSec float64 `json:"idlePerSec"`
