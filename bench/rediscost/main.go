@@ -55,7 +55,8 @@
 //     finds a full budget and admits one batch (10 users), whatever the
 //     machine's speed; no limiter.
 //   - plain ZRANK on a sorted set of -waiting members and plain GET of a
-//     short string, on keys of this tool's own, for scale.
+//     short string (a key of its own each call), on keys of this tool's
+//     own, for scale.
 //
 // Per call = the dumps' instructions (event Ir: everything redis-server
 // executed, event loop, network and parsing included) less serverCron's,

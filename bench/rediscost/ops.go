@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,11 +32,9 @@ const (
 	rankedMember = 'z' // members of the plain sorted set of ZRANK
 )
 
-// The plain keys of the scale rows, named by this tool: none of the store's.
-const (
-	zrankKey = "rediscost:zset"
-	getKey   = "rediscost:string"
-)
+// The plain keys of the scale rows, named by this tool: none of the
+// store's (and getKey).
+const zrankKey = "rediscost:zset"
 
 // roomSettings are the room's defaults with a capacity that holds the
 // line and every new user of the run.
@@ -120,7 +119,7 @@ func (b *bench) fill(ctx context.Context) (dir string, tokens map[string]string,
 	if err := setRoom(ctx, fill, room, roomSettings(b.cfg, b.cfg.AdmitRatePerSec)); err != nil {
 		return "", nil, err
 	}
-	if err := plainKeys(ctx, rdb, b.p.waiting); err != nil {
+	if err := plainKeys(ctx, rdb, b.p.waiting, b.p.warmup+b.p.calls); err != nil {
 		return "", nil, err
 	}
 	// Keys the calls add, at most: per call of each kind, two buckets
@@ -134,19 +133,30 @@ func (b *bench) fill(ctx context.Context) (dir string, tokens map[string]string,
 	return dir, tokens, err
 }
 
-// plainKeys are the keys of the scale rows: a sorted set of n members, a string.
-func plainKeys(ctx context.Context, rdb *redis.Client, n int) error {
-	for i := 0; i < n; i += 10_000 {
-		members := make([]redis.Z, 0, 10_000)
-		for j := i; j < min(i+10_000, n); j++ {
-			members = append(members, redis.Z{Score: float64(j + 1), Member: uid(rankedMember, j)})
+// plainKeys are the keys of the scale rows: a sorted set of members
+// members, and strings strings, one per GET: a key's place in the
+// keyspace's hash table (how many keys share its slot) is drawn anew at
+// each server start (its hash seed), so one key's GET would be one draw.
+func plainKeys(ctx context.Context, rdb *redis.Client, members, strings int) error {
+	for i := 0; i < members; i += 10_000 {
+		zs := make([]redis.Z, 0, 10_000)
+		for j := i; j < min(i+10_000, members); j++ {
+			zs = append(zs, redis.Z{Score: float64(j + 1), Member: uid(rankedMember, j)})
 		}
-		if err := rdb.ZAdd(ctx, zrankKey, members...).Err(); err != nil {
+		if err := rdb.ZAdd(ctx, zrankKey, zs...).Err(); err != nil {
 			return err
 		}
 	}
-	return rdb.Set(ctx, getKey, "1780000000000:"+uid(rankedMember, 0), 0).Err()
+	p := rdb.Pipeline()
+	for i := range strings {
+		p.Set(ctx, getKey(i), "1780000000000:"+uid(rankedMember, i), 0)
+	}
+	_, err := p.Exec(ctx)
+	return err
 }
+
+// getKey is the i-th string of the GET row.
+func getKey(i int) string { return "rediscost:string:" + strconv.Itoa(i) }
 
 // snapshot saves srv's data (SAVE) and copies it into a directory of its
 // own, which a redis-server started there (--dir) loads.
@@ -341,8 +351,12 @@ func (b *bench) scaleOps() []op {
 			}
 			return err
 		}},
-		{key: "get", name: "plain GET", items: n, call: func(ctx context.Context, i int) error {
-			return b.one.Get(ctx, getKey).Err()
+		{key: "get", name: "plain GET (a string of its own each call)", items: n, call: func(ctx context.Context, i int) error {
+			v, err := b.one.Get(ctx, getKey(i)).Result()
+			if err == nil && v != "1780000000000:"+uid(rankedMember, i) {
+				err = fmt.Errorf("GET %s: %q", getKey(i), v)
+			}
+			return err
 		}},
 	}
 }
