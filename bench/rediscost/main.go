@@ -14,8 +14,9 @@
 // after; then the admission's users; then -waiting users (100,000); and the
 // keyspace's hash tables grown to a size that the run's new keys never
 // double (a doubling table is moved partly by the calls and partly by the
-// timer, in shares that depend on timing). The fill takes seconds, so the
-// line holds few per-second marks, the same from run to run. SAVE; then
+// timer, in shares that depend on timing). The fill enters 5,000 users in
+// each second of the clock, so that the line holds as many per-second
+// marks in every run (admission scans them). SAVE; then
 // redis-server starts on that snapshot under `valgrind --tool=callgrind`
 // (--instr-atstart=no while it loads), active expiry is switched off
 // (DEBUG SET-ACTIVE-EXPIRE 0), instrumentation goes on, and every call from
@@ -302,7 +303,7 @@ func idle(ctx context.Context, cg *callgrind) (float64, error) {
 func (b *bench) method() sim.RedisCostMethod {
 	p, cfg := b.p, b.cfg
 	return sim.RedisCostMethod{Waiting: p.waiting, Calls: p.calls, Warmup: p.warmup, Chunk: p.chunk, AdmitCalls: p.admitCalls,
-		AdmitSleepMs: float64(admitPause(cfg)) / float64(time.Millisecond), AdmitWarmupS: admitWarmup.Seconds(), AdmitWarmups: b.admitWarmups(), Limits: cfg.Trust.Limits,
+		AdmitSleepMs: float64(admitPause(cfg)) / float64(time.Millisecond), AdmitWarmupS: admitWarmup.Seconds(), AdmitWarmups: b.admitWarmups(), FillPerSec: paceChunk, Limits: cfg.Trust.Limits,
 		Room: fmt.Sprintf("one operator-created room, rate %g/s, %d ms batches (%g users a batch), entry tokens %d s", cfg.AdmitRatePerSec,
 			cfg.AdmitInterval.Milliseconds(), cfg.BatchSize(), int(cfg.EntryTokenTTL.Seconds())),
 		Config: "waitroom.LoadConfig with the functions' defaults, OPEN_ROOMS=false among them",

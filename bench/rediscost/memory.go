@@ -47,14 +47,14 @@ func measureMemory(ctx context.Context, p params) (sim.RedisCostMemory, error) {
 	}
 	// The same clients fill another room first, so that both reads find
 	// their buffers as a fill leaves them: the delta is the line's alone.
-	if err := enterAll(ctx, st.off, scratchRoom, waitGroup, scratchUsers, p.fillClients); err != nil {
+	if err := enterAll(ctx, st.off, scratchRoom, waitGroup, 0, scratchUsers, p.fillClients); err != nil {
 		return m, err
 	}
 	if m.Before, err = sim.InfoField(ctx, rdb, "memory", "used_memory"); err != nil {
 		return m, err
 	}
 	t0 := time.Now()
-	if err := enterAll(ctx, st.off, room, waitGroup, p.memoryUsers, p.fillClients); err != nil {
+	if err := enterAll(ctx, st.off, room, waitGroup, 0, p.memoryUsers, p.fillClients); err != nil {
 		return m, err
 	}
 	m.FillSeconds = time.Since(t0).Seconds()

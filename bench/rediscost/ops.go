@@ -72,13 +72,14 @@ func parallel(n, clients int, fn func(i int) error) error {
 	return <-errs
 }
 
-// enterAll puts users 0..n-1 of group in the line of room name (no
+// enterAll puts users from..to-1 of group in the line of room name (no
 // caller: not limited).
-func enterAll(ctx context.Context, s *redisstore.Store, name string, group byte, n, clients int) error {
-	return parallel(n, clients, func(i int) error {
-		st, err := s.Enter(ctx, name, uid(group, i))
+func enterAll(ctx context.Context, s *redisstore.Store, name string, group byte, from, to, clients int) error {
+	return parallel(to-from, clients, func(i int) error {
+		user := uid(group, from+i)
+		st, err := s.Enter(ctx, name, user)
 		if err == nil && !st.Joined {
-			err = fmt.Errorf("%s did not join (%s)", uid(group, i), st.Status)
+			err = fmt.Errorf("%s did not join (%s)", user, st.Status)
 		}
 		return expect(st, err, waitroom.Waiting)
 	})
@@ -109,7 +110,7 @@ func (b *bench) fill(ctx context.Context) (dir string, tokens map[string]string,
 		group byte
 		n     int
 	}{{gateGroup, gate}, {admitGroup, b.admitUsers()}, {waitGroup, b.p.waiting}} { // in this order in line
-		if err := enterAll(ctx, fill, room, g.group, g.n, b.p.fillClients); err != nil {
+		if err := b.enterPaced(ctx, fill, g.group, g.n); err != nil {
 			return "", nil, err
 		}
 	}
@@ -131,6 +132,30 @@ func (b *bench) fill(ctx context.Context) (dir string, tokens map[string]string,
 	}
 	dir, err = snapshot(ctx, rdb, srv)
 	return dir, tokens, err
+}
+
+// paceChunk is how many users the fill enters in each second of its own.
+const paceChunk = 5000
+
+// enterPaced puts users 0..n-1 of group in the room's line paceChunk at a
+// time, each chunk starting on a second of the clock and done within it:
+// the line keeps one mark per second in which users entered, and what
+// admission scans of them (the marks after its head) is then the same
+// count in every run, not the seconds a fill happened to take. A chunk
+// that overruns its second stops the run.
+func (b *bench) enterPaced(ctx context.Context, s *redisstore.Store, group byte, n int) error {
+	for from := 0; from < n; from += paceChunk {
+		start := time.Now().Truncate(time.Second).Add(time.Second)
+		time.Sleep(time.Until(start))
+		to := min(from+paceChunk, n)
+		if err := enterAll(ctx, s, room, group, from, to, b.p.fillClients); err != nil {
+			return err
+		}
+		if end := time.Now(); end.Truncate(time.Second) != start {
+			return fmt.Errorf("the fill's %d users took %s, past their second: the line would have more marks than other runs (a slower machine: lower paceChunk)", to-from, end.Sub(start))
+		}
+	}
+	return nil
 }
 
 // plainKeys are the keys of the scale rows: a sorted set of members
