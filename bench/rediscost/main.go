@@ -30,7 +30,7 @@
 // DefaultIPRatePerSec, DefaultIPBurst: "on") and at zero ("off"); each
 // call carries a caller (waitroom.WithCaller) with an id and an IP of its
 // own. An operation runs -warmup calls (200) unmeasured, then -calls (2,000)
-// measured, in windows of -chunk calls (100): the window's preps, then
+// measured, in windows of -chunk calls (50): the window's preps, then
 // `callgrind_control --zero`, the calls, `callgrind_control --dump`; the
 // dumps' summaries are summed (calls without preps: one window). Each
 // measured call is the steady, allowed path: its caller made one
@@ -106,7 +106,7 @@ func main() {
 	flag.IntVar(&p.waiting, "waiting", 100_000, "users waiting in the room's line")
 	flag.IntVar(&p.calls, "calls", 2_000, "measured calls per operation")
 	flag.IntVar(&p.warmup, "warmup", 200, "unmeasured calls before them")
-	flag.IntVar(&p.chunk, "chunk", 100, "measured calls per zero/dump window (a caller's two calls are at most this many calls apart: keep it well under what its buckets live)")
+	flag.IntVar(&p.chunk, "chunk", 50, "measured calls per zero/dump window (a caller's two calls are at most this many calls apart: keep it well under what its buckets live)")
 	flag.IntVar(&p.admitCalls, "admit-calls", 100, "measured admission batches")
 	flag.IntVar(&p.memoryUsers, "memory-users", 1_000_000, "users waiting for the memory figure (plain redis-server)")
 	flag.IntVar(&p.memoryCallers, "memory-callers", 50_000, "callers with live buckets for the limiter's memory figure (at most 65,536)")
