@@ -14,7 +14,7 @@
 // after; then the admission's users; then -waiting users (100,000); and the
 // keyspace's hash tables grown to a size that the run's new keys never
 // double (a doubling table is moved partly by the calls and partly by the
-// timer, in shares that depend on timing). The fill enters 5,000 users in
+// timer, in shares that depend on timing). The fill enters 2,000 users in
 // each second of the clock, so that the line holds as many per-second
 // marks in every run (admission scans them). SAVE; then
 // redis-server starts on that snapshot under `valgrind --tool=callgrind`

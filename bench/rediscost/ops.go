@@ -135,7 +135,7 @@ func (b *bench) fill(ctx context.Context) (dir string, tokens map[string]string,
 }
 
 // paceChunk is how many users the fill enters in each second of its own.
-const paceChunk = 5000
+const paceChunk = 2000
 
 // enterPaced puts users 0..n-1 of group in the room's line paceChunk at a
 // time, each chunk starting on a second of the clock and done within it:
