@@ -303,7 +303,7 @@ func idle(ctx context.Context, cg *callgrind) (float64, error) {
 func (b *bench) method() sim.RedisCostMethod {
 	p, cfg := b.p, b.cfg
 	return sim.RedisCostMethod{Waiting: p.waiting, Calls: p.calls, Warmup: p.warmup, Chunk: p.chunk, AdmitCalls: p.admitCalls,
-		AdmitSleepMs: float64(admitPause(cfg)) / float64(time.Millisecond), AdmitWarmupS: admitWarmup.Seconds(), AdmitWarmups: b.admitWarmups(), FillPerSec: paceChunk, Limits: cfg.Trust.Limits,
+		AdmitSleepMs: float64(admitPause(cfg)) / float64(time.Millisecond), AdmitWarmupS: admitWarmup.Seconds(), AdmitWarmups: b.admitWarmups(), FillPerSec: paceChunk, FillSeconds: b.fillSeconds, Limits: cfg.Trust.Limits,
 		Room: fmt.Sprintf("one operator-created room, rate %g/s, %d ms batches (%g users a batch), entry tokens %d s", cfg.AdmitRatePerSec,
 			cfg.AdmitInterval.Milliseconds(), cfg.BatchSize(), int(cfg.EntryTokenTTL.Seconds())),
 		Config: "waitroom.LoadConfig with the functions' defaults, OPEN_ROOMS=false among them",

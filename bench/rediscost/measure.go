@@ -43,11 +43,12 @@ func newStores(rdb redisstore.Client, cfg waitroom.Config) stores {
 // bench is a run against the server under callgrind: every measured call
 // goes through one, a client of exactly one connection.
 type bench struct {
-	p   params
-	cg  *callgrind
-	one *redis.Client
-	cfg waitroom.Config
-	st  stores
+	p           params
+	cg          *callgrind
+	one         *redis.Client
+	cfg         waitroom.Config
+	st          stores
+	fillSeconds int // the seconds of the clock the fill entered users in
 }
 
 // op is one measured operation: item i < warmup is a warm-up item, the

@@ -154,6 +154,7 @@ func (b *bench) enterPaced(ctx context.Context, s *redisstore.Store, group byte,
 		if end := time.Now(); end.Truncate(time.Second) != start {
 			return fmt.Errorf("the fill's %d users took %s, past their second: the line would have more marks than other runs (a slower machine: lower paceChunk)", to-from, end.Sub(start))
 		}
+		b.fillSeconds++
 	}
 	return nil
 }

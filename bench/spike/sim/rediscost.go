@@ -37,6 +37,7 @@ type RedisCostMethod struct {
 	Config       string          `json:"config"`       // the store's configuration, in words
 	Hz           int             `json:"hz"`           // redis-server's timer frequency (CONFIG GET hz)
 	FillPerSec   int             `json:"fillPerSec"`   // users the fill entered in each second of its own
+	FillSeconds  int             `json:"fillSeconds"`  // the seconds it entered users in: the line's per-second marks
 	// IdlePerSec is what an idle second counts, serverCron left out: the
 	// event loop waking for the timer, which stays in every figure.
 	IdlePerSec float64 `json:"idlePerSec"`

@@ -66,7 +66,7 @@ func fakeRedisCost() *RedisCostResults {
 	admit.Admitted, admit.Calls, admit.Instructions = 10, 100, 100_000_000
 	return &RedisCostResults{Machine: Machine{Redis: "redis-server 7.9"}, Valgrind: "valgrind-3.99", Started: "e", Seconds: 300,
 		Method: RedisCostMethod{Waiting: 100_000, Calls: 2000, Warmup: 200, Chunk: 250, AdmitCalls: 100, AdmitSleepMs: 120, AdmitWarmupS: 65, AdmitWarmups: 542,
-			Limits: waitroom.Limits{ClientRatePerSec: 5, ClientBurst: 20, IPRatePerSec: 500, IPBurst: 2000}, IdlePerSec: 5000, Hz: 10, FillPerSec: 5000},
+			Limits: waitroom.Limits{ClientRatePerSec: 5, ClientBurst: 20, IPRatePerSec: 500, IPBurst: 2000}, IdlePerSec: 5000, Hz: 10, FillPerSec: 5000, FillSeconds: 23},
 		Ops: []RedisCostOp{commit, op("position", "position", "on", 200_000), op("position", "position", "off", 100_000),
 			op("enterNew", "enter (new user)", "on", 250_000), op("enterNew", "enter (new user)", "off", 150_000), admit, op("get", "plain GET", "", 5000)},
 		Functions: []RedisCostFunc{{Name: "luaV_execute", Object: "redis-server", InclusiveOn: 160_000, SelfOn: 11_000, CallsOn: 1, InclusiveOff: 60_000, CallsOff: 1, TopBySelfOrder: 1}},
