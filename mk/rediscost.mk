@@ -6,7 +6,7 @@
 # results into BENCHMARKS.md.
 .PHONY: bench-redis-cost
 
-## bench-redis-cost: Redis instructions per call under callgrind (limiter on and off) and memory per waiting user (~7 min) into docs/bench/redis-cost-results.json; the last line is one JSON object
+## bench-redis-cost: Redis instructions per call under callgrind (limiter on and off) and memory per waiting user (~5-8 min, 2 shared cores) into docs/bench/redis-cost-results.json; the last line is one JSON object
 bench-redis-cost: redis-server
 	@$(call apt_install,valgrind,valgrind)
 	@mkdir -p docs/bench

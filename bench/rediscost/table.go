@@ -89,7 +89,7 @@ func contains(xs []string, x string) bool {
 func table(r *sim.RedisCostResults) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Redis instructions per call (callgrind Ir, serverCron excluded), %d waiting, %d calls each, one connection\n", r.Method.Waiting, r.Method.Calls)
-	fmt.Fprintf(&b, "%-34s %12s %12s %8s\n", "call", "limiter on", "limiter off", "on/off")
+	fmt.Fprintf(&b, "%-44s %12s %12s %8s\n", "call", "limiter on", "limiter off", "on/off")
 	for _, row := range sim.RedisCostRows(r) {
 		on, off, ratio := "", "", ""
 		if row.On != nil {
@@ -101,7 +101,7 @@ func table(r *sim.RedisCostResults) string {
 		if row.Ratio > 0 {
 			ratio = fmt.Sprintf("%.2f×", row.Ratio)
 		}
-		fmt.Fprintf(&b, "%-34s %12s %12s %8s\n", row.Name, on, off, ratio)
+		fmt.Fprintf(&b, "%-44s %12s %12s %8s\n", row.Name, on, off, ratio)
 	}
 	m := r.Memory
 	fmt.Fprintf(&b, "memory: %.1f B per waiting user at %d waiting; %.1f B per caller with live buckets (%d callers)\n", m.PerUser(), m.Users, m.PerCaller(), m.Callers)
