@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Requests/s of enter and position through the local runner (HTTP → payload
 # 2.0 event → handler → a real redis-server), measured with wrk on loopback.
-# Writes docs/bench/load-results.json and the table of README.md's
-# "Measured" section (between its "load" markers, through cmd/fragment):
-# nobody copies these figures by hand.
+# Writes docs/bench/load-results.json and, from it, the table of README.md's
+# "Measured" section (between its "load" markers: bench/load/table through
+# cmd/fragment): nobody copies these figures by hand.
 #   bench/load/run.sh [connections...]    (default: 16 64)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -33,7 +33,7 @@ echo "redis-server $redis, $cores cores, $users users waiting"
 threads=2; seconds=10
 # ms VALUE: wrk's latency (690.00us, 4.20ms, 1.02s) in milliseconds.
 ms() { awk -v v="$1" 'BEGIN { n = v + 0; u = v; sub(/^[0-9.]+/, "", u); f = (u == "us") ? 0.001 : (u == "s") ? 1000 : 1; printf "%.4g", n * f }'; }
-json_rows=(); md_rows=()
+json_rows=()
 for c in "${conns[@]}"; do
   for route in position enter; do
     out=$(wrk -t$threads -c"$c" -d${seconds}s --latency -s "bench/load/$route.lua" "http://127.0.0.1:$aport")
@@ -43,8 +43,6 @@ for c in "${conns[@]}"; do
     path=$([ "$route" = enter ] && echo "POST /queue/enter" || echo "GET /queue/position")
     printf '%-8s c=%-3s %8s req/s  p50 %s ms  p99 %s ms\n' "$route" "$c" "$rps" "$p50" "$p99"
     json_rows+=("$(printf '    {"route": "%s", "connections": %d, "requestsPerSec": %s, "p50Ms": %s, "p99Ms": %s}' "$path" "$c" "$rps" "$p50" "$p99")")
-    md_rows+=("$(printf '| `%s` | %d | %s | %.3g ms | %.3g ms |' "$path" "$c" \
-      "$(awk -v r="$rps" 'BEGIN { printf "%d", int(r / 100 + 0.5) * 100 }' | sed ':a;s/\B[0-9]\{3\}\>/,&/;ta')" "$p50" "$p99")")
   done
 done
 when=$(date -u +%Y-%m-%d)
@@ -54,12 +52,7 @@ when=$(date -u +%Y-%m-%d)
   (IFS=$'\n'; sed '$!s/$/,/' <<<"${json_rows[*]}")
   printf '  ]\n}\n'
 } >docs/bench/load-results.json
-{
-  printf '`make load` (`bench/load/run.sh`, %s; docs/bench/load-results.json): the local runner (HTTP → payload\n' "$when"
-  printf '2.0 event → handler → real `redis-server` %s) on a %d-core machine, %s users waiting, `wrk`\n' "$redis" "$cores" \
-    "$(sed ':a;s/\B[0-9]\{3\}\>/,&/;ta' <<<"$users")"
-  printf 'with %d threads for %d s per row on loopback, every enter a new user:\n\n' "$threads" "$seconds"
-  printf '| route | connections | requests/s | p50 | p99 |\n| --- | --- | --- | --- | --- |\n'
-  printf '%s\n' "${md_rows[@]}"
-} | go run ./cmd/fragment -file README.md -name load
+# The table is rendered from the results file (bench/load/loadtable), so
+# that a test can tell whether README.md's copy is current.
+go run ./bench/load/table <docs/bench/load-results.json | go run ./cmd/fragment -file README.md -name load
 echo "wrote docs/bench/load-results.json and README.md's load table"

@@ -156,17 +156,18 @@ func cmdLongLine(ctx context.Context, args []string) error {
 
 // cmdReport writes BENCHMARKS.md and the plots from the results files.
 func cmdReport(args []string) error {
-	var f sim.Files
+	f := sim.DefaultFiles()
 	fs := flag.NewFlagSet("report", flag.ExitOnError)
-	fs.StringVar(&f.Spike, "in", "docs/bench/spike-results.json", "spike results (spike full)")
-	fs.StringVar(&f.Micro, "micro", "docs/bench/micro-results.json", "micro-benchmark results (make bench-micro)")
-	fs.StringVar(&f.Pinned, "micro-pinned", "docs/bench/micro-pinned-results.json", "micro-benchmark results, pinned mode (make bench-micro-pinned)")
-	fs.StringVar(&f.LongLine, "longline", "docs/bench/longline-results.json", "long-line results (spike longline)")
-	fs.StringVar(&f.Tiers, "tiers", "docs/bench/tiers-results.json", "poll-tier sweep results (spike tiers)")
-	fs.StringVar(&f.Notify, "notify", "docs/bench/notify-results.json", "admission → client-knows results (make bench-notify)")
-	fs.StringVar(&f.Intake, "intake", "docs/bench/intake-results.json", "enter direct vs broker and the drain (make bench-intake)")
-	fs.StringVar(&f.Markdown, "md", "BENCHMARKS.md", "report to write")
-	fs.StringVar(&f.Plots, "plots", "docs/bench", "directory of the plots")
+	fs.StringVar(&f.Spike, "in", f.Spike, "spike results (spike full)")
+	fs.StringVar(&f.Micro, "micro", f.Micro, "micro-benchmark results (make bench-micro)")
+	fs.StringVar(&f.Pinned, "micro-pinned", f.Pinned, "micro-benchmark results, pinned mode (make bench-micro-pinned)")
+	fs.StringVar(&f.LongLine, "longline", f.LongLine, "long-line results (spike longline)")
+	fs.StringVar(&f.Tiers, "tiers", f.Tiers, "poll-tier sweep results (spike tiers)")
+	fs.StringVar(&f.Notify, "notify", f.Notify, "admission → client-knows results (make bench-notify)")
+	fs.StringVar(&f.Intake, "intake", f.Intake, "enter direct vs broker and the drain (make bench-intake)")
+	fs.StringVar(&f.RedisCost, "redis-cost", f.RedisCost, "Redis instructions per call and memory per user (make bench-redis-cost)")
+	fs.StringVar(&f.Markdown, "md", f.Markdown, "report to write")
+	fs.StringVar(&f.Plots, "plots", f.Plots, "directory of the plots")
 	_ = fs.Parse(args)
 	in, err := sim.LoadInputs(f)
 	if err != nil {

@@ -2,6 +2,9 @@ package sim
 
 import (
 	"fmt"
+	"math"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"text/template"
 )
@@ -25,6 +28,11 @@ var reportFuncs = template.FuncMap{
 	"div":     func(a, b float64) float64 { return a / b },
 	"pctLess": func(x, of float64) float64 { return 100 * (1 - x/of) },
 	"float":   func(n int) float64 { return float64(n) },
+	"n0":      thousands,
+	"pct":     func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) },
+	"base":    func(path string) string { return filepath.Base(path) },
+	"selfTop": selfTop,
+	"signed":  signed,
 	"verdict": func(ratio float64) string {
 		if ratio >= reportTargets.MicroRatio {
 			return "met"
@@ -70,4 +78,37 @@ func learnCell(r *Result) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%.0f / %.0f", r.ReadyLearnP95Ms, r.ReadyLearnMaxMs)
+}
+
+// thousands is x rounded to a whole number, with thousands separated by
+// commas: 216512.4 → "216,512".
+func thousands(x float64) string {
+	d := strconv.FormatInt(int64(math.Round(math.Abs(x))), 10)
+	for i := len(d) - 3; i > 0; i -= 3 {
+		d = d[:i] + "," + d[i:]
+	}
+	if math.Round(x) < 0 {
+		return "-" + d
+	}
+	return d
+}
+
+// selfTop are the functions ranked by their own cost.
+func selfTop(fs []RedisCostFunc) []RedisCostFunc {
+	var out []RedisCostFunc
+	for _, f := range fs {
+		if f.TopBySelfOrder > 0 {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// signed is x to one decimal with its sign, never "-0.0".
+func signed(x float64) string {
+	r := math.Round(x*10) / 10
+	if r == 0 {
+		r = 0 // not -0
+	}
+	return fmt.Sprintf("%+.1f", r)
 }

@@ -29,10 +29,6 @@ func StartRedis() (*Redis, error) { return StartRedisOn("") }
 // StartRedisOn is StartRedis with redis-server pinned to cpus (a taskset
 // -c list such as "0"); "" leaves it unpinned.
 func StartRedisOn(cpus string) (*Redis, error) {
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		return nil, fmt.Errorf("redis-server not found (run `make redis-server`, or set REDIS_URL): %w", err)
-	}
 	var prefix []string
 	if cpus != "" {
 		ts, err := exec.LookPath("taskset")
@@ -40,6 +36,18 @@ func StartRedisOn(cpus string) (*Redis, error) {
 			return nil, fmt.Errorf("taskset not found (util-linux), needed to pin redis-server: %w", err)
 		}
 		prefix = []string{ts, "-c", cpus}
+	}
+	return StartRedisWrapped(prefix, 10*time.Second)
+}
+
+// StartRedisWrapped is StartRedis run through the command prefix (taskset,
+// valgrind: one that execs redis-server in place, so that PID is
+// redis-server's own), with extraArgs after the usual ones, waiting up to
+// ready for the first PONG.
+func StartRedisWrapped(prefix []string, ready time.Duration, extraArgs ...string) (*Redis, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, fmt.Errorf("redis-server not found (run `make redis-server`, or set REDIS_URL): %w", err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -52,9 +60,9 @@ func StartRedisOn(cpus string) (*Redis, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := append(prefix, bin, "--port", port, "--bind", "127.0.0.1", "--dir", dir, "--save", "",
-		"--appendonly", "no", "--protected-mode", "no", "--maxclients", "20000")
-	cmd := exec.Command(args[0], args[1:]...) // taskset execs redis-server in place: same process
+	args := append(append(prefix[:len(prefix):len(prefix)], bin, "--port", port, "--bind", "127.0.0.1", "--dir", dir, "--save", "",
+		"--appendonly", "no", "--protected-mode", "no", "--maxclients", "20000"), extraArgs...)
+	cmd := exec.Command(args[0], args[1:]...)
 	logf, err := os.Create(filepath.Join(dir, "redis.log"))
 	if err != nil {
 		return nil, err
@@ -66,16 +74,36 @@ func StartRedisOn(cpus string) (*Redis, error) {
 	r := &Redis{URL: "redis://" + addr, Addr: addr, cmd: cmd, dir: dir}
 	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 	defer c.Close()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(ready)
+	// The port first, so that a slow start (valgrind) fills no log with dial errors.
+	for time.Now().Before(deadline) {
+		if conn, err := net.Dial("tcp", addr); err == nil {
+			_ = conn.Close()
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	for c.Ping(context.Background()).Err() != nil {
 		if time.Now().After(deadline) {
+			logText, _ := os.ReadFile(logf.Name())
 			r.Stop()
-			return nil, fmt.Errorf("redis-server on %s did not answer PING", addr)
+			return nil, fmt.Errorf("redis-server on %s did not answer PING within %s; its log:\n%s", addr, ready, logText)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	return r, nil
 }
+
+// PID is the spawned server's process id (0 for UseRedis).
+func (r *Redis) PID() int {
+	if r.cmd == nil || r.cmd.Process == nil {
+		return 0
+	}
+	return r.cmd.Process.Pid
+}
+
+// Dir is the spawned server's working directory ("" for UseRedis), removed by Stop.
+func (r *Redis) Dir() string { return r.dir }
 
 // UseRedis wraps an existing server given by URL (REDIS_URL); Stop leaves it running.
 func UseRedis(url string) (*Redis, error) {

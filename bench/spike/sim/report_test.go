@@ -49,13 +49,52 @@ func fakeInputs() *Inputs {
 		Acceptance: []IntakeAcceptance{{Intake: "direct", Clients: 32, Requests: 1000, PerSecond: 10000, P50Ms: 2, P95Ms: 5, P99Ms: 8, Status: 200},
 			{Intake: "broker", Clients: 32, Requests: 1000, PerSecond: 2500, P50Ms: 8, P95Ms: 20, P99Ms: 32, Status: 202}},
 		Drain: []IntakeDrain{{Path: "store (batches of 10)", Entries: 1000, Seconds: 0.125, PerSecond: 8000}}}
-	return &Inputs{Spike: spike, LongLine: &Report{Runs: []*Result{fakeRun("longline", BatchedJitter, sc)}}, Tiers: tiers, Micro: micro, Notify: notify, Intake: intake}
+	return &Inputs{Spike: spike, LongLine: &Report{Runs: []*Result{fakeRun("longline", BatchedJitter, sc)}}, Tiers: tiers, Micro: micro, Notify: notify, Intake: intake,
+		RedisCost: fakeRedisCost()}
+}
+
+// fakeRedisCost is bench/rediscost's results with round figures: 2,000
+// calls, position 200,000 instructions a call with the limiter on and
+// 100,000 off, a GET 5,000.
+func fakeRedisCost() *RedisCostResults {
+	op := func(key, name, limiter string, perCall int64) RedisCostOp {
+		return RedisCostOp{Key: key, Name: name, Limiter: limiter, Calls: 2000, Instructions: 2000 * perCall, Timer: 2000 * perCall / 50}
+	}
+	commit := op("gateCommit", "gate commit", "on", 70_000)
+	commit.NoLimiter = true
+	admit := op("admitBatch", "admit batch", "", 1_000_000)
+	admit.Admitted, admit.Calls, admit.Instructions = 10, 100, 100_000_000
+	return &RedisCostResults{Machine: Machine{Redis: "redis-server 7.9"}, Valgrind: "valgrind-3.99", Started: "e", Seconds: 300,
+		Method: RedisCostMethod{Waiting: 100_000, Calls: 2000, Warmup: 200, Chunk: 250, AdmitCalls: 100, AdmitSleepMs: 120, AdmitWarmupS: 65, AdmitWarmups: 542,
+			Limits: waitroom.Limits{ClientRatePerSec: 5, ClientBurst: 20, IPRatePerSec: 500, IPBurst: 2000}, IdlePerSec: 5000, Hz: 10, FillPerSec: 5000, FillSeconds: 23},
+		Ops: []RedisCostOp{commit, op("position", "position", "on", 200_000), op("position", "position", "off", 100_000),
+			op("enterNew", "enter (new user)", "on", 250_000), op("enterNew", "enter (new user)", "off", 150_000), admit, op("get", "plain GET", "", 5000)},
+		Functions: []RedisCostFunc{{Name: "luaV_execute", Object: "redis-server", InclusiveOn: 160_000, SelfOn: 11_000, CallsOn: 1, InclusiveOff: 60_000, CallsOff: 1, TopBySelfOrder: 1}},
+		Memory: RedisCostMemory{Users: 1_000_000, UserIDBytes: 13, Before: 2_000_000, After: 112_000_000, LineBytes: 101_700_000,
+			Callers: 50_000, CallersBefore: 112_000_000, CallersAfter: 131_000_000, KeysPerCaller: 2, ExpiresPerCaller: 2}}
+}
+
+func TestRedisCostHeadline(t *testing.T) {
+	h, err := fakeRedisCost().Headline()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (RedisCostHeadline{PositionInstructions: 200_000, EnterNewInstructions: 250_000, LimiterShare: 0.5, BytesPerWaitingUser: 110}); h != want {
+		t.Errorf("headline %+v, want %+v", h, want)
+	}
+	if _, err := (&RedisCostResults{}).Headline(); err == nil {
+		t.Error("a headline without position")
+	}
+	rows := RedisCostRows(fakeRedisCost())
+	if len(rows) != 5 || rows[1].Key != "position" || rows[1].Ratio != 2 || rows[3].Off != nil || rows[3].On.PerCall() != 1_000_000 {
+		t.Errorf("rows: %+v", rows)
+	}
 }
 
 func TestReportRendersFromTheResults(t *testing.T) {
 	dir := t.TempDir()
 	f := Files{Spike: filepath.Join(dir, "r", "spike.json"), Tiers: filepath.Join(dir, "r", "tiers.json"), Notify: filepath.Join(dir, "r", "notify.json"),
-		Intake: filepath.Join(dir, "r", "intake.json"), Markdown: filepath.Join(dir, "B.md"), Plots: filepath.Join(dir, "r")}
+		Intake: filepath.Join(dir, "r", "intake.json"), RedisCost: filepath.Join(dir, "r", "cost.json"), Markdown: filepath.Join(dir, "B.md"), Plots: filepath.Join(dir, "r")}
 	md, err := WriteReport(fakeInputs(), f)
 	if err != nil {
 		t.Fatal(err)
@@ -79,6 +118,19 @@ func TestReportRendersFromTheResults(t *testing.T) {
 		"| `broker` | 32 | 1000 | 0 | 2500 | 8.00 ms | 20.00 ms | 32.00 ms | 202 |",     // the recorded figures
 		"×0.25 the direct throughput, with p50 ×4.0 and p99 ×4.0",                       // ratios computed from them
 		"| store (batches of 10) | 1000 | 0.12 | 8000 |",                                //
+		"## Redis instructions per call (issue 20)",                                     // bench/rediscost's section
+		"`r/cost.json`", //
+		"| position | 200,000 | 100,000 | 2.00× | 40.0 |",                                     // per call, on ÷ off, in GETs: computed
+		"| gate commit (takes no limiter) | 70,000 | – | – | 14.0 |",                          //
+		"**The limiter's share of position: 50.0%** (100,000 of 200,000",                      //
+		"enter (new user) 1.67×",                                                              // 250,000 ÷ 150,000
+		"| admit batch | 1,000,000 | – | – | 200.0 |",                                         //
+		"and admits 10 users",                                                                 //
+		"| **`luaV_execute`** (1) | redis-server | 160,000 | 60,000 | 1.00 / 1.00 | 11,000 |", //
+		"| **per waiting user** at 1,000,000 waiting (13-byte ids) | **110.0 B** |",           // (112,000,000 − 2,000,000) ÷ 1,000,000
+		"| per caller with live limiter buckets (its id's and its IP's) | 380.0 B",            // 19,000,000 ÷ 50,000
+		"differ by +0.0 B, the line's own `MEMORY USAGE` by +8.7 B",                           // against the micro-benchmarks' 110 and 93
+		"3.5 waiting users' worth",                                                            // 380 ÷ 110
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)

@@ -30,12 +30,13 @@ type reportData struct {
 	Tiers     *tierSweep
 	Notify    *notifySection
 	Intake    *intakeSection
+	RedisCost *redisCostSection
 	Micro     *micro
 	Missing   []string
 }
 
 // links are the files the report names, relative to it.
-type links struct{ Spike, LongLine, Tiers, Micro, Pinned, Notify, Intake, Plots string }
+type links struct{ Spike, LongLine, Tiers, Micro, Pinned, Notify, Intake, RedisCost, Plots string }
 
 // targets are the goals the report checks figures against.
 type targets struct {
@@ -115,9 +116,12 @@ func buildReport(in *Inputs, f Files) (*reportData, error) {
 	d := &reportData{
 		Links: links{link(f.Markdown, f.Spike), link(f.Markdown, f.LongLine), link(f.Markdown, f.Tiers),
 			link(f.Markdown, f.Micro), link(f.Markdown, f.Pinned), link(f.Markdown, f.Notify), link(f.Markdown, f.Intake),
-			link(f.Markdown, f.Plots)},
+			link(f.Markdown, f.RedisCost), link(f.Markdown, f.Plots)},
 		Machine: rep.Machine, SpikeWhen: rep.When(), Base: factsOf(cmp[0].Scenario), Targets: reportTargets,
-		Compare: cmp, Push: group(rep.Runs, "push"), Scale: group(rep.Runs, "scale"), Missing: in.Missing,
+		Compare: cmp, Push: group(rep.Runs, "push"), Scale: group(rep.Runs, "scale"),
+	}
+	for _, m := range in.Missing {
+		d.Missing = append(d.Missing, link(f.Markdown, m))
 	}
 	d.Targets.DownstreamMs = DownstreamTarget(cmp[0].Scenario)
 	for _, r := range cmp {
@@ -138,6 +142,9 @@ func buildReport(in *Inputs, f Files) (*reportData, error) {
 	}
 	if in.Intake != nil && len(in.Intake.Acceptance) > 0 {
 		d.Intake = buildIntake(in.Intake)
+	}
+	if in.RedisCost != nil && len(in.RedisCost.Ops) > 0 {
+		d.RedisCost = buildRedisCost(in.RedisCost, in.Micro)
 	}
 	if in.Micro != nil {
 		d.Micro = buildMicro(in.Micro, in.Pinned)

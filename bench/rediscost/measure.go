@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/bench/spike/sim"
+	"github.com/waitroom/waitroom/redisstore"
+)
+
+// params are the sizes of a run (flags).
+type params struct {
+	waiting, calls, warmup, chunk int
+	admitCalls                    int
+	memoryUsers, memoryCallers    int
+	fillClients                   int
+	profiles                      string // directory for each operation's per-function costs ("": none)
+}
+
+// stores are the same store twice on one client: the limiter at the
+// configuration's limits (on) and at zero limits (off).
+type stores struct{ on, off *redisstore.Store }
+
+func (s stores) of(limiter string) *redisstore.Store {
+	if limiter == "off" {
+		return s.off
+	}
+	return s.on
+}
+
+// newStores builds both stores over rdb from cfg (whose limits are "on").
+func newStores(rdb redisstore.Client, cfg waitroom.Config) stores {
+	off := cfg
+	off.Trust.Limits = waitroom.Limits{}
+	return stores{on: redisstore.New(rdb, cfg), off: redisstore.New(rdb, off)}
+}
+
+// bench is a run against the server under callgrind: every measured call
+// goes through one, a client of exactly one connection.
+type bench struct {
+	p           params
+	cg          *callgrind
+	one         *redis.Client
+	cfg         waitroom.Config
+	st          stores
+	fillSeconds int // the seconds of the clock the fill entered users in
+}
+
+// op is one measured operation: item i < warmup is a warm-up item, the
+// others are measured. prep (optional) runs unmeasured before each item's
+// call, in the same window as the call, so that the caller's limiter
+// buckets are live; check (optional) runs after each window's dump.
+type op struct {
+	key, name, limiter string
+	noLimiter          bool // the call takes no caller: limiter is the store's alone
+	items              int
+	prep               func(ctx context.Context, i int) error
+	call               func(ctx context.Context, i int) error
+	check              func(ctx context.Context, from, to int) error
+}
+
+// measure runs o's warm-up, then its measured items in windows of
+// p.chunk: the window's preps, zero, the calls, dump. It fails if any key
+// expired during the calls: with active expiry off (setup) a key expires
+// only when a call touches it after its TTL, which would mean a caller's
+// bucket had died between its prep and its call.
+func (b *bench) measure(ctx context.Context, o op) (sim.RedisCostOp, *profile, error) {
+	res := sim.RedisCostOp{Key: o.key, Name: o.name, Limiter: o.limiter, NoLimiter: o.noLimiter}
+	for i := 0; i < b.p.warmup; i++ {
+		if err := warm(ctx, o, i); err != nil {
+			return res, nil, err
+		}
+	}
+	// Calls without preps need no windows: one, fewer zero/dump interruptions.
+	chunk := b.p.chunk
+	if o.prep == nil {
+		chunk = o.items
+	}
+	total := &profile{}
+	for from := b.p.warmup; from < o.items; from += chunk {
+		to := min(from+chunk, o.items)
+		for i := from; i < to && o.prep != nil; i++ {
+			if err := o.prep(ctx, i); err != nil {
+				return res, nil, fmt.Errorf("%s: prep of item %d: %w", o.name, i, err)
+			}
+		}
+		expired, err := sim.InfoField(ctx, b.one, "stats", "expired_keys")
+		if err != nil {
+			return res, nil, err
+		}
+		if err := b.cg.zero(ctx); err != nil {
+			return res, nil, err
+		}
+		for i := from; i < to; i++ {
+			if err := o.call(ctx, i); err != nil {
+				return res, nil, fmt.Errorf("%s: call %d: %w", o.name, i, err)
+			}
+		}
+		prof, err := b.cg.dump(ctx)
+		if err != nil {
+			return res, nil, err
+		}
+		total.add(prof)
+		res.Calls += to - from
+		if after, err := sim.InfoField(ctx, b.one, "stats", "expired_keys"); err != nil || after != expired {
+			return res, nil, fmt.Errorf("%s: %d keys expired during a window (%v): a limiter bucket died between a caller's calls; lower -chunk", o.name, after-expired, err)
+		}
+		if o.check != nil {
+			if err := o.check(ctx, from, to); err != nil {
+				return res, nil, fmt.Errorf("%s: %w", o.name, err)
+			}
+		}
+	}
+	res.Instructions, res.Timer = total.Counted(), total.Timer()
+	return res, total, nil
+}
+
+// warm runs one warm-up item: its prep and its call.
+func warm(ctx context.Context, o op, i int) error {
+	if o.prep != nil {
+		if err := o.prep(ctx, i); err != nil {
+			return fmt.Errorf("%s: prep of warm-up item %d: %w", o.name, i, err)
+		}
+	}
+	if err := o.call(ctx, i); err != nil {
+		return fmt.Errorf("%s: warm-up call %d: %w", o.name, i, err)
+	}
+	return nil
+}
+
+// uid is the i-th user of a group, 13 bytes (as the micro-benchmarks'
+// ids: bench/scale_test.go).
+func uid(group byte, i int) string { return fmt.Sprintf("%c%012d", group, i) }
+
+// as is ctx with the i-th user of group as the limiter's caller: its own
+// id, and an IP of its own, 10.<group>.<i>, so that every caller has both
+// buckets to itself (i < 65,536).
+func as(ctx context.Context, group byte, i int) context.Context {
+	return waitroom.WithCaller(ctx, waitroom.Caller{ID: uid(group, i), IP: ipOf(group, i)})
+}
+
+// ipOf is the i-th IP of group: 10.<group>.<i / 256>.<i % 256>, i < 65,536.
+func ipOf(group byte, i int) string {
+	return "10." + strconv.Itoa(int(group)) + "." + strconv.Itoa(i>>8&255) + "." + strconv.Itoa(i&255)
+}
+
+// expect fails unless st has the status want and the limiter ran (did not fail open).
+func expect(st waitroom.Standing, err error, want waitroom.Status) error {
+	if err != nil {
+		return err
+	}
+	if st.Status != want {
+		return fmt.Errorf("answered %s, want %s", st.Status, want)
+	}
+	if st.LimiterFailedOpen {
+		return fmt.Errorf("the limiter failed open")
+	}
+	return nil
+}
+
+// waitFor sleeps until d has passed since t (admission's budget refills in time).
+func waitFor(t time.Time, d time.Duration) {
+	if left := d - time.Since(t); left > 0 {
+		time.Sleep(left)
+	}
+}

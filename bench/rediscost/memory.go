@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/bench/spike/sim"
+)
+
+// The room that warms the memory run's clients up, and its users.
+const (
+	scratchRoom  = "warm"
+	scratchUsers = 20_000
+)
+
+// measureMemory fills a plain redis-server's room with p.memoryUsers
+// users through Store.Enter (no caller: no limiter buckets), reading
+// used_memory before and after; then p.memoryCallers of them poll once
+// with the limiter on, each a caller of its own (id and IP), and the
+// used_memory delta over them is a live caller's two buckets. Active
+// expiry is off for that part, so that no bucket leaves before the read
+// (they expire seconds after their caller's last call).
+func measureMemory(ctx context.Context, p params) (sim.RedisCostMemory, error) {
+	m := sim.RedisCostMemory{Users: p.memoryUsers, UserIDBytes: len(uid(waitGroup, 0)), Callers: p.memoryCallers}
+	srv, err := sim.StartRedisWrapped(nil, 10*time.Second, "--enable-debug-command", "local")
+	if err != nil {
+		return m, err
+	}
+	defer srv.Stop()
+	cfg, err := storeConfig()
+	if err != nil {
+		return m, err
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, PoolSize: p.fillClients, MaxRetries: -1})
+	defer rdb.Close()
+	st := newStores(rdb, cfg)
+	for _, name := range []string{room, scratchRoom} {
+		if err := setRoom(ctx, st.off, name, roomSettings(cfg, cfg.AdmitRatePerSec)); err != nil {
+			return m, err
+		}
+	}
+	// The same clients fill another room first, so that both reads find
+	// their buffers as a fill leaves them: the delta is the line's alone.
+	if err := enterAll(ctx, st.off, scratchRoom, waitGroup, 0, scratchUsers, p.fillClients); err != nil {
+		return m, err
+	}
+	if m.Before, err = sim.InfoField(ctx, rdb, "memory", "used_memory"); err != nil {
+		return m, err
+	}
+	t0 := time.Now()
+	if err := enterAll(ctx, st.off, room, waitGroup, 0, p.memoryUsers, p.fillClients); err != nil {
+		return m, err
+	}
+	m.FillSeconds = time.Since(t0).Seconds()
+	if m.After, err = sim.InfoField(ctx, rdb, "memory", "used_memory"); err != nil {
+		return m, err
+	}
+	if m.LineBytes, err = largestSortedSet(ctx, rdb, int64(p.memoryUsers)); err != nil {
+		return m, err
+	}
+	m.FillMethod = fmt.Sprintf("Store.Enter, one call per user (the enter script and nothing else, no caller), %d clients at once, ids %q…, "+
+		"the same clients having first entered %d users into another room, so that both reads find their buffers alike", p.fillClients, uid(waitGroup, 0), scratchUsers)
+	return m, callerMemory(ctx, rdb, st, &m)
+}
+
+// callerMemory is the second part of measureMemory: callers' buckets.
+func callerMemory(ctx context.Context, rdb *redis.Client, st stores, m *sim.RedisCostMemory) error {
+	if err := rdb.Do(ctx, "DEBUG", "SET-ACTIVE-EXPIRE", "0").Err(); err != nil {
+		return fmt.Errorf("DEBUG SET-ACTIVE-EXPIRE 0: %w", err)
+	}
+	m.ActiveExpiryPaused = true
+	keys0, expires0, err := keyspace(ctx, rdb)
+	if err != nil {
+		return err
+	}
+	expired0, err := sim.InfoField(ctx, rdb, "stats", "expired_keys")
+	if err != nil {
+		return err
+	}
+	if m.CallersBefore, err = sim.InfoField(ctx, rdb, "memory", "used_memory"); err != nil {
+		return err
+	}
+	err = parallel(m.Callers, 8, func(i int) error {
+		j := spread(i, m.Callers, m.Users)
+		user := uid(waitGroup, j)
+		s, err := st.on.Position(waitroom.WithCaller(ctx, waitroom.Caller{ID: user, IP: ipOf(waitGroup, i)}), room, user)
+		return expect(s, err, waitroom.Waiting)
+	})
+	if err != nil {
+		return err
+	}
+	if m.CallersAfter, err = sim.InfoField(ctx, rdb, "memory", "used_memory"); err != nil {
+		return err
+	}
+	keys1, expires1, err := keyspace(ctx, rdb)
+	if err != nil {
+		return err
+	}
+	if expired, err := sim.InfoField(ctx, rdb, "stats", "expired_keys"); err != nil || expired != expired0 {
+		return fmt.Errorf("%d keys expired while measuring the buckets (%v)", expired-expired0, err)
+	}
+	m.KeysPerCaller = float64(keys1-keys0) / float64(m.Callers)
+	m.ExpiresPerCaller = float64(expires1-expires0) / float64(m.Callers)
+	m.CallerFillMethod = fmt.Sprintf("Store.Position with the limiter at its defaults, one call per caller (its own id and IP), %d clients at once, active expiry off", 8)
+	return nil
+}
+
+// keyspace reads db0's keys and keys with a TTL from INFO keyspace.
+func keyspace(ctx context.Context, rdb *redis.Client) (keys, expires int64, err error) {
+	info, err := rdb.Info(ctx, "keyspace").Result()
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(info, "\n") {
+		v, ok := strings.CutPrefix(strings.TrimSpace(line), "db0:")
+		if !ok {
+			continue
+		}
+		for _, f := range strings.Split(v, ",") {
+			name, n, _ := strings.Cut(f, "=")
+			x, _ := strconv.ParseInt(n, 10, 64)
+			switch name {
+			case "keys":
+				keys = x
+			case "expires":
+				expires = x
+			}
+		}
+		return keys, expires, nil
+	}
+	return 0, 0, fmt.Errorf("INFO keyspace has no db0")
+}
+
+// largestSortedSet is MEMORY USAGE (every member counted) of the sorted
+// set of n members: the line, found by what it is rather than by its name.
+func largestSortedSet(ctx context.Context, rdb *redis.Client, n int64) (int64, error) {
+	iter := rdb.Scan(ctx, 0, "*", 1000).Iterator()
+	for iter.Next(ctx) {
+		key := iter.Val()
+		if t, err := rdb.Type(ctx, key).Result(); err != nil || t != "zset" {
+			continue
+		}
+		if c, err := rdb.ZCard(ctx, key).Result(); err == nil && c == n {
+			return rdb.MemoryUsage(ctx, key, 0).Result()
+		}
+	}
+	if err := iter.Err(); err != nil {
+		return 0, err
+	}
+	return 0, fmt.Errorf("no sorted set of %d members: where is the line?", n)
+}
