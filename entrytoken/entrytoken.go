@@ -29,12 +29,12 @@ const MaxTokenLength = 2048
 // Claims are an entry token's claims.
 type Claims struct {
 	Issuer    string `json:"iss"`
-	Subject   string `json:"sub"`  // the user or visitor id, as its source gave it
-	Source    string `json:"src"`  // where sub comes from: authorizer, header or visitor
-	Room      string `json:"room"` // the room whose line the holder waited in
-	ID        string `json:"jti"`  // single use: the gate consumes it
-	IssuedAt  int64  `json:"iat"`  // Unix seconds
-	ExpiresAt int64  `json:"exp"`  // Unix seconds
+	Subject   string `json:"sub"`           // the user or visitor id, as its source gave it
+	Source    string `json:"src,omitempty"` // where sub comes from: authorizer, header or visitor
+	Room      string `json:"room"`          // the room whose line the holder waited in
+	ID        string `json:"jti"`           // single use: the gate consumes it
+	IssuedAt  int64  `json:"iat"`           // Unix seconds
+	ExpiresAt int64  `json:"exp"`           // Unix seconds
 }
 
 // Expires is exp as a time.

@@ -342,7 +342,7 @@ func (b *bench) gateOps(limiter string, tokens map[string]string) []op {
 				switch {
 				case err != nil:
 					return err
-				case l.LockValue == "" || l.Replay != nil || l.LimiterFailedOpen:
+				case l.LockValue == "" || l.Replay != nil:
 					return fmt.Errorf("no fresh lock: %+v", l)
 				}
 				leases[i] = l
