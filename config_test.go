@@ -53,6 +53,8 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 		"TRUST_USER_HEADER":       {"TRUST_USER_HEADER": "maybe"},
 		"ORDER_API_URL":           {"ORDER_API_URL": "ftp://x"},
 		"ADDR":                    {"ADDR": "8080"},
+		"STREAMS_PER_IP":          {"STREAMS_PER_IP": "-1"},
+		"MAX_STREAMS":             {"MAX_STREAMS": "0"},
 	}
 	for name, kv := range cases {
 		if name != "REDIS_URL" {
