@@ -19,8 +19,10 @@ import (
 )
 
 // The caps of issue 19 bite here, not the abuse limiter: every test of
-// this file lets one identity and one address make thousands of calls.
-var unlimited = map[string]string{"ADMIT_RATE_PER_SEC": "0.001", "CLIENT_RATE_PER_SEC": "0", "IP_RATE_PER_SEC": "0"}
+// this file lets one identity and one address make a billion calls (the
+// buckets still run, and write their keys).
+var unlimited = map[string]string{"ADMIT_RATE_PER_SEC": "0.001",
+	"CLIENT_RATE_PER_SEC": "0.001", "CLIENT_BURST": "1000000000", "IP_RATE_PER_SEC": "0.001", "IP_BURST": "1000000000"}
 
 func withEnv(extra map[string]string) map[string]string {
 	env := map[string]string{}
@@ -98,6 +100,20 @@ func ends(t *testing.T, what string, ch <-chan event) {
 	}
 }
 
+// drained waits until r counts no open stream: every handler has returned.
+func drained(t *testing.T, r *localrun.Runner, after string) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		total, bySource, owners := localrun.OpenStreams(r)
+		if total == 0 && len(bySource) == 0 && owners == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("5 s after %s, %d streams are still counted (%v, %d owners)", after, total, bySource, owners)
+		}
+	}
+}
+
 // A new stream of an identity in a room ends its previous one there,
 // cleanly (the response ends), and leaves the identity's stream in another
 // room alone.
@@ -144,11 +160,16 @@ func TestStreamsPerSourceAddressAreCapped(t *testing.T) {
 			t.Fatal("u2's stream did not start")
 		}
 
-		keys := srv.Client().DBSize(context.Background()).Val()
-		third, _ := openStream(t, http.DefaultClient, url, userHeader("u3"))
+		// A connect's store call takes a token from the limiter's bucket of
+		// its identity, which writes a key naming it.
+		named := func(user string) []string { return srv.Client().Keys(context.Background(), "*"+user+"*").Val() }
+		third, _ := openStream(t, http.DefaultClient, url, userHeader("stranger"))
 		refused(t, "a third stream from 127.0.0.1", third)
-		if after := srv.Client().DBSize(context.Background()).Val(); after != keys {
-			t.Errorf("the refused connect wrote %d keys: it reached the store", after-keys)
+		if keys := named("stranger"); len(keys) > 0 {
+			t.Errorf("the refused connect reached the store: it wrote %v", keys)
+		}
+		if _, ch := openStream(t, from("127.0.0.2"), url, userHeader("visitor")); (<-ch).Status != "NOT_IN_QUEUE" || len(named("visitor")) == 0 {
+			t.Fatalf("a stream that reached the store left no key naming its user (keys %v): the check above proves nothing", named("visitor"))
 		}
 		if _, ch := openStream(t, from("127.0.0.2"), url, userHeader("u3")); (<-ch).Status != "WAITING" {
 			t.Fatal("u3's stream from 127.0.0.2 did not start: another address has its own count")
@@ -184,6 +205,11 @@ func TestMaxStreamsPerProcess(t *testing.T) {
 		}
 		fourth, _ := openStream(t, from("127.0.0.4"), url, userHeader("u4"))
 		refused(t, "a fourth stream in a process of MAX_STREAMS=3", fourth)
+		if total, bySource, _ := localrun.OpenStreams(r); total != 3 || len(bySource) != 3 {
+			t.Errorf("counted %d streams from %v; want 3, one from each address", total, bySource)
+		}
+		r.Close() // ends every stream
+		drained(t, r, "the runner closed")
 	})
 }
 
@@ -243,8 +269,12 @@ func TestConcurrentConnectsNeverExceedTheCap(t *testing.T) {
 			t.Errorf("%d concurrent connects from one address: %d streams, %d refused; want exactly %d streams (STREAMS_PER_IP), the rest 429",
 				burst, streams.Load(), limited.Load(), perIP)
 		}
+		if total, bySource, owners := localrun.OpenStreams(r); total != perIP || bySource["127.0.0.1"] != perIP || owners != perIP {
+			t.Errorf("while held: %d streams counted (%v, %d owners); want %d", total, bySource, owners, perIP)
+		}
 		close(hold)
 		done.Wait()
+		drained(t, r, "the burst's clients went")
 
 		var open, most, opened atomic.Int64
 		var churn sync.WaitGroup
@@ -280,5 +310,6 @@ func TestConcurrentConnectsNeverExceedTheCap(t *testing.T) {
 			t.Errorf("with streams ending and connecting, clients held up to %d streams at once (%d opened); want at most %d", most.Load(), opened.Load(), perIP)
 		}
 		t.Logf("churn: %d streams opened, at most %d at once", opened.Load(), most.Load())
+		drained(t, r, "the churn ended")
 	})
 }
