@@ -44,7 +44,7 @@ type StreamCaps struct {
 
 // Defaults of the stream caps: a household or an office opens a handful of
 // tabs (one stream per room and identity), and 10,000 streams take about
-// 0.3 GB and as many file descriptors (docs/design.md, "Live updates").
+// 0.4 GB and as many file descriptors (docs/design.md, "Live updates").
 // streamsMax bounds both: a million open streams is more memory and
 // descriptors than one process should be asked to hold.
 const (
