@@ -83,7 +83,7 @@ func TestMeasureStreamMemory(t *testing.T) {
 		time.Sleep(3 * time.Second) // the connects' limiter buckets fill up and expire (embedded store: in this process)
 		after := measure(r)
 		stop()
-		drained(t, r, "the holder process exited")
+		localrun.WaitNoStreams(t, r, "the holder process exited")
 
 		row := perStream(engine.Name, n, before, after)
 		t.Log(row)

@@ -168,16 +168,16 @@ func until(t *testing.T, what string, lines <-chan string) string {
 	}
 }
 
-// zero waits until the caps count no stream: every handler has returned.
-func (te *testEvents) zero(t *testing.T, after string) {
+// waitNoStreams waits until c counts no stream: every handler has returned.
+func waitNoStreams(t *testing.T, c *streamCaps, after string) {
 	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		total, src, owners := te.caps.counts()
-		if total == 0 && len(src) == 0 && owners == 0 {
+		total, bySource, owners := c.counts()
+		if total == 0 && len(bySource) == 0 && owners == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("after %s: still %d streams counted (%v, %d owners)", after, total, src, owners)
+			t.Fatalf("5 s after %s, %d streams are still counted (%v, %d owners)", after, total, bySource, owners)
 		}
 	}
 }
@@ -195,7 +195,7 @@ func TestEveryEndGivesTheSlotBack(t *testing.T) {
 			lines := te.open(t, ctx, "second")
 			cancel()
 			until(t, "a cancelled stream", lines)
-			te.zero(t, "the client went")
+			waitNoStreams(t, te.caps, "the client went")
 		})
 		t.Run("READY and NOT_IN_QUEUE", func(t *testing.T) {
 			te := serveEvents(t, engine, env, nil)
@@ -208,13 +208,13 @@ func TestEveryEndGivesTheSlotBack(t *testing.T) {
 				t.Fatalf("the stream ended without READY:\n%s", got)
 			}
 			until(t, "a stranger's stream", te.open(t, context.Background(), "stranger"))
-			te.zero(t, "READY and NOT_IN_QUEUE")
+			waitNoStreams(t, te.caps, "READY and NOT_IN_QUEUE")
 		})
 		t.Run("life", func(t *testing.T) {
 			te := serveEvents(t, engine, env, func(e *events, _ *httptest.Server) { e.life = 300 * time.Millisecond })
 			te.enter(t, "first", "second")
 			until(t, "a stream past its life", te.open(t, context.Background(), "second"))
-			te.zero(t, "the stream's life")
+			waitNoStreams(t, te.caps, "the stream's life")
 		})
 		t.Run("replaced", func(t *testing.T) {
 			te := serveEvents(t, engine, env, nil)
@@ -230,7 +230,7 @@ func TestEveryEndGivesTheSlotBack(t *testing.T) {
 			}
 			cancel()
 			until(t, "the newer stream", newer)
-			te.zero(t, "a replacement and its end")
+			waitNoStreams(t, te.caps, "a replacement and its end")
 		})
 		t.Run("shutdown", func(t *testing.T) {
 			te := serveEvents(t, engine, env, nil)
@@ -239,7 +239,7 @@ func TestEveryEndGivesTheSlotBack(t *testing.T) {
 			close(te.done)
 			until(t, "a stream at shutdown", a)
 			until(t, "a stream at shutdown", b)
-			te.zero(t, "shutdown")
+			waitNoStreams(t, te.caps, "shutdown")
 		})
 		t.Run("client stops reading", func(t *testing.T) {
 			te := serveEvents(t, engine, env, func(e *events, ts *httptest.Server) {
@@ -257,7 +257,7 @@ func TestEveryEndGivesTheSlotBack(t *testing.T) {
 					t.Fatal("the stalled client's stream never started")
 				}
 			}
-			te.zero(t, "a client stopped reading")
+			waitNoStreams(t, te.caps, "a client stopped reading")
 		})
 	})
 }
