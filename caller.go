@@ -39,14 +39,13 @@ func CallerOf(ctx context.Context) (c Caller, ok bool) {
 // client owns all of it), "" for none or anything unparsable.
 func SourceAddress(ip string) string {
 	a, err := netip.ParseAddr(ip)
-	switch {
-	case err != nil:
+	if err != nil {
 		return ""
-	case a.Is4() || a.Is4In6():
-		return a.Unmap().String()
 	}
-	p, _ := a.Prefix(64)
-	return p.String()
+	if a = a.Unmap().WithZone(""); a.Is4() {
+		return a.String()
+	}
+	return netip.PrefixFrom(a, 64).Masked().String()
 }
 
 // RateLimited is the answer to a caller over its limit, to retry after wait.

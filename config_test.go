@@ -28,7 +28,8 @@ func TestConfigDefaults(t *testing.T) {
 		Visitor:   waitroom.VisitorConfig{TicketTTL: waitroom.DefaultTicketTTLSeconds * time.Second, TicketMaxAge: waitroom.DefaultTicketMaxAgeSeconds * time.Second}, Intake: waitroom.DefaultIntake,
 		Trust: waitroom.TrustConfig{EntryTokens: entrytoken.Keys{Issuer: waitroom.DefaultEntryTokenIssuer}, Limits: waitroom.Limits{
 			ClientRatePerSec: waitroom.DefaultClientRatePerSec, ClientBurst: waitroom.DefaultClientBurst,
-			IPRatePerSec: waitroom.DefaultIPRatePerSec, IPBurst: waitroom.DefaultIPBurst}}}
+			IPRatePerSec: waitroom.DefaultIPRatePerSec, IPBurst: waitroom.DefaultIPBurst},
+			Streams: waitroom.StreamCaps{PerIP: waitroom.DefaultStreamsPerIP, Max: waitroom.DefaultMaxStreams}}}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("defaults:\n got %+v\nwant %+v", c, want)
 	}
@@ -53,6 +54,8 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 		"TRUST_USER_HEADER":       {"TRUST_USER_HEADER": "maybe"},
 		"ORDER_API_URL":           {"ORDER_API_URL": "ftp://x"},
 		"ADDR":                    {"ADDR": "8080"},
+		"STREAMS_PER_IP":          {"STREAMS_PER_IP": "-1"},
+		"MAX_STREAMS":             {"MAX_STREAMS": "0"},
 	}
 	for name, kv := range cases {
 		if name != "REDIS_URL" {
@@ -65,6 +68,36 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 	}
 	if _, err := waitroom.LoadConfig(env(map[string]string{"REDIS_URL": "http://x"}), waitroom.FunctionDefaults); err == nil {
 		t.Error("REDIS_URL must be redis:// or rediss://")
+	}
+}
+
+// The stream caps: STREAMS_PER_IP 0 turns the per-address cap off, MAX_STREAMS
+// always caps; both at most a million; anything else names the variable.
+func TestStreamCapsVariables(t *testing.T) {
+	for _, tc := range []struct {
+		perIP, max string
+		want       waitroom.StreamCaps
+	}{
+		{"", "", waitroom.StreamCaps{PerIP: 10, Max: 10_000}},
+		{"0", "1", waitroom.StreamCaps{PerIP: 0, Max: 1}},
+		{" 3 ", "1000000", waitroom.StreamCaps{PerIP: 3, Max: 1_000_000}},
+		{"1000000", "25", waitroom.StreamCaps{PerIP: 1_000_000, Max: 25}},
+	} {
+		c, err := waitroom.LoadConfig(env(map[string]string{"STREAMS_PER_IP": tc.perIP, "MAX_STREAMS": tc.max}), waitroom.LocalDefaults)
+		if err != nil || c.Trust.Streams != tc.want {
+			t.Errorf("STREAMS_PER_IP=%q MAX_STREAMS=%q: %+v %v, want %+v", tc.perIP, tc.max, c.Trust.Streams, err, tc.want)
+		}
+	}
+	for name, bad := range map[string][]string{
+		"STREAMS_PER_IP": {"-1", "1000001", "ten", "2.5", "1e3"},
+		"MAX_STREAMS":    {"0", "-5", "1000001", "many", "0x10"},
+	} {
+		for _, v := range bad {
+			_, err := waitroom.LoadConfig(env(map[string]string{name: v}), waitroom.LocalDefaults)
+			if err == nil || !strings.Contains(err.Error(), name) {
+				t.Errorf("%s=%q: err %v, want one naming %s", name, v, err, name)
+			}
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import "github.com/waitroom/waitroom/entrytoken"
 type TrustConfig struct {
 	EntryTokens entrytoken.Keys // ENTRY_TOKEN_KEYS, ENTRY_TOKEN_ISSUER; not Enabled: opaque tokens
 	Limits      Limits
+	Streams     StreamCaps
 }
 
 // Limits are the shared abuse limiter's token buckets, per caller identity
@@ -41,6 +42,26 @@ const (
 	DefaultVisitorBurst      = 10
 )
 
+// StreamCaps bound the local runner's open event streams (GET /queue/events,
+// issue 19). The limiter counts connects, not how long they stay: each open
+// stream holds a connection, its goroutines and buffers for up to 30
+// minutes, so one host could otherwise keep thousands open.
+type StreamCaps struct {
+	PerIP int // STREAMS_PER_IP: at once per source address (IPv6: per /64); 0 turns it off
+	Max   int // MAX_STREAMS: at once in the process
+}
+
+// Defaults of the stream caps: a household or an office opens a handful of
+// tabs (one stream per room and identity), and 10,000 streams take about
+// 0.4 GB and as many file descriptors (docs/design.md, "Live updates").
+// streamsMax bounds both: a million open streams is more memory and
+// descriptors than one process should be asked to hold.
+const (
+	DefaultStreamsPerIP = 10
+	DefaultMaxStreams   = 10_000
+	streamsMax          = 1_000_000
+)
+
 func (r *envReader) trust() TrustConfig {
 	issuer := r.str("ENTRY_TOKEN_ISSUER", DefaultEntryTokenIssuer)
 	keys, err := entrytoken.ParseKeys(r.str("ENTRY_TOKEN_KEYS", ""), issuer)
@@ -54,5 +75,8 @@ func (r *envReader) trust() TrustConfig {
 		IPBurst:           r.integer("IP_BURST", DefaultIPBurst, 1, 1e9),
 		VisitorRatePerSec: r.float("VISITOR_RATE_PER_SEC", DefaultVisitorRatePerSec, 0, 1e6),
 		VisitorBurst:      r.integer("VISITOR_BURST", DefaultVisitorBurst, 1, 1e9),
+	}, Streams: StreamCaps{
+		PerIP: int(r.integer("STREAMS_PER_IP", DefaultStreamsPerIP, 0, streamsMax)),
+		Max:   int(r.integer("MAX_STREAMS", DefaultMaxStreams, 1, streamsMax)),
 	}}
 }

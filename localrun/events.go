@@ -22,6 +22,10 @@ const (
 	// valid; the page reconnects through position, which renews it, so a
 	// reload never finds the cookie expired.
 	maxStreamLife = 30 * time.Minute
+	// streamWriteTimeout bounds each write: a client that stops reading
+	// would otherwise block the stream in a write for good, its life timer
+	// unseen and its slot (streamCaps) never given back.
+	streamWriteTimeout = 10 * time.Second
 )
 
 // events serves GET /queue/events: the visitor's standing as server-sent
@@ -30,9 +34,11 @@ type events struct {
 	api   *awslambda.API
 	seats Seats
 	hub   *hub
+	caps  *streamCaps
 	done  <-chan struct{} // closed at shutdown
-	// keepAlive is keepAliveEvery, shorter in tests.
-	keepAlive time.Duration
+	// keepAlive, life and writeTimeout are keepAliveEvery, the API's
+	// StreamLife and streamWriteTimeout, shorter in tests.
+	keepAlive, life, writeTimeout time.Duration
 }
 
 func (e *events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -42,11 +48,20 @@ func (e *events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		awslambda.WriteHTTP(w, awslambda.CallerError(err))
 		return
 	}
-	flusher, ok := w.(http.Flusher)
-	if !ok { // every net/http server's writer flushes; a wrapping middleware might not
+	if _, ok := w.(http.Flusher); !ok { // every net/http server's writer flushes; a wrapping middleware might not
 		awslambda.WriteHTTP(w, awslambda.CallerError(waitroom.Errorf(waitroom.EInternal, "this server cannot stream")))
 		return
 	}
+	// The caps come before any store call: a refused connect costs the store
+	// nothing, and a burst of them cannot hold more streams than the caps.
+	slot, err := e.caps.acquire(r.Context(), room, who.User, ev.RequestContext.HTTP.SourceIP)
+	if err != nil {
+		if r.Context().Err() == nil { // else the client is gone: nobody to answer
+			awslambda.WriteHTTP(w, awslambda.CallerError(err))
+		}
+		return
+	}
+	defer e.caps.release(slot)
 	// Subscribe before the first read, so that no admission between the two is missed.
 	sub := e.hub.subscribe(room)
 	defer e.hub.unsubscribe(sub)
@@ -64,8 +79,11 @@ func (e *events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
+	// The connection ends with the stream: the write deadlines below stay
+	// on the connection, and would cut a next response on it.
+	w.Header().Set("Connection", "close")
 	w.WriteHeader(http.StatusOK)
-	s := &stream{w: w, flush: flusher.Flush}
+	s := &stream{w: w, rc: http.NewResponseController(w), timeout: orDefault(e.writeTimeout, streamWriteTimeout), replaced: slot.replaced}
 	if !s.send(first.Body, st) {
 		return
 	}
@@ -73,15 +91,13 @@ func (e *events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // follow sends the standing as the room's front moves, until the visitor
-// leaves the line (READY or NOT_IN_QUEUE) or the client goes.
+// leaves the line (READY or NOT_IN_QUEUE), the client goes, the stream's
+// life is over, a newer stream of the visitor in the room replaces it, or
+// the server shuts down.
 func (e *events) follow(ctx context.Context, s *stream, sub *subscription, who awslambda.Identity, room string, pos, seq int64) {
-	every := e.keepAlive
-	if every <= 0 {
-		every = keepAliveEvery
-	}
-	keepAlive := time.NewTicker(every)
+	keepAlive := time.NewTicker(orDefault(e.keepAlive, keepAliveEvery))
 	defer keepAlive.Stop()
-	life := time.NewTimer(e.api.StreamLife(maxStreamLife))
+	life := time.NewTimer(orDefault(e.life, e.api.StreamLife(maxStreamLife)))
 	defer life.Stop()
 	sent, sentAt := pos, time.Now()
 	for {
@@ -91,6 +107,9 @@ func (e *events) follow(ctx context.Context, s *stream, sub *subscription, who a
 		case <-e.done:
 			return
 		case <-life.C:
+			return
+		case <-s.replaced: // the page reconnects through position, as at any end
+			s.comment("replaced by a newer stream")
 			return
 		case <-keepAlive.C:
 			if !s.comment("keep-alive") {
@@ -124,25 +143,36 @@ func (e *events) seat(ctx context.Context, room, user string) (waitroom.Standing
 	return e.seats.Seat(ctx, room, user)
 }
 
+// orDefault is d, or def when d is not set.
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
 type stream struct {
-	w     http.ResponseWriter
-	flush func()
+	w        http.ResponseWriter
+	rc       *http.ResponseController
+	timeout  time.Duration // for each write
+	replaced <-chan struct{}
 }
 
 // send writes one standing event; it reports false when the stream is to
 // end, after READY or NOT_IN_QUEUE or on a write error.
 func (s *stream) send(body string, st waitroom.Standing) bool {
-	if _, err := fmt.Fprintf(s.w, "event: standing\ndata: %s\n\n", body); err != nil {
-		return false
-	}
-	s.flush()
-	return st.Status == waitroom.Waiting
+	return s.write("event: standing\ndata: %s\n\n", body) && st.Status == waitroom.Waiting
 }
 
 func (s *stream) comment(text string) bool {
-	if _, err := fmt.Fprintf(s.w, ": %s\n\n", text); err != nil {
+	return s.write(": %s\n\n", text)
+}
+
+// write sends one event or comment at once, within the stream's timeout.
+func (s *stream) write(format string, args ...any) bool {
+	_ = s.rc.SetWriteDeadline(time.Now().Add(s.timeout)) // a server without deadlines: unbounded, as before
+	if _, err := fmt.Fprintf(s.w, format, args...); err != nil {
 		return false
 	}
-	s.flush()
-	return true
+	return s.rc.Flush() == nil
 }

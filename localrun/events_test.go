@@ -240,7 +240,7 @@ func TestStreamLoadIndependentOfStreamsOnRedisServer(t *testing.T) {
 }
 
 func commandsPerSecondOnRedisServer(t *testing.T, streams int) float64 {
-	r, srv := startRunner(t, redistest.RedisServer, map[string]string{"ADMIT_RATE_PER_SEC": "5", "QUEUE_CAPACITY": "10000"})
+	r, srv := startRunner(t, redistest.RedisServer, map[string]string{"ADMIT_RATE_PER_SEC": "5", "QUEUE_CAPACITY": "10000", "STREAMS_PER_IP": "0"})
 	rdb := srv.Client()
 	// Fill the line with people ahead, then the streams' users behind them.
 	const ahead = 100

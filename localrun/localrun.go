@@ -35,6 +35,7 @@ type Runner struct {
 	GeneratedAdminToken bool
 
 	srv     *http.Server
+	streams *streamCaps // the open event streams
 	rdb     redis.UniversalClient
 	cancel  context.CancelFunc
 	done    chan struct{}

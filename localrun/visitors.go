@@ -46,6 +46,7 @@ func (r *Runner) visitorRoutes(mux *http.ServeMux, api *awslambda.API, store *re
 
 	ctx, cancel := context.WithCancel(context.Background())
 	h := newHub(store, r.Config.AdmitInterval, awslambda.DefaultStoreTimeout)
-	mux.Handle("GET /queue/events", &events{api: api, seats: store, hub: h, done: ctx.Done()})
+	r.streams = newStreamCaps(r.Config.Trust.Streams)
+	mux.Handle("GET /queue/events", &events{api: api, seats: store, hub: h, caps: r.streams, done: ctx.Done()})
 	return h.admitted, cancel
 }

@@ -281,7 +281,7 @@ var mutations = []Mutation{
 	{Name: "ratelimit.lua: new visitors not limited", File: "redisstore/ratelimit.lua",
 		From: "local rates = {tonumber(ARGV[a]) or 0, tonumber(ARGV[a + 2]) or 0, tonumber(ARGV[a + 4]) or 0}", To: "local rates = {tonumber(ARGV[a]) or 0, tonumber(ARGV[a + 2]) or 0, 0}", Pkgs: store, Hint: `^TestOneClientCannotMintACrowd$`},
 	{Name: "ratelimit.go: IPv6 addresses counted one by one", File: "caller.go",
-		From: "	p, _ := a.Prefix(64)\n	return p.String()", To: "	return a.String()", Pkgs: handlers, Hint: `^TestOneClientCannotMintACrowd$`},
+		From: "	return netip.PrefixFrom(a, 64).Masked().String()", To: "	return a.String()", Pkgs: handlers, Hint: `^TestOneClientCannotMintACrowd$`},
 	{Name: "accept.lua: the broker's accept not limited", File: "redisstore/accept.lua",
 		From: "local limitWait = rateLimit(2, 5)", To: "local limitWait = 0", Pkgs: handlers, Hint: `^TestBrokerAcceptIsLimited$`},
 	{Name: "accept.lua: the broker takes rooms nobody made", File: "redisstore/accept.lua",
