@@ -28,7 +28,8 @@ func TestConfigDefaults(t *testing.T) {
 		Visitor:   waitroom.VisitorConfig{TicketTTL: waitroom.DefaultTicketTTLSeconds * time.Second, TicketMaxAge: waitroom.DefaultTicketMaxAgeSeconds * time.Second}, Intake: waitroom.DefaultIntake,
 		Trust: waitroom.TrustConfig{EntryTokens: entrytoken.Keys{Issuer: waitroom.DefaultEntryTokenIssuer}, Limits: waitroom.Limits{
 			ClientRatePerSec: waitroom.DefaultClientRatePerSec, ClientBurst: waitroom.DefaultClientBurst,
-			IPRatePerSec: waitroom.DefaultIPRatePerSec, IPBurst: waitroom.DefaultIPBurst},
+			IPRatePerSec: waitroom.DefaultIPRatePerSec, IPBurst: waitroom.DefaultIPBurst,
+			VisitorRatePerSec: waitroom.DefaultVisitorRatePerSec, VisitorBurst: waitroom.DefaultVisitorBurst},
 			Streams: waitroom.StreamCaps{PerIP: waitroom.DefaultStreamsPerIP, Max: waitroom.DefaultMaxStreams}}}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("defaults:\n got %+v\nwant %+v", c, want)

@@ -93,6 +93,7 @@ func TestAdmitIssuesTokensInOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		spent := time.Now()
 		if len(b.Rooms) != 1 || len(b.Rooms[0].Admitted) != 10 || b.Rooms[0].Waiting != 15 {
 			t.Fatalf("first batch admits one full batch: %+v", b)
 		}
@@ -112,13 +113,15 @@ func TestAdmitIssuesTokensInOrder(t *testing.T) {
 		if err != nil || st.Status != waitroom.Waiting || st.Position != 1 {
 			t.Fatalf("u10 is now first: %+v %v", st, err)
 		}
-		// Immediately after, the budget is spent.
+		// Soon after, the budget is spent: at most what the time since
+		// refilled (a slow engine under -race takes tens of milliseconds).
+		refilled := int(100*time.Since(spent).Seconds()) + 1
 		b, err = s.AdmitBatch(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := admittedCount(b); n > 1 {
-			t.Fatalf("budget spent, yet %d admitted", n)
+		if n := admittedCount(b); n > refilled {
+			t.Fatalf("budget spent, yet %d admitted (at most %d refilled)", n, refilled)
 		}
 		// A READY user entering again gets the same token, not a new place.
 		st, err = s.Enter(ctx, "r", "u00")
