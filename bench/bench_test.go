@@ -258,13 +258,14 @@ func finish(b *testing.B, op sim.MicroOp) {
 }
 
 // fillLine puts n users u%012d (from `from`) in room's line with pipelined
-// ZADD (no marks, no sequence: only the line matters to these benchmarks).
+// ZADD (no marks, no sequence: only the line matters to these benchmarks),
+// as the store keeps the users X-User-Id names: "h:<id>".
 func fillLine(tb testing.TB, c *redis.Client, room, prefix string, from, n int) {
 	ctx := context.Background()
 	for i := from; i < from+n; i += 10_000 {
 		members := make([]redis.Z, 0, 10_000)
 		for j := i; j < min(i+10_000, from+n); j++ {
-			members = append(members, redis.Z{Score: float64(j + 1), Member: uid(prefix, j)})
+			members = append(members, redis.Z{Score: float64(j + 1), Member: "h:" + uid(prefix, j)})
 		}
 		if err := c.ZAdd(ctx, "wr:{"+room+"}:line", members...).Err(); err != nil {
 			tb.Fatal(err)

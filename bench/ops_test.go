@@ -100,7 +100,7 @@ func BenchmarkGateCheck(b *testing.B) {
 	for i := 0; i < users; i += 1000 {
 		p := c.Pipeline()
 		for j := i; j < i+1000; j++ {
-			p.Set(ctx, "wr:{bench}:u:"+uid("g", j), strconv.FormatInt(exp, 10)+":"+token, time.Hour)
+			p.Set(ctx, "wr:{bench}:u:h:"+uid("g", j), strconv.FormatInt(exp, 10)+":"+token, time.Hour) // X-User-Id names h:<id>
 		}
 		if _, err := p.Exec(ctx); err != nil {
 			b.Fatal(err)

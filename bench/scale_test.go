@@ -43,7 +43,7 @@ func BenchmarkPositionScale(b *testing.B) {
 		for i := from; i < to; i += 1000 {
 			p := c.Pipeline()
 			for j := i; j < min(i+1000, to); j++ {
-				u := uid("u", j)
+				u := "h:" + uid("u", j) // as X-User-Id names it
 				p.EvalSha(ctx, sha, []string{k + "settings", k + "line", k + "seq", k + "u:" + u, k + "marks", k + "lastmark", k + "budget", k + "tokens"},
 					100, 100_000_000, 300_000, "1", u, 0.5, 500_000, 60_000)
 			}

@@ -68,7 +68,7 @@ func TestMeasureStreamMemory(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		for srv.Client().Exists(context.Background(), "wr:{tv}:u:"+holderUser(-1)).Val() == 0 {
+		for srv.Client().Exists(context.Background(), "wr:{tv}:u:h:"+holderUser(-1)).Val() == 0 {
 			time.Sleep(10 * time.Millisecond)
 		}
 		time.Sleep(time.Second) // admission's first batch settles

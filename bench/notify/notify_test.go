@@ -126,7 +126,7 @@ func measure(t *testing.T, mode string) (sim.NotifyResult, string) {
 	admitted := make([]time.Time, visitors)
 	first := time.Time{}
 	for i := range visitors {
-		rec, err := rdb.Get(context.Background(), fmt.Sprintf("wr:{tv}:u:visitor-%04d", i)).Result()
+		rec, err := rdb.Get(context.Background(), fmt.Sprintf("wr:{tv}:u:h:visitor-%04d", i) /* X-User-Id: visitor-… */).Result()
 		if err != nil {
 			t.Fatalf("token record of visitor %d: %v", i, err)
 		}
