@@ -73,8 +73,8 @@ func BenchmarkPosition(b *testing.B) {
 		return
 	}
 	k := "wr:{bench}:"
-	rb := redisBenchmark(b, concurrency, b.N, waiting, "EVALSHA", sha, "5", k+"settings", k+"line", k+"u:u__rand_int__", k+"budget", k+"tokens",
-		"100", "100000000", "300000", "1", "u__rand_int__", "500000", "60000")
+	rb := redisBenchmark(b, concurrency, b.N, waiting, "EVALSHA", sha, "5", k+"settings", k+"line", k+"u:h:u__rand_int__", k+"budget", k+"tokens",
+		"100", "100000000", "300000", "1", "h:u__rand_int__", "500000", "60000")
 	finish(b, sim.MicroOp{Name: "position", Path: "Route GET /queue/position (EVALSHA position), 10k waiting", Script: "EVALSHA position.lua", Concurrency: concurrency,
 		GoOpsPerSec: ops, GoP50Us: p50, GoP99Us: p99, RedisBenchPerSec: rb})
 }
@@ -121,8 +121,8 @@ func BenchmarkGateCheck(b *testing.B) {
 	k := "wr:{bench}:"
 	// The two scripts of one gate check, each at the same concurrency; one
 	// check costs the sum of their times.
-	rb1 := redisBenchmark(b, concurrency, b.N, users, "EVALSHA", begin, "3", k+"u:g__rand_int__", k+"lock:g__rand_int__", k+"idem:x", token, "lockvalue", "15000", "0")
-	rb2 := redisBenchmark(b, concurrency, b.N, users, "EVALSHA", unlock, "1", k+"lock:g__rand_int__", "lockvalue")
+	rb1 := redisBenchmark(b, concurrency, b.N, users, "EVALSHA", begin, "3", k+"u:h:g__rand_int__", k+"lock:h:g__rand_int__", k+"idem:x", token, "lockvalue", "15000", "0")
+	rb2 := redisBenchmark(b, concurrency, b.N, users, "EVALSHA", unlock, "1", k+"lock:h:g__rand_int__", "lockvalue")
 	finish(b, sim.MicroOp{Name: "gate check", Path: "Route POST /orders, instant 409 downstream (EVALSHA order_begin + EVALSHA unlock)", Script: "EVALSHA order_begin.lua, then unlock.lua (1/(1/a+1/b))", Concurrency: concurrency,
 		GoOpsPerSec: ops, GoP50Us: p50, GoP99Us: p99, RedisBenchPerSec: 1 / (1/rb1 + 1/rb2)})
 }

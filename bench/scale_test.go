@@ -64,7 +64,7 @@ func BenchmarkPositionScale(b *testing.B) {
 			}
 		}
 		handlerUs = float64(time.Since(start).Microseconds()) / float64(b.N)
-		ops := redisBenchmark(b, 1, b.N, n, "ZRANK", k+"line", "u__rand_int__")
+		ops := redisBenchmark(b, 1, b.N, n, "ZRANK", k+"line", "h:u__rand_int__")
 		return handlerUs, 1e6 / ops
 	}
 	enter(0, small)
