@@ -33,17 +33,17 @@
 // measured, in windows of -chunk calls (50): the window's preps, then
 // `callgrind_control --zero`, the calls, `callgrind_control --dump`; the
 // dumps' summaries are summed (calls without preps: one window). Each
-// measured call is the steady, allowed path: its caller made one
-// unmeasured call (a poll) shortly before, in the same window, so that
-// both its limiter buckets are live (they expire seconds after a caller's
-// last call: 5 s at the defaults); every answer is checked, and a refusal
-// or a bucket that expired between prep and call (INFO expired_keys moves:
-// with active expiry off a key expires only when touched) stops the run.
+// measured call is the steady, allowed path of a visitor polling as told:
+// its limiter buckets (GCRAs, which live one interval past a call: 200 ms
+// for a caller at the defaults) are gone since its last poll, so it takes
+// them afresh; an unmeasured prep without a caller checks the state the
+// call meets (in line, READY); every answer is checked, and a refusal
+// stops the run.
 //
 //   - position: 2,000 distinct waiting users spread evenly over the line.
 //   - enter (already in line): the same users entering again.
-//   - enter (new user): a fresh user each call, whose caller polled once
-//     before (NOT_IN_QUEUE).
+//   - enter (new user): a fresh user each call, whom an unmeasured poll
+//     finds NOT_IN_QUEUE first.
 //   - gate check (BeginOrder): admitted users holding entry tokens, with an
 //     Idempotency-Key, each after a poll that found it READY; gate commit
 //     (CommitOrder): the same leases, each consumed once. The commit takes
