@@ -230,3 +230,55 @@ func TestLimiterRefusesWhenItCannotWriteOnRedisServer(t *testing.T) {
 	}
 	wantError(t, r, 503, "unavailable")
 }
+
+// fromEnv loads the whole configuration as a process would from kv (with
+// the harness's store), for settings a test names by their variables.
+func fromEnv(t *testing.T, kv map[string]string) func(*waitroom.Config) {
+	return func(c *waitroom.Config) {
+		kv["REDIS_URL"], kv["TICKET_SECRET"] = c.RedisURL, "MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDE="
+		loaded, err := waitroom.LoadConfig(func(k string) (string, bool) { v, ok := kv[k]; return v, ok }, waitroom.LocalDefaults)
+		if err != nil {
+			t.Fatal(err)
+		}
+		loaded.OrderTimeout = c.OrderTimeout
+		*c = loaded
+	}
+}
+
+// Issue 19: behind CloudFront every visitor arrives from an edge's address.
+// With ORIGIN_SECRET the functions take only requests that carry it
+// (CloudFront adds it; the execute-api endpoint is off), and count each
+// visitor by CloudFront-Viewer-Address, which they believe only then.
+func TestBehindCloudFrontTheLimiterSeesTheViewer(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		const secret = "an-origin-secret-of-the-stack-0123"
+		h := newHarness(t, engine, fromEnv(t, map[string]string{"ORIGIN_SECRET": secret}))
+		edge := func(viewer string, withSecret bool) eventResp {
+			hdr := map[string]string{"cloudfront-viewer-address": viewer}
+			if withSecret {
+				hdr["x-origin-secret"] = secret
+			}
+			return h.call(withSource("130.176.0.1", request("POST", "/queue/enter", "", hdr)))
+		}
+		if r := edge("198.51.100.1:40001", false); r.StatusCode != 403 {
+			t.Fatalf("a request without the origin secret: %d %s, want 403", r.StatusCode, r.Body)
+		}
+		for i := 0; i < 30; i++ { // thirty visitors through one edge: none limited by the edge's address
+			if r := edge(fmt.Sprintf("198.51.100.%d:4%04d", i+10, i), true); r.StatusCode != 200 {
+				t.Fatalf("visitor %d through the edge: %d %s", i, r.StatusCode, r.Body)
+			}
+		}
+		limited := 0
+		for i := 0; i < 30; i++ { // one viewer minting visitors is limited as itself
+			if edge("203.0.113.50:5000", true).StatusCode == 429 {
+				limited++
+			}
+		}
+		if limited < 30-waitroom.DefaultVisitorBurst-2 {
+			t.Fatalf("one viewer made %d visitors of 30 through the edge", 30-limited)
+		}
+		if r := edge("[2001:db8::7]:443", true); r.StatusCode != 200 {
+			t.Fatalf("an IPv6 viewer: %d %s", r.StatusCode, r.Body)
+		}
+	})
+}
