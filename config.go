@@ -28,6 +28,7 @@ type Config struct {
 	OrderRooms      []string // ORDER_ROOMS: the rooms whose tokens this gate takes; empty: any
 	TrustUserHeader bool
 	ProxySecret     Secret    // PROXY_SECRET: with TrustUserHeader, X-User-Id counts only from a caller that sends it
+	OriginSecret    Secret    // ORIGIN_SECRET: visitors' requests must carry it (CloudFront adds it); their address is then CloudFront-Viewer-Address
 	FailOpenOrders  bool      // ORDER_GATE_FAIL_OPEN: forward orders unguarded while the store is down
 	PollTiers       PollTiers // POLL_TIERS
 	Addr            string
@@ -99,6 +100,7 @@ func LoadConfig(lookup func(string) (string, bool), d Defaults) (Config, error) 
 		OrderRooms:      r.rooms("ORDER_ROOMS"),
 		TrustUserHeader: r.boolean("TRUST_USER_HEADER", d.TrustUserHeader),
 		ProxySecret:     r.secret("PROXY_SECRET"),
+		OriginSecret:    r.secret("ORIGIN_SECRET"),
 		FailOpenOrders:  r.boolean("ORDER_GATE_FAIL_OPEN", false),
 		Addr:            r.str("ADDR", DefaultAddr),
 		PollTiers:       r.pollTiers("POLL_TIERS"),

@@ -310,3 +310,14 @@ func TestOrderRoomsVariable(t *testing.T) {
 		t.Error("the gate's own X-Waitroom-Room must not be forwarded from the caller")
 	}
 }
+
+func TestOriginSecretVariable(t *testing.T) {
+	const secret = "an-origin-secret-of-the-stack-0123"
+	c, err := waitroom.LoadConfig(env(map[string]string{"ORIGIN_SECRET": secret}), waitroom.LocalDefaults)
+	if err != nil || string(c.OriginSecret) != secret || fmt.Sprint(c.OriginSecret) == secret {
+		t.Fatalf("%v %v", c.OriginSecret == secret, err)
+	}
+	if _, err := waitroom.LoadConfig(env(map[string]string{"ORIGIN_SECRET": "short"}), waitroom.LocalDefaults); err == nil || !strings.Contains(err.Error(), "ORIGIN_SECRET") || strings.Contains(err.Error(), "short") {
+		t.Fatalf("a short ORIGIN_SECRET: %v", err)
+	}
+}

@@ -26,6 +26,7 @@ const (
 	EQueueFull        Code = "queue_full"
 	ETokenInvalid     Code = "entry_token_invalid"
 	EWrongRoom        Code = "wrong_room"
+	EForbidden        Code = "forbidden"
 	EOrderInProgress  Code = "order_in_progress"
 	EOrderUpstream    Code = "order_upstream"
 	EOrderTimeout     Code = "order_timeout"

@@ -71,7 +71,7 @@ func (a *API) Enter(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 		if err != nil {
 			return CallerError(err)
 		}
-		ctx = AsCaller(ctx, req, who)
+		ctx = AsCaller(ctx, who)
 		if a.Config.Intake == waitroom.IntakeBroker {
 			return a.accept(ctx, room, who, true)
 		}
@@ -104,7 +104,7 @@ func (a *API) Position(ctx context.Context, req events.APIGatewayV2HTTPRequest) 
 		if err != nil {
 			return CallerError(err)
 		}
-		ctx = AsCaller(ctx, req, who)
+		ctx = AsCaller(ctx, who)
 		st, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Standing, error) {
 			return a.Queue.Position(ctx, room, who.User)
 		})
@@ -173,7 +173,7 @@ func (a *API) Order(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 		_, tokenID, _ := strings.Cut(token, ".")
 		order := orderapi.Request{User: who.ID, Room: room, WaitroomUser: who.User, TokenID: tokenID, IdempotencyKey: key, ContentType: header(req, "Content-Type"), Body: body, Headers: a.forwardHeaders(req)}
 
-		lease, err := withTimeout(AsCaller(ctx, req, who), a.storeTimeout(), func(ctx context.Context) (waitroom.Lease, error) {
+		lease, err := withTimeout(AsCaller(ctx, who), a.storeTimeout(), func(ctx context.Context) (waitroom.Lease, error) {
 			return a.Queue.BeginOrder(ctx, attempt)
 		})
 		switch code := waitroom.ErrorCode(err); {

@@ -3,6 +3,7 @@ package awslambda
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"net"
 	"strings"
 	"time"
 
@@ -38,6 +39,10 @@ type Identity struct {
 	// TicketIssued is the first issue of the visitor's ticket, which its
 	// renewals keep (zero for a new visitor, or a ticket of the first format).
 	TicketIssued time.Time
+	// Address is where the request comes from, as the limiter counts it:
+	// API Gateway's sourceIp (the local runner: the remote address), or,
+	// behind CloudFront (ORIGIN_SECRET), the viewer's address.
+	Address string
 }
 
 // Ticketed: a visitor, whose answers renew its queue ticket. A signed-in
@@ -74,16 +79,21 @@ var identitySources = []func(a *API, req events.APIGatewayV2HTTPRequest) (who Id
 	(*API).fromTicket,
 }
 
-// Identify returns who sends req. With no source and create set (enter
-// only), anonymous visitors on, it makes a new visitor. A ticket that does
-// not verify is an invalid_ticket error and creates nothing.
+// Identify returns who sends req and from where. With no source and create
+// set (enter only), anonymous visitors on, it makes a new visitor. A ticket
+// that does not verify is an invalid_ticket error and creates nothing.
 func (a *API) Identify(req events.APIGatewayV2HTTPRequest, create bool) (Identity, error) {
+	address, err := a.address(req)
+	if err != nil {
+		return Identity{}, err
+	}
 	for _, from := range identitySources {
 		who, found, err := from(a, req)
 		if err == nil && found {
 			err = waitroom.CheckUser(who.ID)
 		}
 		if err != nil || found {
+			who.Address = address
 			return who, err
 		}
 	}
@@ -95,7 +105,51 @@ func (a *API) Identify(req events.APIGatewayV2HTTPRequest, create bool) (Identit
 	if err != nil {
 		return Identity{}, waitroom.Unavailable(err)
 	}
-	return identityOf(NewVisitor, id), nil
+	who := identityOf(NewVisitor, id)
+	who.Address = address
+	return who, nil
+}
+
+// originSecretHeader carries ORIGIN_SECRET from CloudFront (an origin
+// custom header); viewerAddressHeader is CloudFront's word on the viewer.
+const (
+	originSecretHeader  = "X-Origin-Secret"
+	viewerAddressHeader = "CloudFront-Viewer-Address"
+)
+
+// address is where req comes from. With ORIGIN_SECRET a request must carry
+// it (it came through CloudFront, which adds it and forwards
+// CloudFront-Viewer-Address, "<ip>:<port>"): else 403 forbidden; the
+// viewer's address is believed then and only then. Without, API Gateway's
+// sourceIp (never X-Forwarded-For: any client can write it).
+func (a *API) address(req events.APIGatewayV2HTTPRequest) (string, error) {
+	if a.Config.OriginSecret == "" {
+		return req.RequestContext.HTTP.SourceIP, nil
+	}
+	if !secretEqual(req, originSecretHeader, a.Config.OriginSecret) {
+		return "", waitroom.Errorf(waitroom.EForbidden, "requests come through the waiting room's site, not to its API directly")
+	}
+	viewer, ok := lookupHeader(req, viewerAddressHeader)
+	if !ok {
+		return req.RequestContext.HTTP.SourceIP, nil
+	}
+	if host, _, err := net.SplitHostPort(viewer); err == nil {
+		return host, nil // "[2001:db8::1]:443", "198.51.100.7:46532"
+	}
+	if i := strings.LastIndexByte(viewer, ':'); i > 0 { // an IPv6 address unbracketed, then the port
+		return viewer[:i], nil
+	}
+	return viewer, nil
+}
+
+// secretEqual reports whether req's header name equals secret. Both sides
+// are hashed first, so that the comparison takes the same time whatever
+// the length or content of what was sent; a missing header never matches.
+func secretEqual(req events.APIGatewayV2HTTPRequest, name string, secret waitroom.Secret) bool {
+	sent, ok := lookupHeader(req, name)
+	want := sha256.Sum256([]byte(secret))
+	got := sha256.Sum256([]byte(sent))
+	return subtle.ConstantTimeCompare(got[:], want[:]) == 1 && ok
 }
 
 // fromAuthorizer is the JWT claim sub, else a Lambda authorizer's userId.
@@ -123,19 +177,13 @@ const proxySecretHeader = "X-Proxy-Secret"
 
 // fromHeader is X-User-Id when TRUST_USER_HEADER is on and, with PROXY_SECRET
 // (which every process open to a network has: LoadConfig), the request
-// carries the secret. Both sides are hashed first, so that the comparison
-// takes the same time whatever the length or content of what was sent.
+// carries the secret.
 func (a *API) fromHeader(req events.APIGatewayV2HTTPRequest) (Identity, bool, error) {
 	if !a.Config.TrustUserHeader {
 		return Identity{}, false, nil
 	}
-	if a.Config.ProxySecret != "" {
-		sent, ok := lookupHeader(req, proxySecretHeader)
-		want := sha256.Sum256([]byte(a.Config.ProxySecret))
-		got := sha256.Sum256([]byte(sent))
-		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 || !ok {
-			return Identity{}, false, nil
-		}
+	if a.Config.ProxySecret != "" && !secretEqual(req, proxySecretHeader, a.Config.ProxySecret) {
+		return Identity{}, false, nil
 	}
 	id, ok := lookupHeader(req, "X-User-Id")
 	return identityOf(FromHeader, id), ok, nil

@@ -80,11 +80,15 @@ func (a *API) receiptPosition(ctx context.Context, req events.APIGatewayV2HTTPRe
 	// as usual); one that proves none is answered for the entry.
 	who, err := a.Identify(req, false)
 	switch {
+	case waitroom.ErrorCode(err) == waitroom.EForbidden: // not through the front door
+		return errorResponse(err)
 	case err == nil && who.User != e.User:
 		return errorResponse(waitroom.Errorf(waitroom.EInvalidReceipt, "this receipt is not yours"))
 	case err != nil:
 		who = byReceipt(e.User)
+		who.Address, _ = a.address(req) // checked by Identify just now
 	}
+	ctx = AsCaller(ctx, who) // the limiter counts the entry's user
 	st, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Standing, error) {
 		return a.Queue.Position(ctx, e.Room, e.User)
 	})

@@ -5,8 +5,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
-
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/metrics"
 )
@@ -19,13 +17,12 @@ const limiterLogEvery = time.Minute
 // shared by every API of the process.
 var lastLimiterLog atomic.Int64
 
-// AsCaller returns ctx carrying who sends req, for the abuse limiter: the
-// identity, the source IP API Gateway saw (the local runner: the remote
-// address), and whether this call makes a visitor (the bucket of new
-// visitors per address pays for it). X-Forwarded-For is not read: any
-// client can write it.
-func AsCaller(ctx context.Context, req events.APIGatewayV2HTTPRequest, who Identity) context.Context {
-	return waitroom.WithCaller(ctx, waitroom.Caller{ID: who.User, IP: req.RequestContext.HTTP.SourceIP, NewVisitor: who.Source == NewVisitor})
+// AsCaller returns ctx carrying who, for the abuse limiter: the identity,
+// its address (Identify's: the source IP, or the viewer's behind
+// CloudFront), and whether this call makes a visitor (the bucket of new
+// visitors per address pays for it).
+func AsCaller(ctx context.Context, who Identity) context.Context {
+	return waitroom.WithCaller(ctx, waitroom.Caller{ID: who.User, IP: who.Address, NewVisitor: who.Source == NewVisitor})
 }
 
 // limiterFailedOpen reports a call the limiter let through unchecked:

@@ -192,6 +192,17 @@ func TestBrokerAcceptIsLimited(t *testing.T) {
 		if want := 200 - waitroom.DefaultClientBurst - refilled; limited < want {
 			t.Fatalf("%d of 200 broker enters by one user limited; want at least %d (the burst of %d and %d refilled)", limited, want, waitroom.DefaultClientBurst, refilled)
 		}
+		// Position with a receipt alone is limited as its entry's user.
+		receipt := h.accepted(t, "poller")
+		limited = 0
+		for i := 0; i < 40; i++ {
+			if r := h.receiptPosition(receipt); r.StatusCode == 429 {
+				limited++
+			}
+		}
+		if limited == 0 {
+			t.Fatal("40 polls with a receipt, none limited")
+		}
 	})
 }
 

@@ -67,7 +67,7 @@ func (e *events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer e.hub.unsubscribe(sub)
 	// Connecting is limited like a poll (the stream's own re-reads are not:
 	// the server, not the client, decides them).
-	st, seq, err := e.seat(awslambda.AsCaller(r.Context(), ev, who), room, who.User)
+	st, seq, err := e.seat(awslambda.AsCaller(r.Context(), who), room, who.User)
 	if err != nil {
 		awslambda.WriteHTTP(w, awslambda.CallerError(err))
 		return
