@@ -179,9 +179,9 @@ var mutations = []Mutation{
 	// Features after the issue: proxy secret, admin API, tickets, settings,
 	// pause, maxActive, pre-queue, OPEN_ROOMS, idle admit, IAM signing.
 	{Name: "identity.go: any X-Proxy-Secret accepted", File: "awslambda/identity.go",
-		From: "if subtle.ConstantTimeCompare(got[:], want[:]) != 1 || !ok {", To: "if subtle.ConstantTimeCompare(got[:], want[:]) < 0 || !ok {", Pkgs: handlers, Hint: `^TestProxySecretGuardsTheUserHeader$`},
+		From: "return subtle.ConstantTimeCompare(got[:], want[:]) == 1 && ok", To: "return subtle.ConstantTimeCompare(got[:], want[:]) >= 0 && ok", Pkgs: handlers, Hint: `^(TestProxySecretGuardsTheUserHeader|TestBehindCloudFrontTheLimiterSeesTheViewer)$`},
 	{Name: "identity.go: a missing X-Proxy-Secret accepted when it hashes alike", File: "awslambda/identity.go",
-		From: "if subtle.ConstantTimeCompare(got[:], want[:]) != 1 || !ok {", To: "if subtle.ConstantTimeCompare(got[:], want[:]) != 1 && !ok {", Pkgs: handlers, Hint: `^TestProxySecretGuardsTheUserHeader$`},
+		From: "return subtle.ConstantTimeCompare(got[:], want[:]) == 1 && ok", To: "return subtle.ConstantTimeCompare(got[:], want[:]) == 1 || !ok", Pkgs: handlers, Hint: `^TestProxySecretGuardsTheUserHeader$`},
 	{Name: "config.go: X-User-Id believed without a secret off loopback", File: "config.go",
 		From: "!(d.LoopbackTrust && loopbackOnly(c.Addr))", To: "!d.LoopbackTrust", Pkgs: domain, Hint: `^TestUserHeaderNeedsASecretOrLoopback$`},
 	{Name: "admin.go: any bearer token is the admin", File: "awslambda/admin.go",
