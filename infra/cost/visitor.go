@@ -62,12 +62,17 @@ func WalkVisitor(cfg waitroom.Config, waitSeconds float64) (Walk, error) {
 // environment; a variable the template leaves out takes its default. The
 // store's connection variables (REDIS_*) are left out: REDIS_URL is an
 // intrinsic function in the template, and how the functions log in to the
-// cache prices nothing. Nor does the ticket key, a deploy-time reference
-// the template does not hold: a generated one stands in for it.
+// cache prices nothing. Nor do the ticket key and the proxy secret,
+// deploy-time references the template does not hold: a generated ticket
+// key and a placeholder secret (the stack never sets TRUST_USER_HEADER
+// without PROXY_SECRET) stand in for them.
 func ConfigFromEnv(env map[string]string) (waitroom.Config, error) {
 	return waitroom.LoadConfig(func(k string) (string, bool) {
 		if strings.HasPrefix(k, "REDIS_") {
 			return "", false
+		}
+		if k == "PROXY_SECRET" && env["TRUST_USER_HEADER"] == "true" {
+			return "a-deploy-time-secret-stands-here", true
 		}
 		v, ok := env[k]
 		return v, ok
