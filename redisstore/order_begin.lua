@@ -24,15 +24,15 @@ local record = redis.call('GET', KEYS[1])
 if not record then
   return {'INVALID'}
 end
--- The record is expiry:issued:token (the token holds no ':'; older
--- records have no issue time).
-local sep = string.find(record, ':', 1, true)
-if string.match(record, '[^:]*$') ~= ARGV[1] then
+-- The record is expiry:issued:token (older records have no issue time):
+-- the token is its end, after a ':' (a plain comparison; a pattern
+-- would scan the record from every position).
+if string.sub(record, -#ARGV[1] - 1) ~= ':' .. ARGV[1] then
   return {'INVALID'}
 end
-local tokenLeftMs = tonumber(string.sub(record, 1, sep - 1)) - math.floor(nowUs / 1000)
+local tokenLeftMs = tonumber(string.sub(record, 1, string.find(record, ':', 1, true) - 1)) - math.floor(nowUs / 1000)
 local lockMs = math.max(tonumber(ARGV[3]), tokenLeftMs)
-if not redis.call('SET', KEYS[2], ARGV[2], 'NX', 'PX', lockMs) then
+if not redis.call('SET', KEYS[2], ARGV[2], 'NX', 'PX', string.format('%d', lockMs)) then
   -- Ours already when a client retry runs this script a second time.
   if redis.call('GET', KEYS[2]) ~= ARGV[2] then
     return {'BUSY'}

@@ -7,7 +7,7 @@
 -- Returns 1 when the token was consumed by this call.
 local consumed = 0
 local record = redis.call('GET', KEYS[1])
-if record and string.match(record, '[^:]*$') == ARGV[1] then -- expiry:issued:token
+if record and string.sub(record, -#ARGV[1] - 1) == ':' .. ARGV[1] then -- expiry:issued:token
   redis.call('DEL', KEYS[1])
   redis.call('ZREM', KEYS[4], ARGV[3])
   consumed = 1

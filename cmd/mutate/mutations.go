@@ -107,9 +107,9 @@ var mutations = []Mutation{
 
 	// The order gate: order_begin.lua, order_commit.lua, unlock.lua, store.go.
 	{Name: "order_begin.lua: any token accepted", File: "redisstore/order_begin.lua",
-		From: "if string.match(record, '[^:]*$') ~= ARGV[1] then", To: "if false then", Pkgs: store, Hint: `^TestJourneyAndTokenRules$`},
+		From: "if string.sub(record, -#ARGV[1] - 1) ~= ':' .. ARGV[1] then", To: "if false then", Pkgs: store, Hint: `^TestJourneyAndTokenRules$`},
 	{Name: "order_begin.lua: order lock dropped (no NX)", File: "redisstore/order_begin.lua",
-		From: "'NX', 'PX', lockMs", To: "'PX', lockMs", Pkgs: store, Hint: `^TestConcurrentOrdersOneToken$`},
+		From: "'NX', 'PX', string.format('%d', lockMs)", To: "'PX', string.format('%d', lockMs)", Pkgs: store, Hint: `^TestConcurrentOrdersOneToken$`},
 	{Name: "order_begin.lua: stored answers never replayed", File: "redisstore/order_begin.lua",
 		From: "if ARGV[4] == '1' then", To: "if false then", Pkgs: store, Hint: `^(TestJourneyAndTokenRules|TestCommitConsumesAndUnlocks)$`},
 	{Name: "order_commit.lua: token not consumed", File: "redisstore/order_commit.lua",
@@ -269,7 +269,7 @@ var mutations = []Mutation{
 	{Name: "entrytoken.go: another user's signed token accepted", File: "awslambda/entrytoken.go",
 		From: "if err != nil || c.Subject != who.ID || c.Source != who.tokenSource() {", To: "if err != nil {", Pkgs: handlers, Hint: `^TestForgedTokenCostsNoStoreCall$`},
 	{Name: "order_commit.lua: a jti usable twice (commit consumes nothing)", File: "redisstore/order_commit.lua",
-		From: "if record and string.match(record, '[^:]*$') == ARGV[1] then", To: "if false then", Pkgs: store, Hint: `^(TestSignedEntryTokens|TestCommitConsumesAndUnlocks)$`},
+		From: "if record and string.sub(record, -#ARGV[1] - 1) == ':' .. ARGV[1] then", To: "if false then", Pkgs: store, Hint: `^(TestSignedEntryTokens|TestCommitConsumesAndUnlocks)$`},
 	{Name: "store.go: Idempotency-Key replayed for another body", File: "redisstore/store.go",
 		From: "if answer.RequestHash != \"\" && answer.RequestHash != o.RequestHash {", To: "if false {", Pkgs: store, Hint: `^TestIdempotencyKeyReusedWithAnotherBody$`},
 	{Name: "store.go: the body hash not stored with the answer", File: "redisstore/store.go",
