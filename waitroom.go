@@ -126,9 +126,8 @@ type Queue interface {
 	ReleaseOrder(ctx context.Context, l Lease) error
 	// Admissible makes the checks an enter makes before it touches the line
 	// (the room exists; the caller in ctx is within the abuse limiter), for
-	// an entry about to be handed to a broker. limiterFailedOpen: the
-	// limiter could not run and let the call through.
-	Admissible(ctx context.Context, room string) (limiterFailedOpen bool, err error)
+	// an entry about to be handed to a broker.
+	Admissible(ctx context.Context, room string) error
 }
 
 // Batch is what one admission batch did, room by room.

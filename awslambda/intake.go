@@ -37,16 +37,14 @@ func (a *API) accept(ctx context.Context, room string, who Identity, check bool)
 		return errorResponse(waitroom.Unavailable(nil))
 	}
 	if check {
-		failedOpen, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (bool, error) {
-			return a.Queue.Admissible(ctx, room)
+		_, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (struct{}, error) {
+			return struct{}{}, a.Queue.Admissible(ctx, room)
 		})
 		switch code := waitroom.ErrorCode(err); {
 		case code == waitroom.EUnavailable:
-			a.limiterFailedOpen(ctx, room, true)
+			a.limiterFailedOpen(ctx, room)
 		case a.rateLimited(room, err), err != nil:
 			return errorResponse(err)
-		default:
-			a.limiterFailedOpen(ctx, room, failedOpen)
 		}
 	}
 	e := waitroom.Entry{Room: room, User: who.User, AcceptedAt: a.now()}

@@ -27,10 +27,7 @@ func AsCaller(ctx context.Context, who Identity) context.Context {
 
 // limiterFailedOpen reports a call the limiter let through unchecked:
 // counted each time, logged at most once a minute.
-func (a *API) limiterFailedOpen(ctx context.Context, room string, failed bool) {
-	if !failed {
-		return
-	}
+func (a *API) limiterFailedOpen(ctx context.Context, room string) {
 	a.Metrics.Record(room, metrics.Of(metrics.LimiterFailOpen, metrics.Count, 1))
 	now := time.Now().UnixNano()
 	last := lastLimiterLog.Load()

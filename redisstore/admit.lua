@@ -11,16 +11,47 @@
 --
 -- KEYS[1] settings  KEYS[2] line  KEYS[3] budget (hash: at = microseconds, avail = users)
 -- KEYS[4] marks  KEYS[5] live tokens (zset user -> expiry ms)  KEYS[6] sequence counter
--- KEYS[7] second of the newest mark  KEYS[8] admissions per second (hash second -> count)
--- ARGV[1..4] defaults (room.lua)  ARGV[5] batch interval seconds
--- ARGV[6] prefix of token records ("wr:{room}:u:")  ARGV[7] room  ARGV[8] idle expiry ms
--- ARGV[9..] random token parts, one per user that may be admitted
+-- KEYS[7] admissions per second (hash second -> count)
+-- ARGV[1] defaults (room.lua)  ARGV[2] batch interval seconds
+-- ARGV[3] prefix of token records ("wr:{room}:u:")  ARGV[4] room  ARGV[5] idle expiry ms
+-- ARGV[6..] random token parts, one per user that may be admitted
 -- Returns {waiting, activeTokens, expired, expiresAtMs, tokensWanted, stored,
 --          user1, token1, waited1, ...}
+-- admitTokens writes the admitted users' token records and live tokens and
+-- appends user, token and wait to out. The record: expiry, issue time (the
+-- signed token's iat, so that every answer for this admission carries the
+-- same token), then the token. The waits come from the marks: the one at
+-- or before the first user, then those up to the last, read once for the
+-- batch; marks older than the newest one used are no longer needed.
+local function admitTokens(popped, admitted, expiresText, recordHead, nowSec, out)
+  local mark = redis.call('ZREVRANGEBYSCORE', KEYS[4], popped[2], '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  local later = redis.call('ZRANGEBYSCORE', KEYS[4], '(' .. popped[2], popped[2 * admitted], 'WITHSCORES')
+  local live, j = {}, 1
+  for i = 1, admitted do
+    local user, seq = popped[2 * i - 1], tonumber(popped[2 * i])
+    while later[2 * j] and tonumber(later[2 * j]) <= seq do
+      mark = {later[2 * j - 1], later[2 * j]}
+      j = j + 1
+    end
+    local token = ARGV[4] .. '.' .. ARGV[5 + i]
+    redis.call('SET', ARGV[3] .. user, recordHead .. token, 'PXAT', expiresText)
+    live[#live + 1] = expiresText
+    live[#live + 1] = user
+    out[#out + 1] = user
+    out[#out + 1] = token
+    out[#out + 1] = mark[1] and math.max(0, nowSec - markSecond(mark[1])) or 0
+  end
+  redis.call('ZADD', KEYS[5], unpack(live))
+  if mark[2] then
+    redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', '(' .. mark[2])
+  end
+end
+
 local room = roomSettings()
 local rate = room.rate
-local burst = math.max(1, rate * tonumber(ARGV[5]))
-local nowUs, nowMs, nowSec = serverTime()
+local burst = math.max(1, rate * tonumber(ARGV[2]))
+local nowUs, nowMs, nowSec, nowSecText = serverTime()
+local nowMsText = string.format('%d', nowMs)
 
 local avail = burst
 local budget = redis.call('HMGET', KEYS[3], 'at', 'avail')
@@ -34,11 +65,11 @@ if budget[1] then
   avail = math.min(burst + left - math.floor(left), left + elapsed * rate / 1000000)
 end
 
-local expired = redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', nowMs)
+local expired = redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', nowMsText)
 
 local n = 0
 if not room.paused and room.opensAt <= nowMs then
-  n = math.min(math.floor(avail), #ARGV - 8)
+  n = math.min(math.floor(avail), #ARGV - 5)
   if room.maxActive > 0 then
     -- Closed loop: the live tokens never exceed maxActive, whatever the
     -- number of admitters, because this check and the issue are one step.
@@ -57,35 +88,13 @@ if admitted > 0 or redis.call('EXISTS', KEYS[2]) == 1 then
   redis.call('HSET', KEYS[3], 'at', string.format('%d', nowUs), 'avail', string.format('%.9f', avail))
 end
 
-local expiresAt = nowMs + room.ttl
-local out = {0, 0, expired, string.format('%d', expiresAt), math.ceil(burst), room.stored and 1 or 0}
-local lastMark = nil
-for i = 1, admitted do
-  local user = popped[2 * i - 1]
-  local seq = popped[2 * i]
-  local token = ARGV[7] .. '.' .. ARGV[8 + i]
-  -- The record: expiry, issue time (the signed token's iat, so that every
-  -- answer for this admission carries the same token), then the token.
-  redis.call('SET', ARGV[6] .. user, string.format('%d:%d:', expiresAt, nowMs) .. token, 'PXAT', string.format('%d', expiresAt))
-  redis.call('ZADD', KEYS[5], string.format('%d', expiresAt), user)
-  local waited = 0
-  local mark = redis.call('ZREVRANGEBYSCORE', KEYS[4], seq, '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
-  if mark[1] then
-    waited = math.max(0, nowSec - markSecond(mark[1]))
-    lastMark = mark[2]
-  end
-  table.insert(out, user)
-  table.insert(out, token)
-  table.insert(out, waited)
-end
--- Marks older than the newest one used are no longer needed by anyone in line.
-if lastMark then
-  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', '(' .. lastMark)
-end
+local expiresText = string.format('%d', nowMs + room.ttl)
+local out = {0, 0, expired, expiresText, math.ceil(burst), room.stored and 1 or 0}
 if admitted > 0 then
-  redis.call('HINCRBY', KEYS[8], nowSec, admitted)
-  redis.call('HDEL', KEYS[8], nowSec - 61, nowSec - 62)
-  redis.call('PEXPIRE', KEYS[8], 120000) -- a minute of history, gone a minute after the last admission
+  admitTokens(popped, admitted, expiresText, expiresText .. ':' .. nowMsText .. ':', nowSec, out)
+  redis.call('HINCRBY', KEYS[7], nowSecText, admitted)
+  redis.call('HDEL', KEYS[7], string.format('%d', nowSec - 61), string.format('%d', nowSec - 62))
+  redis.call('PEXPIRE', KEYS[7], 120000) -- a minute of history, gone a minute after the last admission
 end
 out[1] = redis.call('ZCARD', KEYS[2])
 out[2] = redis.call('ZCARD', KEYS[5])
@@ -93,9 +102,9 @@ out[2] = redis.call('ZCARD', KEYS[5])
 -- abandoned room costs nothing. Not at once: the budget must outlive a
 -- refill, or a room emptied by quick orders would start each user with a
 -- full batch. enter.lua takes the expiry off again.
-local idleMs = math.max(tonumber(ARGV[8]), math.ceil(burst / rate * 1000))
+local idleMs = math.max(tonumber(ARGV[5]), math.ceil(burst / rate * 1000))
 if out[1] == 0 and out[2] == 0 then
-  for _, k in ipairs({KEYS[3], KEYS[4], KEYS[6], KEYS[7], KEYS[8]}) do
+  for _, k in ipairs({KEYS[3], KEYS[4], KEYS[6], KEYS[7]}) do
     redis.call('PEXPIRE', k, idleMs)
   end
 else

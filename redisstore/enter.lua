@@ -2,10 +2,11 @@
 -- One script, so that no request slips between the capacity check and the insert.
 -- KEYS[1] settings  KEYS[2] line (zset user -> sequence)  KEYS[3] sequence counter
 -- KEYS[4] the user's entry-token record  KEYS[5] marks (zset member second -> first sequence of that second)
--- KEYS[6] second of the newest mark  KEYS[7] budget (enter sets 'since')  KEYS[8] live tokens
--- ARGV[1..4] defaults (room.lua)  ARGV[5] user  ARGV[6] random draw in (0, 1)
--- ARGV[7] stall after µs  ARGV[8] stall horizon ms (room.lua, stalled)
--- KEYS[9..11] the caller's, its address's and its new visitors' buckets  ARGV[9..14] limits (ratelimit.lua)
+-- KEYS[6] budget (enter sets 'since')  KEYS[7] live tokens
+-- KEYS[8..10] the caller's, its address's and its new visitors' buckets (ratelimit.lua)
+-- ARGV[1] defaults (room.lua)  ARGV[2] user  ARGV[3] random draw in (0, 1)
+-- ARGV[4] stall horizon ms  ARGV[5] stall after µs (room.lua, stalled)
+-- ARGV[6..12] the limiter's time and limits (ratelimit.lua)
 -- Returns answer(kind, …): {'READY', record} | {'WAITING', position, joined}
 --   | {'PREQUEUE', place in line (not told: the draw is secret until the opening), joined}
 --   | {'FULL', waiting} | {'NOROOM'} | {'LIMITED', ms until allowed}
@@ -15,22 +16,24 @@ if not room.open then
 end
 -- The abuse limiter (ratelimit.lua) right after the one read that refuses
 -- unknown rooms, so that those still write nothing; a refused call does nothing else.
-local nowUs, nowMs, second = serverTime()
-local limitWait = rateLimit(9, 9, nowUs)
+local limitWait = rateLimit(8, 3, 6)
 if limitWait > 0 then
   return {'LIMITED', limitWait}
 end
-local record = redis.call('GET', KEYS[4])
-if record then
-  return answer('READY', record, 0, room)
-end
+local nowUs, nowMs, _, second = serverTime()
 local prequeue = room.opensAt > nowMs
-local rank = redis.call('ZRANK', KEYS[2], ARGV[5])
+-- The line first: a user in it holds no token (admission moves a user
+-- from the line to its token in one script).
+local rank = redis.call('ZRANK', KEYS[2], ARGV[2])
 if rank then
   if prequeue then
     return answer('PREQUEUE', rank + 1, 0, room)
   end
-  return answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, KEYS[7], KEYS[8], tonumber(ARGV[7]), tonumber(ARGV[8]), nowUs))
+  return answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, KEYS[6], KEYS[7], ARGV[4], ARGV[5], nowUs))
+end
+local record = redis.call('GET', KEYS[4])
+if record then
+  return answer('READY', record, 0, room)
 end
 local waiting = redis.call('ZCARD', KEYS[2])
 if waiting >= room.capacity then
@@ -47,27 +50,24 @@ if prequeue then
     redis.call('SET', KEYS[3], base) -- keeps base and drops an idle room's expiry
     redis.call('PERSIST', KEYS[5])
   end
-  redis.call('ZADD', KEYS[2], string.format('%.17g', base + tonumber(ARGV[6])), ARGV[5])
+  redis.call('ZADD', KEYS[2], string.format('%.17g', base + tonumber(ARGV[3])), ARGV[2])
   -- Pre-queued users have waited since the opening, for the wait metric.
   redis.call('ZADD', KEYS[5], 'NX', string.format('%.17g', base + 2 ^ -33), string.format('%d', math.floor(room.opensAt / 1000)) .. ':open')
   return answer('PREQUEUE', waiting + 1, 1, room)
 end
 local seq = redis.call('INCR', KEYS[3])
-redis.call('ZADD', KEYS[2], seq, ARGV[5])
+redis.call('ZADD', KEYS[2], seq, ARGV[2])
 if waiting == 0 then
   -- An idle room sees no batches (admission skips its budget, or idles
   -- itself): admission has not stalled before someone waits.
-  redis.call('HSET', KEYS[7], 'since', string.format('%d', nowUs))
+  redis.call('HSET', KEYS[6], 'since', string.format('%d', nowUs))
   -- Its keys were set to expire (admit.lua, only ever with an empty line):
   -- someone waits again.
   redis.call('PERSIST', KEYS[3])
   redis.call('PERSIST', KEYS[5])
-  redis.call('PERSIST', KEYS[6])
 end
 -- One mark a second lets admission tell how long a user waited without
--- storing a timestamp per user.
-if tonumber(redis.call('GET', KEYS[6]) or '0') < second then
-  redis.call('SET', KEYS[6], second)
-  redis.call('ZADD', KEYS[5], seq, second)
-end
-return answer('WAITING', waiting + 1, 1, room, stalled(room, waiting + 1, KEYS[7], KEYS[8], tonumber(ARGV[7]), tonumber(ARGV[8]), nowUs))
+-- storing a timestamp per user: the first sequence of each second (NX: the
+-- second's later enters leave it), the second as TIME answered it.
+redis.call('ZADD', KEYS[5], 'NX', seq, second)
+return answer('WAITING', waiting + 1, 1, room, stalled(room, waiting + 1, KEYS[6], KEYS[7], ARGV[4], ARGV[5], nowUs))

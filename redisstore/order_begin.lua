@@ -5,12 +5,10 @@
 -- The lock lives at least as long as the token: when the commit after a
 -- successful order cannot reach the store, the surviving lock keeps that
 -- token from ordering again (at most once wins over a retry; issue 12).
--- KEYS[4..6] the caller's, its address's and its new visitors' buckets  ARGV[5..10] limits (ratelimit.lua)
+-- KEYS[4..5] the caller's and its address's buckets  ARGV[5..9] the limiter's time and limits (ratelimit.lua)
 -- Returns {'REPLAY', answer} | {'INVALID'} | {'BUSY'} | {'OK'}
 --   | {'LIMITED', ms until allowed}
-local t = redis.call('TIME')
-local nowUs = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local limitWait = rateLimit(4, 5, nowUs)
+local limitWait = rateLimit(4, 2, 5)
 if limitWait > 0 then
   return {'LIMITED', limitWait}
 end
@@ -30,7 +28,9 @@ end
 if string.sub(record, -#ARGV[1] - 1) ~= ':' .. ARGV[1] then
   return {'INVALID'}
 end
-local tokenLeftMs = tonumber(string.sub(record, 1, string.find(record, ':', 1, true) - 1)) - math.floor(nowUs / 1000)
+-- The caller's clock (the limiter's, ARGV[5]) is good enough for how long
+-- the token has left: the lock outlives it by a lock TTL anyway.
+local tokenLeftMs = tonumber(string.sub(record, 1, string.find(record, ':', 1, true) - 1)) - math.floor(tonumber(ARGV[5]) / 1000)
 local lockMs = math.max(tonumber(ARGV[3]), tokenLeftMs)
 if not redis.call('SET', KEYS[2], ARGV[2], 'NX', 'PX', string.format('%d', lockMs)) then
   -- Ours already when a client retry runs this script a second time.

@@ -2,21 +2,30 @@ package redisstore
 
 import (
 	"context"
+	"math"
 	"strconv"
 	"time"
 
 	"github.com/waitroom/waitroom"
 )
 
-// limited appends the abuse limiter's three bucket keys and six limits to
-// a script call (ratelimit.lua): the caller's identity, its source address
-// (an IPv6 address by its /64: waitroom.SourceAddress), and the new
-// visitors of that address, charged only by an enter that makes one. The
-// buckets are in the room's hash slot, as every key of a script must be on
-// a cluster: a caller's budget is per room (docs/security.md, "Floods
-// across rooms"). Without a caller in ctx the limits are 0: admission,
-// tools and benchmarks are not limited.
-func (s *Store) limited(ctx context.Context, k roomKeys, keys []string, args []any) ([]string, []any) {
+// The buckets a script takes: position and the gate the caller's and its
+// address's (callerBuckets), enter and the broker's accept those and the
+// new visitors' of the address (visitorBuckets).
+const (
+	callerBuckets  = 2
+	visitorBuckets = 3
+)
+
+// limited appends the abuse limiter's n bucket keys, the time and the
+// limits to a script call (ratelimit.lua): the caller's identity, its
+// source address (an IPv6 address by its /64: waitroom.SourceAddress), and
+// the new visitors of that address, charged only by an enter that makes
+// one. The buckets are in the room's hash slot, as every key of a script
+// must be on a cluster: a caller's budget is per room (docs/security.md,
+// "Floods across rooms"). Without a caller in ctx every step is 0:
+// admission, tools and benchmarks are not limited.
+func (s *Store) limited(ctx context.Context, k roomKeys, keys []string, args []any, n int) ([]string, []any) {
 	c, ok := waitroom.CallerOf(ctx)
 	l := s.limits
 	if !ok {
@@ -35,9 +44,23 @@ func (s *Store) limited(ctx context.Context, k roomKeys, keys []string, args []a
 	}
 	// GCRA buckets (strings); "gcra:" keeps them apart from the hashes of
 	// the limiter before it. The id's length first: an id may contain ':'.
-	keys = append(keys, k.key("gcra:c:"+strconv.Itoa(len(c.ID))+":"+c.ID), k.key("gcra:a:"+addr), k.key("gcra:v:"+addr))
-	args = append(args, clientRate, l.ClientBurst, ipRate, l.IPBurst, visitorRate, l.VisitorBurst)
+	keys = append(keys, k.key("gcra:c:"+strconv.Itoa(len(c.ID))+":"+c.ID), k.key("gcra:a:"+addr), k.key("gcra:v:"+addr))[:len(keys)+n]
+	args = append(args, s.now().UnixMicro())
+	for _, b := range [][2]float64{{clientRate, float64(l.ClientBurst)}, {ipRate, float64(l.IPBurst)}, {visitorRate, float64(l.VisitorBurst)}}[:n] {
+		step, limit := gcra(b[0], b[1])
+		args = append(args, step, limit)
+	}
 	return keys, args
+}
+
+// gcra is a bucket's step (1 s / rate) and limit (burst steps) in whole
+// microseconds; "0" when the rate is 0, which the script skips.
+func gcra(rate, burst float64) (step, limit string) {
+	if rate <= 0 {
+		return "0", "0"
+	}
+	us := max(1, math.Round(1e6/rate))
+	return strconv.FormatFloat(us, 'f', 0, 64), strconv.FormatFloat(us*burst, 'f', 0, 64)
 }
 
 // limitedError reads {'LIMITED', ms} into a rate_limited error.
@@ -51,21 +74,20 @@ func limitedError(reply []any) error {
 
 // Admissible makes the checks an enter makes before it touches the line,
 // for an entry about to go to the broker: the room exists, and the caller in
-// ctx is within the limiter (new visitors' bucket included). failedOpen: the
-// limiter could not run and let the call through.
-func (s *Store) Admissible(ctx context.Context, room string) (failedOpen bool, err error) {
+// ctx is within the limiter (new visitors' bucket included).
+func (s *Store) Admissible(ctx context.Context, room string) error {
 	k := roomKeys(room)
-	keys, args := s.limited(ctx, k, []string{k.settings()}, s.args())
+	keys, args := s.limited(ctx, k, []string{k.settings()}, s.args(), visitorBuckets)
 	reply, err := acceptScript.Run(ctx, s.rdb, keys, args...).Slice()
 	switch {
 	case err != nil:
-		return false, waitroom.Unavailable(err)
+		return waitroom.Unavailable(err)
 	case reply[0] == "NOROOM":
-		return false, waitroom.Errorf(waitroom.ERoomNotFound, "there is no room %q", room)
+		return waitroom.Errorf(waitroom.ERoomNotFound, "there is no room %q", room)
 	case reply[0] == "LIMITED":
-		return false, limitedError(reply)
-	case reply[0] != "OK" || len(reply) != 2:
-		return false, waitroom.Unavailable(malformed("accept", reply))
+		return limitedError(reply)
+	case reply[0] != "OK":
+		return waitroom.Unavailable(malformed("accept", reply))
 	}
-	return reply[1] == int64(1), nil
+	return nil
 }

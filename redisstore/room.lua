@@ -3,14 +3,20 @@
 -- makes, so a change costs no extra round trip and takes effect at the very
 -- next call of every process.
 -- KEYS[1] settings (hash: rate capacity ttl maxActive paused opensAt v)
--- ARGV[1] default rate per second  ARGV[2] default capacity
--- ARGV[3] default token TTL ms     ARGV[4] '1' when rooms nobody created exist (OPEN_ROOMS)
+-- ARGV[1] the defaults, "<rate>:<capacity>:<token TTL ms>:<open>" (open: '1'
+--   when rooms nobody created exist, OPEN_ROOMS), read only for a room
+--   without stored settings: one argument, parsed when needed.
+local function defaults()
+  local rate, capacity, ttl, open = string.match(ARGV[1], '^([^:]+):(%d+):(%d+):(%d)$')
+  return {stored = false, open = open == '1', rate = tonumber(rate), rateText = rate, capacity = tonumber(capacity),
+    ttl = tonumber(ttl), maxActive = 0, paused = false, opensAt = 0, opensAtText = '0', v = ''}
+end
+
 local function roomSettings()
   local s = redis.call('HMGET', KEYS[1], 'rate', 'capacity', 'ttl', 'maxActive', 'paused', 'opensAt', 'v')
   -- rateText and opensAtText are answered as read: no formatting on the hot path.
   if not s[1] then
-    return {stored = false, open = ARGV[4] == '1', rate = tonumber(ARGV[1]), rateText = ARGV[1], capacity = tonumber(ARGV[2]),
-      ttl = tonumber(ARGV[3]), maxActive = 0, paused = false, opensAt = 0, opensAtText = '0', v = ''}
+    return defaults()
   end
   return {stored = true, open = true, rate = tonumber(s[1]), rateText = s[1], capacity = tonumber(s[2]), ttl = tonumber(s[3]),
     maxActive = tonumber(s[4]), paused = s[5] == '1', opensAt = tonumber(s[6]), opensAtText = s[6], v = s[7] or ''}
@@ -19,7 +25,7 @@ end
 local function serverTime()
   local t = redis.call('TIME')
   local us = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  return us, math.floor(us / 1000), tonumber(t[1])
+  return us, math.floor(us / 1000), tonumber(t[1]), t[1]
 end
 
 -- stalled: nobody's turn can be foreseen because no batch ran for stallUs
@@ -28,8 +34,8 @@ end
 -- Checked only for a position whose turn is nearer than horizonMs: farther
 -- back the answer is the far tier anyway, so most calls skip the reads (and
 -- the clock, when the caller has not read it: nowUs nil).
-local function stalled(room, position, budgetKey, tokensKey, stallUs, horizonMs, nowUs)
-  if position * 1000 / room.rate >= horizonMs then
+local function stalled(room, position, budgetKey, tokensKey, horizonMs, stallUs, nowUs)
+  if position * 1000 / room.rate >= tonumber(horizonMs) then
     return 0
   end
   if not nowUs then
@@ -37,18 +43,20 @@ local function stalled(room, position, budgetKey, tokensKey, stallUs, horizonMs,
   end
   local b = redis.call('HMGET', budgetKey, 'at', 'since')
   local last = math.max(tonumber(b[1] or '0'), tonumber(b[2] or '0'))
-  if last > 0 and nowUs - last > stallUs then
-    return 1
+  if last > 0 and nowUs - last > tonumber(stallUs) then
+    return 2
   end
   if room.maxActive > 0 and redis.call('ZCARD', tokensKey) >= room.maxActive then
-    return 1
+    return 2
   end
   return 0
 end
 
--- The answer of enter and position: what happened, then the room as seen.
+-- The answer of enter and position: what happened, then the room as seen:
+-- its rate as stored, flags (1 paused, 2 stalled: stalled's value) and its
+-- opening (ms, '0' for none) as stored.
 local function answer(kind, a, b, room, isStalled)
-  return {kind, a or 0, b or 0, room.rateText, room.paused and 1 or 0, room.opensAtText, isStalled or 0}
+  return {kind, a or 0, b or 0, room.rateText, (room.paused and 1 or 0) + (isStalled or 0), room.opensAtText}
 end
 
 -- A pre-queue mark's member: the opening second, told apart from the

@@ -1,7 +1,7 @@
 -- A room's settings and what is happening in it, for operators. Read only.
 -- KEYS[1] settings  KEYS[2] line  KEYS[3] live tokens  KEYS[4] sequence counter
 -- KEYS[5] marks  KEYS[6] admissions per second
--- ARGV[1..4] defaults (room.lua)
+-- ARGV[1] defaults (room.lua)
 -- Returns {stored, hasKeys, version, rate, capacity, ttlMs, maxActive, paused, opensAtMs, state,
 --          waiting, prequeued, activeTokens, admittedLastMinute, admittedLast5s, oldestWaitSeconds}
 local room = roomSettings()

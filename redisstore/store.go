@@ -127,7 +127,7 @@ const idleExpiry = time.Minute
 // Store implements waitroom.Queue and waitroom.Rooms.
 type Store struct {
 	rdb       Client
-	defaults  []any // ARGV[1..4] of every room script (room.lua)
+	defaults  string // ARGV[1] of every room script (room.lua)
 	openRooms bool
 	interval  time.Duration
 	stall     time.Duration
@@ -135,6 +135,7 @@ type Store struct {
 	idle      time.Duration
 	lockTTL   time.Duration
 	random    io.Reader
+	now       func() time.Time // the limiter's clock (ratelimit.lua)
 	// tokensPerRoom is the default batch rounded up (2.5 users a batch must
 	// be able to admit 3 now and then): the token parts a room's admit call
 	// gets until its script has said how many its own rate needs (wanted).
@@ -151,8 +152,9 @@ var (
 // New returns a store for the rules in cfg.
 func New(rdb Client, cfg waitroom.Config) *Store {
 	return &Store{
-		rdb:           rdb,
-		defaults:      []any{cfg.AdmitRatePerSec, cfg.QueueCapacity, cfg.EntryTokenTTL.Milliseconds(), flag(cfg.OpenRooms)},
+		rdb: rdb,
+		defaults: strconv.FormatFloat(cfg.AdmitRatePerSec, 'f', -1, 64) + ":" + strconv.FormatInt(cfg.QueueCapacity, 10) + ":" +
+			strconv.FormatInt(cfg.EntryTokenTTL.Milliseconds(), 10) + ":" + flag(cfg.OpenRooms),
 		openRooms:     cfg.OpenRooms,
 		interval:      cfg.AdmitInterval,
 		stall:         stallIntervals * cfg.AdmitInterval,
@@ -160,6 +162,7 @@ func New(rdb Client, cfg waitroom.Config) *Store {
 		idle:          idleExpiry,
 		lockTTL:       cfg.OrderTimeout + lockMargin,
 		random:        rand.Reader,
+		now:           time.Now,
 		tokensPerRoom: int(math.Ceil(cfg.BatchSize())),
 		limits:        cfg.Trust.Limits,
 	}
@@ -167,7 +170,7 @@ func New(rdb Client, cfg waitroom.Config) *Store {
 
 // args are the defaults followed by a script's own arguments.
 func (s *Store) args(own ...any) []any {
-	return append(append(make([]any, 0, len(s.defaults)+len(own)), s.defaults...), own...)
+	return append(append(make([]any, 0, 1+len(own)), s.defaults), own...)
 }
 
 // roomKeys names the keys of one room; the {room} hash tag keeps them in one slot.
@@ -179,7 +182,6 @@ func (r roomKeys) admits() string         { return r.key("admits") }
 func (r roomKeys) line() string           { return r.key("line") }
 func (r roomKeys) seq() string            { return r.key("seq") }
 func (r roomKeys) marks() string          { return r.key("marks") }
-func (r roomKeys) lastMark() string       { return r.key("lastmark") }
 func (r roomKeys) budget() string         { return r.key("budget") }
 func (r roomKeys) tokens() string         { return r.key("tokens") }
 func (r roomKeys) tokenPrefix() string    { return r.key("u:") }
@@ -219,9 +221,9 @@ func (s *Store) runEnter(ctx context.Context, script *redis.Script, room, user s
 		return nil, waitroom.Unavailable(err)
 	}
 	k := roomKeys(room)
-	keys := []string{k.settings(), k.line(), k.seq(), k.token(user), k.marks(), k.lastMark(), k.budget(), k.tokens()}
-	args := s.args(user, draw, s.stall.Microseconds(), s.horizon.Milliseconds())
-	keys, args = s.limited(ctx, k, keys, args)
+	keys := []string{k.settings(), k.line(), k.seq(), k.token(user), k.marks(), k.budget(), k.tokens()}
+	args := s.args(user, draw, s.horizon.Milliseconds(), s.stall.Microseconds())
+	keys, args = s.limited(ctx, k, keys, args, visitorBuckets)
 	keys, args = append(keys, extraKeys...), append(args, extraArgs...)
 	var res *redis.Cmd
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -281,8 +283,8 @@ func queueFull(room string) error {
 func (s *Store) Position(ctx context.Context, room, user string) (waitroom.Standing, error) {
 	k := roomKeys(room)
 	keys := []string{k.settings(), k.line(), k.token(user), k.budget(), k.tokens()}
-	args := s.args(user, s.stall.Microseconds(), s.horizon.Milliseconds())
-	keys, args = s.limited(ctx, k, keys, args)
+	args := s.args(user, s.horizon.Milliseconds(), s.stall.Microseconds())
+	keys, args = s.limited(ctx, k, keys, args, callerBuckets)
 	if !s.openRooms {
 		reply, err := positionScript.Run(ctx, s.rdb, keys, args...).Slice()
 		if err != nil {
@@ -320,8 +322,11 @@ func (s *Store) draw() (float64, error) {
 	return (float64(binary.BigEndian.Uint32(b[:])) + 0.5) / (1 << 32), nil
 }
 
-// standing decodes the answers of enter.lua and position.lua (room.lua's
-// answer: kind, two values, then the room as the script saw it).
+// answerLen is the length of room.lua's answer: kind, two values, then the
+// room as the script saw it (rate, flags: 1 paused, 2 stalled; opening).
+const answerLen = 6
+
+// standing decodes the answers of enter.lua and position.lua.
 func standing(room string, reply []any) (waitroom.Standing, error) {
 	if reply[0] == "NOROOM" {
 		return waitroom.Standing{}, waitroom.Errorf(waitroom.ERoomNotFound, "there is no room %q", room)
@@ -329,18 +334,18 @@ func standing(room string, reply []any) (waitroom.Standing, error) {
 	if reply[0] == "LIMITED" {
 		return waitroom.Standing{}, limitedError(reply)
 	}
-	if len(reply) != 7 {
+	if len(reply) != answerLen {
 		return waitroom.Standing{}, waitroom.Unavailable(malformed("script", reply))
 	}
 	var st waitroom.Standing
 	rate, _ := reply[3].(string)
 	st.RatePerSec, _ = strconv.ParseFloat(rate, 64)
-	st.Paused = reply[4] == int64(1)
+	flags, _ := reply[4].(int64)
+	st.Paused, st.Stalled = flags&1 != 0, flags&2 != 0
 	opensAt, _ := reply[5].(string)
 	if ms, _ := strconv.ParseInt(opensAt, 10, 64); ms > 0 {
 		st.OpensAt = time.UnixMilli(ms).UTC()
 	}
-	st.Stalled = reply[6] == int64(1)
 	switch reply[0] {
 	case "READY":
 		rec, _ := reply[1].(string)
@@ -440,7 +445,7 @@ func (s *Store) admitCall(room string) (admitCall, error) {
 	if w, ok := s.wanted.Load(room); ok {
 		n = w.(int)
 	}
-	args := s.args(s.interval.Seconds(), k.tokenPrefix(), room, s.idle.Milliseconds())
+	args := s.args(strconv.FormatFloat(s.interval.Seconds(), 'f', -1, 64), k.tokenPrefix(), room, s.idle.Milliseconds())
 	for i := 0; i < n; i++ {
 		t, err := s.randomToken()
 		if err != nil {
@@ -448,7 +453,7 @@ func (s *Store) admitCall(room string) (admitCall, error) {
 		}
 		args = append(args, t)
 	}
-	keys := []string{k.settings(), k.line(), k.budget(), k.marks(), k.tokens(), k.seq(), k.lastMark(), k.admits()}
+	keys := []string{k.settings(), k.line(), k.budget(), k.marks(), k.tokens(), k.seq(), k.admits()}
 	return admitCall{room: room, keys: keys, args: args}, nil
 }
 
@@ -534,7 +539,7 @@ func (s *Store) BeginOrder(ctx context.Context, o waitroom.OrderAttempt) (waitro
 	}
 	k := roomKeys(o.Room)
 	keys := []string{k.token(o.User), k.lock(o.User), k.idempotency(o.User, o.IdempotencyKey)}
-	keys, args := s.limited(ctx, k, keys, []any{o.Token, lockValue, s.lockTTL.Milliseconds(), flag(o.IdempotencyKey != "")})
+	keys, args := s.limited(ctx, k, keys, []any{o.Token, lockValue, s.lockTTL.Milliseconds(), flag(o.IdempotencyKey != "")}, callerBuckets)
 	reply, err := orderBeginScript.Run(ctx, s.rdb, keys, args...).Slice()
 	if err != nil {
 		return waitroom.Lease{}, waitroom.Unavailable(err)

@@ -31,14 +31,14 @@ var (
 func (s *Store) Seat(ctx context.Context, room, user string) (waitroom.Standing, int64, error) {
 	k := roomKeys(room)
 	keys := []string{k.settings(), k.line(), k.token(user), k.budget(), k.tokens()}
-	keys, args := s.limited(ctx, k, keys, s.args(user, s.stall.Microseconds(), s.horizon.Milliseconds()))
+	keys, args := s.limited(ctx, k, keys, s.args(user, s.horizon.Milliseconds(), s.stall.Microseconds()), callerBuckets)
 	reply, err := positionScript.Run(ctx, s.rdb, keys, append(args, "seat")...).Slice()
 	if err != nil {
 		return waitroom.Standing{}, 0, waitroom.Unavailable(err)
 	}
-	if reply[0] == "WAITING" && len(reply) == 8 {
-		seq, _ := reply[7].(int64)
-		st, err := standing(room, reply[:7])
+	if reply[0] == "WAITING" && len(reply) == answerLen+1 {
+		seq, _ := reply[answerLen].(int64)
+		st, err := standing(room, reply[:answerLen])
 		return st, seq, err
 	}
 	st, err := standing(room, reply)
