@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/internal/redistest"
 )
@@ -157,6 +158,36 @@ func TestSlowRateStillAdmits(t *testing.T) {
 		// 1 (initial budget) + 2/s × 1.5 s = 4 at most; at least 3.
 		if total < 3 || total > 4 {
 			t.Fatalf("admitted %d in 1.5 s at 2/s", total)
+		}
+	})
+}
+
+// A batch may admit far more users than one Lua call can take arguments
+// (a rate of 1,000,000 a second admits 100,000 a batch): the live tokens
+// go in by parts.
+func TestHugeBatchAdmits(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		cfg := testConfig()
+		cfg.AdmitRatePerSec = 100_000 // 10,000 a batch
+		s, rdb := newStore(t, engine, cfg)
+		users := names("u", 10_000)
+		for i := 0; i < len(users); i += 1000 {
+			p := rdb.Pipeline()
+			for _, u := range users[i : i+1000] {
+				p.ZAdd(ctx, "wr:{r}:line", redis.Z{Score: float64(len(u)), Member: u})
+			}
+			if _, err := p.Exec(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rdb.SAdd(ctx, "wr:rooms", "r")
+		b, err := s.AdmitBatch(ctx)
+		if err != nil || admittedCount(b) != 10_000 {
+			t.Fatalf("%d admitted: %v", admittedCount(b), err)
+		}
+		if n := rdb.ZCard(ctx, "wr:{r}:tokens").Val(); n != 10_000 {
+			t.Fatalf("%d live tokens", n)
 		}
 	})
 }

@@ -27,6 +27,10 @@ local function admitTokens(popped, admitted, expiresText, recordHead, nowSec, ou
   local mark = redis.call('ZREVRANGEBYSCORE', KEYS[4], popped[2], '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
   local later = redis.call('ZRANGEBYSCORE', KEYS[4], '(' .. popped[2], popped[2 * admitted], 'WITHSCORES')
   local live, j = {}, 1
+  local function addLive()
+    redis.call('ZADD', KEYS[5], unpack(live))
+    live = {}
+  end
   for i = 1, admitted do
     local user, seq = popped[2 * i - 1], tonumber(popped[2 * i])
     while later[2 * j] and tonumber(later[2 * j]) <= seq do
@@ -37,11 +41,16 @@ local function admitTokens(popped, admitted, expiresText, recordHead, nowSec, ou
     redis.call('SET', ARGV[3] .. user, recordHead .. token, 'PXAT', expiresText)
     live[#live + 1] = expiresText
     live[#live + 1] = user
+    if #live == 1000 then -- Lua's unpack takes a few thousand values at most
+      addLive()
+    end
     out[#out + 1] = user
     out[#out + 1] = token
     out[#out + 1] = mark[1] and math.max(0, nowSec - markSecond(mark[1])) or 0
   end
-  redis.call('ZADD', KEYS[5], unpack(live))
+  if #live > 0 then
+    addLive()
+  end
   if mark[2] then
     redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', '(' .. mark[2])
   end

@@ -65,7 +65,7 @@ var mutations = []Mutation{
 	{Name: "admit.lua: tokens never expire", File: "redisstore/admit.lua",
 		From: "redis.call('SET', ARGV[3] .. user, recordHead .. token, 'PXAT', expiresText)", To: "redis.call('SET', ARGV[3] .. user, recordHead .. token, 'PX', 86400000)", Pkgs: store, Hint: `^TestExpiredTokenIsGone$`},
 	{Name: "admit.lua: admitted not counted as live tokens", File: "redisstore/admit.lua",
-		From: "  redis.call('ZADD', KEYS[5], unpack(live))\n", To: "", Pkgs: store, Hint: `^(TestMaxActiveNeverExceeded|TestCommitConsumesAndUnlocks)$`},
+		From: "    redis.call('ZADD', KEYS[5], unpack(live))\n", To: "", Pkgs: store, Hint: `^(TestMaxActiveNeverExceeded|TestCommitConsumesAndUnlocks)$`},
 	{Name: "admit.lua: expired tokens not swept", File: "redisstore/admit.lua",
 		From: "local expired = redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', nowMsText)", To: "local expired = 0", Pkgs: store, Hint: `^TestEmptyRoomsAreForgottenAndComeBack$`},
 	{Name: "admit.lua: waited always 0", File: "redisstore/admit.lua",
