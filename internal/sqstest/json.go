@@ -1,6 +1,8 @@
 package sqstest
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -9,6 +11,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/Admiral-Piett/goaws/app"
 )
@@ -31,10 +35,7 @@ func jsonToQuery(goaws http.Handler) http.Handler {
 		for k, v := range in {
 			flatten(form, op, k, v)
 		}
-		req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(form.Encode()))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		rec := httptest.NewRecorder()
-		goaws.ServeHTTP(rec, req)
+		rec := serve(r.Context(), goaws, op, form)
 		body := rec.Body.Bytes()
 		if rec.Code != http.StatusOK {
 			var e app.ErrorResponse
@@ -49,6 +50,48 @@ func jsonToQuery(goaws http.Handler) http.Handler {
 		}
 		writeJSON(w, http.StatusOK, out)
 	})
+}
+
+// queues orders goaws's requests: its handlers look queues up in a map that
+// CreateQueue writes, without its own lock (a data race under -race when one
+// test creates a queue while another sends). Creating takes the write side;
+// every other operation the read side, which they share as before.
+var queues sync.RWMutex
+
+// serve runs one goaws request under queues. A long poll is done here, as
+// short receives 100 ms apart with the lock released between them (goaws's
+// own long poll would hold the read side, and a create behind it, for the
+// whole wait).
+func serve(ctx context.Context, goaws http.Handler, op string, form url.Values) *httptest.ResponseRecorder {
+	wait, _ := strconv.Atoi(form.Get("WaitTimeSeconds"))
+	if op == "ReceiveMessage" {
+		form.Set("WaitTimeSeconds", "0")
+	}
+	deadline := time.Now().Add(time.Duration(wait) * time.Second)
+	for {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if op == "CreateQueue" {
+			queues.Lock()
+		} else {
+			queues.RLock()
+		}
+		goaws.ServeHTTP(rec, req)
+		if op == "CreateQueue" {
+			queues.Unlock()
+		} else {
+			queues.RUnlock()
+		}
+		if op != "ReceiveMessage" || rec.Code != http.StatusOK || bytes.Contains(rec.Body.Bytes(), []byte("<Message>")) || !time.Now().Before(deadline) {
+			return rec
+		}
+		select {
+		case <-ctx.Done():
+			return rec
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // flatten writes one JSON field as query parameters: lists of entries and
