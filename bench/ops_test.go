@@ -48,8 +48,8 @@ func BenchmarkEnter(b *testing.B) {
 	k := "wr:{bench}:"
 	// KEYS and ARGV as redisstore.Store.Enter sends them (room.lua's defaults
 	// first; the limiter's three buckets, its time and limits off).
-	rb := redisBenchmark(b, concurrency, b.N, 1_000_000_000, "EVALSHA", sha, "10", k+"settings", k+"line", k+"seq", k+"u:r__rand_int__", k+"marks", k+"budget", k+"tokens",
-		k+"gcra:c", k+"gcra:a", k+"gcra:v", "100:100000000:300000:1", "r__rand_int__", "0.5", "60000", "500000", "0", "0", "0", "0", "0", "0", "0")
+	rb := redisBenchmark(b, concurrency, b.N, 1_000_000_000, "EVALSHA", sha, "8", k+"settings", k+"line", k+"seq", k+"u:r__rand_int__", k+"marks", k+"budget", k+"tokens",
+		k+"buckets", "100:100000000:300000:1", "r__rand_int__", "0.5", "60000", "500000", "0", "c", "0", "0", "a", "0", "0", "v", "0", "0")
 	finish(b, sim.MicroOp{Name: "enter", Path: "Route POST /queue/enter (pipeline: EVALSHA enter + SADD rooms)", Script: "EVALSHA enter.lua", Concurrency: concurrency,
 		GoOpsPerSec: ops, GoP50Us: p50, GoP99Us: p99, RedisBenchPerSec: rb})
 }
@@ -74,8 +74,8 @@ func BenchmarkPosition(b *testing.B) {
 		return
 	}
 	k := "wr:{bench}:"
-	rb := redisBenchmark(b, concurrency, b.N, waiting, "EVALSHA", sha, "7", k+"settings", k+"line", k+"u:h:u__rand_int__", k+"budget", k+"tokens",
-		k+"gcra:c", k+"gcra:a", "100:100000000:300000:1", "h:u__rand_int__", "60000", "500000", "0", "0", "0", "0", "0")
+	rb := redisBenchmark(b, concurrency, b.N, waiting, "EVALSHA", sha, "6", k+"settings", k+"line", k+"u:h:u__rand_int__", k+"budget", k+"tokens",
+		k+"buckets", "100:100000000:300000:1", "h:u__rand_int__", "60000", "500000", "0", "c", "0", "0", "a", "0", "0")
 	finish(b, sim.MicroOp{Name: "position", Path: "Route GET /queue/position (EVALSHA position), 10k waiting", Script: "EVALSHA position.lua", Concurrency: concurrency,
 		GoOpsPerSec: ops, GoP50Us: p50, GoP99Us: p99, RedisBenchPerSec: rb})
 }
@@ -122,8 +122,8 @@ func BenchmarkGateCheck(b *testing.B) {
 	k := "wr:{bench}:"
 	// The two scripts of one gate check, each at the same concurrency; one
 	// check costs the sum of their times.
-	rb1 := redisBenchmark(b, concurrency, b.N, users, "EVALSHA", begin, "5", k+"u:h:g__rand_int__", k+"lock:h:g__rand_int__", k+"idem:x", k+"gcra:c", k+"gcra:a",
-		token, "lockvalue", "15000", "0", "0", "0", "0", "0", "0")
+	rb1 := redisBenchmark(b, concurrency, b.N, users, "EVALSHA", begin, "4", k+"u:h:g__rand_int__", k+"lock:h:g__rand_int__", k+"idem:x", k+"buckets",
+		token, "lockvalue", "15000", "0", "0", "c", "0", "0", "a", "0", "0")
 	rb2 := redisBenchmark(b, concurrency, b.N, users, "EVALSHA", unlock, "1", k+"lock:h:g__rand_int__", "lockvalue")
 	finish(b, sim.MicroOp{Name: "gate check", Path: "Route POST /orders, instant 409 downstream (EVALSHA order_begin + EVALSHA unlock)", Script: "EVALSHA order_begin.lua, then unlock.lua (1/(1/a+1/b))", Concurrency: concurrency,
 		GoOpsPerSec: ops, GoP50Us: p50, GoP99Us: p99, RedisBenchPerSec: 1 / (1/rb1 + 1/rb2)})

@@ -44,8 +44,8 @@ func BenchmarkPositionScale(b *testing.B) {
 			p := c.Pipeline()
 			for j := i; j < min(i+1000, to); j++ {
 				u := "h:" + uid("u", j) // as X-User-Id names it
-				p.EvalSha(ctx, sha, []string{k + "settings", k + "line", k + "seq", k + "u:" + u, k + "marks", k + "budget", k + "tokens", k + "gcra:c", k + "gcra:a", k + "gcra:v"},
-					"100:100000000:300000:1", u, 0.5, 60_000, 500_000, 0, 0, 0, 0, 0, 0, 0) // Store.Enter's layout, the limiter off
+				p.EvalSha(ctx, sha, []string{k + "settings", k + "line", k + "seq", k + "u:" + u, k + "marks", k + "budget", k + "tokens", k + "buckets"},
+					"100:100000000:300000:1", u, 0.5, 60_000, 500_000, 0, "c", 0, 0, "a", 0, 0, "v", 0, 0) // Store.Enter's layout, the limiter off
 			}
 			if _, err := p.Exec(ctx); err != nil {
 				b.Fatal(err)

@@ -134,8 +134,11 @@ func TestStreamsPerSourceAddressAreCapped(t *testing.T) {
 		}
 
 		// A connect's store call takes a token from the limiter's bucket of
-		// its identity, which writes a key naming it.
-		named := func(user string) []string { return srv.Client().Keys(context.Background(), "*"+user+"*").Val() }
+		// its identity: a field naming it in the room's hash of buckets.
+		named := func(user string) []string {
+			fields, _, _ := srv.Client().HScan(context.Background(), "wr:{tv}:buckets", 0, "*"+user+"*", 1000).Result()
+			return append(fields, srv.Client().Keys(context.Background(), "*"+user+"*").Val()...)
+		}
 		third, _ := openStream(t, http.DefaultClient, url, userHeader("stranger"))
 		refused(t, "a third stream from 127.0.0.1", third)
 		if keys := named("stranger"); len(keys) > 0 {

@@ -3,8 +3,9 @@
 -- first, in one script: the room exists (OPEN_ROOMS=false refuses unknown
 -- rooms here too, and nothing is written for them) and the abuse limiter
 -- (ratelimit.lua) lets the caller through.
--- KEYS[1] settings  KEYS[2..4] the caller's, its address's and its new visitors' buckets
--- ARGV[1] defaults (room.lua)  ARGV[2..8] the limiter's time and limits (ratelimit.lua)
+-- KEYS[1] settings  KEYS[2] the room's buckets (ratelimit.lua)
+-- ARGV[1] defaults (room.lua)  ARGV[2..11] the limiter's time and the caller's, its
+--   address's and its new visitors' buckets (ratelimit.lua)
 -- Returns {'NOROOM'} | {'LIMITED', ms until allowed} | {'OK'}
 local room = roomSettings()
 if not room.open then

@@ -11,7 +11,7 @@
 --
 -- KEYS[1] settings  KEYS[2] line  KEYS[3] budget (hash: at = microseconds, avail = users)
 -- KEYS[4] marks  KEYS[5] live tokens (zset user -> expiry ms)  KEYS[6] sequence counter
--- KEYS[7] admissions per second (hash second -> count)
+-- KEYS[7] admissions per second (hash second -> count)  KEYS[8] the limiter's buckets (ratelimit.lua)
 -- ARGV[1] defaults (room.lua)  ARGV[2] batch interval seconds
 -- ARGV[3] prefix of token records ("wr:{room}:u:")  ARGV[4] room  ARGV[5] idle expiry ms
 -- ARGV[6..] random token parts, one per user that may be admitted
@@ -56,6 +56,34 @@ local function admitTokens(popped, admitted, expiresText, recordHead, nowSec, ou
   end
 end
 
+-- sweepBuckets removes the limiter's buckets that are full again (their
+-- time has passed: they hold nothing a call would not start afresh), a
+-- tenth of the hash a batch, so that the hash holds the buckets of the last
+-- second or so of callers, not of everyone who ever called. The scan's
+-- cursor is the budget's 'gc'.
+local function sweepBuckets(nowUs, cursor)
+  local size = redis.call('HLEN', KEYS[8])
+  if size == 0 then
+    return '0'
+  end
+  local count = math.max(128, math.ceil(size / 10))
+  local scan = redis.call('HSCAN', KEYS[8], cursor or '0', 'COUNT', string.format('%d', count))
+  local found, stale = scan[2], {}
+  for i = 2, #found, 2 do
+    if tonumber(found[i]) <= nowUs then
+      stale[#stale + 1] = found[i - 1]
+      if #stale == 1000 then -- Lua's unpack takes a few thousand values at most
+        redis.call('HDEL', KEYS[8], unpack(stale))
+        stale = {}
+      end
+    end
+  end
+  if #stale > 0 then
+    redis.call('HDEL', KEYS[8], unpack(stale))
+  end
+  return scan[1]
+end
+
 local room = roomSettings()
 local rate = room.rate
 local burst = math.max(1, rate * tonumber(ARGV[2]))
@@ -63,7 +91,7 @@ local nowUs, nowMs, nowSec, nowSecText = serverTime()
 local nowMsText = string.format('%d', nowMs)
 
 local avail = burst
-local budget = redis.call('HMGET', KEYS[3], 'at', 'avail')
+local budget = redis.call('HMGET', KEYS[3], 'at', 'avail', 'gc')
 if budget[1] then
   local elapsed = nowUs - tonumber(budget[1])
   if elapsed < 0 then elapsed = 0 end -- a failover to a node with a slower clock
@@ -93,8 +121,9 @@ local admitted = #popped / 2
 avail = avail - admitted
 -- An empty line leaves the budget alone (a missing one is a full one), so
 -- that visiting an idle created room writes nothing.
+local cursor = sweepBuckets(nowUs, budget[3])
 if admitted > 0 or redis.call('EXISTS', KEYS[2]) == 1 then
-  redis.call('HSET', KEYS[3], 'at', string.format('%d', nowUs), 'avail', string.format('%.9f', avail))
+  redis.call('HSET', KEYS[3], 'at', string.format('%d', nowUs), 'avail', string.format('%.9f', avail), 'gc', cursor)
 end
 
 local expiresText = string.format('%d', nowMs + room.ttl)
@@ -113,10 +142,11 @@ out[2] = redis.call('ZCARD', KEYS[5])
 -- full batch. enter.lua takes the expiry off again.
 local idleMs = math.max(tonumber(ARGV[5]), math.ceil(burst / rate * 1000))
 if out[1] == 0 and out[2] == 0 then
-  for _, k in ipairs({KEYS[3], KEYS[4], KEYS[6], KEYS[7]}) do
+  for _, k in ipairs({KEYS[3], KEYS[4], KEYS[6], KEYS[7], KEYS[8]}) do
     redis.call('PEXPIRE', k, idleMs)
   end
 else
   redis.call('PEXPIRE', KEYS[3], idleMs)
+  redis.call('PEXPIRE', KEYS[8], idleMs) -- while registered, a batch comes every interval
 end
 return out

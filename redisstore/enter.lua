@@ -3,10 +3,10 @@
 -- KEYS[1] settings  KEYS[2] line (zset user -> sequence)  KEYS[3] sequence counter
 -- KEYS[4] the user's entry-token record  KEYS[5] marks (zset member second -> first sequence of that second)
 -- KEYS[6] budget (enter sets 'since')  KEYS[7] live tokens
--- KEYS[8..10] the caller's, its address's and its new visitors' buckets (ratelimit.lua)
+-- KEYS[8] the room's buckets (ratelimit.lua)
 -- ARGV[1] defaults (room.lua)  ARGV[2] user  ARGV[3] random draw in (0, 1)
 -- ARGV[4] stall horizon ms  ARGV[5] stall after µs (room.lua, stalled)
--- ARGV[6..12] the limiter's time and limits (ratelimit.lua)
+-- ARGV[6..15] the limiter's time and the caller's, its address's and its new visitors' buckets (ratelimit.lua)
 -- Returns answer(kind, …): {'READY', record} | {'WAITING', position, joined}
 --   | {'PREQUEUE', place in line (not told: the draw is secret until the opening), joined}
 --   | {'FULL', waiting} | {'NOROOM'} | {'LIMITED', ms until allowed}

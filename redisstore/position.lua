@@ -3,10 +3,10 @@
 -- from users in it, who hold no token (admission takes a user out of the
 -- line and writes its token in one script), so their poll reads no record.
 -- KEYS[1] settings  KEYS[2] line  KEYS[3] the user's entry-token record
--- KEYS[4] budget  KEYS[5] live tokens  KEYS[6..7] the caller's and its address's buckets
+-- KEYS[4] budget  KEYS[5] live tokens  KEYS[6] the room's buckets (ratelimit.lua)
 -- ARGV[1] defaults (room.lua)  ARGV[2] user  ARGV[3] stall horizon ms  ARGV[4] stall after µs
--- ARGV[5..9] the limiter's time and limits (ratelimit.lua)
--- ARGV[10] 'seat' for a live stream's read (Store.Seat): a WAITING answer then
+-- ARGV[5..11] the limiter's time and the caller's and its address's buckets (ratelimit.lua)
+-- ARGV[12] 'seat' for a live stream's read (Store.Seat): a WAITING answer then
 --   carries one more element, the place's sequence number, or 0 in a room
 --   with stored settings, whose answers depend on more than the line (the
 --   stream then reads the seat again at every move instead of computing
@@ -38,7 +38,7 @@ if room.opensAt > 0 then -- the clock only for a scheduled opening
   end
 end
 local out = answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, KEYS[4], KEYS[5], ARGV[3], ARGV[4]))
-if ARGV[10] == 'seat' then
+if ARGV[12] == 'seat' then
   table.insert(out, room.stored and 0 or tonumber(redis.call('ZSCORE', KEYS[2], ARGV[2])))
 end
 return out

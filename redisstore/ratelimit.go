@@ -17,8 +17,8 @@ const (
 	visitorBuckets = 3
 )
 
-// limited appends the abuse limiter's n bucket keys, the time and the
-// limits to a script call (ratelimit.lua): the caller's identity, its
+// limited appends the abuse limiter's key (the room's buckets), the time
+// and n buckets to a script call (ratelimit.lua): the caller's identity, its
 // source address (an IPv6 address by its /64: waitroom.SourceAddress), and
 // the new visitors of that address, charged only by an enter that makes
 // one. The buckets are in the room's hash slot, as every key of a script
@@ -42,13 +42,20 @@ func (s *Store) limited(ctx context.Context, k roomKeys, keys []string, args []a
 	if !c.NewVisitor {
 		visitorRate = 0
 	}
-	// GCRA buckets (strings); "gcra:" keeps them apart from the hashes of
-	// the limiter before it. The id's length first: an id may contain ':'.
-	keys = append(keys, k.key("gcra:c:"+strconv.Itoa(len(c.ID))+":"+c.ID), k.key("gcra:a:"+addr), k.key("gcra:v:"+addr))[:len(keys)+n]
+	// The buckets are fields of the room's hash; the id's length first: an
+	// id may contain ':'.
+	keys = append(keys, k.buckets())
 	args = append(args, s.now().UnixMicro())
-	for _, b := range [][2]float64{{clientRate, float64(l.ClientBurst)}, {ipRate, float64(l.IPBurst)}, {visitorRate, float64(l.VisitorBurst)}}[:n] {
-		step, limit := gcra(b[0], b[1])
-		args = append(args, step, limit)
+	for _, b := range []struct {
+		field       string
+		rate, burst float64
+	}{
+		{"c:" + strconv.Itoa(len(c.ID)) + ":" + c.ID, clientRate, float64(l.ClientBurst)},
+		{"a:" + addr, ipRate, float64(l.IPBurst)},
+		{"v:" + addr, visitorRate, float64(l.VisitorBurst)},
+	}[:n] {
+		step, limit := gcra(b.rate, b.burst)
+		args = append(args, b.field, step, limit)
 	}
 	return keys, args
 }

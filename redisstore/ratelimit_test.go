@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/internal/redistest"
@@ -120,6 +121,38 @@ func TestUnknownRoomWritesNoBuckets(t *testing.T) {
 		}
 		if n := rdb.DBSize(context.Background()).Val(); n != 0 {
 			t.Fatalf("%d keys written for an unknown room", n)
+		}
+	})
+}
+
+// The limiter's buckets are fields of one hash per room; admission sweeps
+// those whose time has passed, so the hash holds the last moments' callers,
+// not everyone who ever called; the room's idle expiry takes the hash too.
+func TestSweptBuckets(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		cfg := limitedConfig(waitroom.Limits{ClientRatePerSec: 5, ClientBurst: 20, IPRatePerSec: 500, IPBurst: 2000})
+		s, rdb := newStore(t, engine, cfg)
+		ctx := context.Background()
+		if _, err := s.Enter(ctx, "r", "stays"); err != nil { // someone waits: the room is visited
+			t.Fatal(err)
+		}
+		for i := 0; i < 300; i++ {
+			c := waitroom.WithCaller(ctx, waitroom.Caller{ID: fmt.Sprint("poller-", i), IP: fmt.Sprintf("198.51.%d.%d", i/250, i%250)})
+			if _, err := s.Position(c, "r", "nobody"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := rdb.HLen(ctx, "wr:{r}:buckets").Val(); n != 600 {
+			t.Fatalf("%d buckets after 300 callers, want 600", n)
+		}
+		time.Sleep(250 * time.Millisecond) // every bucket is full again (a step is 200 ms)
+		for i := 0; i < 20; i++ {
+			if _, err := s.AdmitBatch(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := rdb.HLen(ctx, "wr:{r}:buckets").Val(); n != 0 {
+			t.Fatalf("%d buckets left after the sweeps", n)
 		}
 	})
 }

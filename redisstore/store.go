@@ -184,6 +184,7 @@ func (r roomKeys) seq() string            { return r.key("seq") }
 func (r roomKeys) marks() string          { return r.key("marks") }
 func (r roomKeys) budget() string         { return r.key("budget") }
 func (r roomKeys) tokens() string         { return r.key("tokens") }
+func (r roomKeys) buckets() string        { return r.key("buckets") } // the limiter's (ratelimit.lua)
 func (r roomKeys) tokenPrefix() string    { return r.key("u:") }
 func (r roomKeys) token(user string) string {
 	return r.tokenPrefix() + user
@@ -453,7 +454,7 @@ func (s *Store) admitCall(room string) (admitCall, error) {
 		}
 		args = append(args, t)
 	}
-	keys := []string{k.settings(), k.line(), k.budget(), k.marks(), k.tokens(), k.seq(), k.admits()}
+	keys := []string{k.settings(), k.line(), k.budget(), k.marks(), k.tokens(), k.seq(), k.admits(), k.buckets()}
 	return admitCall{room: room, keys: keys, args: args}, nil
 }
 
