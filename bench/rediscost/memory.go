@@ -23,9 +23,9 @@ const (
 // users through Store.Enter (no caller: no limiter buckets), reading
 // used_memory before and after; then p.memoryCallers of them poll once
 // with the limiter on, each a caller of its own (id and IP), and the
-// used_memory delta over them is a live caller's two buckets. Active
-// expiry is off for that part, so that no bucket leaves before the read
-// (they expire seconds after their caller's last call).
+// used_memory delta over them is a live caller's two buckets (fields of
+// the room's hash, which only admission sweeps: none runs here). Active
+// expiry is off for that part, so that no key leaves before the read.
 func measureMemory(ctx context.Context, p params) (sim.RedisCostMemory, error) {
 	m := sim.RedisCostMemory{Users: p.memoryUsers, UserIDBytes: len(uid(waitGroup, 0)), Callers: p.memoryCallers}
 	srv, err := sim.StartRedisWrapped(nil, 10*time.Second, "--enable-debug-command", "local")

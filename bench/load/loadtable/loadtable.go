@@ -28,10 +28,11 @@ type Results struct {
 	Rows []Row `json:"rows"`
 }
 
-// Row is one route at one number of connections.
+// Row is one route at one number of connections, the abuse limiter on or off.
 type Row struct {
 	Route          string  `json:"route"`
 	Connections    int     `json:"connections"`
+	Limiter        string  `json:"limiter"` // "on" (the identity's bucket at its defaults, the address's raised) or "off"
 	RequestsPerSec float64 `json:"requestsPerSec"`
 	P50Ms          float64 `json:"p50Ms"`
 	P99Ms          float64 `json:"p99Ms"`
@@ -47,16 +48,32 @@ func Parse(b []byte) (Results, error) {
 }
 
 // Render is the README's table with its lead-in: requests/s to the
-// nearest hundred, latencies to three significant digits.
+// nearest hundred, latencies to three significant digits; then each
+// route's requests/s with the limiter on as a share of off, at each number
+// of connections.
 func Render(r Results) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "`make load` (`bench/load/run.sh`, %s; docs/bench/load-results.json): the local runner (HTTP → payload\n", r.When)
 	fmt.Fprintf(&b, "2.0 event → handler → real `redis-server` %s) on a %d-core machine, %s users waiting, `wrk`\n", r.Machine.Redis, r.Machine.Cores, commas(int64(r.UsersWaiting)))
-	fmt.Fprintf(&b, "with %d threads for %d s per row on loopback, every enter a new user:\n\n", r.Wrk.Threads, r.Wrk.Seconds)
-	b.WriteString("| route | connections | requests/s | p50 | p99 |\n| --- | --- | --- | --- | --- |\n")
+	fmt.Fprintf(&b, "with %d threads for %d s per row on loopback, every enter a new user; the abuse limiter off (every rate 0)\n", r.Wrk.Threads, r.Wrk.Seconds)
+	b.WriteString("and on (the identity's bucket at its defaults, the address's raised: all of `wrk`'s requests come from one address), two runners on one store, in turns:\n\n")
+	b.WriteString("| route | connections | limiter | requests/s | p50 | p99 |\n| --- | --- | --- | --- | --- | --- |\n")
+	off := map[string]float64{}
 	for _, row := range r.Rows {
-		fmt.Fprintf(&b, "| `%s` | %d | %s | %.3g ms | %.3g ms |\n", row.Route, row.Connections,
+		fmt.Fprintf(&b, "| `%s` | %d | %s | %s | %.3g ms | %.3g ms |\n", row.Route, row.Connections, row.Limiter,
 			commas(int64(math.Floor(row.RequestsPerSec/100+0.5))*100), row.P50Ms, row.P99Ms)
+		if row.Limiter == "off" {
+			off[row.Route+"@"+strconv.Itoa(row.Connections)] = row.RequestsPerSec
+		}
+	}
+	var ratios []string
+	for _, row := range r.Rows {
+		if o := off[row.Route+"@"+strconv.Itoa(row.Connections)]; row.Limiter == "on" && o > 0 {
+			ratios = append(ratios, fmt.Sprintf("`%s` %.2f× at %d connections", row.Route, row.RequestsPerSec/o, row.Connections))
+		}
+	}
+	if len(ratios) > 0 {
+		fmt.Fprintf(&b, "\nRequests/s with the limiter on, as a share of off: %s.\n", strings.Join(ratios, ", "))
 	}
 	return b.String()
 }
