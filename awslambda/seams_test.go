@@ -139,7 +139,7 @@ func TestOneClientCannotMintACrowd(t *testing.T) {
 		mint := func(ip string) eventResp {
 			return h.call(withSource(ip, request("POST", "/queue/enter", "", nil)))
 		}
-		created := 0
+		created, start := 0, time.Now()
 		for i := 0; i < 320; i++ {
 			r := mint("198.51.100.7")
 			switch r.StatusCode {
@@ -153,8 +153,10 @@ func TestOneClientCannotMintACrowd(t *testing.T) {
 				t.Fatalf("enter %d: %d %s", i, r.StatusCode, r.Body)
 			}
 		}
-		if created < waitroom.DefaultVisitorBurst || created > waitroom.DefaultVisitorBurst+2 {
-			t.Fatalf("one address made %d visitors from 320 enters; want the burst of %d (and what a second refills)", created, waitroom.DefaultVisitorBurst)
+		// What the bucket refilled while the enters ran (seconds on a busy machine).
+		refilled := int(waitroom.DefaultVisitorRatePerSec*time.Since(start).Seconds()) + 1
+		if created < waitroom.DefaultVisitorBurst || created > waitroom.DefaultVisitorBurst+refilled {
+			t.Fatalf("one address made %d visitors from 320 enters; want the burst of %d and at most the %d refilled meanwhile", created, waitroom.DefaultVisitorBurst, refilled)
 		}
 		if n := h.redis.Client().ZCard(context.Background(), "wr:{default}:line").Val(); n != int64(created) {
 			t.Fatalf("%d places for %d visitors made", n, created)
