@@ -110,6 +110,11 @@ type WaitroomProps struct {
 	// entry tokens (docs/security.md, "Entry-token keys"). Empty: opaque
 	// entry tokens, and GET /.well-known/jwks.json answers 404.
 	EntryTokenKeysSSMParameter string
+	// EntryTokenPublicKeysSSMParameter names the SSM String parameter
+	// (optionally name:version) holding ENTRY_TOKEN_PUBLIC_KEYS, the public
+	// keys of those seeds (cmd/entrytoken-keys prints both): the order gate
+	// verifies with them and never holds a key that signs.
+	EntryTokenPublicKeysSSMParameter string
 	// EntryTokenIssuer is ENTRY_TOKEN_ISSUER, the tokens' iss (empty: the functions' default).
 	EntryTokenIssuer string
 	// Intake is INTAKE (default direct): broker and fallback add the intake
