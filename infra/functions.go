@@ -74,19 +74,39 @@ func functionEnv(p WaitroomProps, cache *Cache, fn string) map[string]*string {
 	if p.OrderGateFailOpen {
 		env["ORDER_GATE_FAIL_OPEN"] = jsii.String("true")
 	}
-	if servesVisitors(fn) && p.EntryTokenKeysSSMParameter != "" {
-		// Enter and position sign entry tokens, the order gate verifies
-		// them; admit and admin never see the key. Resolved at deploy
-		// like PROXY_SECRET (docs/security.md, "Entry-token keys").
-		env["ENTRY_TOKEN_KEYS"] = jsii.String("{{resolve:ssm:" + p.EntryTokenKeysSSMParameter + "}}")
-		if p.EntryTokenIssuer != "" {
-			env["ENTRY_TOKEN_ISSUER"] = jsii.String(p.EntryTokenIssuer)
-		}
+	for k, v := range entryTokenEnv(p, fn) {
+		env[k] = v
 	}
 	if p.TrustUserHeaderFromProxy {
 		// Resolved by CloudFormation at deploy time: the template and the
 		// cdk.out directory hold only the parameter's name.
 		env["PROXY_SECRET"] = jsii.String("{{resolve:ssm:" + p.ProxySecretSSMParameter + "}}")
+	}
+	return env
+}
+
+// entryTokenEnv gives each function the entry-token keys it uses and no
+// other: the seeds to enter and position, which sign (enter with
+// INTAKE=broker only signs receipts, with the ticket key, and gets none);
+// their public keys alone to the order gate, which verifies, and whose way
+// out of the VPC would otherwise carry a key that mints tokens; nothing to
+// admit, admin and the consumer. Resolved at deploy like PROXY_SECRET
+// (docs/security.md, "The entry-token key in AWS").
+func entryTokenEnv(p WaitroomProps, fn string) map[string]*string {
+	var name, param string
+	switch {
+	case p.EntryTokenKeysSSMParameter == "":
+		return nil
+	case fn == FnPosition, fn == FnEnter && p.Intake != waitroom.IntakeBroker:
+		name, param = "ENTRY_TOKEN_KEYS", p.EntryTokenKeysSSMParameter
+	case fn == FnOrderGate:
+		name, param = "ENTRY_TOKEN_PUBLIC_KEYS", p.EntryTokenPublicKeysSSMParameter
+	default:
+		return nil
+	}
+	env := map[string]*string{name: jsii.String("{{resolve:ssm:" + param + "}}")}
+	if p.EntryTokenIssuer != "" {
+		env["ENTRY_TOKEN_ISSUER"] = jsii.String(p.EntryTokenIssuer)
 	}
 	return env
 }

@@ -339,21 +339,32 @@ func (p WaitroomProps) PageProps() PageProps {
 		ForwardHeaders: p.OrderForwardHeaders, Receipts: p.Intake != waitroom.IntakeDirect}
 }
 
-// validateVisitors checks the visitor variables with the functions' own
-// reader (waitroom.LoadConfig: TTL bounds, CONTINUE_URL, the headers the gate
-// may not forward). TICKET_SECRET is left out: the template holds only the
-// parameter's name, its value exists at deploy time.
-// validateEntryTokens checks the signing key's parameter name.
+// validateEntryTokens checks the parameters of the seeds and of their
+// public keys: both or neither (the gate verifies with the public keys, and
+// without them would refuse every signed token), each a parameter name.
 func (p WaitroomProps) validateEntryTokens() error {
-	if p.EntryTokenKeysSSMParameter != "" && !ssmNameRE.MatchString(p.EntryTokenKeysSSMParameter) {
-		return fmt.Errorf("waitroom: entryTokenKeysSsmParameter %q: want an SSM parameter name (optionally name:version)", p.EntryTokenKeysSSMParameter)
-	}
-	if p.EntryTokenIssuer != "" && p.EntryTokenKeysSSMParameter == "" {
+	seeds, public := p.EntryTokenKeysSSMParameter, p.EntryTokenPublicKeysSSMParameter
+	switch {
+	case seeds != "" && !ssmNameRE.MatchString(seeds):
+		return fmt.Errorf("waitroom: entryTokenKeysSsmParameter %q: want an SSM parameter name (optionally name:version)", seeds)
+	case public != "" && !ssmNameRE.MatchString(public):
+		return fmt.Errorf("waitroom: entryTokenPublicKeysSsmParameter %q: want an SSM parameter name (optionally name:version)", public)
+	case seeds != "" && public == "":
+		return errors.New("waitroom: entryTokenKeysSsmParameter needs entryTokenPublicKeysSsmParameter, the parameter holding its seeds' " +
+			"public keys (ENTRY_TOKEN_PUBLIC_KEYS), which the order gate verifies with: `go run ./cmd/entrytoken-keys` prints both values, " +
+			"`-public` those of an existing parameter's value (infra/README.md, \"Signed entry tokens\")")
+	case public != "" && seeds == "":
+		return errors.New("waitroom: entryTokenPublicKeysSsmParameter is set but entryTokenKeysSsmParameter is not: nothing would sign the tokens it verifies")
+	case p.EntryTokenIssuer != "" && seeds == "":
 		return errors.New("waitroom: entryTokenIssuer is set but entryTokenKeysSsmParameter is not: tokens would not be signed")
 	}
 	return nil
 }
 
+// validateVisitors checks the visitor variables with the functions' own
+// reader (waitroom.LoadConfig: TTL bounds, CONTINUE_URL, the headers the gate
+// may not forward). TICKET_SECRET is left out: the template holds only the
+// parameter's name, its value exists at deploy time.
 func (p WaitroomProps) validateVisitors() error {
 	env, err := visitorEnv(p.PageProps())
 	if err != nil {
