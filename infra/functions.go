@@ -45,17 +45,16 @@ func servesVisitors(fn string) bool {
 }
 
 // functionEnv is a function's environment (docs/API.md, "Configuration"):
-// what every function gets, and the visitor variables (the ticket key among
-// them) for the three behind the visitors' routes. Admit and admin never see
-// a ticket: they get no key.
+// what every function gets, and for the three behind the visitors' routes
+// the variables that say who may call and who is calling (the ticket key
+// and the proxy secret among them), and the entry-token key each uses.
+// Admit, admin and the consumer take no visitor's request: they get no key.
 func functionEnv(p WaitroomProps, cache *Cache, fn string) map[string]*string {
 	env := cache.Env()
 	if servesVisitors(fn) {
 		// Validate ran visitorEnv on these props first and refused any error.
 		visitors, _ := visitorEnv(p.PageProps())
-		for k, v := range visitors {
-			env[k] = v
-		}
+		merge(env, visitors, callerEnv(p))
 	}
 	for k, v := range map[string]string{
 		"ADMIT_RATE_PER_SEC":      strconv.FormatFloat(p.AdmitRatePerSec, 'f', -1, 64),
@@ -65,7 +64,6 @@ func functionEnv(p WaitroomProps, cache *Cache, fn string) map[string]*string {
 		"QUEUE_CAPACITY":          strconv.Itoa(p.QueueCapacity),
 		"ORDER_API_URL":           p.OrderAPIURL,
 		"ORDER_TIMEOUT_MS":        strconv.Itoa(p.OrderTimeoutMs),
-		"TRUST_USER_HEADER":       strconv.FormatBool(p.TrustUserHeaderFromProxy),
 		"POLL_TIERS":              p.PollTiersEnv(),
 		"OPEN_ROOMS":              strconv.FormatBool(p.OpenRooms),
 	} {
@@ -74,13 +72,27 @@ func functionEnv(p WaitroomProps, cache *Cache, fn string) map[string]*string {
 	if p.OrderGateFailOpen {
 		env["ORDER_GATE_FAIL_OPEN"] = jsii.String("true")
 	}
-	for k, v := range entryTokenEnv(p, fn) {
-		env[k] = v
-	}
+	return merge(env, entryTokenEnv(p, fn))
+}
+
+// callerEnv is how the visitor functions tell who is calling: whether to
+// believe X-User-Id, and the proxy's secret that alone makes it believed,
+// resolved by CloudFormation at deploy time (the template and cdk.out hold
+// only the parameter's name).
+func callerEnv(p WaitroomProps) map[string]*string {
+	env := map[string]*string{"TRUST_USER_HEADER": jsii.String(strconv.FormatBool(p.TrustUserHeaderFromProxy))}
 	if p.TrustUserHeaderFromProxy {
-		// Resolved by CloudFormation at deploy time: the template and the
-		// cdk.out directory hold only the parameter's name.
 		env["PROXY_SECRET"] = jsii.String("{{resolve:ssm:" + p.ProxySecretSSMParameter + "}}")
+	}
+	return env
+}
+
+// merge adds the variables of each of more to env and returns it.
+func merge(env map[string]*string, more ...map[string]*string) map[string]*string {
+	for _, m := range more {
+		for k, v := range m {
+			env[k] = v
+		}
 	}
 	return env
 }
