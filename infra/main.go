@@ -27,6 +27,9 @@ const (
 	CtxTrustUserHeader      = "trustUserHeader"
 	CtxProxySecret          = "proxySecretSsmParameter"
 	CtxAnonymous            = "anonymousVisitors"
+	CtxOriginSecret         = "originSecretSsmParameter"
+	CtxAPIDomainName        = "apiDomainName"
+	CtxAPICertificate       = "apiCertificateArn"
 	CtxOpenRooms            = "openRooms"
 	CtxIntake               = "intake"
 	CtxTicketSecret         = "ticketSecretSsmParameter"
@@ -114,6 +117,9 @@ func propsFromContext(ctx contextGetter) (WaitroomProps, error) {
 		TrustUserHeaderFromProxy:         r.boolean(CtxTrustUserHeader),
 		ProxySecretSSMParameter:          r.str(CtxProxySecret),
 		AnonymousVisitors:                r.boolean(CtxAnonymous),
+		OriginSecretSSMParameter:         r.str(CtxOriginSecret),
+		APIDomainName:                    r.str(CtxAPIDomainName),
+		APICertificateArn:                r.str(CtxAPICertificate),
 		OpenRooms:                        r.boolean(CtxOpenRooms),
 		Intake:                           waitroom.Intake(r.str(CtxIntake)),
 		TicketSecretSSMParameter:         r.str(CtxTicketSecret),

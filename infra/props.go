@@ -98,6 +98,19 @@ type WaitroomProps struct {
 	// JwtIssuer (docs/security.md, "Anonymous visitors in AWS") and may be
 	// combined with TrustUserHeaderFromProxy.
 	AnonymousVisitors bool
+	// OriginSecretSSMParameter names the SSM String parameter (optionally
+	// name:version) holding ORIGIN_SECRET: CloudFront adds it to every
+	// request it passes to the API (X-Origin-Secret), and the visitor
+	// functions refuse requests without it. Required with AnonymousVisitors
+	// (the page on CloudFront fronts the API).
+	OriginSecretSSMParameter string
+	// APIDomainName and APICertificateArn are the HTTP API's own custom
+	// domain (a regional ACM certificate of the stack's region covering it),
+	// required with AnonymousVisitors: the stack disables the execute-api
+	// endpoint when CloudFront fronts the API, and API Gateway then answers
+	// on a custom domain only, which is CloudFront's origin and the
+	// operators' address for the admin routes.
+	APIDomainName, APICertificateArn string
 	// OpenRooms is OPEN_ROOMS: any valid room name works. Off by default:
 	// only rooms an operator created (waitroomctl --aws) exist, so nobody can
 	// make the admitters walk thousands of throwaway rooms.

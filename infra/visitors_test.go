@@ -10,13 +10,21 @@ import (
 	"github.com/aws/jsii-runtime-go"
 )
 
-const testTicketParam = "/waitroom/ticket-secret:2"
+const (
+	testTicketParam       = "/waitroom/ticket-secret:2"
+	testOriginSecretParam = "/waitroom/origin-secret:4"
+	testAPIDomain         = "api.queue.shop.example"
+	testAPICertificate    = "arn:aws:acm:us-east-1:123456789012:certificate/0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0"
+)
 
-// anonymousProps: visitors without an account, no JWT authorizer.
+// anonymousProps: visitors without an account, no JWT authorizer, the page
+// on CloudFront in front of the API (its secret, the API's own domain).
 func anonymousProps(p *WaitroomProps) {
 	p.JwtIssuer, p.JwtAudience = "", nil
 	p.AnonymousVisitors = true
 	p.TicketSecretSSMParameter = testTicketParam
+	p.OriginSecretSSMParameter = testOriginSecretParam
+	p.APIDomainName, p.APICertificateArn = testAPIDomain, testAPICertificate
 	p.ContinueURL = "https://shop.example.com/checkout#entryToken={entryToken}"
 	p.OrderForwardHeaders = []string{"X-Shop-Session"}
 }
