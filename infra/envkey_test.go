@@ -66,6 +66,9 @@ func TestSecretsAreEncryptedWithTheStacksKey(t *testing.T) {
 				if p["KmsKeyArn"] != nil {
 					t.Errorf("%s, %s: holds no secret, yet its environment takes the stack's key", name, fn)
 				}
+				if kms := roleKMSStatements(s, js(p["Role"])); len(kms) != 0 {
+					t.Errorf("%s, %s: holds no secret, yet its role may use KMS: %s", name, fn, js(kms))
+				}
 				continue
 			}
 			if len(keys) != 1 {
@@ -76,6 +79,7 @@ func TestSecretsAreEncryptedWithTheStacksKey(t *testing.T) {
 				t.Errorf("%s, %s: KmsKeyArn %s, want the stack's key %s", name, fn, js(p["KmsKeyArn"]), keyID)
 			}
 			readers = append(readers, js(p["Role"]))
+			checkRoleDecrypts(t, name+", "+fn, s, js(p["Role"]), keyID)
 		}
 		if keyID == "" {
 			if len(keys) != 0 {
@@ -85,6 +89,9 @@ func TestSecretsAreEncryptedWithTheStacksKey(t *testing.T) {
 		}
 		withKey++
 		checkKeyPolicy(t, name, s.resources("AWS::KMS::Key")[keyID], readers)
+		if props(keys[keyID])["EnableKeyRotation"] != true {
+			t.Errorf("%s: the key's material is never rotated", name)
+		}
 	}
 	if withKey < 5 {
 		t.Errorf("only %d stacks hold secrets", withKey)
@@ -133,5 +140,35 @@ func checkKeyPolicy(t *testing.T, name string, key map[string]any, readers []str
 	}
 	if key["DeletionPolicy"] != "Delete" || props(key)["PendingWindowInDays"] != float64(7) {
 		t.Errorf("%s: the key outlives the stack: %v, %v days", name, key["DeletionPolicy"], props(key)["PendingWindowInDays"])
+	}
+}
+
+// roleKMSStatements are the statements naming KMS in the role's (its
+// Fn::GetAtt) policies beside its inline one.
+func roleKMSStatements(s *synth, role string) []any {
+	var kms []any
+	for _, pol := range s.resources("AWS::IAM::Policy") {
+		for _, r := range asSlice(props(pol)["Roles"]) {
+			if getAttArn(r.(map[string]any)["Ref"].(string)) != role {
+				continue
+			}
+			for _, st := range asSlice(props(pol)["PolicyDocument"].(map[string]any)["Statement"]) {
+				if strings.Contains(js(st.(map[string]any)["Action"]), "kms:") {
+					kms = append(kms, st)
+				}
+			}
+		}
+	}
+	return kms
+}
+
+// checkRoleDecrypts: the role's one KMS statement is kms:Decrypt on the
+// stack's key.
+func checkRoleDecrypts(t *testing.T, name string, s *synth, role, keyID string) {
+	t.Helper()
+	kms := roleKMSStatements(s, role)
+	want := js(map[string]any{"Action": "kms:Decrypt", "Effect": "Allow", "Resource": map[string]any{"Fn::GetAtt": []any{keyID, "Arn"}}, "Sid": DecryptOwnEnvironmentSid})
+	if len(kms) != 1 || js(kms[0]) != want {
+		t.Errorf("%s: the role's KMS statements %s, want only %s", name, js(kms), want)
 	}
 }

@@ -133,13 +133,14 @@ func inVPC(p WaitroomProps, fn string) bool {
 // functionProps are what every function shares: its own role and log
 // group, the runtime, JSON logs, and its place in the VPC (network.placement:
 // the isolated subnets out to the cache only, the order gate in its own).
-func functionProps(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cache, s fnSpec, env map[string]*string) *awslambda.FunctionProps {
+func functionProps(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cache, keys *envKey, s fnSpec, env map[string]*string) *awslambda.FunctionProps {
 	logGroup := awslogs.NewLogGroup(stack, jsii.String(logicalName(s.name)+"Logs"), &awslogs.LogGroupProps{
 		Retention:     p.LogRetention,
 		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 	})
+	role := newFunctionRole(stack, s.name, logGroup, cache, inVPC(p, s.name))
 	props := &awslambda.FunctionProps{
-		Role:         newFunctionRole(stack, s.name, logGroup, cache, inVPC(p, s.name)),
+		Role:         role,
 		Description:  jsii.String(s.description),
 		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
 		Architecture: awslambda.Architecture_ARM_64(),
@@ -160,13 +161,14 @@ func functionProps(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cac
 		subnets, sg := net.placement(s.name)
 		props.Vpc, props.VpcSubnets, props.SecurityGroups = net.vpc, subnets, &[]awsec2.ISecurityGroup{sg}
 	}
+	keys.protect(props, role)
 	return props
 }
 
 // newFunctions builds the four functions, each with its own role and log
 // group; enter, position and admit reach only the cache, the order gate
 // also the order API.
-func newFunctions(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cache) map[string]awslambda.Function {
+func newFunctions(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cache, keys *envKey) map[string]awslambda.Function {
 	cachePorts := awsec2.Port_TcpRange(jsii.Number(cachePortLow), jsii.Number(cachePortHigh))
 	for _, sg := range net.securityGroups() {
 		cache.SecGroup.AddIngressRule(sg, cachePorts, jsii.String("Valkey (TLS) from the functions"), nil)
@@ -174,7 +176,7 @@ func newFunctions(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cach
 	}
 	fns := map[string]awslambda.Function{}
 	for _, s := range fnSpecs(p) {
-		props := functionProps(stack, p, net, cache, s, functionEnv(p, cache, s.name))
+		props := functionProps(stack, p, net, cache, keys, s, functionEnv(p, cache, s.name))
 		if s.reserved != NoLimit {
 			props.ReservedConcurrentExecutions = jsii.Number(float64(s.reserved))
 		}

@@ -32,6 +32,8 @@ type Waitroom struct {
 	Admin *Admin
 	// Intake is the broker of INTAKE broker and fallback (nil when direct).
 	Intake *Intake
+	// envKey encrypts the environment of the functions holding secrets.
+	envKey *envKey
 }
 
 // NewWaitroomStack builds the whole waiting room. It returns an error, and
@@ -53,11 +55,11 @@ func NewWaitroomStack(scope constructs.Construct, id string, props WaitroomProps
 	// Without this flag a dual-stack VPC gets an egress-only gateway of its
 	// own even without private subnets; ours is made (and routed) by newNetwork.
 	stack.Node().SetContext(jsii.String("@aws-cdk/aws-ec2:requirePrivateSubnetsForEgressOnlyInternetGateway"), true)
-	w := &Waitroom{Stack: stack, Props: p}
+	w := &Waitroom{Stack: stack, Props: p, envKey: &envKey{stack: stack}}
 
 	net := newNetwork(stack, p)
 	w.Cache = newCache(stack, p, net)
-	w.Functions = newFunctions(stack, p, net, w.Cache)
+	w.Functions = newFunctions(stack, p, net, w.Cache, w.envKey)
 	w.Intake = newBroker(stack, p, net, w)
 	w.Schedule = newAdmitSchedule(stack, p, w.Functions[FnAdmit])
 	w.API, w.APIDomain = newAPI(stack, p, w.Functions)
