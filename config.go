@@ -64,17 +64,26 @@ type Defaults struct {
 	// believe X-User-Id without PROXY_SECRET while ADDR is loopback only,
 	// where nothing but this machine can send it.
 	LoopbackTrust bool
+	// SignsEntryTokens: the process answers READY with a signed entry
+	// token, so ENTRY_TOKEN_PUBLIC_KEYS (which only verifies) will not do.
+	SignsEntryTokens bool
 }
 
 // FunctionDefaults are the Lambda functions' defaults: a store is required.
 var FunctionDefaults = Defaults{RequireRedisURL: true}
 
-// OrderGateDefaults are the order gate's: it also needs the order API.
+// SigningDefaults are enter's and position's: they answer READY, so with
+// signed entry tokens they need the seed (ENTRY_TOKEN_KEYS).
+var SigningDefaults = Defaults{RequireRedisURL: true, SignsEntryTokens: true}
+
+// OrderGateDefaults are the order gate's: it also needs the order API. It
+// only verifies entry tokens (ENTRY_TOKEN_PUBLIC_KEYS is enough).
 var OrderGateDefaults = Defaults{RequireRedisURL: true, RequireOrderAPIURL: true}
 
 // LocalDefaults are the local runner's: embedded store, demo order API,
 // trusted header, any room name.
-var LocalDefaults = Defaults{TrustUserHeader: true, AnonymousVisitors: true, GenerateTicketSecret: true, OpenRooms: true, LoopbackTrust: true}
+var LocalDefaults = Defaults{TrustUserHeader: true, AnonymousVisitors: true, GenerateTicketSecret: true, OpenRooms: true, LoopbackTrust: true,
+	SignsEntryTokens: true}
 
 // BatchSize is how many users one batch may admit: the rate spread over
 // the interval, and never less than one so that slow rates still move.
@@ -109,7 +118,7 @@ func LoadConfig(lookup func(string) (string, bool), d Defaults) (Config, error) 
 		AdminToken:      r.secret("ADMIN_TOKEN"),
 		Intake:          r.intake(),
 		IntakeQueueURL:  r.str("INTAKE_QUEUE_URL", ""),
-		Trust:           r.trust(),
+		Trust:           r.trust(d),
 	}
 	r.intakeNeeds(c, d)
 	if c.RedisURL == "" && d.RequireRedisURL {

@@ -321,3 +321,55 @@ func TestOriginSecretVariable(t *testing.T) {
 		t.Fatalf("a short ORIGIN_SECRET: %v", err)
 	}
 }
+
+// ENTRY_TOKEN_KEYS signs and verifies; ENTRY_TOKEN_PUBLIC_KEYS (the seeds'
+// public keys) only verifies: the order gate takes it, a process that signs
+// (enter, position, the local runner) refuses it, and never both at once.
+// Each refusal names the variable and never quotes a key.
+func TestEntryTokenKeyVariables(t *testing.T) {
+	seed, err := entrytoken.GenerateSeed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := entrytoken.ParseKeys(seed, "https://queue.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	public := signer.PublicKeys()
+	load := func(d waitroom.Defaults, kv map[string]string) (waitroom.Config, error) {
+		kv["REDIS_URL"], kv["ORDER_API_URL"], kv["ENTRY_TOKEN_ISSUER"] = "redis://localhost:6379", "https://orders.example", "https://queue.example"
+		return waitroom.LoadConfig(env(kv), d)
+	}
+	gate, err := load(waitroom.OrderGateDefaults, map[string]string{"ENTRY_TOKEN_PUBLIC_KEYS": public})
+	if err != nil || !gate.Trust.EntryTokens.Enabled() || gate.Trust.EntryTokens.CanSign() {
+		t.Fatalf("the gate with public keys: %+v %v", gate.Trust.EntryTokens, err)
+	}
+	token, err := signer.Sign(entrytoken.Claims{Subject: "u", Room: "tv", ID: "AAAAAAAAAAAAAAAAAAAAAA", ExpiresAt: time.Now().Add(time.Minute).Unix()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gate.Trust.EntryTokens.Verify(token, time.Now()); err != nil {
+		t.Errorf("the gate does not verify a token its seed signed: %v", err)
+	}
+	if pos, err := load(waitroom.SigningDefaults, map[string]string{"ENTRY_TOKEN_KEYS": seed}); err != nil || !pos.Trust.EntryTokens.CanSign() {
+		t.Errorf("position with the seed: %v", err)
+	}
+	for name, c := range map[string]struct {
+		d       waitroom.Defaults
+		kv      map[string]string
+		naming  string
+		leakKey string
+	}{
+		"a signer with public keys":  {waitroom.SigningDefaults, map[string]string{"ENTRY_TOKEN_PUBLIC_KEYS": public}, "ENTRY_TOKEN_PUBLIC_KEYS", public},
+		"the local runner likewise":  {waitroom.LocalDefaults, map[string]string{"ENTRY_TOKEN_PUBLIC_KEYS": public}, "ENTRY_TOKEN_PUBLIC_KEYS", public},
+		"both at once":               {waitroom.OrderGateDefaults, map[string]string{"ENTRY_TOKEN_KEYS": seed, "ENTRY_TOKEN_PUBLIC_KEYS": public}, "ENTRY_TOKEN_PUBLIC_KEYS", seed},
+		"a public key of 31 bytes":   {waitroom.OrderGateDefaults, map[string]string{"ENTRY_TOKEN_PUBLIC_KEYS": public[:40]}, "ENTRY_TOKEN_PUBLIC_KEYS", public[:40]},
+		"a seed that is not base64":  {waitroom.SigningDefaults, map[string]string{"ENTRY_TOKEN_KEYS": seed + "!"}, "ENTRY_TOKEN_KEYS", seed},
+		"three public keys, not two": {waitroom.OrderGateDefaults, map[string]string{"ENTRY_TOKEN_PUBLIC_KEYS": public + "," + public + "," + public}, "ENTRY_TOKEN_PUBLIC_KEYS", public},
+	} {
+		_, err := load(c.d, c.kv)
+		if err == nil || !strings.Contains(err.Error(), c.naming) || strings.Contains(err.Error(), c.leakKey) {
+			t.Errorf("%s: %v, want an error naming %s and quoting no key", name, err, c.naming)
+		}
+	}
+}

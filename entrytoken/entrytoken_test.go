@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -143,4 +144,61 @@ func TestKeysVerifyChecksTheIssuer(t *testing.T) {
 	if _, err := ks.Verify(wrongIss, now); !errors.Is(err, entrytoken.ErrIssuer) {
 		t.Fatalf("another issuer's token: %v, want %v", err, entrytoken.ErrIssuer)
 	}
+}
+
+// The public keys of a seed (Keys.PublicKeys, ENTRY_TOKEN_PUBLIC_KEYS)
+// verify what the seed signs, under the same key ids, during a rotation
+// too, and publish the same JWKS; they never sign.
+func TestPublicKeysVerifyButNeverSign(t *testing.T) {
+	now := time.Now()
+	current, previous := seed(t), seed(t)
+	signer := keys(t, current, previous)
+	public, err := entrytoken.ParsePublicKeys(signer.PublicKeys(), issuer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !public.Enabled() || public.CanSign() || !signer.CanSign() {
+		t.Fatalf("public keys: Enabled %v CanSign %v; seeds CanSign %v", public.Enabled(), public.CanSign(), signer.CanSign())
+	}
+	if _, err := public.Sign(claims(now)); !errors.Is(err, entrytoken.ErrVerifyOnly) {
+		t.Errorf("public keys signed: %v", err)
+	}
+	old, err := keys(t, previous).Sign(claims(now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tok := range map[string]string{"current": mustSign(t, signer, now), "previous": old} {
+		if c, err := public.Verify(tok, now); err != nil || c.Subject != "user-4711" {
+			t.Errorf("%s key's token with the public keys: %+v %v", name, c, err)
+		}
+	}
+	if js(t, public.JWKS()) != js(t, signer.JWKS()) || public.PublicKeys() != signer.PublicKeys() {
+		t.Errorf("public keys publish %s, the seeds %s", js(t, public.JWKS()), js(t, signer.JWKS()))
+	}
+	for _, bad := range []string{current + "x", base64.StdEncoding.EncodeToString(make([]byte, 31)), "a,b,c"} {
+		if _, err := entrytoken.ParsePublicKeys(bad, issuer); err == nil {
+			t.Errorf("ParsePublicKeys(%q) took it", bad)
+		}
+	}
+	if none, err := entrytoken.ParsePublicKeys(" ", issuer); err != nil || none.Enabled() {
+		t.Errorf("empty: %+v %v", none, err)
+	}
+}
+
+func mustSign(t *testing.T, k entrytoken.Keys, now time.Time) string {
+	t.Helper()
+	tok, err := k.Sign(claims(now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+func js(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -13,11 +13,14 @@ import (
 	"time"
 )
 
-// Key is one Ed25519 signing key and its id (derived from the public key,
-// so that operators rotate by changing the seed alone).
+// Key is one Ed25519 key and its id (derived from the public key, so that
+// operators rotate by changing the seed alone). A key made of a public key
+// alone (NewPublicKey) verifies and never signs: the order gate holds such
+// keys, so that a process that only checks tokens cannot mint them.
 type Key struct {
 	ID      string
-	private ed25519.PrivateKey
+	private ed25519.PrivateKey // nil for a verify-only key
+	public  ed25519.PublicKey
 }
 
 // String and LogValue name the key by its id only: a key printed or
@@ -28,7 +31,7 @@ func (k *Key) String() string { return "entrytoken.Key(" + k.ID + ")" }
 func (k *Key) LogValue() slog.Value { return slog.StringValue(k.String()) }
 
 // Public is the key's public half.
-func (k *Key) Public() ed25519.PublicKey { return k.private.Public().(ed25519.PublicKey) }
+func (k *Key) Public() ed25519.PublicKey { return k.public }
 
 // NewKey makes a key of a 32-byte Ed25519 seed.
 func NewKey(seed []byte) (*Key, error) {
@@ -36,8 +39,25 @@ func NewKey(seed []byte) (*Key, error) {
 		return nil, fmt.Errorf("an Ed25519 seed is %d bytes, got %d", ed25519.SeedSize, len(seed))
 	}
 	priv := ed25519.NewKeyFromSeed(seed)
-	sum := sha256.Sum256(priv.Public().(ed25519.PublicKey))
-	return &Key{ID: b64.EncodeToString(sum[:6]), private: priv}, nil
+	k := publicKey(priv.Public().(ed25519.PublicKey))
+	k.private = priv
+	return k, nil
+}
+
+// NewPublicKey makes a verify-only key of a 32-byte Ed25519 public key.
+func NewPublicKey(pub []byte) (*Key, error) {
+	if len(pub) != ed25519.PublicKeySize {
+		return nil, fmt.Errorf("an Ed25519 public key is %d bytes, got %d", ed25519.PublicKeySize, len(pub))
+	}
+	return publicKey(append(ed25519.PublicKey(nil), pub...)), nil
+}
+
+// publicKey names pub by the first 6 bytes of its SHA-256: a seed and its
+// public key alone get the same id, so that tokens signed with the one
+// verify with the other.
+func publicKey(pub ed25519.PublicKey) *Key {
+	sum := sha256.Sum256(pub)
+	return &Key{ID: b64.EncodeToString(sum[:6]), public: pub}
 }
 
 // Keys sign with Current and publish Current and Previous: a rotation
@@ -51,7 +71,16 @@ type Keys struct {
 
 // ParseKeys reads ENTRY_TOKEN_KEYS: a base64 32-byte seed, or
 // "current,previous" during a rotation. Empty means no keys (Enabled false).
-func ParseKeys(s, issuer string) (Keys, error) {
+func ParseKeys(s, issuer string) (Keys, error) { return parseKeys(s, issuer, NewKey) }
+
+// ParsePublicKeys reads ENTRY_TOKEN_PUBLIC_KEYS: the base64 32-byte Ed25519
+// public key of each seed of ENTRY_TOKEN_KEYS, in the same order
+// ("current,previous" during a rotation; Keys.PublicKeys writes it). The
+// keys verify and publish, never sign (CanSign false).
+func ParsePublicKeys(s, issuer string) (Keys, error) { return parseKeys(s, issuer, NewPublicKey) }
+
+// parseKeys reads one or two base64 keys, current first, each made by newKey.
+func parseKeys(s, issuer string, newKey func([]byte) (*Key, error)) (Keys, error) {
 	if strings.TrimSpace(s) == "" {
 		return Keys{Issuer: issuer}, nil
 	}
@@ -61,11 +90,11 @@ func ParseKeys(s, issuer string) (Keys, error) {
 	}
 	var keys []*Key
 	for i, p := range parts {
-		seed, err := decodeBase64(strings.TrimSpace(p))
+		raw, err := decodeBase64(strings.TrimSpace(p))
 		if err != nil {
 			return Keys{}, fmt.Errorf("key %d: %w", i+1, err)
 		}
-		k, err := NewKey(seed)
+		k, err := newKey(raw)
 		if err != nil {
 			return Keys{}, fmt.Errorf("key %d: %w", i+1, err)
 		}
@@ -99,16 +128,38 @@ func decodeBase64(s string) ([]byte, error) {
 	return nil, errors.New("not base64")
 }
 
-// Enabled reports whether tokens can be signed.
+// Enabled reports whether entry tokens are JWTs: there is a key to verify
+// them with (and, unless the keys are public only, to sign them).
 func (k Keys) Enabled() bool { return k.Current != nil }
+
+// CanSign reports whether the current key has its private half.
+func (k Keys) CanSign() bool { return k.Current != nil && k.Current.private != nil }
+
+// ErrVerifyOnly is Sign's error for keys made of public keys alone.
+var ErrVerifyOnly = errors.New("entrytoken: these keys are public keys alone: they verify, signing needs the seed")
 
 // Sign issues a token for claims (Issuer is set from the keys).
 func (k Keys) Sign(c Claims) (string, error) {
-	if !k.Enabled() {
+	switch {
+	case !k.Enabled():
 		return "", errors.New("entrytoken: no signing key")
+	case !k.CanSign():
+		return "", ErrVerifyOnly
 	}
 	c.Issuer = k.Issuer
 	return sign(k.Current, c)
+}
+
+// PublicKeys is the ENTRY_TOKEN_PUBLIC_KEYS of these keys: each public key
+// in standard base64, current first, comma-separated ("" without keys).
+func (k Keys) PublicKeys() string {
+	var out []string
+	for _, key := range []*Key{k.Current, k.Previous} {
+		if key != nil {
+			out = append(out, base64.StdEncoding.EncodeToString(key.Public()))
+		}
+	}
+	return strings.Join(out, ",")
 }
 
 // Lookup finds a published key by id.

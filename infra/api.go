@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2authorizers"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscertificatemanager"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/jsii-runtime-go"
@@ -89,11 +90,17 @@ func (p WaitroomProps) routeRateLimit(fn string) int {
 	return map[string]int{FnEnter: p.EnterRateLimit, FnPosition: p.PositionRateLimit, FnOrderGate: p.OrdersRateLimit}[fn]
 }
 
-// newAPI builds the HTTP API with its three routes and its stage.
-func newAPI(stack awscdk.Stack, p WaitroomProps, fns map[string]awslambda.Function) awsapigatewayv2.HttpApi {
+// newAPI builds the HTTP API with its three routes and its stage, and,
+// when CloudFront fronts it, its own domain (apiDomain).
+func newAPI(stack awscdk.Stack, p WaitroomProps, fns map[string]awslambda.Function) (awsapigatewayv2.HttpApi, awsapigatewayv2.DomainName) {
 	props := &awsapigatewayv2.HttpApiProps{
 		ApiName:     jsii.String(p.NamePrefix),
 		Description: jsii.String("Waitroom: virtual waiting room in front of the order API"),
+	}
+	domain := apiDomain(stack, p)
+	if domain != nil {
+		props.DisableExecuteApiEndpoint = jsii.Bool(true)
+		props.DefaultDomainMapping = &awsapigatewayv2.DomainMappingOptions{DomainName: domain}
 	}
 	if !p.NoCors {
 		props.CorsPreflight = &awsapigatewayv2.CorsPreflightOptions{
@@ -137,7 +144,27 @@ func newAPI(stack awscdk.Stack, p WaitroomProps, fns map[string]awslambda.Functi
 		}
 	}
 	configureStage(stack, p, stage)
-	return api
+	return api, domain
+}
+
+// apiDomain is the API's own domain when the page's CloudFront fronts it
+// (nil otherwise). The stack then disables the execute-api endpoint, which
+// API Gateway answers with 403 whoever calls: the API is reached on this
+// domain alone, by CloudFront (its origin) and by operators signing the
+// admin routes (waitroomctl --aws --url https://<domain>). The domain is no
+// less public than execute-api was: what turns away a request that skips
+// CloudFront is ORIGIN_SECRET, checked by the functions (docs/security.md,
+// "The page's origin").
+func apiDomain(stack awscdk.Stack, p WaitroomProps) awsapigatewayv2.DomainName {
+	if !p.AnonymousVisitors {
+		return nil
+	}
+	return awsapigatewayv2.NewDomainName(stack, jsii.String("ApiDomain"), &awsapigatewayv2.DomainNameProps{
+		DomainName:     jsii.String(p.APIDomainName),
+		Certificate:    awscertificatemanager.Certificate_FromCertificateArn(stack, jsii.String("ApiCertificate"), jsii.String(p.APICertificateArn)),
+		EndpointType:   awsapigatewayv2.EndpointType_REGIONAL,
+		SecurityPolicy: awsapigatewayv2.SecurityPolicy_TLS_1_2,
+	})
 }
 
 // configureStage: per-route throttling, per-route metrics (for the p99

@@ -11,8 +11,13 @@ import (
 
 // IdleBudgetUSD is what the deployed stack may cost a month with the
 // sale's rooms created and nobody visiting (issue 9: the Valkey storage
-// minimum is the floor; issue 23: three created rooms).
-const IdleBudgetUSD = 12.0
+// minimum is the floor; issue 23: three created rooms). A stack whose
+// functions hold secrets adds the key that keeps them out of
+// GetFunctionConfiguration (issue 19): SecretsBudgetUSD.
+const (
+	IdleBudgetUSD    = 12.0
+	SecretsBudgetUSD = IdleBudgetUSD + 1.5
+)
 
 var pricedOnce struct {
 	sync.Once
@@ -47,10 +52,13 @@ func pricedConfigurations(t *testing.T) map[string]cost.Priced {
 func TestIdleBudget(t *testing.T) {
 	by := pricedConfigurations(t)
 	for _, name := range []string{"default", "private-peering", "ipv6", "page", "broker"} {
-		r := by[name].R
-		if r.IdleRooms != cost.DefaultIdleRooms || r.IdleMonthlyUSD > IdleBudgetUSD {
+		r, budget := by[name].R, IdleBudgetUSD
+		if by[name].Inv.KMSKeys > 0 {
+			budget = SecretsBudgetUSD
+		}
+		if r.IdleRooms != cost.DefaultIdleRooms || r.IdleMonthlyUSD > budget {
 			t.Errorf("%s: idle $%.2f a month with %d rooms, over the $%.2f budget or not %d rooms", name, r.IdleMonthlyUSD, r.IdleRooms,
-				IdleBudgetUSD, cost.DefaultIdleRooms)
+				budget, cost.DefaultIdleRooms)
 		}
 		if r.RequestsPerVisitor < 3 {
 			t.Errorf("%s: %d requests a visitor: enter, at least one poll and an order make 3", name, r.RequestsPerVisitor)
@@ -64,8 +72,9 @@ func TestIdleBudget(t *testing.T) {
 func TestPageOnTheStack(t *testing.T) {
 	by := pricedConfigurations(t)
 	page, def := by["page"], by["default"]
-	if page.R.IdleMonthlyUSD-def.R.IdleMonthlyUSD > 0.01 {
-		t.Errorf("idle with the page $%.4f, without $%.4f: the page should add under a cent", page.R.IdleMonthlyUSD, def.R.IdleMonthlyUSD)
+	key := cost.USEast1.KMSKeyMonth.USD // its secrets' key (TestSecretsAreEncryptedWithTheStacksKey)
+	if page.R.IdleMonthlyUSD-def.R.IdleMonthlyUSD-key > 0.01 {
+		t.Errorf("idle with the page $%.4f, without $%.4f: the page should add its secrets' key and under a cent", page.R.IdleMonthlyUSD, def.R.IdleMonthlyUSD)
 	}
 	cloudFront := func(pc cost.Priced) (usd float64) {
 		for _, it := range pc.R.PerMillion {
@@ -98,8 +107,9 @@ func TestPageOnTheStack(t *testing.T) {
 func TestIntakeOnTheStack(t *testing.T) {
 	by := pricedConfigurations(t)
 	def, broker, fallback := by["default"].R, by["broker"].R, by["fallback"].R
-	if extra := broker.IdleMonthlyUSD - def.IdleMonthlyUSD; extra < 0.3 || extra > 1 {
-		t.Errorf("broker adds $%.4f a month idle, want the polling and two alarm metrics (about $0.53)", extra)
+	key := cost.USEast1.KMSKeyMonth.USD // the ticket key's (receipts): TestSecretsAreEncryptedWithTheStacksKey
+	if extra := broker.IdleMonthlyUSD - def.IdleMonthlyUSD - key; extra < 0.3 || extra > 1 {
+		t.Errorf("broker adds $%.4f a month idle besides its key, want the polling and three alarm metrics (about $0.63)", extra)
 	}
 	if _, ok := cost.LineUSD(broker.PerMillion, "SQS requests (intake)"); !ok {
 		t.Error("broker: no SQS requests per visitor")
@@ -107,8 +117,10 @@ func TestIntakeOnTheStack(t *testing.T) {
 	if usd, ok := cost.LineUSD(fallback.Idle, "VPC interface endpoint sqs"); !ok || math.Abs(usd-2*730*0.01) > 1e-9 {
 		t.Errorf("fallback: SQS endpoint $%v (found %v), want $14.60", usd, ok)
 	}
-	// The same line items as direct: compared to the cent, as the report rounds.
-	if math.Abs(fallback.PerMillionUSD-def.PerMillionUSD) > 0.01 {
+	// The same line items as direct, but the key's Decrypts at cold starts:
+	// compared to the cent, as the report rounds.
+	decrypts, _ := cost.LineUSD(fallback.PerMillion, "KMS requests (environment key)")
+	if math.Abs(fallback.PerMillionUSD-decrypts-def.PerMillionUSD) > 0.01 {
 		t.Errorf("fallback per million $%.4f, direct $%.4f: the broker is priced only for an outage's enters", fallback.PerMillionUSD, def.PerMillionUSD)
 	}
 }

@@ -45,17 +45,16 @@ func servesVisitors(fn string) bool {
 }
 
 // functionEnv is a function's environment (docs/API.md, "Configuration"):
-// what every function gets, and the visitor variables (the ticket key among
-// them) for the three behind the visitors' routes. Admit and admin never see
-// a ticket: they get no key.
+// what every function gets, and for the three behind the visitors' routes
+// the variables that say who may call and who is calling (the ticket key
+// and the proxy secret among them), and the entry-token key each uses.
+// Admit, admin and the consumer take no visitor's request: they get no key.
 func functionEnv(p WaitroomProps, cache *Cache, fn string) map[string]*string {
 	env := cache.Env()
 	if servesVisitors(fn) {
 		// Validate ran visitorEnv on these props first and refused any error.
 		visitors, _ := visitorEnv(p.PageProps())
-		for k, v := range visitors {
-			env[k] = v
-		}
+		merge(env, visitors, callerEnv(p))
 	}
 	for k, v := range map[string]string{
 		"ADMIT_RATE_PER_SEC":      strconv.FormatFloat(p.AdmitRatePerSec, 'f', -1, 64),
@@ -65,7 +64,6 @@ func functionEnv(p WaitroomProps, cache *Cache, fn string) map[string]*string {
 		"QUEUE_CAPACITY":          strconv.Itoa(p.QueueCapacity),
 		"ORDER_API_URL":           p.OrderAPIURL,
 		"ORDER_TIMEOUT_MS":        strconv.Itoa(p.OrderTimeoutMs),
-		"TRUST_USER_HEADER":       strconv.FormatBool(p.TrustUserHeaderFromProxy),
 		"POLL_TIERS":              p.PollTiersEnv(),
 		"OPEN_ROOMS":              strconv.FormatBool(p.OpenRooms),
 	} {
@@ -74,19 +72,53 @@ func functionEnv(p WaitroomProps, cache *Cache, fn string) map[string]*string {
 	if p.OrderGateFailOpen {
 		env["ORDER_GATE_FAIL_OPEN"] = jsii.String("true")
 	}
-	if servesVisitors(fn) && p.EntryTokenKeysSSMParameter != "" {
-		// Enter and position sign entry tokens, the order gate verifies
-		// them; admit and admin never see the key. Resolved at deploy
-		// like PROXY_SECRET (docs/security.md, "Entry-token keys").
-		env["ENTRY_TOKEN_KEYS"] = jsii.String("{{resolve:ssm:" + p.EntryTokenKeysSSMParameter + "}}")
-		if p.EntryTokenIssuer != "" {
-			env["ENTRY_TOKEN_ISSUER"] = jsii.String(p.EntryTokenIssuer)
+	return merge(env, entryTokenEnv(p, fn))
+}
+
+// callerEnv is how the visitor functions tell who is calling: whether to
+// believe X-User-Id, and the proxy's secret that alone makes it believed,
+// resolved by CloudFormation at deploy time (the template and cdk.out hold
+// only the parameter's name).
+func callerEnv(p WaitroomProps) map[string]*string {
+	env := map[string]*string{"TRUST_USER_HEADER": jsii.String(strconv.FormatBool(p.TrustUserHeaderFromProxy))}
+	if p.TrustUserHeaderFromProxy {
+		env["PROXY_SECRET"] = jsii.String("{{resolve:ssm:" + p.ProxySecretSSMParameter + "}}")
+	}
+	return env
+}
+
+// merge adds the variables of each of more to env and returns it.
+func merge(env map[string]*string, more ...map[string]*string) map[string]*string {
+	for _, m := range more {
+		for k, v := range m {
+			env[k] = v
 		}
 	}
-	if p.TrustUserHeaderFromProxy {
-		// Resolved by CloudFormation at deploy time: the template and the
-		// cdk.out directory hold only the parameter's name.
-		env["PROXY_SECRET"] = jsii.String("{{resolve:ssm:" + p.ProxySecretSSMParameter + "}}")
+	return env
+}
+
+// entryTokenEnv gives each function the entry-token keys it uses and no
+// other: the seeds to enter and position, which sign (enter with
+// INTAKE=broker only signs receipts, with the ticket key, and gets none);
+// their public keys alone to the order gate, which verifies, and whose way
+// out of the VPC would otherwise carry a key that mints tokens; nothing to
+// admit, admin and the consumer. Resolved at deploy like PROXY_SECRET
+// (docs/security.md, "The entry-token key in AWS").
+func entryTokenEnv(p WaitroomProps, fn string) map[string]*string {
+	var name, param string
+	switch {
+	case p.EntryTokenKeysSSMParameter == "":
+		return nil
+	case fn == FnPosition, fn == FnEnter && p.Intake != waitroom.IntakeBroker:
+		name, param = "ENTRY_TOKEN_KEYS", p.EntryTokenKeysSSMParameter
+	case fn == FnOrderGate:
+		name, param = "ENTRY_TOKEN_PUBLIC_KEYS", p.EntryTokenPublicKeysSSMParameter
+	default:
+		return nil
+	}
+	env := map[string]*string{name: jsii.String("{{resolve:ssm:" + param + "}}")}
+	if p.EntryTokenIssuer != "" {
+		env["ENTRY_TOKEN_ISSUER"] = jsii.String(p.EntryTokenIssuer)
 	}
 	return env
 }
@@ -101,13 +133,14 @@ func inVPC(p WaitroomProps, fn string) bool {
 // functionProps are what every function shares: its own role and log
 // group, the runtime, JSON logs, and its place in the VPC (network.placement:
 // the isolated subnets out to the cache only, the order gate in its own).
-func functionProps(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cache, s fnSpec, env map[string]*string) *awslambda.FunctionProps {
+func functionProps(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cache, keys *envKey, s fnSpec, env map[string]*string) *awslambda.FunctionProps {
 	logGroup := awslogs.NewLogGroup(stack, jsii.String(logicalName(s.name)+"Logs"), &awslogs.LogGroupProps{
 		Retention:     p.LogRetention,
 		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 	})
+	role := newFunctionRole(stack, s.name, logGroup, cache, inVPC(p, s.name))
 	props := &awslambda.FunctionProps{
-		Role:         newFunctionRole(stack, s.name, logGroup, cache, inVPC(p, s.name)),
+		Role:         role,
 		Description:  jsii.String(s.description),
 		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
 		Architecture: awslambda.Architecture_ARM_64(),
@@ -128,13 +161,14 @@ func functionProps(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cac
 		subnets, sg := net.placement(s.name)
 		props.Vpc, props.VpcSubnets, props.SecurityGroups = net.vpc, subnets, &[]awsec2.ISecurityGroup{sg}
 	}
+	keys.protect(props, role)
 	return props
 }
 
 // newFunctions builds the four functions, each with its own role and log
 // group; enter, position and admit reach only the cache, the order gate
 // also the order API.
-func newFunctions(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cache) map[string]awslambda.Function {
+func newFunctions(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cache, keys *envKey) map[string]awslambda.Function {
 	cachePorts := awsec2.Port_TcpRange(jsii.Number(cachePortLow), jsii.Number(cachePortHigh))
 	for _, sg := range net.securityGroups() {
 		cache.SecGroup.AddIngressRule(sg, cachePorts, jsii.String("Valkey (TLS) from the functions"), nil)
@@ -142,7 +176,7 @@ func newFunctions(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cach
 	}
 	fns := map[string]awslambda.Function{}
 	for _, s := range fnSpecs(p) {
-		props := functionProps(stack, p, net, cache, s, functionEnv(p, cache, s.name))
+		props := functionProps(stack, p, net, cache, keys, s, functionEnv(p, cache, s.name))
 		if s.reserved != NoLimit {
 			props.ReservedConcurrentExecutions = jsii.Number(float64(s.reserved))
 		}

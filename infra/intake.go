@@ -44,7 +44,7 @@ type Intake struct {
 // event source mapping's poller is Lambda's own and needs no endpoint; in
 // fallback mode enter stays in the VPC and reaches SQS through an interface
 // endpoint (docs/cost.md, "Intake through a broker").
-func newIntake(stack awscdk.Stack, p WaitroomProps, mode waitroom.Intake, net *network, cache *Cache, enter awslambda.Function) *Intake {
+func newIntake(stack awscdk.Stack, p WaitroomProps, mode waitroom.Intake, net *network, cache *Cache, keys *envKey, enter awslambda.Function) *Intake {
 	in := &Intake{DeadLetters: awssqs.NewQueue(stack, jsii.String("IntakeDeadLetters"), &awssqs.QueueProps{
 		Fifo:            jsii.Bool(true),
 		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
@@ -64,7 +64,7 @@ func newIntake(stack awscdk.Stack, p WaitroomProps, mode waitroom.Intake, net *n
 		EnforceSSL:                jsii.Bool(true),
 		DeadLetterQueue:           &awssqs.DeadLetterQueue{Queue: in.DeadLetters, MaxReceiveCount: jsii.Number(intakeMaxReceives)},
 	})
-	in.Consumer = newIntakeConsumer(stack, p, net, cache)
+	in.Consumer = newIntakeConsumer(stack, p, net, cache, keys)
 	in.Consumer.AddEventSource(awslambdaeventsources.NewSqsEventSource(in.Queue, &awslambdaeventsources.SqsEventSourceProps{
 		BatchSize:               jsii.Number(intakeBatchSize),
 		ReportBatchItemFailures: jsii.Bool(true),
@@ -95,7 +95,7 @@ func newBroker(stack awscdk.Stack, p WaitroomProps, net *network, w *Waitroom) *
 	if p.Intake == waitroom.IntakeDirect {
 		return nil
 	}
-	in := newIntake(stack, p, p.Intake, net, w.Cache, w.Functions[FnEnter])
+	in := newIntake(stack, p, p.Intake, net, w.Cache, w.envKey, w.Functions[FnEnter])
 	w.Functions[FnIntakeConsumer] = in.Consumer
 	return in
 }
@@ -103,13 +103,13 @@ func newBroker(stack awscdk.Stack, p WaitroomProps, net *network, w *Waitroom) *
 // newIntakeConsumer is the consumer function: the others' runtime, role and
 // network (the isolated subnets, out to the cache only). It gets no ticket
 // key, only the receipts' lifetime, which bounds the entries it applies.
-func newIntakeConsumer(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cache) awslambda.Function {
+func newIntakeConsumer(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cache, keys *envKey) awslambda.Function {
 	env := functionEnv(p, cache, FnIntakeConsumer)
 	if ttl := p.PageProps().TicketTTLSeconds; ttl > 0 {
 		env["TICKET_TTL_SECONDS"] = jsii.String(strconv.Itoa(ttl))
 	}
 	spec := fnSpec{FnIntakeConsumer, "Waitroom: applies accepted entries from the intake queue to the line, in order", 128, intakeTimeoutSeconds, NoLimit}
-	return awslambda.NewFunction(stack, jsii.String(logicalName(FnIntakeConsumer)+"Function"), functionProps(stack, p, net, cache, spec, env))
+	return awslambda.NewFunction(stack, jsii.String(logicalName(FnIntakeConsumer)+"Function"), functionProps(stack, p, net, cache, keys, spec, env))
 }
 
 // addSQSEndpoint lets enter (fallback mode, in the isolated subnets) reach

@@ -32,7 +32,7 @@ func intakeSynth(t *testing.T, mode waitroom.Intake) (*synth, *Intake) {
 		Runtime: awslambda.Runtime_PROVIDED_AL2023(), Handler: jsii.String("bootstrap"),
 		Code: awslambda.Code_FromAsset(jsii.String(filepath.Join(dir, FnEnter)), nil),
 	})
-	in := newIntake(stack, p, mode, net, cache, enter)
+	in := newIntake(stack, p, mode, net, cache, &envKey{stack: stack}, enter)
 	tpl := assertions.Template_FromStack(stack, nil)
 	raw, err := json.Marshal(tpl.ToJSON())
 	if err != nil {

@@ -20,51 +20,55 @@ import (
 
 // Context keys read by the app (infra/README.md, "Context keys").
 const (
-	CtxStackName          = configs.StackNameKey
-	CtxAssetDir           = "assetDir"
-	CtxJwtIssuer          = "jwtIssuer"
-	CtxJwtAudience        = "jwtAudience"
-	CtxTrustUserHeader    = "trustUserHeader"
-	CtxProxySecret        = "proxySecretSsmParameter"
-	CtxAnonymous          = "anonymousVisitors"
-	CtxOpenRooms          = "openRooms"
-	CtxIntake             = "intake"
-	CtxTicketSecret       = "ticketSecretSsmParameter"
-	CtxEntryTokenKeys     = "entryTokenKeysSsmParameter"
-	CtxEntryTokenIssuer   = "entryTokenIssuer"
-	CtxTicketTTL          = "ticketTtlSeconds"
-	CtxContinueURL        = "continueUrl"
-	CtxForwardHeaders     = "orderForwardHeaders"
-	CtxAdmitRate          = "admitRatePerSec"
-	CtxAdmitInterval      = "admitIntervalMs"
-	CtxTokenTTL           = "entryTokenTtlSeconds"
-	CtxQueueCapacity      = "queueCapacity"
-	CtxOrderAPIURL        = "orderApiUrl"
-	CtxOrderTimeout       = "orderTimeoutMs"
-	CtxOrderFailOpen      = "orderGateFailOpen"
-	CtxPollTiers          = "pollTiers"
-	CtxOrderGateEgress    = "orderGateEgress"
-	CtxOrderAPICidr       = "orderApiCidr"
-	CtxOrderAPIPrefixList = "orderApiPrefixList"
-	CtxOrderAPIRoute      = "orderApiRouteTarget"
-	CtxOrderAPIPrivateDNS = "orderApiPrivateDns"
-	CtxCacheMode          = "cacheMode"
-	CtxCacheNodeType      = "cacheNodeType"
-	CtxCacheMaxStorage    = "cacheMaxStorageGb"
-	CtxCacheMaxECPU       = "cacheMaxEcpuPerSecond"
-	CtxSnapshotRetention  = "cacheSnapshotRetentionDays"
-	CtxSnapshotTime       = "cacheSnapshotTime"
-	CtxCorsOrigins        = "corsOrigins"
-	CtxEnterRate          = "enterRateLimit"
-	CtxPositionRate       = "positionRateLimit"
-	CtxOrdersRate         = "ordersRateLimit"
-	CtxAdmitReserved      = "admitReservedConcurrency"
-	CtxOrderGateCap       = "orderGateConcurrency"
-	CtxLogRetentionDays   = "logRetentionDays"
-	CtxAlarmTopicArn      = "alarmTopicArn"
-	CtxAlarmEmail         = "alarmEmail"
-	CtxBudget             = "budgetMonthlyUsd"
-	CtxNamePrefix         = "namePrefix"
+	CtxStackName            = configs.StackNameKey
+	CtxAssetDir             = "assetDir"
+	CtxJwtIssuer            = "jwtIssuer"
+	CtxJwtAudience          = "jwtAudience"
+	CtxTrustUserHeader      = "trustUserHeader"
+	CtxProxySecret          = "proxySecretSsmParameter"
+	CtxAnonymous            = "anonymousVisitors"
+	CtxOriginSecret         = "originSecretSsmParameter"
+	CtxAPIDomainName        = "apiDomainName"
+	CtxAPICertificate       = "apiCertificateArn"
+	CtxOpenRooms            = "openRooms"
+	CtxIntake               = "intake"
+	CtxTicketSecret         = "ticketSecretSsmParameter"
+	CtxEntryTokenKeys       = "entryTokenKeysSsmParameter"
+	CtxEntryTokenPublicKeys = "entryTokenPublicKeysSsmParameter"
+	CtxEntryTokenIssuer     = "entryTokenIssuer"
+	CtxTicketTTL            = "ticketTtlSeconds"
+	CtxContinueURL          = "continueUrl"
+	CtxForwardHeaders       = "orderForwardHeaders"
+	CtxAdmitRate            = "admitRatePerSec"
+	CtxAdmitInterval        = "admitIntervalMs"
+	CtxTokenTTL             = "entryTokenTtlSeconds"
+	CtxQueueCapacity        = "queueCapacity"
+	CtxOrderAPIURL          = "orderApiUrl"
+	CtxOrderTimeout         = "orderTimeoutMs"
+	CtxOrderFailOpen        = "orderGateFailOpen"
+	CtxPollTiers            = "pollTiers"
+	CtxOrderGateEgress      = "orderGateEgress"
+	CtxOrderAPICidr         = "orderApiCidr"
+	CtxOrderAPIPrefixList   = "orderApiPrefixList"
+	CtxOrderAPIRoute        = "orderApiRouteTarget"
+	CtxOrderAPIPrivateDNS   = "orderApiPrivateDns"
+	CtxCacheMode            = "cacheMode"
+	CtxCacheNodeType        = "cacheNodeType"
+	CtxCacheMaxStorage      = "cacheMaxStorageGb"
+	CtxCacheMaxECPU         = "cacheMaxEcpuPerSecond"
+	CtxSnapshotRetention    = "cacheSnapshotRetentionDays"
+	CtxSnapshotTime         = "cacheSnapshotTime"
+	CtxCorsOrigins          = "corsOrigins"
+	CtxEnterRate            = "enterRateLimit"
+	CtxPositionRate         = "positionRateLimit"
+	CtxOrdersRate           = "ordersRateLimit"
+	CtxAdmitReserved        = "admitReservedConcurrency"
+	CtxOrderGateCap         = "orderGateConcurrency"
+	CtxLogRetentionDays     = "logRetentionDays"
+	CtxAlarmTopicArn        = "alarmTopicArn"
+	CtxAlarmEmail           = "alarmEmail"
+	CtxBudget               = "budgetMonthlyUsd"
+	CtxNamePrefix           = "namePrefix"
 )
 
 func main() {
@@ -107,28 +111,32 @@ func run() error {
 func propsFromContext(ctx contextGetter) (WaitroomProps, error) {
 	r := ctxReader{ctx: ctx}
 	p := WaitroomProps{
-		AssetDir:                   r.str(CtxAssetDir),
-		JwtIssuer:                  r.str(CtxJwtIssuer),
-		JwtAudience:                splitList(r.str(CtxJwtAudience)),
-		TrustUserHeaderFromProxy:   r.boolean(CtxTrustUserHeader),
-		ProxySecretSSMParameter:    r.str(CtxProxySecret),
-		AnonymousVisitors:          r.boolean(CtxAnonymous),
-		OpenRooms:                  r.boolean(CtxOpenRooms),
-		Intake:                     waitroom.Intake(r.str(CtxIntake)),
-		TicketSecretSSMParameter:   r.str(CtxTicketSecret),
-		EntryTokenKeysSSMParameter: r.str(CtxEntryTokenKeys),
-		EntryTokenIssuer:           r.str(CtxEntryTokenIssuer),
-		TicketTTLSeconds:           r.integer(CtxTicketTTL),
-		ContinueURL:                r.str(CtxContinueURL),
-		OrderForwardHeaders:        splitList(r.str(CtxForwardHeaders)),
-		AdmitRatePerSec:            r.float(CtxAdmitRate),
-		AdmitIntervalMs:            r.integer(CtxAdmitInterval),
-		EntryTokenTTLSeconds:       r.integer(CtxTokenTTL),
-		QueueCapacity:              r.integer(CtxQueueCapacity),
-		OrderAPIURL:                r.str(CtxOrderAPIURL),
-		OrderTimeoutMs:             r.integer(CtxOrderTimeout),
-		OrderGateFailOpen:          r.boolean(CtxOrderFailOpen),
-		PollTiers:                  r.str(CtxPollTiers),
+		AssetDir:                         r.str(CtxAssetDir),
+		JwtIssuer:                        r.str(CtxJwtIssuer),
+		JwtAudience:                      splitList(r.str(CtxJwtAudience)),
+		TrustUserHeaderFromProxy:         r.boolean(CtxTrustUserHeader),
+		ProxySecretSSMParameter:          r.str(CtxProxySecret),
+		AnonymousVisitors:                r.boolean(CtxAnonymous),
+		OriginSecretSSMParameter:         r.str(CtxOriginSecret),
+		APIDomainName:                    r.str(CtxAPIDomainName),
+		APICertificateArn:                r.str(CtxAPICertificate),
+		OpenRooms:                        r.boolean(CtxOpenRooms),
+		Intake:                           waitroom.Intake(r.str(CtxIntake)),
+		TicketSecretSSMParameter:         r.str(CtxTicketSecret),
+		EntryTokenKeysSSMParameter:       r.str(CtxEntryTokenKeys),
+		EntryTokenPublicKeysSSMParameter: r.str(CtxEntryTokenPublicKeys),
+		EntryTokenIssuer:                 r.str(CtxEntryTokenIssuer),
+		TicketTTLSeconds:                 r.integer(CtxTicketTTL),
+		ContinueURL:                      r.str(CtxContinueURL),
+		OrderForwardHeaders:              splitList(r.str(CtxForwardHeaders)),
+		AdmitRatePerSec:                  r.float(CtxAdmitRate),
+		AdmitIntervalMs:                  r.integer(CtxAdmitInterval),
+		EntryTokenTTLSeconds:             r.integer(CtxTokenTTL),
+		QueueCapacity:                    r.integer(CtxQueueCapacity),
+		OrderAPIURL:                      r.str(CtxOrderAPIURL),
+		OrderTimeoutMs:                   r.integer(CtxOrderTimeout),
+		OrderGateFailOpen:                r.boolean(CtxOrderFailOpen),
+		PollTiers:                        r.str(CtxPollTiers),
 		Egress: Egress{
 			Mode: EgressMode(r.str(CtxOrderGateEgress)), OrderAPICidr: r.str(CtxOrderAPICidr),
 			OrderAPIPrefixList: r.str(CtxOrderAPIPrefixList), OrderAPIRouteTarget: r.str(CtxOrderAPIRoute),

@@ -23,6 +23,7 @@ var namedBy = map[string][]string{
 	"AWS::ElastiCache::SubnetGroup":          {"CacheSubnetGroupName"},
 	"AWS::ApiGatewayV2::Api":                 {"Name"},
 	"AWS::CloudFront::ResponseHeadersPolicy": {"ResponseHeadersPolicyConfig/Name"},
+	"AWS::CloudFront::CachePolicy":           {"CachePolicyConfig/Name"},
 	"AWS::CloudFront::OriginAccessControl":   {"OriginAccessControlConfig/Name"},
 	"AWS::CloudWatch::Alarm":                 {"AlarmName"},
 	"AWS::CloudWatch::Dashboard":             {"DashboardName"},

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudfront"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudfrontorigins"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
@@ -24,10 +23,15 @@ const DefaultWebDir = "../web/static"
 
 // PageProps configure the waiting page and visitors in AWS.
 type PageProps struct {
-	// API is where /queue/* and /orders go: page and API share one origin,
-	// so the browser needs no CORS and the ticket cookie is first-party.
-	// Only newPage needs it.
-	API awsapigatewayv2.IHttpApi
+	// APIDomain is where /queue/*, /orders and the JWKS go: the HTTP API's
+	// own domain (its execute-api endpoint is disabled). Page and API share
+	// one origin, so the browser needs no CORS and the ticket cookie is
+	// first-party. Only newPage needs it.
+	APIDomain string
+	// OriginSecretSSMParameter names the SSM String parameter holding
+	// ORIGIN_SECRET, which CloudFront adds to every request it passes to the
+	// API and the visitor functions require.
+	OriginSecretSSMParameter string
 	// ContinueURL is CONTINUE_URL, written into the page's config.json.
 	ContinueURL string
 	// AnonymousVisitors is ANONYMOUS_VISITORS: an enter without identity
@@ -58,7 +62,8 @@ type Page struct {
 }
 
 // visitorEnv is what enter, position and order-gate (not admit: it has no
-// use for the key) add to their environment. The ticket key is resolved by
+// use for the keys) add to their environment: the ticket key and, with the
+// page on CloudFront, the origin secret. Each is resolved by
 // CloudFormation at deploy time into the functions' environment (encrypted
 // at rest by Lambda): no call per cold start, hence no interface endpoint,
 // no secret to pay for, nothing on the request path. Rotating it is
@@ -71,6 +76,9 @@ func visitorEnv(p PageProps) (map[string]*string, error) {
 	}
 	if len(p.ForwardHeaders) > 0 {
 		env["ORDER_FORWARD_HEADERS"] = jsii.String(strings.Join(p.ForwardHeaders, ","))
+	}
+	if p.AnonymousVisitors && ssmNameRE.MatchString(p.OriginSecretSSMParameter) {
+		env["ORIGIN_SECRET"] = jsii.String("{{resolve:ssm:" + p.OriginSecretSSMParameter + "}}")
 	}
 	switch {
 	case (p.AnonymousVisitors || p.Receipts) && !ssmNameRE.MatchString(p.TicketSecretSSMParameter):
@@ -107,7 +115,7 @@ func newPage(scope constructs.Construct, p PageProps) *Page {
 			CachePolicy:           awscloudfront.CachePolicy_CACHING_OPTIMIZED(),
 			ResponseHeadersPolicy: pageHeaders(scope),
 		},
-		AdditionalBehaviors: apiBehaviors(p.API),
+		AdditionalBehaviors: apiBehaviors(scope, p),
 	})
 	pg.URL = awscdk.Fn_Join(jsii.String(""), &[]*string{jsii.String("https://"), pg.Distribution.DistributionDomainName(), jsii.String("/")})
 
@@ -140,14 +148,19 @@ func pageHeaders(scope constructs.Construct) awscloudfront.ResponseHeadersPolicy
 	})
 }
 
-// apiBehaviors send the API's paths to the HTTP API, uncached, with every
-// viewer header (Authorization, X-Queue-Ticket), cookie (wr_ticket) and
-// query string, but the Host header, which must name the API itself.
-func apiBehaviors(api awsapigatewayv2.IHttpApi) *map[string]*awscloudfront.BehaviorOptions {
-	// ApiEndpoint is https://<id>.execute-api.<region>.amazonaws.com.
-	domain := awscdk.Fn_Select(jsii.Number(2), awscdk.Fn_Split(jsii.String("/"), api.ApiEndpoint(), nil))
-	origin := awscloudfrontorigins.NewHttpOrigin(domain, &awscloudfrontorigins.HttpOriginProps{
+// apiBehaviors send the API's paths to the HTTP API on its own domain,
+// with X-Origin-Secret (the value CloudFormation resolves at deploy: a
+// custom header CloudFront adds to every origin request, replacing any a
+// viewer sent). /queue/* and /orders are uncached, with every viewer header
+// (Authorization, X-Queue-Ticket), cookie (wr_ticket) and query string but
+// Host, which must name the API's domain, and CloudFront's own headers,
+// CloudFront-Viewer-Address among them: the managed AllViewerExceptHostHeader
+// policy. No policy of one's own can do it: one may not list Authorization,
+// and "all viewer headers" includes Host. The JWKS is cached (jwksBehavior).
+func apiBehaviors(scope constructs.Construct, p PageProps) *map[string]*awscloudfront.BehaviorOptions {
+	origin := awscloudfrontorigins.NewHttpOrigin(jsii.String(p.APIDomain), &awscloudfrontorigins.HttpOriginProps{
 		ProtocolPolicy: awscloudfront.OriginProtocolPolicy_HTTPS_ONLY,
+		CustomHeaders:  &map[string]*string{OriginSecretHeader: jsii.String("{{resolve:ssm:" + p.OriginSecretSSMParameter + "}}")},
 	})
 	behavior := &awscloudfront.BehaviorOptions{
 		Origin:               origin,
@@ -156,7 +169,39 @@ func apiBehaviors(api awsapigatewayv2.IHttpApi) *map[string]*awscloudfront.Behav
 		CachePolicy:          awscloudfront.CachePolicy_CACHING_DISABLED(),
 		OriginRequestPolicy:  awscloudfront.OriginRequestPolicy_ALL_VIEWER_EXCEPT_HOST_HEADER(),
 	}
-	return &map[string]*awscloudfront.BehaviorOptions{"/queue/*": behavior, "/orders": behavior}
+	return &map[string]*awscloudfront.BehaviorOptions{"/queue/*": behavior, "/orders": behavior, JWKSPath: jwksBehavior(scope, origin)}
+}
+
+// OriginSecretHeader carries ORIGIN_SECRET from CloudFront to the functions.
+const OriginSecretHeader = "X-Origin-Secret"
+
+// JWKSMaxAgeSeconds is the longest CloudFront keeps the JWKS: its
+// Cache-Control says 300 s, and a rotation keeps the previous key
+// published one token life plus those 300 s (docs/security.md).
+const JWKSMaxAgeSeconds = 300
+
+// jwksBehavior caches GET /.well-known/jwks.json at the edge for as long as
+// its Cache-Control allows, at most JWKSMaxAgeSeconds, one copy for every
+// viewer (nothing of the request in the key), so that every shop verifier's
+// fetch within five minutes is answered by CloudFront, not the position
+// function. Without a Cache-Control (a 404: no keys) nothing is kept.
+func jwksBehavior(scope constructs.Construct, origin awscloudfront.IOrigin) *awscloudfront.BehaviorOptions {
+	return &awscloudfront.BehaviorOptions{
+		Origin:               origin,
+		ViewerProtocolPolicy: awscloudfront.ViewerProtocolPolicy_HTTPS_ONLY,
+		AllowedMethods:       awscloudfront.AllowedMethods_ALLOW_GET_HEAD(),
+		CachePolicy: awscloudfront.NewCachePolicy(scope, jsii.String("JwksCache"), &awscloudfront.CachePolicyProps{
+			Comment:                    jsii.String("Waitroom JWKS: the origin's Cache-Control, at most 5 minutes"),
+			MinTtl:                     awscdk.Duration_Seconds(jsii.Number(0)),
+			DefaultTtl:                 awscdk.Duration_Seconds(jsii.Number(0)),
+			MaxTtl:                     awscdk.Duration_Seconds(jsii.Number(JWKSMaxAgeSeconds)),
+			HeaderBehavior:             awscloudfront.CacheHeaderBehavior_None(),
+			CookieBehavior:             awscloudfront.CacheCookieBehavior_None(),
+			QueryStringBehavior:        awscloudfront.CacheQueryStringBehavior_None(),
+			EnableAcceptEncodingGzip:   jsii.Bool(true),
+			EnableAcceptEncodingBrotli: jsii.Bool(true),
+		}),
+	}
 }
 
 func webDir(p PageProps) string {

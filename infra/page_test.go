@@ -7,19 +7,18 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/waitroom/waitroom/web"
 )
 
-// pageStack builds the page alone beside a bare HTTP API: the construct
-// must not depend on the rest of the stack.
+// pageStack builds the page alone, in front of an API's domain: the
+// construct must not depend on the rest of the stack.
 func pageStack(t *testing.T, p PageProps) (awscdk.Stack, *Page, assertions.Template) {
 	t.Helper()
 	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())})
 	stack := awscdk.NewStack(app, jsii.String("PageOnly"), nil)
-	p.API = awsapigatewayv2.NewHttpApi(stack, jsii.String("Api"), nil)
+	p.APIDomain, p.OriginSecretSSMParameter = testAPIDomain, testOriginSecretParam
 	pg := newPage(stack, p)
 	return stack, pg, assertions.Template_FromStack(stack, nil)
 }
@@ -57,58 +56,32 @@ func TestPageServedFromS3ThroughCloudFront(t *testing.T) {
 	})
 }
 
-// /queue/* and /orders reach the HTTP API through the same distribution:
-// every method, no caching, viewer headers and cookies passed on.
+// /queue/* and /orders reach the HTTP API's domain through the same
+// distribution: every method, no caching, viewer headers and cookies passed
+// on; the JWKS too, cached (TestCloudFrontCachesTheJWKS).
 func TestPageSendsAPIPathsToTheHTTPAPI(t *testing.T) {
 	_, _, tpl := pageStack(t, PageProps{})
 	raw, _ := json.Marshal(tpl.ToJSON())
-	var doc struct {
-		Resources map[string]struct {
-			Type       string
-			Properties struct {
-				DistributionConfig struct {
-					CacheBehaviors []struct {
-						PathPattern           string
-						AllowedMethods        []string
-						ViewerProtocolPolicy  string
-						CachePolicyId         string
-						OriginRequestPolicyId string
-						TargetOriginId        string
-					}
-					Origins []struct {
-						Id         string
-						DomainName any
-					}
-				}
-			}
-		}
-	}
+	var doc map[string]any
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
 	}
+	dc := (&synth{json: doc}).distribution(t)
+	api := apiOrigin(t, dc)
 	paths := map[string]bool{}
-	for _, r := range doc.Resources {
-		if r.Type != "AWS::CloudFront::Distribution" {
-			continue
+	for _, b := range asSlice(dc["CacheBehaviors"]) {
+		bm := b.(map[string]any)
+		paths[bm["PathPattern"].(string)] = true
+		if bm["TargetOriginId"] != api["Id"] || bm["ViewerProtocolPolicy"] != "https-only" {
+			t.Errorf("behavior %s: %s (API origin %s)", bm["PathPattern"], js(bm), api["Id"])
 		}
-		dc := r.Properties.DistributionConfig
-		apiOrigins := map[string]bool{}
-		for _, o := range dc.Origins {
-			if d, _ := json.Marshal(o.DomainName); strings.Contains(string(d), "ApiEndpoint") || strings.Contains(string(d), "execute-api") || strings.Contains(string(d), "Fn::Split") {
-				apiOrigins[o.Id] = true
-			}
-		}
-		for _, b := range dc.CacheBehaviors {
-			paths[b.PathPattern] = true
-			const cachingDisabled, allViewerExceptHost = "4135ea2d-6df8-44a3-9df3-4b5a84be39ad", "b689b0a8-53d0-40ab-baf2-68738e2966ac"
-			if !apiOrigins[b.TargetOriginId] || !strings.Contains(strings.Join(b.AllowedMethods, ","), "POST") || b.ViewerProtocolPolicy != "https-only" ||
-				b.CachePolicyId != cachingDisabled || b.OriginRequestPolicyId != allViewerExceptHost {
-				t.Errorf("behavior %s: %+v (API origins %v)", b.PathPattern, b, apiOrigins)
-			}
+		if bm["PathPattern"] != JWKSPath && (!strings.Contains(js(bm["AllowedMethods"]), "POST") ||
+			bm["CachePolicyId"] != cachingDisabled || bm["OriginRequestPolicyId"] != allViewerExceptHost) {
+			t.Errorf("behavior %s: %s", bm["PathPattern"], js(bm))
 		}
 	}
-	if !paths["/queue/*"] || !paths["/orders"] || len(paths) != 2 {
-		t.Errorf("API paths behind the distribution: %v; want /queue/* and /orders", paths)
+	if !paths["/queue/*"] || !paths["/orders"] || !paths[JWKSPath] || len(paths) != 3 {
+		t.Errorf("API paths behind the distribution: %v; want /queue/*, /orders and the JWKS", paths)
 	}
 }
 

@@ -98,6 +98,19 @@ type WaitroomProps struct {
 	// JwtIssuer (docs/security.md, "Anonymous visitors in AWS") and may be
 	// combined with TrustUserHeaderFromProxy.
 	AnonymousVisitors bool
+	// OriginSecretSSMParameter names the SSM String parameter (optionally
+	// name:version) holding ORIGIN_SECRET: CloudFront adds it to every
+	// request it passes to the API (X-Origin-Secret), and the visitor
+	// functions refuse requests without it. Required with AnonymousVisitors
+	// (the page on CloudFront fronts the API).
+	OriginSecretSSMParameter string
+	// APIDomainName and APICertificateArn are the HTTP API's own custom
+	// domain (a regional ACM certificate of the stack's region covering it),
+	// required with AnonymousVisitors: the stack disables the execute-api
+	// endpoint when CloudFront fronts the API, and API Gateway then answers
+	// on a custom domain only, which is CloudFront's origin and the
+	// operators' address for the admin routes.
+	APIDomainName, APICertificateArn string
 	// OpenRooms is OPEN_ROOMS: any valid room name works. Off by default:
 	// only rooms an operator created (waitroomctl --aws) exist, so nobody can
 	// make the admitters walk thousands of throwaway rooms.
@@ -110,6 +123,11 @@ type WaitroomProps struct {
 	// entry tokens (docs/security.md, "Entry-token keys"). Empty: opaque
 	// entry tokens, and GET /.well-known/jwks.json answers 404.
 	EntryTokenKeysSSMParameter string
+	// EntryTokenPublicKeysSSMParameter names the SSM String parameter
+	// (optionally name:version) holding ENTRY_TOKEN_PUBLIC_KEYS, the public
+	// keys of those seeds (cmd/entrytoken-keys prints both): the order gate
+	// verifies with them and never holds a key that signs.
+	EntryTokenPublicKeysSSMParameter string
 	// EntryTokenIssuer is ENTRY_TOKEN_ISSUER, the tokens' iss (empty: the functions' default).
 	EntryTokenIssuer string
 	// Intake is INTAKE (default direct): broker and fallback add the intake
@@ -191,6 +209,9 @@ var (
 	namePrefixRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,27}$`) // maxNamePrefix
 	ssmNameRE    = regexp.MustCompile(`^[a-zA-Z0-9_.\-/]+(:[0-9]+)?$`)
 	hhmmRE       = regexp.MustCompile(`^([01][0-9]|2[0-3]):[0-5][0-9]$`)
+	// domainNameRE is a lower-case DNS name of two labels or more.
+	domainNameRE     = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$`)
+	acmCertificateRE = regexp.MustCompile(`^arn:aws[a-z-]*:acm:[a-z0-9-]+:[0-9]{12}:certificate/[A-Za-z0-9-]+$`)
 	// ErrNoAuthorizer is returned when the stack has no identity source.
 	ErrNoAuthorizer = errors.New("waitroom: refusing to synthesize an API without an authorizer: " +
 		"set JwtIssuer and JwtAudience (context jwtIssuer, jwtAudience), or, only behind a proxy you " +
@@ -286,7 +307,7 @@ func (p WaitroomProps) OrderGateTimeoutSeconds() int {
 
 // Validate reports the first problem with (defaulted) props.
 func (p WaitroomProps) Validate() error {
-	for _, check := range []func() error{p.validateIdentity, p.validateVisitors, p.validateEntryTokens, p.validateConfig,
+	for _, check := range []func() error{p.validateIdentity, p.validateVisitors, p.validateFront, p.validateEntryTokens, p.validateConfig,
 		p.Egress.validate(p.OrderAPIURL), p.validateCache, p.validateAPI} {
 		if err := check(); err != nil {
 			return err
@@ -330,25 +351,65 @@ func (p WaitroomProps) validateIdentity() error {
 // PageProps are the visitor settings the page and the functions share.
 func (p WaitroomProps) PageProps() PageProps {
 	return PageProps{ContinueURL: p.ContinueURL, AnonymousVisitors: p.AnonymousVisitors,
-		TicketSecretSSMParameter: p.TicketSecretSSMParameter, TicketTTLSeconds: p.TicketTTLSeconds,
+		TicketSecretSSMParameter: p.TicketSecretSSMParameter, OriginSecretSSMParameter: p.OriginSecretSSMParameter, TicketTTLSeconds: p.TicketTTLSeconds,
 		ForwardHeaders: p.OrderForwardHeaders, Receipts: p.Intake != waitroom.IntakeDirect}
+}
+
+// validateFront: the page's CloudFront fronts the API (anonymous visitors)
+// only with the origin secret it adds and the API's own domain, on which
+// the API answers once its execute-api endpoint is disabled; without the
+// page, neither.
+func (p WaitroomProps) validateFront() error {
+	if !p.AnonymousVisitors {
+		if p.OriginSecretSSMParameter != "" || p.APIDomainName != "" || p.APICertificateArn != "" {
+			return fmt.Errorf("waitroom: %s, %s and %s are for the page on CloudFront in front of the API: only with anonymousVisitors=true",
+				CtxOriginSecret, CtxAPIDomainName, CtxAPICertificate)
+		}
+		return nil
+	}
+	switch {
+	case !ssmNameRE.MatchString(p.OriginSecretSSMParameter):
+		return fmt.Errorf("waitroom: anonymousVisitors=true puts CloudFront in front of the API, which then takes only requests carrying "+
+			"CloudFront's X-Origin-Secret: set %s, the name of an SSM String parameter (optionally name:version) holding ORIGIN_SECRET "+
+			"(16 to 512 visible ASCII characters), e.g. made with `aws ssm put-parameter --type String --name /waitroom/origin-secret "+
+			"--value \"$(openssl rand -hex 32)\"`; got %q", CtxOriginSecret, p.OriginSecretSSMParameter)
+	case len(p.APIDomainName) > 253 || !domainNameRE.MatchString(p.APIDomainName):
+		return fmt.Errorf("waitroom: anonymousVisitors=true disables the API's execute-api endpoint (CloudFront fronts it), and API Gateway "+
+			"then answers on a custom domain only: set %s to a domain name of yours for the API (e.g. api.queue.shop.example), "+
+			"and %s to its certificate; got %q", CtxAPIDomainName, CtxAPICertificate, p.APIDomainName)
+	case !acmCertificateRE.MatchString(p.APICertificateArn):
+		return fmt.Errorf("waitroom: %s %q: want the ARN of an ACM certificate for %s in the stack's region (aws acm request-certificate "+
+			"--domain-name %s --validation-method DNS)", CtxAPICertificate, p.APICertificateArn, p.APIDomainName, p.APIDomainName)
+	}
+	return nil
+}
+
+// validateEntryTokens checks the parameters of the seeds and of their
+// public keys: both or neither (the gate verifies with the public keys, and
+// without them would refuse every signed token), each a parameter name.
+func (p WaitroomProps) validateEntryTokens() error {
+	seeds, public := p.EntryTokenKeysSSMParameter, p.EntryTokenPublicKeysSSMParameter
+	switch {
+	case seeds != "" && !ssmNameRE.MatchString(seeds):
+		return fmt.Errorf("waitroom: entryTokenKeysSsmParameter %q: want an SSM parameter name (optionally name:version)", seeds)
+	case public != "" && !ssmNameRE.MatchString(public):
+		return fmt.Errorf("waitroom: entryTokenPublicKeysSsmParameter %q: want an SSM parameter name (optionally name:version)", public)
+	case seeds != "" && public == "":
+		return errors.New("waitroom: entryTokenKeysSsmParameter needs entryTokenPublicKeysSsmParameter, the parameter holding its seeds' " +
+			"public keys (ENTRY_TOKEN_PUBLIC_KEYS), which the order gate verifies with: `go run ./cmd/entrytoken-keys` prints both values, " +
+			"`-public` those of an existing parameter's value (infra/README.md, \"Signed entry tokens\")")
+	case public != "" && seeds == "":
+		return errors.New("waitroom: entryTokenPublicKeysSsmParameter is set but entryTokenKeysSsmParameter is not: nothing would sign the tokens it verifies")
+	case p.EntryTokenIssuer != "" && seeds == "":
+		return errors.New("waitroom: entryTokenIssuer is set but entryTokenKeysSsmParameter is not: tokens would not be signed")
+	}
+	return nil
 }
 
 // validateVisitors checks the visitor variables with the functions' own
 // reader (waitroom.LoadConfig: TTL bounds, CONTINUE_URL, the headers the gate
 // may not forward). TICKET_SECRET is left out: the template holds only the
 // parameter's name, its value exists at deploy time.
-// validateEntryTokens checks the signing key's parameter name.
-func (p WaitroomProps) validateEntryTokens() error {
-	if p.EntryTokenKeysSSMParameter != "" && !ssmNameRE.MatchString(p.EntryTokenKeysSSMParameter) {
-		return fmt.Errorf("waitroom: entryTokenKeysSsmParameter %q: want an SSM parameter name (optionally name:version)", p.EntryTokenKeysSSMParameter)
-	}
-	if p.EntryTokenIssuer != "" && p.EntryTokenKeysSSMParameter == "" {
-		return errors.New("waitroom: entryTokenIssuer is set but entryTokenKeysSsmParameter is not: tokens would not be signed")
-	}
-	return nil
-}
-
 func (p WaitroomProps) validateVisitors() error {
 	env, err := visitorEnv(p.PageProps())
 	if err != nil {
@@ -361,6 +422,7 @@ func (p WaitroomProps) validateVisitors() error {
 		env["CONTINUE_URL"] = &p.ContinueURL
 	}
 	delete(env, "TICKET_SECRET")
+	delete(env, "ORIGIN_SECRET")
 	lookup := func(name string) (string, bool) {
 		v, ok := env[name]
 		if !ok {

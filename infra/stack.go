@@ -20,6 +20,9 @@ type Waitroom struct {
 	Props     WaitroomProps
 	Functions map[string]awslambda.Function
 	API       awsapigatewayv2.HttpApi
+	// APIDomain is the API's own domain, its only address when CloudFront
+	// fronts it (nil otherwise: the execute-api endpoint serves).
+	APIDomain awsapigatewayv2.DomainName
 	Cache     *Cache
 	Schedule  awsevents.Rule
 	Dashboard string
@@ -29,6 +32,8 @@ type Waitroom struct {
 	Admin *Admin
 	// Intake is the broker of INTAKE broker and fallback (nil when direct).
 	Intake *Intake
+	// envKey encrypts the environment of the functions holding secrets.
+	envKey *envKey
 }
 
 // NewWaitroomStack builds the whole waiting room. It returns an error, and
@@ -50,16 +55,16 @@ func NewWaitroomStack(scope constructs.Construct, id string, props WaitroomProps
 	// Without this flag a dual-stack VPC gets an egress-only gateway of its
 	// own even without private subnets; ours is made (and routed) by newNetwork.
 	stack.Node().SetContext(jsii.String("@aws-cdk/aws-ec2:requirePrivateSubnetsForEgressOnlyInternetGateway"), true)
-	w := &Waitroom{Stack: stack, Props: p}
+	w := &Waitroom{Stack: stack, Props: p, envKey: &envKey{stack: stack}}
 
 	net := newNetwork(stack, p)
 	w.Cache = newCache(stack, p, net)
-	w.Functions = newFunctions(stack, p, net, w.Cache)
+	w.Functions = newFunctions(stack, p, net, w.Cache, w.envKey)
 	w.Intake = newBroker(stack, p, net, w)
 	w.Schedule = newAdmitSchedule(stack, p, w.Functions[FnAdmit])
-	w.API = newAPI(stack, p, w.Functions)
+	w.API, w.APIDomain = newAPI(stack, p, w.Functions)
 	w.Admin = NewAdmin(stack, w.API, w.Functions[FnAdmin])
-	w.Page = newVisitorPage(stack, p, w.API)
+	w.Page = newVisitorPage(stack, p)
 	w.Dashboard = newMonitoring(stack, p, w)
 	newOutputs(stack, w)
 	return w, nil
@@ -77,14 +82,15 @@ func checkAssets(dir string, functions []string) error {
 }
 
 // newVisitorPage serves the waiting page when visitors may come without an
-// account. The page itself sends no credentials but its ticket: in the
-// other modes the shop's own front end calls the API with its tokens.
-func newVisitorPage(stack awscdk.Stack, p WaitroomProps, api awsapigatewayv2.HttpApi) *Page {
+// account, in front of the API on its own domain. The page itself sends no
+// credentials but its ticket: in the other modes the shop's own front end
+// calls the API with its tokens.
+func newVisitorPage(stack awscdk.Stack, p WaitroomProps) *Page {
 	if !p.AnonymousVisitors {
 		return nil
 	}
 	pp := p.PageProps()
-	pp.API = api
+	pp.APIDomain = p.APIDomainName
 	return newPage(stack, pp)
 }
 
@@ -93,7 +99,12 @@ func newOutputs(stack awscdk.Stack, w *Waitroom) {
 	out := func(id, value, desc string) {
 		awscdk.NewCfnOutput(stack, jsii.String(id), &awscdk.CfnOutputProps{Value: jsii.String(value), Description: jsii.String(desc)})
 	}
-	out("ApiUrl", *w.API.Url(), "Base URL of the waiting room API")
+	if w.APIDomain != nil {
+		out("ApiUrl", "https://"+w.Props.APIDomainName+"/", "The API's own domain (execute-api is disabled): the page's origin, and the operators' address (waitroomctl --aws)")
+		out("ApiDomainTarget", *w.APIDomain.RegionalDomainName(), "Point "+w.Props.APIDomainName+" here (a CNAME): CloudFront and the operators reach the API through it")
+	} else {
+		out("ApiUrl", *w.API.Url(), "Base URL of the waiting room API")
+	}
 	for _, name := range w.Props.FunctionNames() {
 		out(logicalName(name)+"FunctionName", *w.Functions[name].FunctionName(), "Lambda function "+name)
 	}

@@ -10,6 +10,6 @@ import (
 )
 
 func main() {
-	env := lambdaenv.Load(waitroom.FunctionDefaults)
+	env := lambdaenv.Load(waitroom.SigningDefaults)
 	lambda.Start(awslambda.HTTPFunction(env.EnterAPI().Enter))
 }

@@ -11,7 +11,7 @@ import (
 )
 
 func main() {
-	env := lambdaenv.Load(waitroom.FunctionDefaults)
+	env := lambdaenv.Load(waitroom.SigningDefaults)
 	api := env.API()
 	lambda.Start(awslambda.HTTPFunction(api.WithJWKS(api.Position)))
 }

@@ -36,6 +36,10 @@ func perRequestDoc(def Priced) string {
 			"the line lasts (a million at %g/s: %.0f h), less what idle already pays", usd(p.CustomMetricMonth.USD), def.M.Config.AdmitRatePerSec,
 			math.Ceil(Visitors/def.M.Config.AdmitRatePerSec/3600))},
 		{"NAT", fmt.Sprintf("when the template has a NAT gateway: $%.3f per GB for an order's %d B exchange", p.NATGatewayGB.USD, OrderExchangeBytes)},
+		{"KMS requests", fmt.Sprintf("when a function's environment is encrypted with the stack's key (`KmsKeyArn`: it holds a secret), Lambda "+
+			"decrypts it at each cold start, one Decrypt at $%.2f per 10,000; cold starts are bounded by %.0f%% of that function's invocations "+
+			"(`cost.ColdStartShare`), warm invocations call nothing. KMS's free 20,000 requests a month are left out", p.KMSRequest.USD*1e4,
+			ColdStartShare*100)},
 	}
 	return mdTable([]string{"item", "how"}, rows)
 }
@@ -64,7 +68,9 @@ func idleHowDoc(def Priced) string {
 		{"dashboards", usd(p.DashboardMonth.USD) + " each"},
 		{"interface endpoints", fmt.Sprintf("%s per endpoint-AZ-hour", usd(p.InterfaceEndpointAZHour.USD))},
 		{"NAT gateway, public IPv4", fmt.Sprintf("$%.3f per hour and $%.3f per address-hour", p.NATGatewayHour.USD, p.PublicIPv4Hour.USD)},
-		{"secrets, KMS keys", fmt.Sprintf("%s and %s a month each", usd(p.SecretMonth.USD), usd(p.KMSKeyMonth.USD))},
+		{"secrets, KMS keys", fmt.Sprintf("%s and %s a month each. The stack's one key, made when a function holds a secret, is rotated "+
+			"yearly: each of the first two rotations adds %s a month, later ones nothing (the figures are the first year's)",
+			usd(p.SecretMonth.USD), usd(p.KMSKeyMonth.USD), usd(p.KMSKeyMonth.USD))},
 		{"budgets", fmt.Sprintf("free. Action-enabled budgets beyond the first two cost %s a day.", usd(p.BudgetActionDay.USD))},
 		{"EventBridge", "scheduled rules on the default bus are free"},
 		{"snapshots", "listed when retained; an idle cache holds a few KB, so nothing"},

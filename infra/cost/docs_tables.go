@@ -29,7 +29,7 @@ func pricesDoc(p Prices) string {
 		{"CloudWatch dashboards", p.DashboardMonth, 1}, {"CloudWatch Logs ingestion", p.LogsIngestGB, 1}, {"CloudWatch Logs storage", p.LogsStorageGBMonth, 1},
 		{"Interface VPC endpoint", p.InterfaceEndpointAZHour, 1}, {"Interface VPC endpoint data", p.InterfaceEndpointGB, 1},
 		{"NAT gateway", p.NATGatewayHour, 1}, {"NAT gateway data", p.NATGatewayGB, 1}, {"Public IPv4 address", p.PublicIPv4Hour, 1},
-		{"Secrets Manager", p.SecretMonth, 1}, {"KMS", p.KMSKeyMonth, 1}, {"AWS Budgets actions", p.BudgetActionDay, 1},
+		{"Secrets Manager", p.SecretMonth, 1}, {"KMS", p.KMSKeyMonth, 1}, {"KMS requests", p.KMSRequest, 1e4}, {"AWS Budgets actions", p.BudgetActionDay, 1},
 		{"S3 Standard storage", p.S3StorageGBMonth, 1},
 		{"SQS standard requests", p.SQSStandardRequest, 1e6}, {"SQS FIFO requests", p.SQSFifoRequest, 1e6},
 		{"Data out to the internet", p.InternetOutGB, 1},

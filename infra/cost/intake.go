@@ -1,6 +1,9 @@
 package cost
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Queue is an SQS queue of the template.
 type Queue struct {
@@ -104,6 +107,7 @@ func intakePerMillionItems(inv Inventory, fns roles, m Measured, p Prices) ([]It
 		{"PROCESSING poll (one a visitor)", "API Gateway, Lambda request and duration of one position call",
 			Visitors*(p.HTTPAPIRequest.USD+p.LambdaRequest.USD) + pollGBs*p.lambdaGBSecond(fns.position.Arch).USD},
 	}
+	items = append(items, intakeDecrypts(fns.position, c.fn, batches, p)...)
 	if m.AccessLog > 0 {
 		items = append(items, Item{"CloudWatch Logs access log (PROCESSING polls)", fmt.Sprintf("%.0f lines of %.0f B", Visitors, m.AccessLog),
 			logCost(p, Visitors*m.AccessLog, inv.retentionDays(inv.API.AccessLogGroup))})
@@ -113,4 +117,27 @@ func intakePerMillionItems(inv Inventory, fns roles, m Measured, p Prices) ([]It
 		items = append(items, Item{"ElastiCache ECPU (applied records)", fmt.Sprintf("%d a visitor", ECPUApplyRecord), Visitors * ECPUApplyRecord * ecpu.USD})
 	}
 	return items, nil
+}
+
+// intakeDecrypts: the PROCESSING poll (a position call a visitor) and the
+// consumer's batches start environments too; under the environment key each
+// cold start is a Decrypt (environmentDecrypts), at most ColdStartShare of
+// those invocations.
+func intakeDecrypts(position, consumer Function, batches float64, p Prices) []Item {
+	var invocations float64
+	var what []string
+	if position.EnvironmentKey {
+		invocations += Visitors
+		what = append(what, "the PROCESSING polls")
+	}
+	if consumer.EnvironmentKey {
+		invocations += batches
+		what = append(what, "the consumer's batches")
+	}
+	if invocations == 0 {
+		return nil
+	}
+	decrypts := invocations * ColdStartShare
+	return []Item{{"KMS requests (environment key, intake)", fmt.Sprintf("%s: %.0f invocations × at most %.0f%% cold starts, one Decrypt each = %.0f",
+		strings.Join(what, " and "), invocations, ColdStartShare*100, decrypts), decrypts * p.KMSRequest.USD}}
 }

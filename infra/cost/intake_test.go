@@ -102,3 +102,22 @@ func TestIntakeIsPricedFromTheTemplate(t *testing.T) {
 		t.Errorf("fallback per million $%v (direct $%v), notes %q: want direct's figure and a note", fallback.PerMillionUSD, base.PerMillionUSD, fallback.Notes)
 	}
 }
+
+// In broker mode the PROCESSING poll and the consumer's batches under the
+// environment key cost a Decrypt per cold start too; neither under it, none.
+func TestIntakeDecrypts(t *testing.T) {
+	var position, consumer Function
+	if items := intakeDecrypts(position, consumer, 1e5, USEast1); len(items) != 0 {
+		t.Errorf("no function under the key, yet %v", items)
+	}
+	position.EnvironmentKey = true
+	items := intakeDecrypts(position, consumer, 1e5, USEast1)
+	if want := 1e6 * 0.01 * 0.03 / 1e4; len(items) != 1 || !near(items[0].USD, want) {
+		t.Errorf("position under the key: %v, want $%v", items, want)
+	}
+	consumer.EnvironmentKey = true
+	items = intakeDecrypts(position, consumer, 1e5, USEast1)
+	if want := (1e6 + 1e5) * 0.01 * 0.03 / 1e4; len(items) != 1 || !near(items[0].USD, want) {
+		t.Errorf("both under the key: %v, want $%v", items, want)
+	}
+}

@@ -46,6 +46,9 @@ type Function struct {
 	ApplicationLogLevel string
 	LogGroup            string
 	Env                 map[string]string // the literal variables only
+	// EnvironmentKey: its environment is encrypted with a customer-managed
+	// KMS key (KmsKeyArn), which Lambda decrypts at each cold start.
+	EnvironmentKey bool
 }
 
 // MemoryGB is the memory size in GB, as Lambda bills it (1024 MB = 1 GB).

@@ -243,3 +243,35 @@ func TestPlatformAndAccessLines(t *testing.T) {
 		t.Error("JSON platform lines")
 	}
 }
+
+// A function under a customer-managed environment key costs a Decrypt per
+// cold start, at most ColdStartShare of its invocations; the others nothing.
+func TestEnvironmentKeyDecrypts(t *testing.T) {
+	raw, err := os.ReadFile("testdata/fixture.template.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := ParseTemplate(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fns, err := roleFunctions(inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := Walk{WaitingPolls: 4, ReadyPolls: 1}
+	if items := environmentDecrypts(fns, w, USEast1); len(items) != 0 {
+		t.Errorf("no function under a key, yet %v", items)
+	}
+	fns.position.EnvironmentKey, fns.order.EnvironmentKey = true, true
+	items := environmentDecrypts(fns, w, USEast1)
+	want := Visitors * 6 * ColdStartShare * 0.03 / 1e4 // 5 polls and the order, 1% of them, $0.03 per 10,000
+	if len(items) != 1 || math.Abs(items[0].USD-want) > 1e-9 {
+		t.Errorf("decrypts %v, want $%.4f", items, want)
+	}
+	for id, f := range inv.Functions {
+		if f.EnvironmentKey {
+			t.Errorf("%s: the fixture has no KmsKeyArn", id)
+		}
+	}
+}

@@ -52,6 +52,7 @@ func perMillionItems(inv Inventory, fns roles, m Measured, p Prices, opt Options
 		add("Lambda duration "+c.name, fmt.Sprintf("%.0f × %.0f ms × %d MB %s = %.0f GB-s", Visitors*c.count, c.ms, c.f.MemoryMB, c.f.Arch, gbs),
 			gbs*p.lambdaGBSecond(c.f.Arch).USD)
 	}
+	items = append(items, environmentDecrypts(fns, w, p)...)
 	items = append(items, admitWhileLine(fns, m, p)...)
 	items = append(items, cacheAndLogs(inv, fns, m, p, pre)...)
 	if inv.NATGateways > 0 {
@@ -125,4 +126,33 @@ func cacheAndLogs(inv Inventory, fns roles, m Measured, p Prices, preflights flo
 	items = append(items, Item{"CloudWatch custom metrics (event)", fmt.Sprintf("%d metrics × %.0f h of line, prorated by the hour", extra, hours),
 		float64(extra) * hours / HoursPerMonth * p.CustomMetricMonth.USD})
 	return items
+}
+
+// ColdStartShare bounds the share of invocations that start a new
+// execution environment: "cold starts typically occur in under 1% of
+// invocations" (AWS Lambda Developer Guide, "Understanding the Lambda
+// execution environment lifecycle"). An upper bound for a sale, whose
+// traffic keeps environments warm.
+const ColdStartShare = 0.01
+
+// environmentDecrypts: a function whose environment is encrypted with a
+// customer-managed key costs one KMS Decrypt per cold start (Lambda
+// decrypts the variables as it starts an environment; warm invocations
+// call nothing), at most ColdStartShare of its invocations.
+func environmentDecrypts(fns roles, w Walk, p Prices) []Item {
+	var invocations float64
+	for _, c := range []struct {
+		f     Function
+		count float64
+	}{{fns.enter, 1}, {fns.position, float64(w.WaitingPolls + w.ReadyPolls)}, {fns.order, 1}} {
+		if c.f.EnvironmentKey {
+			invocations += c.count
+		}
+	}
+	if invocations == 0 {
+		return nil
+	}
+	decrypts := Visitors * invocations * ColdStartShare
+	return []Item{{"KMS requests (environment key)", fmt.Sprintf("%.0f invocations a visitor under the key × at most %.0f%% cold starts, one Decrypt each = %.0f",
+		invocations, ColdStartShare*100, decrypts), decrypts * p.KMSRequest.USD}}
 }

@@ -35,6 +35,9 @@ type Prices struct {
 	NATGatewayHour, NATGatewayGB, PublicIPv4Hour Price
 
 	SecretMonth, KMSKeyMonth, BudgetActionDay Price
+	// KMSRequest is a symmetric request (Decrypt); the free 20,000 a month
+	// are left out, as the other free tiers (an upper bound).
+	KMSRequest Price
 
 	// CloudFront's rates are by region: CloudFrontRegions (cloudfront.go).
 	S3StorageGBMonth Price
@@ -111,6 +114,7 @@ var USEast1 = Prices{
 
 	SecretMonth:     Price{0.40, "secret-month", srcSecrets, false},
 	KMSKeyMonth:     Price{1.00, "customer managed key-month", srcKMS, false},
+	KMSRequest:      Price{0.03 / 1e4, "request (symmetric: Decrypt)", srcKMS, false},
 	BudgetActionDay: Price{0.10, "action-enabled budget-day beyond the first two", srcBudgets, true},
 
 	S3StorageGBMonth: Price{0.023, "GB-month (S3 Standard, first 50 TB)", srcS3, false},

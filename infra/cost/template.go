@@ -208,6 +208,7 @@ func parseFunction(id string, p map[string]any) (Function, error) {
 			}
 		}
 	}
+	f.EnvironmentKey = p["KmsKeyArn"] != nil
 	if ep, ok := p["EphemeralStorage"].(map[string]any); ok {
 		f.EphemeralMB = int(num(ep["Size"], 512))
 	}
