@@ -1,0 +1,14 @@
+// Package failover runs the waiting room through a store failover (issue
+// 24): a primary with a replica behind a switching TCP proxy (the way a
+// managed endpoint moves), and a 3-master cluster with a replica each,
+// promoted while enters, polls, admission and orders go on through the
+// real handlers (the local runner). Its tests measure what a failover
+// costs: acknowledged enters lost, duplicate sequence numbers, FIFO
+// inversions, double admissions, orders per entry token, the time until
+// every route answers normally again and what clients saw meanwhile.
+//
+// `make test` runs the short test (a few seconds, assertions on the
+// invariants alone); `make bench-failover` runs every scenario into
+// docs/bench/failover-results.json, which `make bench-report` renders
+// into BENCHMARKS.md.
+package failover

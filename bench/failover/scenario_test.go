@@ -1,0 +1,231 @@
+package failover
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/bench/spike/sim"
+	"github.com/waitroom/waitroom/localrun"
+)
+
+// scenario is one failover under traffic.
+type scenario struct {
+	Key, Name string
+	Cluster   bool          // a 3-master cluster (else a primary and its replica)
+	Lag       time.Duration // the replica receives nothing for this long before the failover (0: in sync)
+	Freeze    bool          // SIGSTOP the old primary at the failover
+	Durable   waitroom.DurableWrites
+	Dedup     bool // the order API deduplicates by X-Waitroom-Token-Id
+	Visitors  int  // arriving evenly over Arrive
+	Buyers    int  // of them, entering first and ordering only once the replica lags
+	Rate      float64
+	Arrive    time.Duration // the lag starts at the end of the arrivals
+	Total     time.Duration // the traffic's deadline, from the start
+	Rejoin    time.Duration // the old primary rejoins as a replica this long after the failover
+}
+
+const room = "sale"
+
+// world is a scenario's running parts.
+type world struct {
+	topo    topology
+	orders  *orderAPI
+	runner  *localrun.Runner
+	obs     *observer
+	client  *client
+	lagging chan struct{}
+}
+
+func (sc scenario) start(t testing.TB) *world {
+	t.Helper()
+	w := &world{orders: startOrderAPI(t, sc.Dedup), obs: newObserver(), lagging: make(chan struct{})}
+	if sc.Cluster {
+		w.topo = startCluster(t, room)
+	} else {
+		w.topo = startSingle(t)
+	}
+	env := map[string]string{"ADDR": "127.0.0.1:0", "ORDER_API_URL": w.orders.url, "ADMIT_RATE_PER_SEC": strconv.FormatFloat(sc.Rate, 'f', -1, 64),
+		"CLIENT_RATE_PER_SEC": "0", "IP_RATE_PER_SEC": "0", "VISITOR_RATE_PER_SEC": "0", "DURABLE_WRITES": string(sc.Durable), "ORDER_TIMEOUT_MS": "5000"}
+	for k, v := range w.topo.env() {
+		env[k] = v
+	}
+	cfg, err := waitroom.LoadConfig(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, waitroom.LocalDefaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.runner, err = localrun.Start(cfg, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.runner.Close)
+	w.client = &client{base: w.runner.URL, room: room, obs: w.obs,
+		http: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 256}}}
+	return w
+}
+
+// run plays the scenario: arrivals, the lag, the failover, the rejoin,
+// the traffic to its end, then every ordered token sent once more.
+func (sc scenario) run(t testing.TB) sim.FailoverScenario {
+	t.Helper()
+	w := sc.start(t)
+	ctx, stop := context.WithTimeout(context.Background(), sc.Total)
+	defer stop()
+	seqs := &lineSampler{scores: map[float64]map[string]bool{}}
+	var bg sync.WaitGroup
+	bg.Add(2)
+	go func() { defer bg.Done(); seqs.sample(ctx, w.topo.client()) }()
+	go func() { defer bg.Done(); probe(ctx, w.client) }()
+
+	visitors, answered, buyersDone := sc.visitors()
+	var vw sync.WaitGroup
+	for i, v := range visitors {
+		vw.Add(1)
+		go func() {
+			defer vw.Done()
+			if !v.buyer && !pause(ctx, sc.Arrive*time.Duration(i)/time.Duration(len(visitors))) {
+				return
+			}
+			v.visit(ctx, w.client, w.topo.client(), w.lagging, answered)
+		}()
+	}
+	pause(ctx, sc.Arrive)
+	rejoined := sc.failAndRejoin(t, ctx, w, buyersDone)
+	vw.Wait()
+	stop()
+	bg.Wait()
+	res := sc.measure(visitors, w, seqs)
+	res.RejoinSeconds = rejoined.Seconds()
+	res.ReuseAttempts, res.ReuseRefused = reuse(w.client, visitors)
+	t2 := w.orders.tally()
+	res.Orders, res.TokensOrdered, res.MaxOrdersPerToken, res.TokensOrderedTwice, res.UsersOrderedTwice, res.Replays =
+		t2.Orders, t2.Tokens, t2.MaxPerToken, t2.TokensTwice, t2.UsersTwice, t2.Replays
+	for _, wrong := range w.obs.wrong {
+		t.Logf("%s: wrong answer: %s", sc.Key, wrong)
+	}
+	return res
+}
+
+// visitors are the scenario's people, buyers first; answered counts a
+// buyer's first answer to its order, buyersDone closes when all have one.
+func (sc scenario) visitors() ([]*visitor, func(), <-chan struct{}) {
+	vs := make([]*visitor, sc.Visitors)
+	for i := range vs {
+		vs[i] = &visitor{user: fmt.Sprintf("%s-v%d", sc.Key, i), buyer: i < sc.Buyers}
+	}
+	done := make(chan struct{})
+	var mu sync.Mutex
+	left := sc.Buyers
+	if left == 0 {
+		close(done)
+	}
+	var once sync.Once
+	answered := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if left--; left == 0 {
+			once.Do(func() { close(done) })
+		}
+	}
+	return vs, answered, done
+}
+
+// failAndRejoin: the replica lags (every buyer then orders), the failover
+// once the lag has lasted and the buyers have their answers (at most 5 s
+// more), the old primary back as a replica later. It returns the time from
+// the failover to the rejoin.
+func (sc scenario) failAndRejoin(t testing.TB, ctx context.Context, w *world, buyersDone <-chan struct{}) time.Duration {
+	if sc.Lag > 0 {
+		if err := w.topo.lag(ctx); err != nil {
+			t.Fatal(err)
+		}
+		w.obs.enter("lag")
+	}
+	close(w.lagging)
+	pause(ctx, sc.Lag)
+	select {
+	case <-buyersDone:
+	case <-time.After(5 * time.Second):
+		t.Logf("%s: not every buyer had an answer after the lag", sc.Key)
+	}
+	w.obs.enter("after")
+	failed := time.Now()
+	if err := w.topo.failover(context.Background(), sc.Freeze); err != nil {
+		t.Fatal(err)
+	}
+	pause(ctx, sc.Rejoin)
+	if err := w.topo.rejoin(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return time.Since(failed)
+}
+
+// reuse sends every ordered token once more with a new Idempotency-Key,
+// as one who tries to buy twice with one token: the attempts and how many
+// the gate refused.
+func reuse(c *client, vs []*visitor) (attempts, refused int) {
+	for _, v := range vs {
+		if v.ordered == "" {
+			continue
+		}
+		attempts++
+		if a := c.order(context.Background(), v.user, v.ordered, newKey()); a.status == http.StatusForbidden {
+			refused++
+		}
+	}
+	return attempts, refused
+}
+
+// probe asks every visitor route of its own and the health check every
+// 25 ms, so that the recovery time does not depend on the visitors' polls.
+func probe(ctx context.Context, c *client) {
+	for pause(ctx, 25*time.Millisecond) {
+		c.call(ctx, "healthz", http.MethodGet, "/healthz", "", nil)
+		c.enter(ctx, "probe")
+		c.position(ctx, "probe")
+	}
+}
+
+// lineSampler reads the line every 50 ms and keeps which users held each
+// sequence number.
+type lineSampler struct {
+	mu     sync.Mutex
+	scores map[float64]map[string]bool
+}
+
+func (l *lineSampler) sample(ctx context.Context, rdb redis.UniversalClient) {
+	for pause(ctx, 50*time.Millisecond) {
+		zs, err := rdb.ZRangeWithScores(ctx, "wr:{"+room+"}:line", 0, -1).Result()
+		if err != nil {
+			continue
+		}
+		l.mu.Lock()
+		for _, z := range zs {
+			if l.scores[z.Score] == nil {
+				l.scores[z.Score] = map[string]bool{}
+			}
+			l.scores[z.Score][fmt.Sprint(z.Member)] = true
+		}
+		l.mu.Unlock()
+	}
+}
+
+func (l *lineSampler) duplicates() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, users := range l.scores {
+		if len(users) > 1 {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,70 @@
+package sim
+
+// FailoverResults is what `make bench-failover` writes
+// (docs/bench/failover-results.json): each scenario of bench/failover,
+// and what DURABLE_WRITES=wait costs the gate.
+type FailoverResults struct {
+	Machine   Machine            `json:"machine"`
+	Started   string             `json:"started"`
+	Seconds   float64            `json:"seconds"`
+	Scenarios []FailoverScenario `json:"scenarios"`
+	WaitCost  FailoverWaitCost   `json:"waitCost"`
+}
+
+// FailoverScenario is one failover under traffic and what it cost.
+type FailoverScenario struct {
+	Key           string  `json:"key"`
+	Name          string  `json:"name"`
+	Topology      string  `json:"topology"` // "primary and replica" | "cluster"
+	Failover      string  `json:"failover"` // how the replica was promoted
+	DurableWrites string  `json:"durableWrites"`
+	OrderDedup    bool    `json:"orderDedup"` // the order API deduplicates by X-Waitroom-Token-Id
+	LagMs         float64 `json:"lagMs"`      // how long the replica received nothing before the failover
+	Frozen        bool    `json:"frozen"`     // the old primary was frozen (SIGSTOP) at the failover
+	Visitors      int     `json:"visitors"`
+	RatePerSec    float64 `json:"ratePerSec"`
+
+	EntersAcked         int `json:"entersAcked"`
+	EntersLost          int `json:"entersLost"`          // acknowledged, then NOT_IN_QUEUE before any admission
+	DuplicateSeqs       int `json:"duplicateSeqs"`       // sequence numbers seen on two users
+	FIFOInversions      int `json:"fifoInversions"`      // pairs admitted against the order their enters were acknowledged in
+	FIFOPairs           int `json:"fifoPairs"`           // ordered pairs compared
+	DoubleAdmissions    int `json:"doubleAdmissions"`    // visitors shown two entry tokens
+	AdmissionsTakenBack int `json:"admissionsTakenBack"` // READY, then WAITING or NOT_IN_QUEUE without an order
+	Orders              int `json:"orders"`              // orders the order API made
+	TokensOrdered       int `json:"tokensOrdered"`
+	MaxOrdersPerToken   int `json:"maxOrdersPerToken"`
+	TokensOrderedTwice  int `json:"tokensOrderedTwice"`
+	UsersOrderedTwice   int `json:"usersOrderedTwice"` // a user with two tokens (double admission) ordering with both
+	Replays             int `json:"replays"`           // second orders of a token the order API answered from the first
+	ReuseAttempts       int `json:"reuseAttempts"`     // ordered tokens sent again after the failover
+	ReuseRefused        int `json:"reuseRefused"`      // of which the gate refused (403)
+
+	RecoverySeconds float64          `json:"recoverySeconds"` // failover start → last answer that was not normal
+	RejoinSeconds   float64          `json:"rejoinSeconds"`   // failover start → a replica attached again
+	Answers         []FailoverAnswer `json:"answers"`
+	WrongAnswers    int              `json:"wrongAnswers"` // neither normal nor 503 with Retry-After
+}
+
+// FailoverAnswer counts one kind of answer on one route in one phase
+// ("before", "lag": the replica receiving nothing, "after": from the failover on).
+type FailoverAnswer struct {
+	Phase  string `json:"phase"`
+	Route  string `json:"route"`
+	Answer string `json:"answer"` // the status, "503 Retry-After", or "error" (no HTTP answer)
+	Count  int    `json:"count"`
+}
+
+// FailoverWaitCost is the gate's store calls (BeginOrder then CommitOrder
+// of one order) on a primary with a replica, DURABLE_WRITES off and wait.
+type FailoverWaitCost struct {
+	Calls          int     `json:"calls"`
+	OffP50         float64 `json:"offP50Ms"`
+	OffP95         float64 `json:"offP95Ms"`
+	OffP99         float64 `json:"offP99Ms"`
+	WaitP50        float64 `json:"waitP50Ms"`
+	WaitP95        float64 `json:"waitP95Ms"`
+	WaitP99        float64 `json:"waitP99Ms"`
+	RoundTripsOff  int     `json:"roundTripsOff"` // per order (check + commit)
+	RoundTripsWait int     `json:"roundTripsWait"`
+}
