@@ -38,6 +38,7 @@ type Config struct {
 	Intake          Intake // INTAKE
 	IntakeQueueURL  string // INTAKE_QUEUE_URL: the broker's queue, for broker and fallback
 	Trust           TrustConfig
+	DurableWrites   DurableWrites // DURABLE_WRITES: the gate's writes wait for a replica
 }
 
 // Default values of the configuration (docs/API.md, "Configuration"). They
@@ -119,8 +120,10 @@ func LoadConfig(lookup func(string) (string, bool), d Defaults) (Config, error) 
 		Intake:          r.intake(),
 		IntakeQueueURL:  r.str("INTAKE_QUEUE_URL", ""),
 		Trust:           r.trust(d),
+		DurableWrites:   r.durableWrites(),
 	}
 	r.intakeNeeds(c, d)
+	r.durableNeeds(c)
 	if c.RedisURL == "" && d.RequireRedisURL {
 		r.fail("REDIS_URL", "is required (redis://host:port or rediss://host:port)")
 	}

@@ -30,7 +30,8 @@ func TestConfigDefaults(t *testing.T) {
 			ClientRatePerSec: waitroom.DefaultClientRatePerSec, ClientBurst: waitroom.DefaultClientBurst,
 			IPRatePerSec: waitroom.DefaultIPRatePerSec, IPBurst: waitroom.DefaultIPBurst,
 			VisitorRatePerSec: waitroom.DefaultVisitorRatePerSec, VisitorBurst: waitroom.DefaultVisitorBurst},
-			Streams: waitroom.StreamCaps{PerIP: waitroom.DefaultStreamsPerIP, Max: waitroom.DefaultMaxStreams}}}
+			Streams: waitroom.StreamCaps{PerIP: waitroom.DefaultStreamsPerIP, Max: waitroom.DefaultMaxStreams}},
+		DurableWrites: waitroom.DefaultDurableWrites}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("defaults:\n got %+v\nwant %+v", c, want)
 	}

@@ -142,6 +142,7 @@ type Store struct {
 	tokensPerRoom int
 	wanted        sync.Map // room -> int
 	limits        waitroom.Limits
+	durable       bool // DURABLE_WRITES=wait: the gate's writes wait for a replica (durable.go)
 }
 
 var (
@@ -165,6 +166,7 @@ func New(rdb Client, cfg waitroom.Config) *Store {
 		now:           time.Now,
 		tokensPerRoom: int(math.Ceil(cfg.BatchSize())),
 		limits:        cfg.Trust.Limits,
+		durable:       cfg.DurableWrites == waitroom.DurableWait,
 	}
 }
 
@@ -541,7 +543,16 @@ func (s *Store) BeginOrder(ctx context.Context, o waitroom.OrderAttempt) (waitro
 	k := roomKeys(o.Room)
 	keys := []string{k.token(o.User), k.lock(o.User), k.idempotency(o.User, o.IdempotencyKey)}
 	keys, args := s.limited(ctx, k, keys, []any{o.Token, lockValue, s.lockTTL.Milliseconds(), flag(o.IdempotencyKey != "")}, callerBuckets)
-	reply, err := orderBeginScript.Run(ctx, s.rdb, keys, args...).Slice()
+	raw, replicated, err := s.runGateWrite(ctx, orderBeginScript, keys, args...)
+	reply, _ := raw.([]any)
+	if len(reply) > 0 && reply[0] == "OK" && (err != nil || (s.durable && !replicated)) {
+		// A lock a failover could take back guards nothing: give it up now.
+		s.dropLock(ctx, o.Room, o.User, lockValue)
+		return waitroom.Lease{}, s.unavailableUnlessReplicated(replicated, err)
+	}
+	if err == nil && len(reply) == 0 {
+		err = malformed("order_begin", reply)
+	}
 	if err != nil {
 		return waitroom.Lease{}, waitroom.Unavailable(err)
 	}
@@ -580,11 +591,8 @@ func (s *Store) CommitOrder(ctx context.Context, l waitroom.Lease, answer waitro
 	}
 	k := roomKeys(l.Room)
 	keys := []string{k.token(l.User), k.lock(l.User), k.idempotency(l.User, l.IdempotencyKey), k.tokens()}
-	err = orderCommitScript.Run(ctx, s.rdb, keys, l.Token, l.LockValue, l.User, flag(l.IdempotencyKey != ""), raw, int64(IdempotencyTTL.Seconds())).Err()
-	if err != nil {
-		return waitroom.Unavailable(err)
-	}
-	return nil
+	_, replicated, err := s.runGateWrite(ctx, orderCommitScript, keys, l.Token, l.LockValue, l.User, flag(l.IdempotencyKey != ""), raw, int64(IdempotencyTTL.Seconds()))
+	return s.unavailableUnlessReplicated(replicated, err)
 }
 
 // ReleaseOrder releases the user's lock if this lease still owns it.
