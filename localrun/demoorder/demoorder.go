@@ -26,6 +26,7 @@ type Service struct {
 	maxIn    int64
 	maxQueue int64
 	orders   map[string]order // by user + Idempotency-Key
+	tokens   map[string]order // by X-Waitroom-Token-Id: one order per entry token
 }
 
 type order struct {
@@ -35,7 +36,7 @@ type order struct {
 
 // New returns a service with connections connections, each order taking serviceTime().
 func New(connections int, serviceTime func() time.Duration) *Service {
-	return &Service{pool: make(chan struct{}, connections), serviceTime: serviceTime, orders: map[string]order{}}
+	return &Service{pool: make(chan struct{}, connections), serviceTime: serviceTime, orders: map[string]order{}, tokens: map[string]order{}}
 }
 
 // Default is the brief's bottleneck: 20 connections, 200 ms ± 20% per order.
@@ -66,6 +67,7 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	user := r.Header.Get("X-User-Id")
 	key := r.Header.Get("Idempotency-Key")
+	tokenID := r.Header.Get("X-Waitroom-Token-Id")
 
 	s.track(&s.queued, &s.maxQueue, 1)
 	select {
@@ -82,10 +84,16 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	s.mu.Lock()
 	o, replay := s.orders[user+"\x00"+key]
-	if !replay || key == "" {
+	if byToken, seen := s.tokens[tokenID]; seen && tokenID != "" {
+		o, replay = byToken, true // one order per entry token (docs/API.md, POST /orders)
+	}
+	if !replay || (key == "" && tokenID == "") {
 		o = order{OrderID: fmt.Sprintf("ord-%d", s.seq.Add(1)), UserID: user}
 		if key != "" {
 			s.orders[user+"\x00"+key] = o
+		}
+		if tokenID != "" {
+			s.tokens[tokenID] = o
 		}
 	}
 	s.mu.Unlock()
