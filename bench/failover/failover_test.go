@@ -1,10 +1,16 @@
 package failover
 
 import (
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/bench/spike/sim"
+	"github.com/waitroom/waitroom/internal/redistest"
 )
 
 // short is the scenario `make test` runs: a primary and its replica, the
@@ -39,5 +45,67 @@ func TestFailoverOrdersEachTokenAtMostOnceRedisServer(t *testing.T) {
 				t.Errorf("%d answers neither normal nor 503 with Retry-After", res.WrongAnswers)
 			}
 		})
+	}
+}
+
+// TestFailoverScenarios runs every scenario of `make bench-failover`, and
+// only there (FAILOVER_OUT names the results file; ~4 min): each topology
+// failing over in sync and after a lag, DURABLE_WRITES off and wait, the
+// order API deduplicating or not, and what wait costs the gate.
+func TestFailoverScenarios(t *testing.T) {
+	out := os.Getenv("FAILOVER_OUT")
+	if out == "" {
+		t.Skip("make bench-failover runs it (FAILOVER_OUT unset)")
+	}
+	started := time.Now()
+	res := sim.FailoverResults{Machine: sim.DescribeHost(), Started: started.UTC().Format(time.RFC3339)}
+	res.Machine.Redis = redistest.Version()
+	only := os.Getenv("FAILOVER_ONLY") // comma-separated keys, to rerun some (the file then holds those alone)
+	for _, sc := range fullScenarios() {
+		if only != "" && !slices.Contains(strings.Split(only, ","), sc.Key) {
+			continue
+		}
+		r := sc.run(t)
+		t.Logf("%s: enters acked %d lost %d, dup seqs %d, inversions %d/%d, double admissions %d, orders %d for %d tokens (at most %d), recovery %.2f s, wrong %d",
+			sc.Key, r.EntersAcked, r.EntersLost, r.DuplicateSeqs, r.FIFOInversions, r.FIFOPairs, r.DoubleAdmissions, r.Orders, r.TokensOrdered,
+			r.MaxOrdersPerToken, r.RecoverySeconds, r.WrongAnswers)
+		res.Scenarios = append(res.Scenarios, r)
+	}
+	res.WaitCost = measureWaitCost(t, 2000)
+	t.Logf("wait cost: %+v", res.WaitCost)
+	res.Seconds = time.Since(started).Seconds()
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(out, append(b, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fullScenarios: 300 visitors arriving over 4 s at 50 admissions a second,
+// 20 buyers ordering while the replica lags for a second.
+func fullScenarios() []scenario {
+	base := scenario{Freeze: true, Durable: waitroom.DurableOff, Visitors: 300, Buyers: 20, Rate: 50, Arrive: 4 * time.Second,
+		Total: 20 * time.Second, Rejoin: time.Second}
+	with := func(key, name string, change func(*scenario)) scenario {
+		sc := base
+		sc.Key, sc.Name = key, name
+		change(&sc)
+		return sc
+	}
+	lag := func(sc *scenario) { sc.Lag = time.Second }
+	// The cluster's old master stays frozen for 12 s: long enough to see
+	// when the clients find the new one by themselves.
+	cluster := func(sc *scenario) { sc.Cluster, sc.Rejoin, sc.Total = true, 12*time.Second, 30*time.Second }
+	return []scenario{
+		with("single-sync", "in sync, primary frozen", func(sc *scenario) {}),
+		with("single-lag", "1 s of lag, primary frozen", lag),
+		with("single-lag-dedup", "1 s of lag, order API deduplicating", func(sc *scenario) { lag(sc); sc.Dedup = true }),
+		with("single-lag-wait", "1 s of lag, DURABLE_WRITES=wait", func(sc *scenario) { lag(sc); sc.Durable = waitroom.DurableWait }),
+		with("cluster-sync", "in sync, master frozen", cluster),
+		with("cluster-lag", "1 s of lag, master frozen", func(sc *scenario) { cluster(sc); lag(sc) }),
+		with("cluster-lag-dedup", "1 s of lag, order API deduplicating", func(sc *scenario) { cluster(sc); lag(sc); sc.Dedup = true }),
+		with("cluster-lag-wait", "1 s of lag, DURABLE_WRITES=wait", func(sc *scenario) { cluster(sc); lag(sc); sc.Durable = waitroom.DurableWait }),
 	}
 }

@@ -35,10 +35,15 @@ func (o *observer) enter(phase string) {
 	}
 }
 
-// note records one answer: status 0 with err for no HTTP answer at all.
-// Normal is any answer below 500; 503 with Retry-After is the contract's
-// answer while the store cannot be reached; anything else is wrong.
-func (o *observer) note(route string, status int, h http.Header, err error) {
+// slow is how long a normal answer may take: past it, it counts as slow,
+// and the store's recovery is not over while answers are slow.
+const slow = 500 * time.Millisecond
+
+// note records one answer, which took took: status 0 with err for no HTTP
+// answer at all. Normal is any answer below 500 within slow; 503 with
+// Retry-After is the contract's answer while the store cannot be reached;
+// anything else is wrong.
+func (o *observer) note(route string, status int, h http.Header, err error, took time.Duration) {
 	kind, abnormal, wrong := fmt.Sprint(status), false, false
 	switch {
 	case err != nil:
@@ -47,6 +52,8 @@ func (o *observer) note(route string, status int, h http.Header, err error) {
 		kind, abnormal = "503 Retry-After", true
 	case status >= 500:
 		abnormal, wrong = true, true
+	case took > slow:
+		kind, abnormal = kind+" slow", true
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -63,7 +70,7 @@ func (o *observer) note(route string, status int, h http.Header, err error) {
 }
 
 // recovery is the time from the failover to the last answer that was not
-// normal (0 when every answer after it was normal).
+// normal, or slow (0 when every answer after it was normal).
 func (o *observer) recovery() time.Duration {
 	o.mu.Lock()
 	defer o.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strconv"
 	"sync"
 	"testing"
@@ -29,7 +30,7 @@ type scenario struct {
 	Visitors  int  // arriving evenly over Arrive
 	Buyers    int  // of them, entering first and ordering only once the replica lags
 	Rate      float64
-	Arrive    time.Duration // the lag starts at the end of the arrivals
+	Arrive    time.Duration // the lag starts this long after the first arrival (arrivals go on after it)
 	Total     time.Duration // the traffic's deadline, from the start
 	Rejoin    time.Duration // the old primary rejoins as a replica this long after the failover
 }
@@ -63,7 +64,11 @@ func (sc scenario) start(t testing.TB) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.runner, err = localrun.Start(cfg, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+	var logTo io.Writer = io.Discard
+	if os.Getenv("FAILOVER_LOG") != "" { // the runner's warnings, to see what a scenario met
+		logTo = os.Stderr
+	}
+	if w.runner, err = localrun.Start(cfg, slog.New(slog.NewTextHandler(logTo, &slog.HandlerOptions{Level: slog.LevelWarn}))); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.runner.Close)
@@ -86,18 +91,21 @@ func (sc scenario) run(t testing.TB) sim.FailoverScenario {
 	go func() { defer bg.Done(); probe(ctx, w.client) }()
 
 	visitors, answered, buyersDone := sc.visitors()
+	// Arrivals go on through the lag and for as long after the failover,
+	// so that enters meet every phase.
+	arrivals := sc.Arrive + 2*sc.Lag + time.Second
 	var vw sync.WaitGroup
 	for i, v := range visitors {
 		vw.Add(1)
 		go func() {
 			defer vw.Done()
-			if !v.buyer && !pause(ctx, sc.Arrive*time.Duration(i)/time.Duration(len(visitors))) {
+			if !v.buyer && !sleep(ctx, arrivals*time.Duration(i)/time.Duration(len(visitors))) {
 				return
 			}
 			v.visit(ctx, w.client, w.topo.client(), w.lagging, answered)
 		}()
 	}
-	pause(ctx, sc.Arrive)
+	sleep(ctx, sc.Arrive)
 	rejoined := sc.failAndRejoin(t, ctx, w, buyersDone)
 	vw.Wait()
 	stop()
@@ -150,7 +158,7 @@ func (sc scenario) failAndRejoin(t testing.TB, ctx context.Context, w *world, bu
 		w.obs.enter("lag")
 	}
 	close(w.lagging)
-	pause(ctx, sc.Lag)
+	sleep(ctx, sc.Lag)
 	select {
 	case <-buyersDone:
 	case <-time.After(5 * time.Second):

@@ -117,11 +117,18 @@ func (c *cluster) env() map[string]string {
 }
 func (c *cluster) client() redis.UniversalClient { return c.cc }
 
-// lag: the master drops its replica's link at the first byte it would
-// send it (a replica output buffer limit of one byte), every time the
-// replica reconnects, while it goes on acknowledging writes.
+// lag: the replica's link to its master is cut and cannot come back (it
+// authenticates, from now on, as a user the master does not know), while
+// the master goes on acknowledging writes.
 func (c *cluster) lag(ctx context.Context) error {
-	return c.c.Node(c.master).Client().Do(ctx, "CONFIG", "SET", "client-output-buffer-limit", "replica 1 1 0").Err()
+	rc := c.c.Node(c.replica).Client()
+	for _, cmd := range [][]any{{"CONFIG", "SET", "masteruser", "failover-lag"}, {"CONFIG", "SET", "masterauth", "not-the-password"},
+		{"CLIENT", "KILL", "TYPE", "master"}} {
+		if err := rc.Do(ctx, cmd...).Err(); err != nil {
+			return fmt.Errorf("%v: %w", cmd, err)
+		}
+	}
+	return nil
 }
 
 // failover: CLUSTER FAILOVER FORCE on the replica (the other masters
@@ -152,7 +159,6 @@ func (c *cluster) failover(ctx context.Context, freeze bool) error {
 func (c *cluster) rejoin(ctx context.Context) error {
 	n := c.c.Node(c.master)
 	n.Resume()
-	_ = n.Client().Do(ctx, "CONFIG", "SET", "client-output-buffer-limit", "replica 256mb 64mb 60").Err()
 	nc := n.Client()
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {

@@ -45,16 +45,17 @@ func (c *client) call(ctx context.Context, route, method, path, user string, hdr
 			req.Header.Set(k, v)
 		}
 	}
+	start := time.Now()
 	resp, err := c.http.Do(req)
 	if err != nil {
 		if ctx.Err() == nil {
-			c.obs.note(route, 0, nil, err)
+			c.obs.note(route, 0, nil, err, time.Since(start))
 		}
 		return answer{}
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	c.obs.note(route, resp.StatusCode, resp.Header, nil)
+	c.obs.note(route, resp.StatusCode, resp.Header, nil, time.Since(start))
 	a := answer{status: resp.StatusCode}
 	_ = json.Unmarshal(body, &a)
 	return a
@@ -127,6 +128,18 @@ func issuedAt(ctx context.Context, rdb redis.UniversalClient, room, user, id str
 // pause sleeps about d (±20%), false when ctx ends first.
 func pause(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(time.Duration(float64(d) * (0.8 + 0.4*rand.Float64())))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// sleep sleeps d, false when ctx ends first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:

@@ -68,3 +68,71 @@ type FailoverWaitCost struct {
 	RoundTripsOff  int     `json:"roundTripsOff"` // per order (check + commit)
 	RoundTripsWait int     `json:"roundTripsWait"`
 }
+
+// failoverSection is the report's "A failover mid-sale".
+type failoverSection struct {
+	*FailoverResults
+	Rows []failoverRow
+	// WaitExtraP50 and WaitExtraP95 are what wait adds to an order's two
+	// store calls, in ms.
+	WaitExtraP50, WaitExtraP95 float64
+}
+
+// failoverRow is a scenario with what its clients saw, in words.
+type failoverRow struct {
+	FailoverScenario
+	Lag, After string // the answers that were not plain, in the lag and after the failover
+}
+
+func buildFailover(r *FailoverResults) *failoverSection {
+	s := &failoverSection{FailoverResults: r, WaitExtraP50: r.WaitCost.WaitP50 - r.WaitCost.OffP50, WaitExtraP95: r.WaitCost.WaitP95 - r.WaitCost.OffP95}
+	for _, sc := range r.Scenarios {
+		s.Rows = append(s.Rows, failoverRow{FailoverScenario: sc, Lag: notPlain(sc.Answers, "lag"), After: notPlain(sc.Answers, "after")})
+	}
+	return s
+}
+
+// notPlain lists a phase's answers that were not a plain, prompt answer
+// ("503 Retry-After", "200 slow", "error", another 5xx), by route, with
+// every answer of the phase counted first.
+func notPlain(answers []FailoverAnswer, phase string) string {
+	total, out := 0, ""
+	for _, a := range answers {
+		if a.Phase != phase {
+			continue
+		}
+		total += a.Count
+		if len(a.Answer) == 3 && a.Answer[0] < '5' {
+			continue
+		}
+		if out != "" {
+			out += "; "
+		}
+		out += a.Route + " " + a.Answer + " ×" + itoa(a.Count)
+	}
+	if total == 0 {
+		return "–"
+	}
+	if out == "" {
+		out = "all plain"
+	}
+	return itoa(total) + " answers: " + out
+}
+
+func itoa(n int) string {
+	s, neg := "", n < 0
+	if neg {
+		n = -n
+	}
+	for i := 0; n > 0 || i == 0; i++ {
+		if i > 0 && i%3 == 0 {
+			s = "," + s
+		}
+		s = string(rune('0'+n%10)) + s
+		n /= 10
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}

@@ -50,7 +50,18 @@ func fakeInputs() *Inputs {
 			{Intake: "broker", Clients: 32, Requests: 1000, PerSecond: 2500, P50Ms: 8, P95Ms: 20, P99Ms: 32, Status: 202}},
 		Drain: []IntakeDrain{{Path: "store (batches of 10)", Entries: 1000, Seconds: 0.125, PerSecond: 8000}}}
 	return &Inputs{Spike: spike, LongLine: &Report{Runs: []*Result{fakeRun("longline", BatchedJitter, sc)}}, Tiers: tiers, Micro: micro, Notify: notify, Intake: intake,
-		RedisCost: fakeRedisCost()}
+		RedisCost: fakeRedisCost(), Failover: fakeFailover()}
+}
+
+// fakeFailover is bench/failover's results with round figures.
+func fakeFailover() *FailoverResults {
+	sc := FailoverScenario{Key: "single-lag", Name: "1 s of lag", Topology: "primary and replica", DurableWrites: "off", LagMs: 1000, Frozen: true,
+		Visitors: 300, RatePerSec: 50, EntersAcked: 300, EntersLost: 12, DuplicateSeqs: 11, FIFOInversions: 40, FIFOPairs: 44000, DoubleAdmissions: 3,
+		Orders: 320, TokensOrdered: 300, MaxOrdersPerToken: 2, TokensOrderedTwice: 20, RecoverySeconds: 0.25, RejoinSeconds: 1.5,
+		Answers: []FailoverAnswer{{Phase: "lag", Route: "orders", Answer: "201", Count: 20}, {Phase: "after", Route: "position", Answer: "200", Count: 1000},
+			{Phase: "after", Route: "position", Answer: "503 Retry-After", Count: 1234}, {Phase: "after", Route: "enter", Answer: "200 slow", Count: 5}}}
+	return &FailoverResults{Machine: Machine{Redis: "redis-server 7.9"}, Started: "f", Seconds: 200, Scenarios: []FailoverScenario{sc},
+		WaitCost: FailoverWaitCost{Calls: 2000, OffP50: 0.1, OffP95: 0.2, OffP99: 0.3, WaitP50: 0.25, WaitP95: 0.5, WaitP99: 1, RoundTripsOff: 2, RoundTripsWait: 2}}
 }
 
 // fakeRedisCost is bench/rediscost's results with round figures: 2,000
@@ -94,7 +105,7 @@ func TestRedisCostHeadline(t *testing.T) {
 func TestReportRendersFromTheResults(t *testing.T) {
 	dir := t.TempDir()
 	f := Files{Spike: filepath.Join(dir, "r", "spike.json"), Tiers: filepath.Join(dir, "r", "tiers.json"), Notify: filepath.Join(dir, "r", "notify.json"),
-		Intake: filepath.Join(dir, "r", "intake.json"), RedisCost: filepath.Join(dir, "r", "cost.json"), Markdown: filepath.Join(dir, "B.md"), Plots: filepath.Join(dir, "r")}
+		Intake: filepath.Join(dir, "r", "intake.json"), RedisCost: filepath.Join(dir, "r", "cost.json"), Failover: filepath.Join(dir, "r", "failover.json"), Markdown: filepath.Join(dir, "B.md"), Plots: filepath.Join(dir, "r")}
 	md, err := WriteReport(fakeInputs(), f)
 	if err != nil {
 		t.Fatal(err)
@@ -131,6 +142,12 @@ func TestReportRendersFromTheResults(t *testing.T) {
 		"| per caller with live limiter buckets (its id's and its IP's) | 380.0 B",            // 19,000,000 ÷ 50,000
 		"differ by +0.0 B, the line's own `MEMORY USAGE` by +8.7 B",                           // against the micro-benchmarks' 110 and 93
 		"3.5 waiting users' worth",                                                            // 380 ÷ 110
+		"## A failover mid-sale (issue 24)",                                                   // bench/failover's section
+		"`r/failover.json`",                                                                   //
+		"| 1 s of lag | primary and replica | off | no | 300 / 12 | 11 | 40 (44,000) | 3 | 320 / 300 (2) | **20** | 0.2 s | 1.5 s | 0 |",
+		"| 1 s of lag, primary and replica | 20 answers: all plain | 2,239 answers: position 503 Retry-After ×1,234; enter 200 slow ×5 |",
+		"| wait | 0.25 ms | 0.50 ms | 1.00 ms | 2 |",  //
+		"0.15 ms at the median here (0.30 ms at p95)", // wait − off
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)

@@ -1,0 +1,108 @@
+package failover
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/bench/spike/sim"
+	"github.com/waitroom/waitroom/internal/redistest"
+	"github.com/waitroom/waitroom/redisstore"
+)
+
+// roundTrips counts what a client sends: one per command, one per pipeline.
+type roundTrips struct{ n atomic.Int64 }
+
+func (r *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (r *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if !strings.EqualFold(cmd.Name(), "hello") {
+			r.n.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error { r.n.Add(1); return next(ctx, cmds) }
+}
+
+// measureWaitCost times the gate's two store calls for one order
+// (BeginOrder, then CommitOrder) on a primary with a replica, one
+// connection, DURABLE_WRITES off and wait in alternating blocks of 100
+// orders so that both meet the same machine.
+func measureWaitCost(t testing.TB, orders int) sim.FailoverWaitCost {
+	primary := redistest.Start(t, "--repl-diskless-sync-delay", "0")
+	redistest.StartReplica(t, primary.Addr)
+	rdb := redis.NewClient(&redis.Options{Addr: primary.Addr, PoolSize: 1})
+	t.Cleanup(func() { _ = rdb.Close() })
+	counter := &roundTrips{}
+	rdb.AddHook(counter)
+	cfg := waitroom.Config{AdmitRatePerSec: 1e6, AdmitInterval: 100 * time.Millisecond, AdmitBatches: 1, EntryTokenTTL: 10 * time.Minute,
+		QueueCapacity: 1e6, OrderTimeout: 5 * time.Second, OpenRooms: true}
+	off := redisstore.New(rdb, cfg)
+	cfg.DurableWrites = waitroom.DurableWait
+	wait := redisstore.New(rdb, cfg)
+	ctx := context.Background()
+	leases := admitted(t, ctx, off, 2*orders)
+	times := map[*redisstore.Store][]float64{}
+	trips := map[*redisstore.Store]int64{}
+	for i := 0; i < 2*orders; i++ {
+		s := off
+		if (i/100)%2 == 1 {
+			s = wait
+		}
+		before, start := counter.n.Load(), time.Now()
+		lease, err := s.BeginOrder(ctx, leases[i])
+		if err == nil {
+			err = s.CommitOrder(ctx, lease, waitroom.StoredAnswer{Status: 201})
+		}
+		if err != nil {
+			t.Fatalf("order %d: %v", i, err)
+		}
+		times[s] = append(times[s], float64(time.Since(start).Microseconds())/1000)
+		trips[s] += counter.n.Load() - before
+	}
+	c := sim.FailoverWaitCost{Calls: orders, RoundTripsOff: int(trips[off]) / len(times[off]), RoundTripsWait: int(trips[wait]) / len(times[wait])}
+	c.OffP50, c.OffP95, c.OffP99 = quantiles(times[off])
+	c.WaitP50, c.WaitP95, c.WaitP99 = quantiles(times[wait])
+	return c
+}
+
+// admitted puts n users in a room's line, admits them all and returns
+// their order attempts.
+func admitted(t testing.TB, ctx context.Context, s *redisstore.Store, n int) []waitroom.OrderAttempt {
+	for i := 0; i < n; i++ {
+		if _, err := s.Enter(ctx, "cost", fmt.Sprintf("u%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out []waitroom.OrderAttempt
+	for len(out) < n {
+		b, err := s.AdmitBatch(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range b.Rooms {
+			for _, a := range r.Admitted {
+				out = append(out, waitroom.OrderAttempt{Room: "cost", User: a.User, Token: a.Token})
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return out
+}
+
+// quantiles are the median, the 95th and the 99th percentile of ms.
+func quantiles(ms []float64) (p50, p95, p99 float64) {
+	s := append([]float64(nil), ms...)
+	sort.Float64s(s)
+	at := func(q float64) float64 { return s[min(len(s)-1, int(q*float64(len(s))))] }
+	return at(0.50), at(0.95), at(0.99)
+}
