@@ -72,5 +72,9 @@ func NewClient(cfg waitroom.Config, opts ...Option) (redis.UniversalClient, erro
 	for _, o := range opts {
 		o.apply(&opt)
 	}
-	return redis.NewUniversalClient(&opt), nil
+	rdb := redis.NewUniversalClient(&opt)
+	if cc, ok := rdb.(*redis.ClusterClient); ok {
+		cc.AddHook(reloadOnNetworkError{cc}) // a master that stops answering (reload.go)
+	}
+	return rdb, nil
 }
