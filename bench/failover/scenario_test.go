@@ -169,7 +169,7 @@ func (sc scenario) failAndRejoin(t testing.TB, ctx context.Context, w *world, bu
 	if err := w.topo.failover(context.Background(), sc.Freeze); err != nil {
 		t.Fatal(err)
 	}
-	pause(ctx, sc.Rejoin)
+	sleep(ctx, sc.Rejoin)
 	if err := w.topo.rejoin(context.Background()); err != nil {
 		t.Fatal(err)
 	}

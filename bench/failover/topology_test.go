@@ -10,7 +10,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/internal/redistest"
+	"github.com/waitroom/waitroom/redisstore"
 )
 
 // topology is a replicated store and the way it fails over.
@@ -90,7 +92,12 @@ type cluster struct {
 func startCluster(tb testing.TB, room string) *cluster {
 	tb.Helper()
 	c := &cluster{tb: tb, c: redistest.StartClusterWithReplicas(tb, 3)}
-	c.cc = redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.c.Addrs, DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second})
+	// The runner's own kind of client, which finds a promoted master by itself.
+	rdb, err := redisstore.NewClient(waitroom.Config{RedisCluster: true, RedisURL: c.env()["REDIS_URL"]})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c.cc = rdb.(*redis.ClusterClient)
 	tb.Cleanup(func() { _ = c.cc.Close() })
 	ctx := context.Background()
 	m, err := c.cc.MasterForKey(ctx, "wr:{"+room+"}:line")
