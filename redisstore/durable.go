@@ -57,6 +57,7 @@ func (s *Store) runGateWrite(ctx context.Context, script *redis.Script, keys []s
 	if isNoScript(res.Err()) { // the node lost its script cache
 		res, wait, err = run(func(p redis.Pipeliner) *redis.Cmd { return script.Eval(ctx, p, keys, args...) })
 	}
+	s.reloadAfter(res.Err())
 	if res.Err() != nil {
 		return nil, false, res.Err()
 	}
@@ -87,4 +88,14 @@ func (s *Store) unavailableUnlessReplicated(replicated bool, err error) error {
 // meet 409 order_in_progress until then.
 func (s *Store) dropLock(ctx context.Context, room, user, lockValue string) {
 	_ = unlockScript.Run(ctx, s.rdb, []string{roomKeys(room).lock(user)}, lockValue).Err()
+}
+
+// reloadAfter reloads a cluster client's slot map after a call on one of
+// its nodes met a node that did not answer or no longer holds the slot
+// (MOVED): the node's own client follows neither (reload.go).
+func (s *Store) reloadAfter(err error) {
+	cc, ok := s.rdb.(*redis.ClusterClient)
+	if ok && (networkError(err) || redis.HasErrorPrefix(err, "MOVED") || redis.HasErrorPrefix(err, "CLUSTERDOWN")) {
+		cc.ReloadState(context.Background())
+	}
 }
