@@ -96,14 +96,14 @@ func TestNewVisitorsSolveAChallenge(t *testing.T) {
 	})
 }
 
-// stateKeys are the store's keys but the limiter's buckets (a replay pays
-// them as any enter that would make a visitor does; they expire within an
-// interval of the limit).
+// stateKeys are the store's keys but the limiter's buckets hash
+// (wr:{room}:buckets: a replay pays its buckets as any enter that would make
+// a visitor does).
 func stateKeys(t *testing.T, h *harness) string {
 	t.Helper()
 	var keys []string
 	for _, k := range h.redis.Client().Keys(context.Background(), "*").Val() {
-		if !strings.Contains(k, ":gcra:") {
+		if !strings.HasSuffix(k, ":buckets") {
 			keys = append(keys, k)
 		}
 	}
@@ -137,23 +137,33 @@ func TestBadSolutionsCreateNothing(t *testing.T) {
 		rdb := h.redis.Client()
 		before := stateKeys(t, h)
 		lineBefore := rdb.ZCard(context.Background(), "wr:{tv}:line").Val()
-		for name, solution := range map[string]string{
-			"the same solution again": used,
-			"altered":                 string(altered),
-			"another room's":          fresh("radio"),
-			"another key's":           waitroom.SolveChallenge(foreign.Value, powBits),
-			"easier than asked":       waitroom.SolveChallenge(easy.Value, easy.Bits),
-			"not a solution":          strings.TrimSuffix(good, good[strings.LastIndexByte(good, '.'):]) + ".x",
-			"garbage":                 "garbage",
-			"huge":                    strings.Repeat("9", 10_000),
+		// The message says why, so that a client (or its developer) can tell
+		// a replay from a bug.
+		for _, c := range []struct{ name, solution, why string }{
+			{"the same solution again", used, "already used"},
+			{"altered", string(altered), "bad signature"},
+			{"another room's", fresh("radio"), "for another room"},
+			{"another key's", waitroom.SolveChallenge(foreign.Value, powBits), "unknown key"},
+			{"easier than asked", waitroom.SolveChallenge(easy.Value, easy.Bits), "easier than this room asks"},
+			{"not a solution", strings.TrimSuffix(good, good[strings.LastIndexByte(good, '.'):]) + ".x", "malformed counter"},
+			{"garbage", "garbage", "malformed"},
+			{"huge", strings.Repeat("9", 10_000), "malformed"},
 		} {
-			value, _ := challengeOf(t, h.call(enterWith("tv", solution)))
-			if strings.HasPrefix(solution, value) {
-				t.Errorf("%s: answered with the same challenge", name)
+			r := h.call(enterWith("tv", c.solution))
+			value, _ := challengeOf(t, r)
+			if strings.HasPrefix(c.solution, value) {
+				t.Errorf("%s: answered with the same challenge", c.name)
+			}
+			if msg, _ := decode(t, r)["message"].(string); !strings.Contains(msg, c.why) {
+				t.Errorf("%s: message %q does not say %q", c.name, msg, c.why)
 			}
 		}
 		now = now.Add(waitroom.ChallengeTTL)
-		challengeOf(t, h.call(enterWith("tv", expired)))
+		r := h.call(enterWith("tv", expired))
+		challengeOf(t, r)
+		if msg, _ := decode(t, r)["message"].(string); !strings.Contains(msg, "expired") {
+			t.Errorf("expired: message %q", msg)
+		}
 		if after := stateKeys(t, h); after != before {
 			t.Errorf("keys %v → %v: a refused solution wrote something", before, after)
 		}
