@@ -40,8 +40,8 @@ const ChallengeHeader = "X-Queue-Challenge"
 const ChallengeAlgorithm = "sha-256"
 
 // ChallengeTTL is a challenge's life: a phone 10 times slower than the
-// measured browser solves the default difficulty well within it
-// (docs/design.md, "Proof of work"), and a solution kept for later is
+// measured browser solves the default difficulty well within it at the p99
+// (BENCHMARKS.md, "Proof of work"), and a solution kept for later is
 // worth two minutes at most.
 const ChallengeTTL = 2 * time.Minute
 
@@ -54,8 +54,9 @@ const (
 )
 
 // DefaultChallengeBits is CHALLENGE_BITS' default and maxChallengeBits its
-// ceiling; docs/design.md ("Proof of work") has the measurements behind
-// both. 1 bit is allowed for tests, which cannot wait.
+// ceiling; BENCHMARKS.md ("Proof of work", make bench-challenge) has the
+// measurements behind the default, docs/design.md ("Proof of work for new
+// visitors") the choice. 1 bit is allowed for tests, which cannot wait.
 const (
 	DefaultChallengeBits = 16
 	maxChallengeBits     = 24
