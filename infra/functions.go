@@ -56,6 +56,9 @@ func functionEnv(p WaitroomProps, cache *Cache, fn string) map[string]*string {
 		visitors, _ := visitorEnv(p.PageProps())
 		merge(env, visitors, callerEnv(p))
 	}
+	if fn == FnEnter {
+		merge(env, challengeEnv(p))
+	}
 	for k, v := range map[string]string{
 		"ADMIT_RATE_PER_SEC":      strconv.FormatFloat(p.AdmitRatePerSec, 'f', -1, 64),
 		"ADMIT_INTERVAL_MS":       strconv.Itoa(p.AdmitIntervalMs),
