@@ -124,3 +124,13 @@ func TestChallengeFromContext(t *testing.T) {
 		t.Errorf("challengeBits=hard: %v, want an error naming it", err)
 	}
 }
+
+// A cross-origin page may send a new visitor's solution.
+func TestCorsAllowsTheChallengeHeader(t *testing.T) {
+	apis := def(t).resources("AWS::ApiGatewayV2::Api")
+	api := props(apis[onlyKey(t, apis, "")])
+	headers := js(api["CorsConfiguration"].(map[string]any)["AllowHeaders"])
+	if !strings.Contains(headers, `"x-queue-challenge"`) || strings.ToLower(waitroom.ChallengeHeader) != "x-queue-challenge" {
+		t.Errorf("CORS AllowHeaders %s: want x-queue-challenge", headers)
+	}
+}
