@@ -125,12 +125,18 @@ func TestChallengeFromContext(t *testing.T) {
 	}
 }
 
-// A cross-origin page may send a new visitor's solution.
-func TestCorsAllowsTheChallengeHeader(t *testing.T) {
+// A cross-origin page may send a new visitor's solution, and the receipt
+// of an entry the broker accepted (the page sends it to position).
+func TestCorsAllowsTheVisitorHeaders(t *testing.T) {
 	apis := def(t).resources("AWS::ApiGatewayV2::Api")
 	api := props(apis[onlyKey(t, apis, "")])
 	headers := js(api["CorsConfiguration"].(map[string]any)["AllowHeaders"])
-	if !strings.Contains(headers, `"x-queue-challenge"`) || strings.ToLower(waitroom.ChallengeHeader) != "x-queue-challenge" {
-		t.Errorf("CORS AllowHeaders %s: want x-queue-challenge", headers)
+	for _, h := range []string{"x-queue-challenge", "x-queue-receipt", "x-queue-ticket"} {
+		if !strings.Contains(headers, `"`+h+`"`) {
+			t.Errorf("CORS AllowHeaders %s: want %s", headers, h)
+		}
+	}
+	if strings.ToLower(waitroom.ChallengeHeader) != "x-queue-challenge" || strings.ToLower(waitroom.ReceiptHeader) != "x-queue-receipt" {
+		t.Errorf("headers renamed: %s, %s", waitroom.ChallengeHeader, waitroom.ReceiptHeader)
 	}
 }
