@@ -16,6 +16,9 @@ type Caller struct {
 	// NewVisitor: this call makes a visitor (an enter without identity),
 	// which the bucket of new visitors per source address pays for.
 	NewVisitor bool
+	// Challenge: the solved challenge (CHALLENGE=pow) the new visitor came
+	// with, which the enter's script records as spent before it makes one.
+	Challenge ChallengeSpend
 }
 
 type callerKey struct{}

@@ -95,7 +95,10 @@ func (c Config) BatchSize() float64 {
 // LoadConfig reads and validates the configuration. lookup is os.LookupEnv
 // in production. The error names the offending variable.
 func LoadConfig(lookup func(string) (string, bool), d Defaults) (Config, error) {
-	r := envReader{lookup: lookup}
+	return loadConfig(envReader{lookup: lookup}, d)
+}
+
+func loadConfig(r envReader, d Defaults) (Config, error) {
 	c := Config{
 		RedisURL:        r.str("REDIS_URL", ""),
 		RedisCluster:    r.boolean("REDIS_CLUSTER", false),
@@ -179,7 +182,28 @@ func trustScope(d Defaults, addr string) string {
 type envReader struct {
 	lookup func(string) (string, bool)
 	err    error
+	// specs, when set, records every variable read with its default and
+	// range as docs/API.md writes them (TestVariablesTableMatchesCode).
+	specs map[string][]varSpec
 }
+
+// varSpec is what the code says of a variable: its default ("" for none)
+// and, for a number, its bounds.
+type varSpec struct{ def, min, max string }
+
+func (r *envReader) note(name, def, min, max string) {
+	if r.specs != nil {
+		r.specs[name] = append(r.specs[name], varSpec{def, min, max})
+	}
+}
+
+// raw is a variable's value, trimmed ("" when unset).
+func (r *envReader) raw(name string) string {
+	v, _ := r.lookup(name)
+	return strings.TrimSpace(v)
+}
+
+func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 func (r *envReader) fail(name, msg string) {
 	if r.err == nil {
@@ -188,14 +212,16 @@ func (r *envReader) fail(name, msg string) {
 }
 
 func (r *envReader) str(name, def string) string {
-	if v, ok := r.lookup(name); ok && strings.TrimSpace(v) != "" {
-		return strings.TrimSpace(v)
+	r.note(name, def, "", "")
+	if v := r.raw(name); v != "" {
+		return v
 	}
 	return def
 }
 
 func (r *envReader) integer(name string, def, min, max int64) int64 {
-	s := r.str(name, "")
+	r.note(name, strconv.FormatInt(def, 10), strconv.FormatInt(min, 10), strconv.FormatInt(max, 10))
+	s := r.raw(name)
 	if s == "" {
 		return def
 	}
@@ -208,7 +234,8 @@ func (r *envReader) integer(name string, def, min, max int64) int64 {
 }
 
 func (r *envReader) float(name string, def, min, max float64) float64 {
-	s := r.str(name, "")
+	r.note(name, num(def), num(min), num(max))
+	s := r.raw(name)
 	if s == "" {
 		return def
 	}
@@ -221,7 +248,8 @@ func (r *envReader) float(name string, def, min, max float64) float64 {
 }
 
 func (r *envReader) boolean(name string, def bool) bool {
-	s := r.str(name, "")
+	r.note(name, strconv.FormatBool(def), "", "")
+	s := r.raw(name)
 	if s == "" {
 		return def
 	}
@@ -352,6 +380,7 @@ const (
 
 // secret reads PROXY_SECRET or ADMIN_TOKEN.
 func (r *envReader) secret(name string) Secret {
+	r.note(name, "", "", "")
 	v, _ := r.lookup(name)
 	if v == "" {
 		return ""

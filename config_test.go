@@ -25,7 +25,8 @@ func TestConfigDefaults(t *testing.T) {
 	want := waitroom.Config{RedisURL: "redis://localhost:6379", AdmitRatePerSec: 100, AdmitInterval: 100 * time.Millisecond,
 		AdmitBatches: 10, EntryTokenTTL: 300 * time.Second, QueueCapacity: 100_000, OrderTimeout: 10 * time.Second, Addr: "127.0.0.1:8080",
 		PollTiers: waitroom.PollTiers{{0, 60000}},
-		Visitor:   waitroom.VisitorConfig{TicketTTL: waitroom.DefaultTicketTTLSeconds * time.Second, TicketMaxAge: waitroom.DefaultTicketMaxAgeSeconds * time.Second}, Intake: waitroom.DefaultIntake,
+		Visitor: waitroom.VisitorConfig{TicketTTL: waitroom.DefaultTicketTTLSeconds * time.Second, TicketMaxAge: waitroom.DefaultTicketMaxAgeSeconds * time.Second,
+			Challenge: waitroom.ChallengeOff, ChallengeBits: waitroom.DefaultChallengeBits}, Intake: waitroom.DefaultIntake,
 		Trust: waitroom.TrustConfig{EntryTokens: entrytoken.Keys{Issuer: waitroom.DefaultEntryTokenIssuer}, Limits: waitroom.Limits{
 			ClientRatePerSec: waitroom.DefaultClientRatePerSec, ClientBurst: waitroom.DefaultClientBurst,
 			IPRatePerSec: waitroom.DefaultIPRatePerSec, IPBurst: waitroom.DefaultIPBurst,

@@ -19,6 +19,10 @@ type VisitorConfig struct {
 	// ForwardHeaders are passed by the order gate to the order API besides
 	// Authorization (ORDER_FORWARD_HEADERS, comma-separated names).
 	ForwardHeaders []string
+	// Challenge (CHALLENGE): with ChallengePoW an enter that would make a
+	// visitor must carry a solved challenge of ChallengeBits (CHALLENGE_BITS).
+	Challenge     ChallengeMode
+	ChallengeBits int
 }
 
 // DefaultTicketTTLSeconds is long enough for a visitor who closes the tab to
@@ -45,6 +49,7 @@ func (r *envReader) visitors(d Defaults) VisitorConfig {
 		TicketMaxAge: time.Duration(r.integer("TICKET_MAX_AGE_SECONDS", DefaultTicketMaxAgeSeconds, 60, 30*86_400)) * time.Second,
 		ContinueURL:  r.str("CONTINUE_URL", ""),
 	}
+	v.Challenge, v.ChallengeBits = r.challenge(v.Anonymous)
 	keys, err := ParseTicketKeys(r.str("TICKET_SECRET", ""))
 	if err != nil {
 		r.fail("TICKET_SECRET", err.Error()) // the error never quotes the value

@@ -85,6 +85,8 @@ func (a *API) Enter(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 		case waitroom.ErrorCode(err) == waitroom.EQueueFull:
 			a.Metrics.Record(room, metrics.Of(metrics.QueueFull, metrics.Count, 1))
 			return errorResponse(err)
+		case waitroom.ErrorCode(err) == waitroom.EChallengeRequired: // a replayed solution
+			return errorResponse(a.challengeRequired(room, err))
 		case err != nil:
 			return a.storeError(ctx, room, err)
 		case st.Joined:
@@ -147,7 +149,7 @@ func (a *API) standingResponse(st waitroom.Standing, who Identity) events.APIGat
 // Order handles POST /orders: the gate in front of the order API.
 func (a *API) Order(ctx context.Context, req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
 	return a.guard(ctx, func() events.APIGatewayV2HTTPResponse {
-		who, err := a.Identify(req, false)
+		who, err := a.Identify(req, "") // never a new visitor
 		if err != nil {
 			return CallerError(err)
 		}
@@ -291,7 +293,11 @@ func (a *API) caller(req events.APIGatewayV2HTTPRequest, create bool) (who Ident
 	} else if !waitroom.ValidRoom(room) {
 		return Identity{}, "", waitroom.Errorf(waitroom.EInvalidRoom, "room must match ^[a-z0-9][a-z0-9-]{0,63}$")
 	}
-	if who, err = a.Identify(req, create); err != nil {
+	enterRoom := ""
+	if create {
+		enterRoom = room
+	}
+	if who, err = a.Identify(req, enterRoom); err != nil {
 		return Identity{}, "", err
 	}
 	return who, room, nil

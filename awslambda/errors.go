@@ -37,12 +37,17 @@ var statusOf = map[waitroom.Code]int{
 	waitroom.EOrderUpstream:    http.StatusBadGateway,
 	waitroom.EUnavailable:      http.StatusServiceUnavailable,
 	waitroom.EOrderTimeout:     http.StatusGatewayTimeout,
+
+	// An enter that would make a visitor solves the challenge in the body first (CHALLENGE=pow).
+	waitroom.EChallengeRequired: http.StatusPreconditionRequired,
 }
 
-// errorBody is the one shape of every error answer.
+// errorBody is the one shape of every error answer; challenge_required
+// alone adds the challenge to solve.
 type errorBody struct {
-	Error   waitroom.Code `json:"error"`
-	Message string        `json:"message"`
+	Error     waitroom.Code  `json:"error"`
+	Message   string         `json:"message"`
+	Challenge *challengeBody `json:"challenge,omitempty"`
 }
 
 // errorResponse renders err; foreign errors become "internal" without
@@ -56,7 +61,11 @@ func errorResponse(err error) events.APIGatewayV2HTTPResponse {
 	if !ok {
 		status = http.StatusInternalServerError
 	}
-	resp := jsonResponse(status, errorBody{Error: e.Code, Message: e.Message})
+	body := errorBody{Error: e.Code, Message: e.Message}
+	if c := (*challengeError)(nil); errors.As(err, &c) {
+		body.Challenge = newChallengeBody(c.challenge)
+	}
+	resp := jsonResponse(status, body)
 	if e.RetryAfter > 0 {
 		resp.Headers["Retry-After"] = strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds())))
 	}

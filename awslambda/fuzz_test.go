@@ -17,7 +17,7 @@ import (
 // contractStatuses are the statuses docs/API.md lets Waitroom answer (the
 // downstream's 201 included); a 500 here is a handler panic or a bug.
 var contractStatuses = map[int]bool{200: true, 201: true, 400: true, 401: true, 403: true, 404: true, 405: true,
-	409: true, 413: true, 422: true, 429: true, 502: true, 503: true, 504: true}
+	409: true, 413: true, 422: true, 428: true, 429: true, 502: true, 503: true, 504: true}
 
 // fuzzEvents seed the event fuzzer: one real request of every route.
 var fuzzEvents = []string{
@@ -25,6 +25,7 @@ var fuzzEvents = []string{
 	`{"version":"2.0","rawPath":"/queue/position","headers":{"x-user-id":"alice"},"requestContext":{"http":{"method":"GET","path":"/queue/position","sourceIp":"192.0.2.1"},"authorizer":{"jwt":{"claims":{"sub":"bob","groups":["a"],"exp":1}}}}}`,
 	`{"version":"2.0","rawPath":"/orders","headers":{"x-user-id":"alice","x-entry-token":"eyJhbGciOiJFZERTQSJ9.e30.AA","idempotency-key":"k1","content-type":"application/json"},"body":"eyJza3UiOiJ0diJ9","isBase64Encoded":true,"requestContext":{"http":{"method":"POST","path":"/orders"}}}`,
 	`{"version":"2.0","rawPath":"/.well-known/jwks.json","requestContext":{"http":{"method":"GET","path":"/.well-known/jwks.json"}}}`,
+	`{"version":"2.0","rawPath":"/queue/enter","headers":{"x-queue-challenge":"c1.AAAAAAAA.default.AAAAAAAAAAAAAAAAAAAAAA.8.9999999999.AAAA.1"},"requestContext":{"http":{"method":"POST","path":"/queue/enter","sourceIp":"192.0.2.1"}}}`,
 	`{"rawQueryString":"room=tv%ZZ","requestContext":{"http":{"method":"POST","path":"/queue/enter"},"authorizer":{"lambda":{"userId":7}}}}`,
 	`{}`, `[]`, `null`, `{"requestContext":7}`,
 }
@@ -40,7 +41,9 @@ func FuzzHTTPEvent(f *testing.F) {
 	h := newHarness(f, redistest.RedisServer, func(c *waitroom.Config) { c.Trust.EntryTokens = keys })
 	var logs bytes.Buffer
 	h.api.Log = slog.New(slog.NewTextHandler(&logs, nil))
-	handlers := map[string]awslambda.HTTPHandler{"route": h.api.Route, "enter": h.api.Enter, "position": h.api.WithJWKS(h.api.Position), "order": h.api.Order}
+	pow := *h.api // new visitors solve a challenge first (CHALLENGE=pow)
+	pow.Config.Visitor.Challenge, pow.Config.Visitor.ChallengeBits = waitroom.ChallengePoW, 4
+	handlers := map[string]awslambda.HTTPHandler{"route": h.api.Route, "enter": h.api.Enter, "position": h.api.WithJWKS(h.api.Position), "order": h.api.Order, "pow enter": pow.Enter}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		for name, handler := range handlers {
 			logs.Reset()

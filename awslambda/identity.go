@@ -43,6 +43,9 @@ type Identity struct {
 	// API Gateway's sourceIp (the local runner: the remote address), or,
 	// behind CloudFront (ORIGIN_SECRET), the viewer's address.
 	Address string
+	// Challenge is a new visitor's solved challenge (CHALLENGE=pow), which
+	// its enter spends; zero otherwise.
+	Challenge waitroom.ChallengeSpend
 }
 
 // Ticketed: a visitor, whose answers renew its queue ticket. A signed-in
@@ -79,10 +82,12 @@ var identitySources = []func(a *API, req events.APIGatewayV2HTTPRequest) (who Id
 	(*API).fromTicket,
 }
 
-// Identify returns who sends req and from where. With no source and create
-// set (enter only), anonymous visitors on, it makes a new visitor. A ticket
-// that does not verify is an invalid_ticket error and creates nothing.
-func (a *API) Identify(req events.APIGatewayV2HTTPRequest, create bool) (Identity, error) {
+// Identify returns who sends req and from where. With no source, an enter
+// into enterRoom ("" for every other request, which never makes one) with
+// anonymous visitors on makes a new visitor, once it has shown a solved
+// challenge when CHALLENGE=pow (a challenge_required error otherwise). A
+// ticket that does not verify is an invalid_ticket error and creates nothing.
+func (a *API) Identify(req events.APIGatewayV2HTTPRequest, enterRoom string) (Identity, error) {
 	address, err := a.address(req)
 	if err != nil {
 		return Identity{}, err
@@ -98,15 +103,19 @@ func (a *API) Identify(req events.APIGatewayV2HTTPRequest, create bool) (Identit
 		}
 	}
 	v := a.Config.Visitor
-	if !create || !v.Anonymous || !v.Tickets.Enabled() {
+	if enterRoom == "" || !v.Anonymous || !v.Tickets.Enabled() {
 		return Identity{}, waitroom.Errorf(waitroom.EUnauthenticated, "sign in first: no user identity on this request")
+	}
+	solved, err := a.solvedChallenge(req, enterRoom)
+	if err != nil {
+		return Identity{}, err
 	}
 	id, err := waitroom.NewVisitorID()
 	if err != nil {
 		return Identity{}, waitroom.Unavailable(err)
 	}
 	who := identityOf(NewVisitor, id)
-	who.Address = address
+	who.Address, who.Challenge = address, solved
 	return who, nil
 }
 

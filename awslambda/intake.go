@@ -43,6 +43,8 @@ func (a *API) accept(ctx context.Context, room string, who Identity, check bool)
 		switch code := waitroom.ErrorCode(err); {
 		case code == waitroom.EUnavailable:
 			a.limiterFailedOpen(ctx, room)
+		case code == waitroom.EChallengeRequired: // a replayed solution
+			return errorResponse(a.challengeRequired(room, err))
 		case a.rateLimited(room, err), err != nil:
 			return errorResponse(err)
 		}
@@ -76,7 +78,7 @@ func (a *API) receiptPosition(ctx context.Context, req events.APIGatewayV2HTTPRe
 	// The receipt proves an entry, not who holds it: a request that proves
 	// an identity must be the entry's (a visitor's ticket is then renewed
 	// as usual); one that proves none is answered for the entry.
-	who, err := a.Identify(req, false)
+	who, err := a.Identify(req, "")
 	switch {
 	case waitroom.ErrorCode(err) == waitroom.EForbidden: // not through the front door
 		return errorResponse(err)

@@ -158,7 +158,7 @@ func TestIdentityOrder(t *testing.T) {
 			{"ticket", withCookie(request("POST", "/queue/enter", "", nil), tk), "v-ticketed", true},
 		}
 		for _, c := range cases {
-			who, err := h.api.Identify(c.req, true)
+			who, err := h.api.Identify(c.req, waitroom.DefaultRoom)
 			if err != nil || who.User != c.user || who.Ticketed() != c.ticketed {
 				t.Errorf("%s: %+v, %v; want %s (ticketed %v)", c.name, who, err, c.user, c.ticketed)
 			}

@@ -90,6 +90,13 @@ func (p WaitroomProps) routeRateLimit(fn string) int {
 	return map[string]int{FnEnter: p.EnterRateLimit, FnPosition: p.PositionRateLimit, FnOrderGate: p.OrdersRateLimit}[fn]
 }
 
+// corsAllowHeaders are the request headers a cross-origin page may send:
+// the identity and entry-token headers, and the visitor headers of the
+// root module (an accepted entry's receipt, INTAKE=broker or fallback; a
+// new visitor's solved challenge, CHALLENGE=pow).
+var corsAllowHeaders = []string{"authorization", "content-type", "x-entry-token", "idempotency-key", "x-queue-ticket",
+	strings.ToLower(waitroom.ReceiptHeader), strings.ToLower(waitroom.ChallengeHeader)}
+
 // newAPI builds the HTTP API with its three routes and its stage, and,
 // when CloudFront fronts it, its own domain (apiDomain).
 func newAPI(stack awscdk.Stack, p WaitroomProps, fns map[string]awslambda.Function) (awsapigatewayv2.HttpApi, awsapigatewayv2.DomainName) {
@@ -108,7 +115,7 @@ func newAPI(stack awscdk.Stack, p WaitroomProps, fns map[string]awslambda.Functi
 			AllowMethods: &[]awsapigatewayv2.CorsHttpMethod{
 				awsapigatewayv2.CorsHttpMethod_GET, awsapigatewayv2.CorsHttpMethod_POST, awsapigatewayv2.CorsHttpMethod_OPTIONS,
 			},
-			AllowHeaders:  jsii.Strings("authorization", "content-type", "x-entry-token", "idempotency-key", "x-queue-ticket"),
+			AllowHeaders:  jsii.Strings(corsAllowHeaders...),
 			ExposeHeaders: jsii.Strings("retry-after"),
 			MaxAge:        awscdk.Duration_Minutes(jsii.Number(10)),
 		}

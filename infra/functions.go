@@ -56,6 +56,9 @@ func functionEnv(p WaitroomProps, cache *Cache, fn string) map[string]*string {
 		visitors, _ := visitorEnv(p.PageProps())
 		merge(env, visitors, callerEnv(p))
 	}
+	if fn == FnEnter {
+		merge(env, challengeEnv(p))
+	}
 	for k, v := range map[string]string{
 		"ADMIT_RATE_PER_SEC":      strconv.FormatFloat(p.AdmitRatePerSec, 'f', -1, 64),
 		"ADMIT_INTERVAL_MS":       strconv.Itoa(p.AdmitIntervalMs),
@@ -123,13 +126,6 @@ func entryTokenEnv(p WaitroomProps, fn string) map[string]*string {
 	return env
 }
 
-// inVPC says whether fn runs in the VPC: all but enter in broker mode,
-// which only signs receipts and sends them to SQS (no VPC, so no interface
-// endpoint; docs/cost.md).
-func inVPC(p WaitroomProps, fn string) bool {
-	return fn != FnEnter || p.Intake != waitroom.IntakeBroker
-}
-
 // functionProps are what every function shares: its own role and log
 // group, the runtime, JSON logs, and its place in the VPC (network.placement:
 // the isolated subnets out to the cache only, the order gate in its own).
@@ -138,7 +134,7 @@ func functionProps(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cac
 		Retention:     p.LogRetention,
 		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 	})
-	role := newFunctionRole(stack, s.name, logGroup, cache, inVPC(p, s.name))
+	role := newFunctionRole(stack, s.name, logGroup, cache)
 	props := &awslambda.FunctionProps{
 		Role:         role,
 		Description:  jsii.String(s.description),
@@ -157,10 +153,8 @@ func functionProps(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cac
 		SystemLogLevelV2:      awslambda.SystemLogLevel_WARN,
 		ApplicationLogLevelV2: awslambda.ApplicationLogLevel_INFO,
 	}
-	if inVPC(p, s.name) {
-		subnets, sg := net.placement(s.name)
-		props.Vpc, props.VpcSubnets, props.SecurityGroups = net.vpc, subnets, &[]awsec2.ISecurityGroup{sg}
-	}
+	subnets, sg := net.placement(s.name)
+	props.Vpc, props.VpcSubnets, props.SecurityGroups = net.vpc, subnets, &[]awsec2.ISecurityGroup{sg}
 	keys.protect(props, role)
 	return props
 }
@@ -195,22 +189,20 @@ func newFunctions(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cach
 }
 
 // newFunctionRole is least privilege: write to its own log group, manage its
-// VPC network interfaces when it runs in the VPC (these EC2 actions take no
-// resource scoping), log in to the cache as its IAM user, and nothing else.
-func newFunctionRole(stack awscdk.Stack, name string, logGroup awslogs.LogGroup, cache *Cache, vpc bool) awsiam.Role {
+// VPC network interfaces, as every function runs in the VPC (these EC2
+// actions take no resource scoping), log in to the cache as its IAM user,
+// and nothing else.
+func newFunctionRole(stack awscdk.Stack, name string, logGroup awslogs.LogGroup, cache *Cache) awsiam.Role {
 	statements := []awsiam.PolicyStatement{awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:       jsii.String("WriteOwnLogs"),
 		Actions:   jsii.Strings("logs:CreateLogStream", "logs:PutLogEvents"),
 		Resources: jsii.Strings(*logGroup.LogGroupArn()),
+	}), awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid: jsii.String("VpcNetworkInterfaces"),
+		Actions: jsii.Strings("ec2:CreateNetworkInterface", "ec2:DescribeNetworkInterfaces", "ec2:DescribeSubnets",
+			"ec2:DeleteNetworkInterface", "ec2:AssignPrivateIpAddresses", "ec2:UnassignPrivateIpAddresses"),
+		Resources: jsii.Strings("*"),
 	})}
-	if vpc {
-		statements = append(statements, awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Sid: jsii.String("VpcNetworkInterfaces"),
-			Actions: jsii.Strings("ec2:CreateNetworkInterface", "ec2:DescribeNetworkInterfaces", "ec2:DescribeSubnets",
-				"ec2:DeleteNetworkInterface", "ec2:AssignPrivateIpAddresses", "ec2:UnassignPrivateIpAddresses"),
-			Resources: jsii.Strings("*"),
-		}))
-	}
 	statements = append(statements, awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:       jsii.String("ConnectToCacheWithIAM"),
 		Actions:   jsii.Strings("elasticache:Connect"),

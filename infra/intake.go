@@ -40,10 +40,13 @@ type Intake struct {
 
 // newIntake adds the broker for mode (broker or fallback), lets enter send
 // to it and tells enter so. The consumer needs the store like the others,
-// and runs in the VPC beside them. The
-// event source mapping's poller is Lambda's own and needs no endpoint; in
-// fallback mode enter stays in the VPC and reaches SQS through an interface
-// endpoint (docs/cost.md, "Intake through a broker").
+// and runs in the VPC beside them. The event source mapping's poller is
+// Lambda's own and needs no endpoint. enter stays in the VPC in both modes,
+// and reaches SQS through an interface endpoint: in fallback it writes to
+// the store, in broker it asks the store before it accepts (the room, the
+// limiter, a solution's single use; awslambda/intake.go, accept), which
+// outside the VPC would only ever time out (docs/cost.md, "Intake through
+// a broker").
 func newIntake(stack awscdk.Stack, p WaitroomProps, mode waitroom.Intake, net *network, cache *Cache, keys *envKey, enter awslambda.Function) *Intake {
 	in := &Intake{DeadLetters: awssqs.NewQueue(stack, jsii.String("IntakeDeadLetters"), &awssqs.QueueProps{
 		Fifo:            jsii.Bool(true),
@@ -72,9 +75,7 @@ func newIntake(stack awscdk.Stack, p WaitroomProps, mode waitroom.Intake, net *n
 	in.Queue.GrantSendMessages(enter)
 	enter.AddEnvironment(jsii.String("INTAKE"), jsii.String(string(mode)), nil)
 	enter.AddEnvironment(jsii.String("INTAKE_QUEUE_URL"), in.Queue.QueueUrl(), nil)
-	if mode == waitroom.IntakeFallback {
-		addSQSEndpoint(stack, net)
-	}
+	addSQSEndpoint(stack, net)
 	in.DeadLetterAlarm = awscloudwatch.NewAlarm(stack, jsii.String("IntakeDeadLetterAlarm"), &awscloudwatch.AlarmProps{
 		AlarmName: jsii.String(p.NamePrefix + "-IntakeDeadLetters"),
 		AlarmDescription: jsii.String("Accepted entries the consumer could not apply in " +
@@ -112,8 +113,8 @@ func newIntakeConsumer(stack awscdk.Stack, p WaitroomProps, net *network, cache 
 	return awslambda.NewFunction(stack, jsii.String(logicalName(FnIntakeConsumer)+"Function"), functionProps(stack, p, net, cache, keys, spec, env))
 }
 
-// addSQSEndpoint lets enter (fallback mode, in the isolated subnets) reach
-// SQS: an interface endpoint open to enter's own security group only; the
+// addSQSEndpoint lets enter (broker or fallback, in the isolated subnets)
+// reach SQS: an interface endpoint open to enter's own security group only; the
 // other functions' group stays out to the cache alone.
 func addSQSEndpoint(stack awscdk.Stack, net *network) {
 	sg := awsec2.NewSecurityGroup(stack, jsii.String("SqsEndpointSG"), &awsec2.SecurityGroupProps{

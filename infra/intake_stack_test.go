@@ -65,8 +65,8 @@ func TestBrokerAndFallbackIntakeOnTheWholeStack(t *testing.T) {
 					endpoints++
 				}
 			}
-			if want := map[waitroom.Intake]int{waitroom.IntakeBroker: 0, waitroom.IntakeFallback: 1}[mode]; endpoints != want {
-				t.Errorf("%d SQS endpoints, want %d", endpoints, want)
+			if endpoints != 1 {
+				t.Errorf("%d SQS endpoints, want 1: enter sends from the VPC", endpoints)
 			}
 
 			enter := s.fnProps(t, FnEnter)
@@ -80,8 +80,11 @@ func TestBrokerAndFallbackIntakeOnTheWholeStack(t *testing.T) {
 					t.Errorf("%s TICKET_SECRET=%v: receipts need the key", fn, env["TICKET_SECRET"])
 				}
 			}
-			if _, inVPC := enter["VpcConfig"]; inVPC != (mode == waitroom.IntakeFallback) {
-				t.Errorf("enter in a VPC: %v, want %v (only fallback writes to the store)", inVPC, mode == waitroom.IntakeFallback)
+			// Fallback writes to the store; broker asks it before it accepts
+			// (the room, the limiter, a solution's single use), and outside
+			// the VPC every such call would time out and fail open.
+			if _, inVPC := enter["VpcConfig"]; !inVPC {
+				t.Error("enter outside the VPC: it could not reach the store")
 			}
 			if _, inVPC := s.fnProps(t, FnIntakeConsumer)["VpcConfig"]; !inVPC {
 				t.Error("the consumer must reach the cache from the VPC")
@@ -126,46 +129,79 @@ func TestIntakeNeedsTheTicketKeyAndAKnownMode(t *testing.T) {
 	}
 }
 
-// In fallback mode enter alone reaches the SQS interface endpoint: it has a
-// security group of its own (the cache and the endpoint), and the other
-// functions keep theirs, out to the cache only.
-func TestFallbackEnterAloneReachesTheQueue(t *testing.T) {
+// In broker and fallback mode enter alone reaches the SQS interface
+// endpoint, and reaches the cache too: it has a security group of its own,
+// out to the cache (on its ports, which the cache admits) and the endpoint;
+// the other functions keep theirs, out to the cache only.
+func TestIntakeEnterReachesTheCacheAndAloneTheQueue(t *testing.T) {
 	_, stacks := documentedConfigurations(t)
-	s := stacks["fallback"]
-	enterSG := s.sgOf(t, FnEnter)
-	var endpointSG string
-	for _, r := range s.resources("AWS::EC2::VPCEndpoint") {
-		endpointSG = props(r)["SecurityGroupIds"].([]any)[0].(map[string]any)["Fn::GetAtt"].([]any)[0].(string)
-	}
-	toEndpoint := js(map[string]any{"Fn::GetAtt": []any{endpointSG, "GroupId"}})
-	for _, fn := range s.w.Props.FunctionNames() {
-		sg := s.sgOf(t, fn)
-		reaches := false
-		for _, e := range s.egress(sg) {
-			reaches = reaches || e.to == toEndpoint
-		}
-		if want := fn == FnEnter; reaches != want || (fn != FnEnter && sg == enterSG) {
-			t.Errorf("%s (security group %s) reaches the SQS endpoint: %v, want %v", fn, sg, reaches, want)
-		}
-	}
-	for _, r := range s.resources("AWS::EC2::SecurityGroupIngress") {
-		if p := props(r); js(p["GroupId"]) == toEndpoint && js(p["SourceSecurityGroupId"]) != js(map[string]any{"Fn::GetAtt": []any{enterSG, "GroupId"}}) {
-			t.Errorf("the SQS endpoint admits %s, not only enter", js(p["SourceSecurityGroupId"]))
-		}
+	for _, name := range []string{"broker", "fallback"} {
+		t.Run(name, func(t *testing.T) {
+			s := stacks[name]
+			if _, ok := s.fnProps(t, FnEnter)["VpcConfig"]; !ok {
+				t.Fatal("enter runs outside the VPC: no security group, no way to the cache")
+			}
+			enterSG := s.sgOf(t, FnEnter)
+			if enterSG != onlyKey(t, s.resources("AWS::EC2::SecurityGroup"), "EnterSecurityGroup") {
+				t.Fatalf("enter runs with %s, not its own security group", enterSG)
+			}
+			endpoints := s.resources("AWS::EC2::VPCEndpoint")
+			if len(endpoints) != 1 {
+				t.Fatalf("%d endpoints, want the SQS one", len(endpoints))
+			}
+			var endpointSG string
+			for _, r := range endpoints {
+				endpointSG = props(r)["SecurityGroupIds"].([]any)[0].(map[string]any)["Fn::GetAtt"].([]any)[0].(string)
+			}
+			toEndpoint := js(map[string]any{"Fn::GetAtt": []any{endpointSG, "GroupId"}})
+			cacheID := onlyKey(t, s.resources("AWS::EC2::SecurityGroup"), "CacheSecurityGroup")
+			toCache := js(map[string]any{"Fn::GetAtt": []any{cacheID, "GroupId"}})
+			got := s.egress(enterSG)
+			want := map[egressRule]bool{{toCache, cachePortLow, cachePortHigh}: true, {toEndpoint, 443, 443}: true}
+			for _, r := range got {
+				delete(want, r)
+			}
+			if len(got) != 2 || len(want) != 0 {
+				t.Errorf("enter egress %+v, want the cache (%d-%d) and the SQS endpoint (443) only", got, cachePortLow, cachePortHigh)
+			}
+			fromEnter := js(map[string]any{"Fn::GetAtt": []any{enterSG, "GroupId"}})
+			admitted := false
+			for _, r := range s.resources("AWS::EC2::SecurityGroupIngress") {
+				p := props(r)
+				admitted = admitted || js(p["GroupId"]) == toCache && js(p["SourceSecurityGroupId"]) == fromEnter &&
+					p["FromPort"] == float64(cachePortLow) && p["ToPort"] == float64(cachePortHigh)
+				if js(p["GroupId"]) == toEndpoint && js(p["SourceSecurityGroupId"]) != fromEnter {
+					t.Errorf("the SQS endpoint admits %s, not only enter", js(p["SourceSecurityGroupId"]))
+				}
+			}
+			if !admitted {
+				t.Error("the cache does not admit enter's security group")
+			}
+			for _, fn := range s.w.Props.FunctionNames() {
+				sg := s.sgOf(t, fn)
+				reaches := false
+				for _, e := range s.egress(sg) {
+					reaches = reaches || e.to == toEndpoint
+				}
+				if want := fn == FnEnter; reaches != want || (fn != FnEnter && sg == enterSG) {
+					t.Errorf("%s (security group %s) reaches the SQS endpoint: %v, want %v", fn, sg, reaches, want)
+				}
+			}
+		})
 	}
 }
 
-// A function outside the VPC (enter in broker mode) gets no permission to
-// manage network interfaces; the ones inside keep it.
-func TestNoVpcPermissionsOutsideTheVpc(t *testing.T) {
+// Every function runs in the VPC, enter in broker mode too (it asks the
+// store before it accepts), and each may manage its network interfaces.
+func TestEveryFunctionRunsInTheVpc(t *testing.T) {
 	_, stacks := documentedConfigurations(t)
-	for _, name := range []string{"broker", "default"} {
+	for _, name := range []string{"broker", "fallback", "default"} {
 		s := stacks[name]
 		for _, fn := range s.w.Props.FunctionNames() {
 			_, inVPC := s.fnProps(t, fn)["VpcConfig"]
 			role := s.resources("AWS::IAM::Role")[s.fnProps(t, fn)["Role"].(map[string]any)["Fn::GetAtt"].([]any)[0].(string)]
-			if hasENI := strings.Contains(js(role), "ec2:CreateNetworkInterface"); hasENI != inVPC {
-				t.Errorf("%s: %s in the VPC %v, may manage network interfaces %v", name, fn, inVPC, hasENI)
+			if hasENI := strings.Contains(js(role), "ec2:CreateNetworkInterface"); !inVPC || !hasENI {
+				t.Errorf("%s: %s in the VPC %v, may manage network interfaces %v; want both", name, fn, inVPC, hasENI)
 			}
 		}
 	}

@@ -84,24 +84,28 @@ func TestIntakeQueueConsumerDeadLettersAndAlarm(t *testing.T) {
 		"ComparisonOperator": "GreaterThanThreshold", "Statistic": "Maximum",
 		"Dimensions": []any{map[string]any{"Name": "QueueName", "Value": map[string]any{"Fn::GetAtt": []any{dlqID, "QueueName"}}}},
 	})
-	// Broker mode adds no endpoint: enter runs outside the VPC, and the
-	// event source mapping's poller is Lambda's own.
-	s.tpl.ResourceCountIs(jsii.String("AWS::EC2::VPCEndpoint"), jsii.Number(0))
 }
 
-// In fallback mode enter stays in the VPC and reaches SQS through an
-// interface endpoint open to enter's security group only.
-func TestIntakeFallbackAddsTheSQSEndpoint(t *testing.T) {
-	s, _ := intakeSynth(t, waitroom.IntakeFallback)
-	s.tpl.ResourceCountIs(jsii.String("AWS::EC2::VPCEndpoint"), jsii.Number(1))
-	for _, r := range s.resources("AWS::EC2::VPCEndpoint") {
-		p := props(r)
-		if !strings.Contains(js(p["ServiceName"]), "sqs") || p["VpcEndpointType"] != "Interface" || p["PrivateDnsEnabled"] != true {
-			t.Fatalf("endpoint %s", js(p))
-		}
+// In broker and fallback mode alike enter runs in the VPC and reaches SQS
+// through an interface endpoint open to enter's security group only: in
+// fallback it writes to the store, in broker it asks the store before it
+// accepts (the room, the limiter, a solution's single use). The event
+// source mapping's poller is Lambda's own and needs no endpoint.
+func TestIntakeAddsTheSQSEndpoint(t *testing.T) {
+	for _, mode := range []waitroom.Intake{waitroom.IntakeBroker, waitroom.IntakeFallback} {
+		t.Run(string(mode), func(t *testing.T) {
+			s, _ := intakeSynth(t, mode)
+			s.tpl.ResourceCountIs(jsii.String("AWS::EC2::VPCEndpoint"), jsii.Number(1))
+			for _, r := range s.resources("AWS::EC2::VPCEndpoint") {
+				p := props(r)
+				if !strings.Contains(js(p["ServiceName"]), "sqs") || p["VpcEndpointType"] != "Interface" || p["PrivateDnsEnabled"] != true {
+					t.Fatalf("endpoint %s", js(p))
+				}
+			}
+			s.tpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
+				"Environment": map[string]any{"Variables": assertions.Match_ObjectLike(&map[string]any{"INTAKE": string(mode)})},
+			})
+			s.tpl.HasResourceProperties(jsii.String("AWS::EC2::SecurityGroupIngress"), map[string]any{"FromPort": 443, "ToPort": 443, "IpProtocol": "tcp"})
+		})
 	}
-	s.tpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
-		"Environment": map[string]any{"Variables": assertions.Match_ObjectLike(&map[string]any{"INTAKE": "fallback"})},
-	})
-	s.tpl.HasResourceProperties(jsii.String("AWS::EC2::SecurityGroupIngress"), map[string]any{"FromPort": 443, "ToPort": 443, "IpProtocol": "tcp"})
 }

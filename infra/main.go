@@ -27,6 +27,8 @@ const (
 	CtxTrustUserHeader      = "trustUserHeader"
 	CtxProxySecret          = "proxySecretSsmParameter"
 	CtxAnonymous            = "anonymousVisitors"
+	CtxChallenge            = "challenge"
+	CtxChallengeBits        = "challengeBits"
 	CtxOriginSecret         = "originSecretSsmParameter"
 	CtxAPIDomainName        = "apiDomainName"
 	CtxAPICertificate       = "apiCertificateArn"
@@ -117,6 +119,8 @@ func propsFromContext(ctx contextGetter) (WaitroomProps, error) {
 		TrustUserHeaderFromProxy:         r.boolean(CtxTrustUserHeader),
 		ProxySecretSSMParameter:          r.str(CtxProxySecret),
 		AnonymousVisitors:                r.boolean(CtxAnonymous),
+		Challenge:                        waitroom.ChallengeMode(r.str(CtxChallenge)),
+		ChallengeBits:                    r.integer(CtxChallengeBits),
 		OriginSecretSSMParameter:         r.str(CtxOriginSecret),
 		APIDomainName:                    r.str(CtxAPIDomainName),
 		APICertificateArn:                r.str(CtxAPICertificate),

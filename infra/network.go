@@ -25,8 +25,8 @@ type network struct {
 	isolated *awsec2.SubnetSelection
 	// fnSG is the security group of enter, position, admit, admin and the
 	// intake consumer: out to the cache only. gateSG is the order gate's:
-	// the cache and the order API. enterSG exists with INTAKE=fallback
-	// only: enter's, the cache and the SQS endpoint (intake.go).
+	// the cache and the order API. enterSG exists with INTAKE=broker or
+	// fallback only: enter's, the cache and the SQS endpoint (intake.go).
 	fnSG, gateSG, enterSG awsec2.SecurityGroup
 	gateSubnets           *awsec2.SubnetSelection
 }
@@ -71,10 +71,11 @@ func newNetwork(stack awscdk.Stack, p WaitroomProps) *network {
 		AllowAllOutbound:     jsii.Bool(false),
 		AllowAllIpv6Outbound: jsii.Bool(false),
 	})
-	if p.Intake == waitroom.IntakeFallback {
+	if p.Intake == waitroom.IntakeBroker || p.Intake == waitroom.IntakeFallback {
+		// The description names the mode: a change of it replaces the group.
 		n.enterSG = awsec2.NewSecurityGroup(stack, jsii.String("EnterSecurityGroup"), &awsec2.SecurityGroupProps{
 			Vpc:              n.vpc,
-			Description:      jsii.String("Waitroom enter (intake fallback): out to the cache and the SQS endpoint"),
+			Description:      jsii.String(fmt.Sprintf("Waitroom enter (intake %s): out to the cache and the SQS endpoint", p.Intake)),
 			AllowAllOutbound: jsii.Bool(false),
 		})
 	}

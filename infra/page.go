@@ -13,6 +13,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/web"
 )
 
@@ -89,6 +90,22 @@ func visitorEnv(p PageProps) (map[string]*string, error) {
 		env["TICKET_SECRET"] = jsii.String("{{resolve:ssm:" + p.TicketSecretSSMParameter + "}}")
 	}
 	return env, nil
+}
+
+// challengeEnv is what enter, the one function that makes visitors (with
+// INTAKE=broker or fallback too: enter checks the solution before it
+// accepts an entry; the consumer makes none), adds with CHALLENGE=pow: the
+// mode and its difficulty. The solutions are signed with the ticket key
+// visitorEnv already gives it. Nothing with CHALLENGE off, the functions'
+// default.
+func challengeEnv(p WaitroomProps) map[string]*string {
+	if p.Challenge != waitroom.ChallengePoW {
+		return nil
+	}
+	return map[string]*string{
+		"CHALLENGE":      jsii.String(string(p.Challenge)),
+		"CHALLENGE_BITS": jsii.String(strconv.Itoa(p.ChallengeBits)),
+	}
 }
 
 // newPage serves the page from S3 through CloudFront, with the HTTP API

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/jsii-runtime-go"
 
 	"github.com/waitroom/waitroom"
 )
@@ -98,6 +99,14 @@ type WaitroomProps struct {
 	// JwtIssuer (docs/security.md, "Anonymous visitors in AWS") and may be
 	// combined with TrustUserHeaderFromProxy.
 	AnonymousVisitors bool
+	// Challenge is CHALLENGE (default off): with waitroom.ChallengePoW an
+	// enter that would make a new anonymous visitor must carry a solved
+	// proof of work (waitroom.ChallengeHeader), signed with the ticket key.
+	// Only with AnonymousVisitors. ChallengeBits is CHALLENGE_BITS, its
+	// difficulty (default waitroom.DefaultChallengeBits), only with pow.
+	// Both go to enter alone, the one function that makes visitors.
+	Challenge     waitroom.ChallengeMode
+	ChallengeBits int
 	// OriginSecretSSMParameter names the SSM String parameter (optionally
 	// name:version) holding ORIGIN_SECRET: CloudFront adds it to every
 	// request it passes to the API (X-Origin-Secret), and the visitor
@@ -264,6 +273,10 @@ func (p WaitroomProps) WithDefaults(stackID string) WaitroomProps {
 	setDefault(&p.OrderTimeoutMs, waitroom.DefaultOrderTimeoutMs)
 	setDefault(&p.PollTiers, waitroom.DefaultPollTiers)
 	setDefault(&p.Intake, waitroom.DefaultIntake)
+	setDefault(&p.Challenge, waitroom.ChallengeOff)
+	if p.Challenge == waitroom.ChallengePoW {
+		setDefault(&p.ChallengeBits, waitroom.DefaultChallengeBits)
+	}
 	setDefault(&p.CacheMode, CacheServerless)
 	setDefault(&p.CacheNodeType, "cache.r7g.large")
 	// Every command but the dangerous ones (FLUSHALL, KEYS, CONFIG, ...).
@@ -307,7 +320,7 @@ func (p WaitroomProps) OrderGateTimeoutSeconds() int {
 
 // Validate reports the first problem with (defaulted) props.
 func (p WaitroomProps) Validate() error {
-	for _, check := range []func() error{p.validateIdentity, p.validateVisitors, p.validateFront, p.validateEntryTokens, p.validateConfig,
+	for _, check := range []func() error{p.validateIdentity, p.validateVisitors, p.validateChallenge, p.validateFront, p.validateEntryTokens, p.validateConfig,
 		p.Egress.validate(p.OrderAPIURL), p.validateCache, p.validateAPI} {
 		if err := check(); err != nil {
 			return err
@@ -432,6 +445,37 @@ func (p WaitroomProps) validateVisitors() error {
 	}
 	if _, err := waitroom.LoadConfig(lookup, waitroom.Defaults{GenerateTicketSecret: true}); err != nil {
 		return fmt.Errorf("waitroom: visitor settings (context %s, %s, %s): %w", CtxTicketTTL, CtxContinueURL, CtxForwardHeaders, err)
+	}
+	return nil
+}
+
+// validateChallenge: CHALLENGE is off or pow, pow only with anonymous
+// visitors (only a new anonymous visitor solves one), CHALLENGE_BITS only
+// with pow and within the functions' own bounds (waitroom.LoadConfig, so
+// they are defined once), so that enter never fails its first cold start.
+func (p WaitroomProps) validateChallenge() error {
+	switch {
+	case p.Challenge != waitroom.ChallengeOff && p.Challenge != waitroom.ChallengePoW:
+		return fmt.Errorf("waitroom: context %s=%q: want %s or %s", CtxChallenge, p.Challenge, waitroom.ChallengeOff, waitroom.ChallengePoW)
+	case p.Challenge == waitroom.ChallengePoW && !p.AnonymousVisitors:
+		return fmt.Errorf("waitroom: context %s=%s needs %s=true: only a new anonymous visitor solves a challenge, it would guard nothing",
+			CtxChallenge, waitroom.ChallengePoW, CtxAnonymous)
+	case p.Challenge != waitroom.ChallengePoW && p.ChallengeBits != 0:
+		return fmt.Errorf("waitroom: context %s=%d is set but %s is not %s: no challenge would be asked", CtxChallengeBits, p.ChallengeBits,
+			CtxChallenge, waitroom.ChallengePoW)
+	case p.Challenge == waitroom.ChallengeOff:
+		return nil
+	}
+	env := merge(map[string]*string{"ANONYMOUS_VISITORS": jsii.String("true")}, challengeEnv(p))
+	lookup := func(name string) (string, bool) {
+		v, ok := env[name]
+		if !ok {
+			return "", false
+		}
+		return *v, true
+	}
+	if _, err := waitroom.LoadConfig(lookup, waitroom.Defaults{GenerateTicketSecret: true}); err != nil {
+		return fmt.Errorf("waitroom: context %s=%d: %w", CtxChallengeBits, p.ChallengeBits, err)
 	}
 	return nil
 }

@@ -1,14 +1,13 @@
 package localrun_test
 
 import (
-	"io"
-	"log/slog"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"testing"
 
-	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/internal/runnertest"
+
 	"github.com/waitroom/waitroom/internal/openapitest"
 	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/localrun"
@@ -22,19 +21,8 @@ func TestLimiterAcrossTwoRunners(t *testing.T) {
 		srv := engine.Start(t)
 		env := map[string]string{"REDIS_URL": srv.URL(), "ADDR": "127.0.0.1:0",
 			"CLIENT_RATE_PER_SEC": "0.001", "CLIENT_BURST": "10", "IP_RATE_PER_SEC": "100000", "IP_BURST": "100000"}
-		cfg, err := waitroom.LoadConfig(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, waitroom.LocalDefaults)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var runners []*localrun.Runner
-		for i := 0; i < 2; i++ {
-			r, err := localrun.Start(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(r.Close)
-			runners = append(runners, r)
-		}
+		cfg := runnertest.Config(t, env)
+		runners := []*localrun.Runner{runnertest.Start(t, cfg), runnertest.Start(t, cfg)}
 		client := openapitest.Client(t)
 		poll := func(r *localrun.Runner, user string) int {
 			req, _ := http.NewRequest("POST", r.URL+"/queue/enter?room=drop", nil)

@@ -4,11 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/waitroom/waitroom/internal/runnertest"
 
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/internal/openapitest"
@@ -70,16 +71,7 @@ const modeProxySecret = "a-proxy-secret-of-the-operator-0123"
 func startModeRunner(t *testing.T, env map[string]string) *localrun.Runner {
 	t.Helper()
 	env["ADDR"] = "127.0.0.1:0"
-	cfg, err := waitroom.LoadConfig(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, waitroom.LocalDefaults)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := localrun.Start(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.Close)
-	return r
+	return runnertest.Start(t, runnertest.Config(t, env))
 }
 
 // modeVisitor is one person using the runner over HTTP: an account behind

@@ -7,7 +7,7 @@ FUZZTIME ?= 60s
 # Minimizing a new input is not counted in execs and may take 60 s by default.
 FUZZMINIMIZETIME ?= 5s
 # package:target, one per fuzz target.
-FUZZ_TARGETS := ./awslambda:FuzzHTTPEvent ./entrytoken:FuzzParse .:FuzzTicketVerify .:FuzzValidators
+FUZZ_TARGETS := ./awslambda:FuzzHTTPEvent ./entrytoken:FuzzParse .:FuzzTicketVerify .:FuzzValidators .:FuzzVerifySolution
 
 ## fuzz: every fuzz target for FUZZTIME each (default 60s; e.g. make fuzz FUZZTIME=10m)
 fuzz: redis-server

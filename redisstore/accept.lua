@@ -6,7 +6,8 @@
 -- KEYS[1] settings  KEYS[2] the room's buckets (ratelimit.lua)
 -- ARGV[1] defaults (room.lua)  ARGV[2..11] the limiter's time and the caller's, its
 --   address's and its new visitors' buckets (ratelimit.lua)
--- Returns {'NOROOM'} | {'LIMITED', ms until allowed} | {'OK'}
+-- KEYS[3] the caller's solved challenge  ARGV[12] its remaining life ms (challenge.lua)
+-- Returns {'NOROOM'} | {'LIMITED', ms until allowed} | {'SPENT'} | {'OK'}
 local room = roomSettings()
 if not room.open then
   return {'NOROOM'}
@@ -14,5 +15,8 @@ end
 local limitWait = rateLimit(2, 3, 2)
 if limitWait > 0 then
   return {'LIMITED', limitWait}
+end
+if challengeSpent(3, 12) then
+  return {'SPENT'}
 end
 return {'OK'}

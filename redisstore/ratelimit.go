@@ -85,6 +85,7 @@ func limitedError(reply []any) error {
 func (s *Store) Admissible(ctx context.Context, room string) error {
 	k := roomKeys(room)
 	keys, args := s.limited(ctx, k, []string{k.settings()}, s.args(), visitorBuckets)
+	keys, args = challenged(ctx, k, keys, args)
 	reply, err := acceptScript.Run(ctx, s.rdb, keys, args...).Slice()
 	switch {
 	case err != nil:
@@ -93,6 +94,8 @@ func (s *Store) Admissible(ctx context.Context, room string) error {
 		return waitroom.Errorf(waitroom.ERoomNotFound, "there is no room %q", room)
 	case reply[0] == "LIMITED":
 		return limitedError(reply)
+	case reply[0] == "SPENT":
+		return spentError()
 	case reply[0] != "OK":
 		return waitroom.Unavailable(malformed("accept", reply))
 	}

@@ -52,16 +52,16 @@ var (
 	// sources are the scripts as the store loads them, by file name: the
 	// room scripts begin with room.lua, the settings every one of them reads.
 	sources = map[string]string{
-		"enter.lua":        roomLua + "\n" + rateLimitLua + "\n" + enterLua,
+		"enter.lua":        roomLua + "\n" + rateLimitLua + "\n" + challengeLua + "\n" + enterLua,
 		"position.lua":     roomLua + "\n" + rateLimitLua + "\n" + positionLua,
 		"admit.lua":        roomLua + "\n" + admitLua,
 		"status.lua":       roomLua + "\n" + statusLua,
-		"accept.lua":       roomLua + "\n" + rateLimitLua + "\n" + acceptLua,
+		"accept.lua":       roomLua + "\n" + rateLimitLua + "\n" + challengeLua + "\n" + acceptLua,
 		"settings_set.lua": settingsSetLua,
 		"order_begin.lua":  rateLimitLua + "\n" + orderBeginLua,
 		"order_commit.lua": orderCommitLua,
 		"unlock.lua":       unlockLua,
-		"apply.lua":        applyHead + roomLua + "\n" + rateLimitLua + "\n" + enterLua + "\n" + applyTail,
+		"apply.lua":        applyHead + roomLua + "\n" + rateLimitLua + "\n" + challengeLua + "\n" + enterLua + "\n" + applyTail,
 	}
 
 	enterScript       = redis.NewScript(sources["enter.lua"])
@@ -227,6 +227,7 @@ func (s *Store) runEnter(ctx context.Context, script *redis.Script, room, user s
 	keys := []string{k.settings(), k.line(), k.seq(), k.token(user), k.marks(), k.budget(), k.tokens()}
 	args := s.args(user, draw, s.horizon.Milliseconds(), s.stall.Microseconds())
 	keys, args = s.limited(ctx, k, keys, args, visitorBuckets)
+	keys, args = challenged(ctx, k, keys, args)
 	keys, args = append(keys, extraKeys...), append(args, extraArgs...)
 	var res *redis.Cmd
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -258,6 +259,9 @@ func (s *Store) entered(ctx context.Context, room string, reply []any) (waitroom
 	}
 	if reply[0] == "FULL" {
 		return waitroom.Standing{}, queueFull(room)
+	}
+	if reply[0] == "SPENT" {
+		return waitroom.Standing{}, spentError()
 	}
 	st, err := standing(room, reply)
 	if err != nil {

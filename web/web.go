@@ -28,8 +28,10 @@ func Files() fs.FS {
 }
 
 // CSP allows the page's own script, style and API calls, and nothing else:
-// no inline script, no other origin, no framing.
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; " +
+// no inline script, no other origin, no framing. worker-src names the proof
+// of work's worker (pow.js) outright: browsers without worker-src fall back
+// to child-src and then default-src 'none', not to script-src.
+const CSP = "default-src 'none'; script-src 'self'; worker-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; " +
 	"base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 // Settings is what the page learns from /waitroom/config.json.

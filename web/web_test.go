@@ -89,7 +89,9 @@ func TestPageIsSmallAndSelfContained(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const budget = 20 << 10
+	// 22 KB since the proof of work (pow.js and the page's solving state,
+	// about 3 KB): the worker is fetched only by a visitor asked to solve one.
+	const budget = 22 << 10
 	t.Logf("page: %d bytes uncompressed", total)
 	if total > budget {
 		t.Errorf("the page is %d bytes; budget %d", total, budget)

@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"runtime"
@@ -24,6 +23,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/waitroom/waitroom/internal/runnertest"
 
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/intake"
@@ -93,16 +94,7 @@ func runner(t *testing.T, mode waitroom.Intake, queueURL string) (*localrun.Runn
 	srv := redistest.Start(t)
 	env := map[string]string{"REDIS_URL": srv.URL(), "ADDR": "127.0.0.1:0", "INTAKE": string(mode), "INTAKE_QUEUE_URL": queueURL,
 		"ADMIT_RATE_PER_SEC": "0.001", "QUEUE_CAPACITY": "1000000"}
-	cfg, err := waitroom.LoadConfig(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, waitroom.LocalDefaults)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := localrun.Start(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(run.Close)
-	return run, srv
+	return runnertest.Start(t, runnertest.Config(t, env)), srv
 }
 
 func accept(t *testing.T, mode waitroom.Intake) acceptance {

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/internal/runnertest"
+
 	"github.com/waitroom/waitroom/internal/openapitest"
 	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/localrun"
@@ -28,16 +27,7 @@ func startRunner(t *testing.T) *localrun.Runner {
 	t.Helper()
 	srv := redistest.Start(t)
 	env := map[string]string{"REDIS_URL": srv.URL(), "ADDR": "127.0.0.1:0", "ADMIN_TOKEN": token, "OPEN_ROOMS": "false"}
-	cfg, err := waitroom.LoadConfig(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, waitroom.LocalDefaults)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := localrun.Start(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.Close)
-	return r
+	return runnertest.Start(t, runnertest.Config(t, env))
 }
 
 type result struct {

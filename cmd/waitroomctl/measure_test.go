@@ -3,17 +3,15 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/waitroom/waitroom/internal/runnertest"
+
 	"github.com/redis/go-redis/v9"
 
-	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/internal/redistest"
-	"github.com/waitroom/waitroom/localrun"
 )
 
 // lineWatcher samples a room's line length every 2 ms: each drop is an
@@ -64,15 +62,7 @@ func TestMeasureSettingChanges(t *testing.T) {
 	ctx := context.Background()
 	srv := redistest.Start(t)
 	env := map[string]string{"REDIS_URL": srv.URL(), "ADDR": "127.0.0.1:0", "ADMIN_TOKEN": token, "OPEN_ROOMS": "false"}
-	cfg, err := waitroom.LoadConfig(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, waitroom.LocalDefaults)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := localrun.Start(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := runnertest.Start(t, runnertest.Config(t, env))
 	rdb := srv.Client()
 	if res := ctl(t, ctx, r.URL, "set", "sale", "--paused", "true", "--rate", "100"); res.code != 0 {
 		t.Fatal(res)

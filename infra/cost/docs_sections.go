@@ -36,6 +36,8 @@ func perRequestDoc(def Priced) string {
 			"the line lasts (a million at %g/s: %.0f h), less what idle already pays", usd(p.CustomMetricMonth.USD), def.M.Config.AdmitRatePerSec,
 			math.Ceil(Visitors/def.M.Config.AdmitRatePerSec/3600))},
 		{"NAT", fmt.Sprintf("when the template has a NAT gateway: $%.3f per GB for an order's %d B exchange", p.NATGatewayGB.USD, OrderExchangeBytes)},
+		{"SQS endpoint", fmt.Sprintf("with `intake=broker` and the SQS interface endpoint enter sends through: $%.3f per GB for a SendMessage's %d B "+
+			"exchange (in fallback only an outage's enters pass it: not priced)", p.InterfaceEndpointGB.USD, SendExchangeBytes)},
 		{"KMS requests", fmt.Sprintf("when a function's environment is encrypted with the stack's key (`KmsKeyArn`: it holds a secret), Lambda "+
 			"decrypts it at each cold start, one Decrypt at $%.2f per 10,000; cold starts are bounded by %.0f%% of that function's invocations "+
 			"(`cost.ColdStartShare`), warm invocations call nothing. KMS's free 20,000 requests a month are left out", p.KMSRequest.USD*1e4,

@@ -31,6 +31,10 @@ const (
 	// ECPUApplyRecord is what applying costs beyond enter's commands: the
 	// GET and SET of the user's applied record (redisstore/apply_*.lua).
 	ECPUApplyRecord = 2
+	// SendExchangeBytes is one SendMessage and its answer through the SQS
+	// interface endpoint (SigV4 headers, the entry's JSON each way, TLS):
+	// an allowance like OrderExchangeBytes, not a measurement.
+	SendExchangeBytes = 4096
 )
 
 // intakeMode is the enter function's INTAKE ("" when direct by default).
@@ -81,8 +85,10 @@ func intakeIdleItems(inv Inventory, p Prices) []Item {
 // intakePerMillionItems is what INTAKE=broker adds per million visitors:
 // each enter is a SendMessage, each batch a receive, a delete and a
 // consumer invocation, each visitor one PROCESSING poll more (position asks
-// again after a second, and the consumer applies in about that). In
-// fallback the broker carries only an outage's enters: a note, no item.
+// again after a second, and the consumer applies in about that); enter
+// sends from the VPC, so each SendMessage is data through the SQS interface
+// endpoint when the template has one. In fallback the broker carries only
+// an outage's enters: a note, no item.
 func intakePerMillionItems(inv Inventory, fns roles, m Measured, p Prices) ([]Item, []string) {
 	cs := inv.queueReaders()
 	switch {
@@ -106,6 +112,12 @@ func intakePerMillionItems(inv Inventory, fns roles, m Measured, p Prices) ([]It
 			logCost(p, batches*platformBytes(c.fn), inv.retentionDays(c.fn.LogGroup))},
 		{"PROCESSING poll (one a visitor)", "API Gateway, Lambda request and duration of one position call",
 			Visitors*(p.HTTPAPIRequest.USD+p.LambdaRequest.USD) + pollGBs*p.lambdaGBSecond(fns.position.Arch).USD},
+	}
+	for _, e := range inv.InterfaceEndpoints {
+		if e.Service == "sqs" {
+			items = append(items, Item{"VPC interface endpoint data (intake)", fmt.Sprintf("%d B a SendMessage", SendExchangeBytes),
+				Visitors * SendExchangeBytes / gb * p.InterfaceEndpointGB.USD})
+		}
 	}
 	items = append(items, intakeDecrypts(fns.position, c.fn, batches, p)...)
 	if m.AccessLog > 0 {

@@ -56,6 +56,22 @@ func itemsNamed(items []Item, name string) (float64, bool) {
 	return usd, found
 }
 
+// With the SQS interface endpoint enter sends through (broker), each
+// SendMessage is data through it; in fallback, an outage's enters only: none.
+func TestIntakeEndpointData(t *testing.T) {
+	for mode, want := range map[string]float64{"broker": 1e6 * 4096 / 1e9 * 0.01, "fallback": 0} {
+		inv := intakeFixture(t, mode)
+		inv.InterfaceEndpoints = append(inv.InterfaceEndpoints, Endpoint{Service: "sqs", AZs: 2})
+		r, err := Estimate(inv, handMeasured(t), USEast1, Options{WaitSeconds: 300, OrderAPIMs: 99})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := itemsNamed(r.PerMillion, "VPC interface endpoint data (intake)"); ok != (want > 0) || !near(got, want) {
+			t.Errorf("%s: endpoint data $%v (found %v), want $%v", mode, got, ok, want)
+		}
+	}
+}
+
 // TestIntakeIsPricedFromTheTemplate: the queue's poller idle, and in broker
 // mode SQS, the consumer and one PROCESSING poll per visitor, figured by hand.
 func TestIntakeIsPricedFromTheTemplate(t *testing.T) {

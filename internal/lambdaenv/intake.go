@@ -12,9 +12,11 @@ import (
 )
 
 // EnterAPI is API with the broker of INTAKE broker and fallback: the SQS
-// queue at INTAKE_QUEUE_URL. In broker mode enter never reaches the store,
-// so the function runs outside the VPC; the Redis client connects lazily and
-// is never used.
+// queue at INTAKE_QUEUE_URL. In broker mode too enter reaches the store:
+// accept asks it first (the room, the limiter, a challenge's single use,
+// one call), so the function runs in the VPC beside the cache, and it lets
+// an entry through unchecked only when the store does not answer
+// (awslambda/intake.go, accept).
 func (e Env) EnterAPI() *awslambda.API {
 	api := e.API()
 	if e.Config.Intake == waitroom.IntakeDirect {

@@ -29,6 +29,7 @@ var reportFuncs = template.FuncMap{
 	"pctLess": func(x, of float64) float64 { return 100 * (1 - x/of) },
 	"float":   func(n int) float64 { return float64(n) },
 	"n0":      thousands,
+	"secs":    secs,
 	"pct":     func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) },
 	"base":    func(path string) string { return filepath.Base(path) },
 	"selfTop": selfTop,
@@ -111,4 +112,12 @@ func signed(x float64) string {
 		r = 0 // not -0
 	}
 	return fmt.Sprintf("%+.1f", r)
+}
+
+// secs writes a duration in seconds as milliseconds below one second.
+func secs(s float64) string {
+	if s < 1 {
+		return fmt.Sprintf("%.0f ms", s*1000)
+	}
+	return fmt.Sprintf("%.1f s", s)
 }

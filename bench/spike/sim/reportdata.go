@@ -31,13 +31,16 @@ type reportData struct {
 	Notify    *notifySection
 	Intake    *intakeSection
 	RedisCost *redisCostSection
+	Challenge *challengeSection
 	Failover  *failoverSection
 	Micro     *micro
 	Missing   []string
 }
 
 // links are the files the report names, relative to it.
-type links struct{ Spike, LongLine, Tiers, Micro, Pinned, Notify, Intake, RedisCost, Failover, Plots string }
+type links struct {
+	Spike, LongLine, Tiers, Micro, Pinned, Notify, Intake, RedisCost, Challenge, Failover, Plots string
+}
 
 // targets are the goals the report checks figures against.
 type targets struct {
@@ -117,7 +120,7 @@ func buildReport(in *Inputs, f Files) (*reportData, error) {
 	d := &reportData{
 		Links: links{link(f.Markdown, f.Spike), link(f.Markdown, f.LongLine), link(f.Markdown, f.Tiers),
 			link(f.Markdown, f.Micro), link(f.Markdown, f.Pinned), link(f.Markdown, f.Notify), link(f.Markdown, f.Intake),
-			link(f.Markdown, f.RedisCost), link(f.Markdown, f.Failover), link(f.Markdown, f.Plots)},
+			link(f.Markdown, f.RedisCost), link(f.Markdown, f.Challenge), link(f.Markdown, f.Failover), link(f.Markdown, f.Plots)},
 		Machine: rep.Machine, SpikeWhen: rep.When(), Base: factsOf(cmp[0].Scenario), Targets: reportTargets,
 		Compare: cmp, Push: group(rep.Runs, "push"), Scale: group(rep.Runs, "scale"),
 	}
@@ -149,6 +152,9 @@ func buildReport(in *Inputs, f Files) (*reportData, error) {
 	}
 	if in.Failover != nil && len(in.Failover.Scenarios) > 0 {
 		d.Failover = buildFailover(in.Failover)
+	}
+	if in.Challenge != nil && len(in.Challenge.Hashes) > 0 {
+		d.Challenge = buildChallenge(in.Challenge)
 	}
 	if in.Micro != nil {
 		d.Micro = buildMicro(in.Micro, in.Pinned)

@@ -4,7 +4,8 @@
 // cookie the server renews with every answer; this script only keeps a copy
 // in memory for browsers that refuse the cookie. When enter answers 202
 // ACCEPTED (INTAKE broker or fallback) the page keeps the receipt and sends it
-// with each poll until the entry is in line (PROCESSING until then).
+// with each poll until the entry is in line (PROCESSING until then). A proof
+// of work asked for (428) is solved in a Worker (pow.js), then sent along.
 "use strict";
 (function () {
   var T = {
@@ -30,7 +31,9 @@
       "title.prequeue": "The sale opens soon", "prequeue.text": "It opens at {t}. Everyone who is here before then gets a random place in line at the opening: keep this page open.",
       paused: "Admission is paused for a moment; you keep your place.",
       processing: "You're in; finding your place…",
-      "e.invalid_receipt": "We could not confirm your entry. Joining the line again for you."
+      "e.invalid_receipt": "We could not confirm your entry. Joining the line again for you.",
+      "title.solving": "Just a moment", solving: "Your browser is doing a short check that keeps bots out.",
+      "e.challenge": "This browser cannot do the check that keeps bots out. Try another browser."
     },
     ko: {
       "title.loading": "대기열에 들어가는 중…", "title.waiting": "대기 중입니다", "title.ready": "입장하실 차례입니다",
@@ -54,7 +57,9 @@
       "title.prequeue": "곧 판매가 시작됩니다", "prequeue.text": "{t}에 시작합니다. 그 전에 오신 모든 분은 시작 시각에 무작위로 순번을 받습니다. 이 페이지를 열어 두세요.",
       paused: "입장이 잠시 멈췄습니다. 순번은 그대로 유지됩니다.",
       processing: "입장이 접수되었습니다. 순번을 확인하는 중…",
-      "e.invalid_receipt": "입장을 확인할 수 없습니다. 다시 줄을 서는 중입니다."
+      "e.invalid_receipt": "입장을 확인할 수 없습니다. 다시 줄을 서는 중입니다.",
+      "title.solving": "잠시만 기다려 주세요", solving: "봇을 막기 위해 브라우저가 잠깐 확인하고 있습니다.",
+      "e.challenge": "이 브라우저로는 봇 방지 확인을 할 수 없습니다. 다른 브라우저를 사용해 주세요."
     }
   };
 
@@ -64,6 +69,7 @@
   var conf = { continueUrl: "", stream: false };
   var ticket = "";          // the latest ticket, sent as X-Queue-Ticket
   var receipt = "";         // an accepted entry's receipt, sent as X-Queue-Receipt until it is in line
+  var solution = "", worker = null; // the proof of work's, sent as X-Queue-Challenge until an enter succeeds
   var start = 0;            // the first position seen, for the progress bar
   var timer = 0, tick = 0, stream = null, backoff = 0;
   var $ = function (id) { return document.getElementById(id); };
@@ -92,7 +98,7 @@
 
   function show(state, title) {
     $("main").setAttribute("data-state", state);
-    ["waiting", "ready", "problem"].forEach(function (id) { $(id).hidden = id !== state; });
+    ["waiting", "ready", "problem", "solving"].forEach(function (id) { $(id).hidden = id !== state; });
     if ($("title").textContent !== t(title)) {
       $("title").textContent = t(title);
       document.title = t(title) + " · Waitroom";
@@ -123,6 +129,7 @@
   // render shows one answer of enter, position or the stream.
   function render(b) {
     backoff = 0;
+    solution = "";
     if (b.ticket) ticket = b.ticket;
     $("updated").textContent = t(stream ? "updated.live" : "updated", { t: clock() });
     if (b.status === "ACCEPTED" || b.status === "PROCESSING") return processing(b);
@@ -226,6 +233,7 @@
     var code = (body && body.error) || "";
     backoff = Math.min(60, backoff ? backoff * 2 : 2);
     var wait = retryAfter > 0 ? retryAfter : backoff;
+    if (code === "challenge_required" && body.challenge) return solve(body.challenge);
     show("problem", "title.problem");
     if (status === 0) return problem(t("e.offline"), wait, retry);
     if (code === "invalid_ticket") { ticket = ""; start = 0; return problem(t("e.invalid_ticket"), "rejoin"); }
@@ -241,6 +249,7 @@
     var headers = { Accept: "application/json" };
     if (ticket) headers["X-Queue-Ticket"] = ticket;
     if (receipt && method === "GET") headers["X-Queue-Receipt"] = receipt;
+    if (solution && method === "POST") headers["X-Queue-Challenge"] = solution;
     return fetch(path + "?room=" + encodeURIComponent(room), { method: method, headers: headers, credentials: "same-origin", cache: "no-store" })
       .then(function (resp) {
         return resp.json().catch(function () { return {}; }).then(function (body) {
@@ -252,6 +261,35 @@
 
   function enter() { call("POST", "/queue/enter", enter); }
   function position() { call("GET", "/queue/position", position); }
+
+  // solve shows how far the Worker has come: the chance it would be done by
+  // now, from the expected 2^bits tries.
+  function solve(c) {
+    var fail = function () {
+      if (worker) worker.terminate();
+      worker = null;
+      show("problem", "title.problem");
+      problem(t("e.challenge"), "rejoin");
+    };
+    var done = function (p) { $("solving-progress").value = p; $("solving-pct").textContent = p + "%"; };
+    if (worker) worker.terminate();
+    if (!window.Worker || !window.crypto || !crypto.subtle) return fail();
+    show("solving", "title.solving");
+    done(0);
+    var w = worker = new Worker("/waitroom/pow.js");
+    w.onerror = function (e) { e.preventDefault(); fail(); };
+    w.onmessage = function (e) {
+      var m = e.data;
+      if (m.error) return fail();
+      if (!m.solution) return done(Math.min(99, Math.floor(100 - 100 * Math.exp(-m.tried / Math.pow(2, c.bits)))));
+      done(100);
+      w.terminate();
+      worker = null;
+      solution = m.solution;
+      enter();
+    };
+    w.postMessage(c);
+  }
 
   // listen follows the live stream; when it fails before telling anything
   // (a deployment without streams) the page polls instead.
