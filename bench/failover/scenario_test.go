@@ -16,6 +16,7 @@ import (
 
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/bench/spike/sim"
+	"github.com/waitroom/waitroom/internal/runnertest"
 	"github.com/waitroom/waitroom/localrun"
 )
 
@@ -55,15 +56,13 @@ func (sc scenario) start(t testing.TB) *world {
 	} else {
 		w.topo = startSingle(t)
 	}
-	env := map[string]string{"ADDR": "127.0.0.1:0", "ORDER_API_URL": w.orders.url, "ADMIT_RATE_PER_SEC": strconv.FormatFloat(sc.Rate, 'f', -1, 64),
+	env := map[string]string{"ORDER_API_URL": w.orders.url, "ADMIT_RATE_PER_SEC": strconv.FormatFloat(sc.Rate, 'f', -1, 64),
 		"CLIENT_RATE_PER_SEC": "0", "IP_RATE_PER_SEC": "0", "VISITOR_RATE_PER_SEC": "0", "DURABLE_WRITES": string(sc.Durable), "ORDER_TIMEOUT_MS": "5000"}
 	for k, v := range w.topo.env() {
 		env[k] = v
 	}
-	cfg, err := waitroom.LoadConfig(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, waitroom.LocalDefaults)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := runnertest.Config(t, env)
+	var err error
 	var logTo io.Writer = io.Discard
 	if os.Getenv("FAILOVER_LOG") != "" { // the runner's warnings, to see what a scenario met
 		logTo = os.Stderr
