@@ -6,7 +6,7 @@
 -- KEYS[1] settings  KEYS[2] the room's buckets (ratelimit.lua)
 -- ARGV[1] defaults (room.lua)  ARGV[2..11] the limiter's time and the caller's, its
 --   address's and its new visitors' buckets (ratelimit.lua)
--- Returns {'NOROOM'} | {'LIMITED', ms until allowed} | {'OK'}
+-- Returns {'NOROOM'} | {'LIMITED', ms until allowed} | {'CLOSED', message} | {'OK'}
 local room = roomSettings()
 if not room.open then
   return {'NOROOM'}
@@ -14,5 +14,8 @@ end
 local limitWait = rateLimit(2, 3, 2)
 if limitWait > 0 then
   return {'LIMITED', limitWait}
+end
+if room.closed then
+  return {'CLOSED', room.message}
 end
 return {'OK'}

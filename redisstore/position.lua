@@ -12,7 +12,7 @@
 --   stream then reads the seat again at every move instead of computing
 --   from the front)
 -- Returns answer(kind, …): {'READY', record} | {'WAITING', position}
---   | {'PREQUEUE'} | {'NOT_IN_QUEUE'} | {'NOROOM'} | {'LIMITED', ms until allowed}
+--   | {'PREQUEUE'} | {'NOT_IN_QUEUE'} | {'CLOSED'} | {'NOROOM'} | {'LIMITED', ms until allowed}
 local room = roomSettings()
 if not room.open then
   return {'NOROOM'}
@@ -22,6 +22,15 @@ end
 local limitWait = rateLimit(6, 2, 5)
 if limitWait > 0 then
   return {'LIMITED', limitWait}
+end
+if room.closed then
+  -- Sold out: the line is being released (admit.lua); a live entry token
+  -- stays valid, everyone else is told CLOSED without a read of the line.
+  local held = redis.call('GET', KEYS[3])
+  if held then
+    return answer('READY', held, 0, room)
+  end
+  return answer('CLOSED', 0, 0, room)
 end
 local rank = redis.call('ZRANK', KEYS[2], ARGV[2])
 if not rank then

@@ -45,12 +45,20 @@ func (s *Store) Seat(ctx context.Context, room, user string) (waitroom.Standing,
 	return st, 0, err
 }
 
-// Front is the sequence number at the front of room's line; ok is false
-// when the line is empty.
-func (s *Store) Front(ctx context.Context, room string) (seq int64, ok bool, err error) {
-	n, err := frontScript.Run(ctx, s.rdb, []string{roomKeys(room).line()}).Int64()
-	if err != nil {
-		return 0, false, waitroom.Unavailable(fmt.Errorf("front of %s: %w", room, err))
+// Front reads the front of room's line (the sequence number at its front;
+// Empty when there is none), whether the room is closed and its message,
+// in one script.
+func (s *Store) Front(ctx context.Context, room string) (waitroom.Front, error) {
+	k := roomKeys(room)
+	reply, err := frontScript.Run(ctx, s.rdb, []string{k.line(), k.settings()}).Slice()
+	if err == nil && len(reply) != 3 {
+		err = malformed("front", reply)
 	}
-	return n, n >= 0, nil
+	if err != nil {
+		return waitroom.Front{}, waitroom.Unavailable(fmt.Errorf("front of %s: %w", room, err))
+	}
+	seq, _ := reply[0].(int64)
+	closed, _ := reply[1].(int64)
+	message, _ := reply[2].(string)
+	return waitroom.Front{Seq: seq, Empty: seq < 0, Closed: closed == 1, Message: message}, nil
 }
