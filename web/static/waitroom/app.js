@@ -30,7 +30,8 @@
       "title.prequeue": "The sale opens soon", "prequeue.text": "It opens at {t}. Everyone who is here before then gets a random place in line at the opening: keep this page open.",
       paused: "Admission is paused for a moment; you keep your place.",
       processing: "You're in; finding your place…",
-      "e.invalid_receipt": "We could not confirm your entry. Joining the line again for you."
+      "e.invalid_receipt": "We could not confirm your entry. Joining the line again for you.",
+      "title.closed": "This sale has ended", "closed.text": "Nobody can join the line any more. Thank you for waiting."
     },
     ko: {
       "title.loading": "대기열에 들어가는 중…", "title.waiting": "대기 중입니다", "title.ready": "입장하실 차례입니다",
@@ -54,12 +55,15 @@
       "title.prequeue": "곧 판매가 시작됩니다", "prequeue.text": "{t}에 시작합니다. 그 전에 오신 모든 분은 시작 시각에 무작위로 순번을 받습니다. 이 페이지를 열어 두세요.",
       paused: "입장이 잠시 멈췄습니다. 순번은 그대로 유지됩니다.",
       processing: "입장이 접수되었습니다. 순번을 확인하는 중…",
-      "e.invalid_receipt": "입장을 확인할 수 없습니다. 다시 줄을 서는 중입니다."
+      "e.invalid_receipt": "입장을 확인할 수 없습니다. 다시 줄을 서는 중입니다.",
+      "title.closed": "판매가 종료되었습니다", "closed.text": "더 이상 대기열에 들어갈 수 없습니다. 기다려 주셔서 감사합니다."
     }
   };
 
   var params = new URLSearchParams(location.search);
-  var lang = pickLang();
+  var asked = askedLang();  // the visitor's language, "" when it asks for neither
+  var lang = asked || "en"; // else the room's (its enter's answer), else English
+  var brandTitle = "";      // the room's title (enter's answer), shown as text
   var room = params.get("room") || "default";
   var conf = { continueUrl: "", stream: false };
   var ticket = "";          // the latest ticket, sent as X-Queue-Ticket
@@ -68,13 +72,13 @@
   var timer = 0, tick = 0, stream = null, backoff = 0;
   var $ = function (id) { return document.getElementById(id); };
 
-  function pickLang() {
+  function askedLang() {
     var asked = [params.get("lang"), document.documentElement.getAttribute("data-lang")].concat(navigator.languages || [navigator.language]);
     for (var i = 0; i < asked.length; i++) {
       var l = (asked[i] || "").toLowerCase().slice(0, 2);
       if (T[l]) return l;
     }
-    return "en";
+    return "";
   }
 
   function t(key, vars) {
@@ -82,9 +86,13 @@
     return s.replace(/\{(\w+)\}/g, function (_, k) { return vars && vars[k] !== undefined ? vars[k] : ""; });
   }
 
+  function pageTitle(text) {
+    return text + " · " + (brandTitle || "Waitroom");
+  }
+
   function translate() {
     document.documentElement.lang = lang;
-    document.title = t("title.loading").replace("…", "") + " · Waitroom";
+    document.title = pageTitle(t("title.loading").replace("…", ""));
     var els = document.querySelectorAll("[data-t]");
     for (var i = 0; i < els.length; i++) els[i].textContent = t(els[i].getAttribute("data-t"));
     $("room-name").textContent = room;
@@ -95,7 +103,7 @@
     ["waiting", "ready", "problem"].forEach(function (id) { $(id).hidden = id !== state; });
     if ($("title").textContent !== t(title)) {
       $("title").textContent = t(title);
-      document.title = t(title) + " · Waitroom";
+      document.title = pageTitle(t(title));
     }
   }
 
@@ -120,10 +128,49 @@
     if (stream) { stream.close(); stream = null; }
   }
 
+  // brand applies the room's page settings from enter's answer (or its
+  // room_closed refusal), once per load: title and logo as text and an
+  // image, the colour as a CSS variable, the language when the visitor
+  // asked for neither. Operator text is never HTML.
+  function brand(b) {
+    if (!asked && (b.language === "en" || b.language === "ko") && b.language !== lang) {
+      lang = b.language;
+      translate();
+    }
+    if (/^#[0-9a-fA-F]{6}$/.test(b.brandColor || "")) document.documentElement.style.setProperty("--brand", b.brandColor);
+    if (b.title) {
+      brandTitle = b.title;
+      $("brand-title").textContent = b.title;
+      document.title = pageTitle($("title").textContent);
+    }
+    if (/^https:\/\//.test(b.logoUrl || "")) {
+      $("logo").src = b.logoUrl;
+      $("logo").alt = b.title || "";
+      $("logo").hidden = false;
+    }
+    $("brand").hidden = !b.title && $("logo").hidden;
+  }
+
+  // message shows the operator's message while it is set.
+  function message(text) {
+    if ($("message").textContent !== (text || "")) $("message").textContent = text || "";
+    $("message").hidden = !text;
+  }
+
+  // closed: the room is sold out; its message says the rest.
+  function closed(b) {
+    closeStream();
+    stopTimers();
+    message(b.message);
+    show("problem", "title.closed");
+    problem(t("closed.text"), "final");
+  }
+
   // render shows one answer of enter, position or the stream.
   function render(b) {
     backoff = 0;
     if (b.ticket) ticket = b.ticket;
+    message(b.message);
     $("updated").textContent = t(stream ? "updated.live" : "updated", { t: clock() });
     if (b.status === "ACCEPTED" || b.status === "PROCESSING") return processing(b);
     receipt = "";
@@ -133,6 +180,7 @@
     stopTimers();
     if (b.status === "READY") return ready(b);
     if (b.status === "PREQUEUE") return prequeue(b);
+    if (b.status === "CLOSED") return closed(b);
     show("problem", "title.out");
     problem(t("out.text"), "rejoin");
   }
@@ -224,6 +272,7 @@
     closeStream();
     stopTimers();
     var code = (body && body.error) || "";
+    if (code === "room_closed") { brand(body); return closed({ message: body.message }); }
     backoff = Math.min(60, backoff ? backoff * 2 : 2);
     var wait = retryAfter > 0 ? retryAfter : backoff;
     show("problem", "title.problem");
@@ -237,20 +286,21 @@
     problem(t("e.other"), wait, retry);
   }
 
-  function call(method, path, retry) {
+  function call(method, path, retry, branded) {
     var headers = { Accept: "application/json" };
     if (ticket) headers["X-Queue-Ticket"] = ticket;
     if (receipt && method === "GET") headers["X-Queue-Receipt"] = receipt;
     return fetch(path + "?room=" + encodeURIComponent(room), { method: method, headers: headers, credentials: "same-origin", cache: "no-store" })
       .then(function (resp) {
         return resp.json().catch(function () { return {}; }).then(function (body) {
+          if (resp.ok && branded) brand(body);
           if (resp.ok) return render(body);
           failed(resp.status, body, parseInt(resp.headers.get("Retry-After"), 10) || 0, retry);
         });
       }, function () { failed(0, null, 0, retry); });
   }
 
-  function enter() { call("POST", "/queue/enter", enter); }
+  function enter() { call("POST", "/queue/enter", enter, true); }
   function position() { call("GET", "/queue/position", position); }
 
   // listen follows the live stream; when it fails before telling anything
