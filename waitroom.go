@@ -118,6 +118,15 @@ type Front struct {
 	Message string
 }
 
+// Place is a waiting user's place for live streams: the sequence number
+// of the place in line (0 when not waiting), and whether the position can
+// be computed from the front (false in a room with stored settings, whose
+// answers depend on more than the line, and in a pre-queue).
+type Place struct {
+	Seq       int64
+	FromFront bool
+}
+
 // Queue is the line of every room. Implementations must be safe for
 // concurrent use by any number of processes sharing one store.
 type Queue interface {

@@ -11,7 +11,7 @@ import (
 // Seats is what live streams read from the store (redisstore.Store).
 type Seats interface {
 	// Seat is where user stands, and while waiting the sequence number of the place.
-	Seat(ctx context.Context, room, user string) (waitroom.Standing, int64, error)
+	Seat(ctx context.Context, room, user string) (waitroom.Standing, waitroom.Place, error)
 	// Front is the sequence number at the front of room's line, and the
 	// room's closed flag and message.
 	Front(ctx context.Context, room string) (waitroom.Front, error)

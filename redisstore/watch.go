@@ -24,25 +24,25 @@ var (
 	frontScript = redis.NewScript(frontLua)
 )
 
-// Seat is Position plus, while waiting, the sequence number of the place;
-// 0 when the position cannot be computed from the front (a room with stored
-// settings: its answers depend on them, and a pre-queue's places are not
-// whole numbers), and the stream then reads the seat again at every move.
-func (s *Store) Seat(ctx context.Context, room, user string) (waitroom.Standing, int64, error) {
+// Seat is Position plus, while waiting, the place: its sequence number, and
+// whether the position can be computed from the front (not in a room with
+// stored settings: its answers depend on them; a pre-queue has no place, its
+// numbers are not whole), else the stream reads the seat again at every move.
+func (s *Store) Seat(ctx context.Context, room, user string) (waitroom.Standing, waitroom.Place, error) {
 	k := roomKeys(room)
 	keys := []string{k.settings(), k.line(), k.token(user), k.budget(), k.tokens()}
 	keys, args := s.limited(ctx, k, keys, s.args(user, s.horizon.Milliseconds(), s.stall.Microseconds()), callerBuckets)
 	reply, err := positionScript.Run(ctx, s.rdb, keys, append(args, "seat")...).Slice()
 	if err != nil {
-		return waitroom.Standing{}, 0, waitroom.Unavailable(err)
+		return waitroom.Standing{}, waitroom.Place{}, waitroom.Unavailable(err)
 	}
-	if reply[0] == "WAITING" && len(reply) == answerLen+1 {
+	if reply[0] == "WAITING" && len(reply) == answerLen+2 {
 		seq, _ := reply[answerLen].(int64)
 		st, err := standing(room, reply[:answerLen])
-		return st, seq, err
+		return st, waitroom.Place{Seq: seq, FromFront: reply[answerLen+1] == int64(1)}, err
 	}
 	st, err := standing(room, reply)
-	return st, 0, err
+	return st, waitroom.Place{}, err
 }
 
 // Front reads the front of room's line (the sequence number at its front;

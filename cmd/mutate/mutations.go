@@ -254,9 +254,9 @@ var mutations = []Mutation{
 	{Name: "elasticacheiam: every call signs anew", File: "internal/elasticacheiam/elasticacheiam.go",
 		From: "if p.token != \"\" && now.Before(p.validUntil) && !now.Before(p.signedAt) {", To: "if false {", Pkgs: iam, Hint: `^TestProviderReusesTokenThenResigns$`},
 	{Name: "localrun/events.go: stream position off by one", File: "localrun/events.go",
-		From: "Position: *seq - f.Seq + 1,", To: "Position: *seq - f.Seq,", Pkgs: streams, Hint: `^TestStreamPositionIsTheStores$`, Skip: noBrowser},
+		From: "Position: place.Seq - f.Seq + 1,", To: "Position: place.Seq - f.Seq,", Pkgs: streams, Hint: `^TestStreamPositionIsTheStores$`, Skip: noBrowser},
 	{Name: "localrun/events.go: admission not noticed by the stream", File: "localrun/events.go",
-		From: "behind := *seq > 0 && !f.Empty && f.Seq <= *seq", To: "behind := *seq > 0 && !f.Empty", Pkgs: streams, Hint: `^TestStream`, Skip: noBrowser},
+		From: "behind := place.Seq > 0 && !f.Empty && f.Seq <= place.Seq", To: "behind := place.Seq > 0 && !f.Empty", Pkgs: streams, Hint: `^TestStream`, Skip: noBrowser},
 	// Issue 12 (w-trust): signed entry tokens, single use by jti, the
 	// idempotency body hash and its 422, the limiter, commit durability.
 	{Name: "entrytoken: signature not checked", File: "entrytoken/entrytoken.go",
