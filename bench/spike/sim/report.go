@@ -113,6 +113,7 @@ type Files struct {
 	Notify                                string // bench/notify's results
 	Intake                                string // bench/intake's results
 	RedisCost                             string // bench/rediscost's results
+	Close                                 string // bench/close's results
 	Markdown, Plots                       string // written: the report and its plots' directory
 }
 
@@ -122,7 +123,7 @@ func DefaultFiles() Files {
 	const dir = "docs/bench/"
 	return Files{Spike: dir + "spike-results.json", LongLine: dir + "longline-results.json", Tiers: dir + "tiers-results.json",
 		Micro: dir + "micro-results.json", Pinned: dir + "micro-pinned-results.json", Notify: dir + "notify-results.json",
-		Intake: dir + "intake-results.json", RedisCost: dir + "redis-cost-results.json", Markdown: "BENCHMARKS.md", Plots: "docs/bench"}
+		Intake: dir + "intake-results.json", RedisCost: dir + "redis-cost-results.json", Close: dir + "close-results.json", Markdown: "BENCHMARKS.md", Plots: "docs/bench"}
 }
 
 // Inputs are the results a report is made of; all but Spike are optional.
@@ -132,6 +133,7 @@ type Inputs struct {
 	Notify                 *NotifyResults
 	Intake                 *IntakeResults
 	RedisCost              *RedisCostResults
+	Close                  *CloseResults
 	Missing                []string // optional files that were absent
 }
 
@@ -144,7 +146,7 @@ func LoadInputs(f Files) (*Inputs, error) {
 		dst      any
 		required bool
 	}{{f.Spike, &in.Spike, true}, {f.LongLine, &in.LongLine, false}, {f.Tiers, &in.Tiers, false}, {f.Micro, &in.Micro, false}, {f.Pinned, &in.Pinned, false},
-		{f.Notify, &in.Notify, false}, {f.Intake, &in.Intake, false}, {f.RedisCost, &in.RedisCost, false}} {
+		{f.Notify, &in.Notify, false}, {f.Intake, &in.Intake, false}, {f.RedisCost, &in.RedisCost, false}, {f.Close, &in.Close, false}} {
 		b, err := os.ReadFile(x.path)
 		if os.IsNotExist(err) && !x.required {
 			in.Missing = append(in.Missing, x.path)
