@@ -51,8 +51,13 @@ func TestCloseRoomThroughTheAPI(t *testing.T) {
 			t.Errorf("a waiting user of a closed room: %d %s", closed.StatusCode, closed.Body)
 		}
 		ready := h.call(withRoom(request("GET", "/queue/position", "first", nil), "sale"))
-		if !strings.Contains(ready.Body, `"status":"READY"`) {
-			t.Errorf("a token holder of a closed room: %s", ready.Body)
+		var token struct{ Status, EntryToken string }
+		_ = json.Unmarshal([]byte(ready.Body), &token)
+		if token.Status != "READY" {
+			t.Fatalf("a token holder of a closed room: %s", ready.Body)
+		}
+		if r := h.order("first", token.EntryToken, "k1", "{}"); r.StatusCode != 201 {
+			t.Errorf("the order gate refused a live token of a closed room: %d %s", r.StatusCode, r.Body)
 		}
 
 		if resp := h.admin("PATCH", "/admin/rooms/sale", `{"closed":false,"message":""}`); resp.StatusCode != 200 || !strings.Contains(resp.Body, `"state":"open"`) {

@@ -106,7 +106,7 @@ local function releaseClosed(room, burst, nowMsText)
   end
   local active = redis.call('ZCARD', KEYS[5])
   local idleMs = math.max(tonumber(ARGV[5]), math.ceil(burst / room.rate * 1000))
-  if waiting == 0 and active == 0 then
+  if waiting == 0 and active == 0 and redis.call('EXISTS', KEYS[3], KEYS[4], KEYS[6], KEYS[7], KEYS[8]) > 0 then
     -- Set once (not pushed back by every batch): what is left expires.
     for _, k in ipairs({KEYS[3], KEYS[4], KEYS[6], KEYS[7], KEYS[8]}) do
       if redis.call('PTTL', k) == -1 then
