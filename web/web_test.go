@@ -94,7 +94,9 @@ func TestPageIsSmallAndSelfContained(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const budget = 20 << 10
+	// 22 KB since issue 22 (the room's branding, its message, the sold-out
+	// state, in both languages: 20.5 KB); it was 20 KB.
+	const budget = 22 << 10
 	t.Logf("page: %d bytes uncompressed", total)
 	if total > budget {
 		t.Errorf("the page is %d bytes; budget %d", total, budget)

@@ -61,9 +61,9 @@
   };
 
   var params = new URLSearchParams(location.search);
-  var asked = askedLang();  // the visitor's language, "" when it asks for neither
-  var lang = asked || "en"; // else the room's (its enter's answer), else English
-  var brandTitle = "";      // the room's title (enter's answer), shown as text
+  var asked = askedLang();  // "" when the visitor asks for neither: the room's language
+  var lang = asked || "en";
+  var brandTitle = "";
   var room = params.get("room") || "default";
   var conf = { continueUrl: "", stream: false };
   var ticket = "";          // the latest ticket, sent as X-Queue-Ticket
@@ -128,10 +128,7 @@
     if (stream) { stream.close(); stream = null; }
   }
 
-  // brand applies the room's page settings from enter's answer (or its
-  // room_closed refusal), once per load: title and logo as text and an
-  // image, the colour as a CSS variable, the language when the visitor
-  // asked for neither. Operator text is never HTML.
+  // brand: the room's page from enter's answer, once per load. Text, never HTML.
   function brand(b) {
     if (!asked && (b.language === "en" || b.language === "ko") && b.language !== lang) {
       lang = b.language;
@@ -143,22 +140,18 @@
       $("brand-title").textContent = b.title;
       document.title = pageTitle($("title").textContent);
     }
-    if (/^https:\/\//.test(b.logoUrl || "")) {
-      $("logo").src = b.logoUrl;
-      $("logo").alt = b.title || "";
-      $("logo").hidden = false;
-    }
-    $("brand").hidden = !b.title && $("logo").hidden;
+    var logo = $("logo");
+    if (/^https:\/\//.test(b.logoUrl || "")) { logo.src = b.logoUrl; logo.alt = b.title || ""; logo.hidden = false; }
+    $("brand").hidden = !b.title && logo.hidden;
   }
 
-  // message shows the operator's message while it is set.
   function message(text) {
-    if ($("message").textContent !== (text || "")) $("message").textContent = text || "";
-    $("message").hidden = !text;
+    var m = $("message");
+    if (m.textContent !== (text || "")) m.textContent = text || "";
+    m.hidden = !text;
   }
 
-  // closed: the room is sold out; its message says the rest.
-  function closed(b) {
+  function closed(b) { // sold out: the message says the rest
     closeStream();
     stopTimers();
     message(b.message);
