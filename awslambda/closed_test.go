@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/internal/redistest"
@@ -95,6 +96,38 @@ func TestPageSettingsValidated(t *testing.T) {
 		}
 		if resp := h.admin("PUT", "/admin/rooms/bad", `{"message":"`+strings.Repeat("é", 500)+`","brandColor":"#A0b1C2","logoUrl":"https://img.example/x.svg"}`); resp.StatusCode != 200 {
 			t.Errorf("valid page settings: %d %s", resp.StatusCode, resp.Body)
+		}
+	})
+}
+
+// Through the broker (INTAKE=broker): the accept refuses a closed room's
+// newcomer with 403 room_closed, and an entry accepted before the close
+// is applied as CLOSED: its receipt's position says so.
+func TestCloseRoomThroughTheBroker(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		h := newIntakeHarness(t, engine, waitroom.IntakeBroker, 30)
+		withAdmin(h.harness, false)
+		if resp := h.admin("PUT", "/admin/rooms/default", `{"ratePerSec":0.001}`); resp.StatusCode != 200 {
+			t.Fatalf("PUT: %d %s", resp.StatusCode, resp.Body)
+		}
+		early := h.accepted(t, "early")
+		if resp := h.admin("PATCH", "/admin/rooms/default", `{"closed":true,"message":"Sold out"}`); resp.StatusCode != 200 {
+			t.Fatalf("close: %d %s", resp.StatusCode, resp.Body)
+		}
+		if r := h.enter("late"); r.StatusCode != 403 || !strings.Contains(r.Body, `"error":"room_closed"`) || !strings.Contains(r.Body, `"message":"Sold out"`) {
+			t.Errorf("broker accept in a closed room: %d %s", r.StatusCode, r.Body)
+		}
+		h.run(t)
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			r := h.receiptPosition(early)
+			if strings.Contains(r.Body, `"status":"CLOSED"`) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the entry accepted before the close: %d %s", r.StatusCode, r.Body)
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
 	})
 }
