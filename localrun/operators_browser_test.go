@@ -77,15 +77,21 @@ func TestBrowserClosedWithMessage(t *testing.T) {
 		if took > 2*time.Second {
 			t.Errorf("the stream took %v to show CLOSED (one admission interval is %v)", took, r.Config.AdmitInterval)
 		}
-		browsertest.Screenshot(t, page, "closed.png")
+		if visible := browsertest.Get(t, page, "rejoin", chromedp.Evaluate[bool](`getComputedStyle(document.getElementById("rejoin")).display !== "none"`)); visible {
+			t.Error("a sold-out page offers to join the line again")
+		}
 
+		// A newcomer after the operator reworded the message: refused, in the shop's colours.
+		const thanks = "Sold out! Thank you for waiting: the next drop is on Friday."
+		adminCall(t, r, "PATCH", "drop", fmt.Sprintf(`{"message":%q}`, thanks))
 		newcomer := browsertest.Tab(t, ctx, 30*time.Second)
 		newConsole := browsertest.CollectConsole(newcomer)
-		browsertest.Do(t, newcomer, "a newcomer", chromedp.Navigate(r.URL+"/?room=drop"), chromedp.WaitVisible(chromedp.ID("problem")))
+		browsertest.Do(t, newcomer, "a newcomer", chromedp.EmulateViewport(480, 560), chromedp.Navigate(r.URL+"/?room=drop"), chromedp.WaitVisible(chromedp.ID("problem")))
 		waitText(t, newcomer, "title", "This sale has ended")
-		if got, title := text(t, newcomer, "message"), text(t, newcomer, "brand-title"); got != sold || title != "Kim's Shoes" {
+		if got, title := text(t, newcomer, "message"), text(t, newcomer, "brand-title"); got != thanks || title != "Kim's Shoes" {
 			t.Errorf("newcomer: message %q, title %q", got, title)
 		}
+		browsertest.Screenshot(t, newcomer, "closed.png")
 		console.Check(t)
 		newConsole.Check(t, "403")
 	})
