@@ -39,6 +39,9 @@ type Config struct {
 	IntakeQueueURL  string // INTAKE_QUEUE_URL: the broker's queue, for broker and fallback
 	Trust           TrustConfig
 	DurableWrites   DurableWrites // DURABLE_WRITES: the gate's writes wait for a replica
+	// PageImageOrigins (PAGE_IMAGE_ORIGINS) are the https origins a room's
+	// logoUrl may name: the waiting page's Content-Security-Policy img-src.
+	PageImageOrigins []string
 }
 
 // Default values of the configuration (docs/API.md, "Configuration"). They
@@ -100,30 +103,31 @@ func LoadConfig(lookup func(string) (string, bool), d Defaults) (Config, error) 
 
 func loadConfig(r envReader, d Defaults) (Config, error) {
 	c := Config{
-		RedisURL:        r.str("REDIS_URL", ""),
-		RedisCluster:    r.boolean("REDIS_CLUSTER", false),
-		RedisIAM:        r.redisIAM(),
-		AdmitRatePerSec: r.float("ADMIT_RATE_PER_SEC", DefaultAdmitRatePerSec, 0.001, 1e6),
-		AdmitInterval:   time.Duration(r.integer("ADMIT_INTERVAL_MS", DefaultAdmitIntervalMs, 10, 60_000)) * time.Millisecond,
-		AdmitBatches:    int(r.integer("ADMIT_BATCHES", DefaultAdmitBatches, 1, 100_000)),
-		EntryTokenTTL:   time.Duration(r.integer("ENTRY_TOKEN_TTL_SECONDS", DefaultEntryTokenTTLSeconds, 1, 86_400)) * time.Second,
-		QueueCapacity:   r.integer("QUEUE_CAPACITY", DefaultQueueCapacity, 1, 1e9),
-		OrderAPIURL:     r.str("ORDER_API_URL", ""),
-		OrderTimeout:    time.Duration(r.integer("ORDER_TIMEOUT_MS", DefaultOrderTimeoutMs, 1, 900_000)) * time.Millisecond,
-		OrderRooms:      r.rooms("ORDER_ROOMS"),
-		TrustUserHeader: r.boolean("TRUST_USER_HEADER", d.TrustUserHeader),
-		ProxySecret:     r.secret("PROXY_SECRET"),
-		OriginSecret:    r.secret("ORIGIN_SECRET"),
-		FailOpenOrders:  r.boolean("ORDER_GATE_FAIL_OPEN", false),
-		Addr:            r.str("ADDR", DefaultAddr),
-		PollTiers:       r.pollTiers("POLL_TIERS"),
-		Visitor:         r.visitors(d),
-		OpenRooms:       r.boolean("OPEN_ROOMS", d.OpenRooms),
-		AdminToken:      r.secret("ADMIN_TOKEN"),
-		Intake:          r.intake(),
-		IntakeQueueURL:  r.str("INTAKE_QUEUE_URL", ""),
-		Trust:           r.trust(d),
-		DurableWrites:   r.durableWrites(),
+		RedisURL:         r.str("REDIS_URL", ""),
+		RedisCluster:     r.boolean("REDIS_CLUSTER", false),
+		RedisIAM:         r.redisIAM(),
+		AdmitRatePerSec:  r.float("ADMIT_RATE_PER_SEC", DefaultAdmitRatePerSec, 0.001, 1e6),
+		AdmitInterval:    time.Duration(r.integer("ADMIT_INTERVAL_MS", DefaultAdmitIntervalMs, 10, 60_000)) * time.Millisecond,
+		AdmitBatches:     int(r.integer("ADMIT_BATCHES", DefaultAdmitBatches, 1, 100_000)),
+		EntryTokenTTL:    time.Duration(r.integer("ENTRY_TOKEN_TTL_SECONDS", DefaultEntryTokenTTLSeconds, 1, 86_400)) * time.Second,
+		QueueCapacity:    r.integer("QUEUE_CAPACITY", DefaultQueueCapacity, 1, 1e9),
+		OrderAPIURL:      r.str("ORDER_API_URL", ""),
+		OrderTimeout:     time.Duration(r.integer("ORDER_TIMEOUT_MS", DefaultOrderTimeoutMs, 1, 900_000)) * time.Millisecond,
+		OrderRooms:       r.rooms("ORDER_ROOMS"),
+		TrustUserHeader:  r.boolean("TRUST_USER_HEADER", d.TrustUserHeader),
+		ProxySecret:      r.secret("PROXY_SECRET"),
+		OriginSecret:     r.secret("ORIGIN_SECRET"),
+		FailOpenOrders:   r.boolean("ORDER_GATE_FAIL_OPEN", false),
+		Addr:             r.str("ADDR", DefaultAddr),
+		PollTiers:        r.pollTiers("POLL_TIERS"),
+		Visitor:          r.visitors(d),
+		OpenRooms:        r.boolean("OPEN_ROOMS", d.OpenRooms),
+		AdminToken:       r.secret("ADMIN_TOKEN"),
+		Intake:           r.intake(),
+		IntakeQueueURL:   r.str("INTAKE_QUEUE_URL", ""),
+		Trust:            r.trust(d),
+		PageImageOrigins: r.imageOrigins("PAGE_IMAGE_ORIGINS"),
+		DurableWrites:    r.durableWrites(),
 	}
 	r.intakeNeeds(c, d)
 	r.durableNeeds(c)
@@ -259,6 +263,25 @@ func (r *envReader) boolean(name string, def bool) bool {
 		return def
 	}
 	return v
+}
+
+// imageOrigins reads a comma-separated list of https origins
+// (https://host or https://host:port, nothing after it), lower-cased.
+func (r *envReader) imageOrigins(name string) []string {
+	var out []string
+	for _, o := range strings.Split(r.str(name, ""), ",") {
+		o = strings.TrimSpace(o)
+		if o == "" {
+			continue
+		}
+		origin, err := ImageOrigin(o)
+		if err != nil || !strings.EqualFold(origin, strings.TrimSuffix(o, "/")) {
+			r.fail(name, fmt.Sprintf("names %q, which is not an https origin (https://host or https://host:port)", o))
+			continue
+		}
+		out = append(out, origin)
+	}
+	return out
 }
 
 // rooms reads a comma-separated list of room names.

@@ -375,3 +375,24 @@ func TestEntryTokenKeyVariables(t *testing.T) {
 		}
 	}
 }
+
+// PAGE_IMAGE_ORIGINS: https origins only, lower-cased; anything else is
+// refused by name.
+func TestPageImageOrigins(t *testing.T) {
+	c, err := waitroom.LoadConfig(env(map[string]string{"PAGE_IMAGE_ORIGINS": "https://IMG.example, https://cdn.example:8443"}), waitroom.LocalDefaults)
+	if err != nil || strings.Join(c.PageImageOrigins, " ") != "https://img.example https://cdn.example:8443" {
+		t.Fatalf("%v %v", c.PageImageOrigins, err)
+	}
+	for _, bad := range []string{"http://img.example", "https://img.example/logos", "img.example", "https://", "https://u@img.example"} {
+		if _, err := waitroom.LoadConfig(env(map[string]string{"PAGE_IMAGE_ORIGINS": bad}), waitroom.LocalDefaults); err == nil || !strings.Contains(err.Error(), "PAGE_IMAGE_ORIGINS") {
+			t.Errorf("PAGE_IMAGE_ORIGINS=%q: %v", bad, err)
+		}
+	}
+	s := waitroom.Settings{Page: waitroom.Page{LogoURL: "https://img.example/logo.svg"}}
+	if err := s.CheckLogoOrigin(c.PageImageOrigins); err != nil {
+		t.Error(err)
+	}
+	if err := s.CheckLogoOrigin(nil); err == nil || !strings.Contains(err.Error(), "logoUrl") {
+		t.Errorf("no origins allowed: %v", err)
+	}
+}

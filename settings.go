@@ -4,9 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Error codes of the admin API (docs/API.md, "Admin API").
@@ -29,6 +36,22 @@ type Settings struct {
 	MaxActive            int64      `json:"maxActive"` // 0: no cap on live entry tokens
 	Paused               bool       `json:"paused"`
 	OpensAt              *time.Time `json:"opensAt"` // nil: open now
+	// Closed: sold out. Newcomers are refused (ERoomClosed), the line is
+	// told CLOSED and released; live entry tokens stay valid.
+	Closed bool `json:"closed"`
+	// Message is plain text for everyone in line (and in a closed room's
+	// answers); empty: none.
+	Message string `json:"message"`
+	Page
+}
+
+// Page is how the waiting page looks for a room: the shop's name, colour,
+// logo and language. All empty: the page's own.
+type Page struct {
+	Title      string `json:"title"`
+	BrandColor string `json:"brandColor"` // #rrggbb
+	LogoURL    string `json:"logoUrl"`    // https, on an origin of PAGE_IMAGE_ORIGINS
+	Language   string `json:"language"`   // en or ko: the page's language when the browser asks for neither
 }
 
 // Limits of each setting; the environment's variables have the same ones.
@@ -36,7 +59,17 @@ const (
 	minRate, maxRate         = 0.001, 1e6
 	maxCapacity              = 1_000_000_000
 	minTokenTTL, maxTokenTTL = 1, 86_400
+	// MaxMessageLen and MaxTitleLen are in characters (Unicode code points).
+	MaxMessageLen, MaxTitleLen = 500, 80
 )
+
+// ERoomClosed refuses an enter of a closed room (403).
+const ERoomClosed Code = "room_closed"
+
+// Closed is the status of a visitor of a closed room: the line is gone.
+const Closed Status = "CLOSED"
+
+var brandColor = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
 
 // RoomDefaults are the settings of rooms an operator has not configured.
 func (c Config) RoomDefaults() Settings {
@@ -54,6 +87,62 @@ func (s Settings) Validate() error {
 		return invalidSetting("entryTokenTtlSeconds", fmt.Sprintf("must be a whole number from %d to %d", minTokenTTL, maxTokenTTL))
 	case s.MaxActive < 0 || s.MaxActive > maxCapacity:
 		return invalidSetting("maxActive", fmt.Sprintf("must be a whole number from 0 (no cap) to %d", maxCapacity))
+	case utf8.RuneCountInString(s.Message) > MaxMessageLen || !plainText(s.Message, true):
+		return invalidSetting("message", fmt.Sprintf("must be plain text of at most %d characters", MaxMessageLen))
+	case utf8.RuneCountInString(s.Title) > MaxTitleLen || !plainText(s.Title, false):
+		return invalidSetting("title", fmt.Sprintf("must be plain text of at most %d characters on one line", MaxTitleLen))
+	case s.BrandColor != "" && !brandColor.MatchString(s.BrandColor):
+		return invalidSetting("brandColor", "must be a colour #rrggbb (or empty)")
+	case s.Language != "" && s.Language != "en" && s.Language != "ko":
+		return invalidSetting("language", "must be en or ko (or empty: en)")
+	}
+	if s.LogoURL != "" {
+		if _, err := ImageOrigin(s.LogoURL); err != nil {
+			return invalidSetting("logoUrl", err.Error())
+		}
+	}
+	return nil
+}
+
+// plainText: valid UTF-8 without control characters (newlines allowed
+// where lines is true).
+func plainText(s string, lines bool) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) && !(lines && r == '\n') {
+			return false
+		}
+	}
+	return true
+}
+
+// ImageOrigin is the origin (https://host[:port]) of an image URL: https,
+// a host, no user info, at most 2,000 characters.
+func ImageOrigin(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || len(raw) > 2000 || u.Scheme != "https" || u.Host == "" || u.User != nil || u.Opaque != "" {
+		return "", errors.New("must be an https URL (or empty)")
+	}
+	return "https://" + strings.ToLower(u.Host), nil
+}
+
+// CheckLogoOrigin refuses a logo on an origin the page may not load images
+// from (PAGE_IMAGE_ORIGINS, the page's Content-Security-Policy img-src).
+func (s Settings) CheckLogoOrigin(allowed []string) error {
+	if s.LogoURL == "" {
+		return nil
+	}
+	origin, err := ImageOrigin(s.LogoURL)
+	if err != nil {
+		return invalidSetting("logoUrl", err.Error())
+	}
+	if !slices.Contains(allowed, origin) {
+		if len(allowed) == 0 {
+			return invalidSetting("logoUrl", "is on "+origin+", but no image origin is allowed (PAGE_IMAGE_ORIGINS; the stack's context pageImageOrigins)")
+		}
+		return invalidSetting("logoUrl", "is on "+origin+", not one of the allowed image origins "+strings.Join(allowed, ", ")+" (PAGE_IMAGE_ORIGINS)")
 	}
 	return nil
 }
@@ -92,12 +181,24 @@ func ApplySettingsJSON(s Settings, body []byte, now time.Time) (Settings, error)
 			err = json.Unmarshal(raw, &s.MaxActive)
 		case "paused":
 			err = json.Unmarshal(raw, &s.Paused)
+		case "closed":
+			err = json.Unmarshal(raw, &s.Closed)
+		case "message":
+			err = json.Unmarshal(raw, &s.Message)
+		case "title":
+			err = json.Unmarshal(raw, &s.Title)
+		case "brandColor":
+			err = json.Unmarshal(raw, &s.BrandColor)
+		case "logoUrl":
+			err = json.Unmarshal(raw, &s.LogoURL)
+		case "language":
+			err = json.Unmarshal(raw, &s.Language)
 		case "opensAt":
 			if s.OpensAt, err = parseOpensAt(raw); err == nil && s.OpensAt != nil && (s.OpensAt.Before(now.Add(-opensAtPast)) || s.OpensAt.After(now.Add(opensAtFuture))) {
 				return s, invalidSetting(name, "must be within a day before now and a year after it (or null)")
 			}
 		default:
-			return s, invalidSetting(name, "is not a setting (ratePerSec, capacity, entryTokenTtlSeconds, maxActive, paused, opensAt)")
+			return s, invalidSetting(name, "is not a setting (ratePerSec, capacity, entryTokenTtlSeconds, maxActive, paused, opensAt, closed, message, title, brandColor, logoUrl, language)")
 		}
 		if err != nil || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) && name != "opensAt" {
 			return s, invalidSetting(name, "has the wrong type: "+settingTypes[name])
@@ -109,6 +210,8 @@ func ApplySettingsJSON(s Settings, body []byte, now time.Time) (Settings, error)
 var settingTypes = map[string]string{
 	"ratePerSec": "a number", "capacity": "a whole number", "entryTokenTtlSeconds": "a whole number",
 	"maxActive": "a whole number", "paused": "true or false", "opensAt": "an RFC 3339 time or null",
+	"closed": "true or false", "message": "a string", "title": "a string", "brandColor": "a string",
+	"logoUrl": "a string", "language": "a string",
 }
 
 func parseOpensAt(raw json.RawMessage) (*time.Time, error) {
@@ -134,6 +237,7 @@ const (
 	StateOpen     RoomState = "open"
 	StatePaused   RoomState = "paused"
 	StatePreQueue RoomState = "prequeue"
+	StateClosed   RoomState = "closed"
 )
 
 // RoomStatus is a room's settings and what is happening in it.

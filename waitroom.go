@@ -102,7 +102,29 @@ type Standing struct {
 	Paused     bool      // the room admits nobody until resumed
 	OpensAt    time.Time // the scheduled opening; zero when open
 	Stalled    bool      // no batch for several intervals, or maxActive reached (checked within Config.FarHorizon of the front)
+	Message    string    // the operator's message to the line; empty: none
+	// Page is the room's page settings, read by enter only (the page
+	// asks once per load); zero in position's answers.
+	Page Page
+}
 
+// Front is one reading of a room's line for live streams: the sequence
+// number at its front (Empty: nobody waits), and the room's closed flag
+// and message, read together.
+type Front struct {
+	Seq     int64
+	Empty   bool
+	Closed  bool
+	Message string
+}
+
+// Place is a waiting user's place for live streams: the sequence number
+// of the place in line (0 when not waiting), and whether the position can
+// be computed from the front (false in a room with stored settings, whose
+// answers depend on more than the line, and in a pre-queue).
+type Place struct {
+	Seq       int64
+	FromFront bool
 }
 
 // Queue is the line of every room. Implementations must be safe for

@@ -146,6 +146,9 @@ func (a *Admin) put(ctx context.Context, who, room string, req events.APIGateway
 		return errorResponse(err)
 	}
 	next, err := waitroom.ApplySettingsJSON(a.Config.RoomDefaults(), body, time.Now())
+	if err == nil {
+		err = next.CheckLogoOrigin(a.Config.PageImageOrigins)
+	}
 	if err != nil {
 		return errorResponse(err)
 	}
@@ -162,7 +165,11 @@ func (a *Admin) patch(ctx context.Context, who, room string, req events.APIGatew
 		return errorResponse(err) // unknown fields and wrong types, before any store call
 	}
 	return a.change(ctx, who, room, "patch", false, func(old waitroom.Settings) (waitroom.Settings, error) {
-		return waitroom.ApplySettingsJSON(old, body, time.Now())
+		next, err := waitroom.ApplySettingsJSON(old, body, time.Now())
+		if err == nil && next.LogoURL != old.LogoURL {
+			err = next.CheckLogoOrigin(a.Config.PageImageOrigins)
+		}
+		return next, err
 	})
 }
 

@@ -60,8 +60,42 @@ type standingBody struct {
 	ExpiresAt            string          `json:"expiresAt,omitempty"`
 	OpensAt              string          `json:"opensAt,omitempty"`
 	Paused               bool            `json:"paused,omitempty"`
+	Message              string          `json:"message,omitempty"`
 	PollAfterMs          *int64          `json:"pollAfterMs"`
 	Ticket               string          `json:"ticket,omitempty"`
+	pageFields
+}
+
+// pageFields are the room's page settings, in enter's answers only (the
+// page reads them once per load): absent when not set.
+type pageFields struct {
+	Title      string `json:"title,omitempty"`
+	BrandColor string `json:"brandColor,omitempty"`
+	LogoURL    string `json:"logoUrl,omitempty"`
+	Language   string `json:"language,omitempty"`
+}
+
+func pageOf(p waitroom.Page) pageFields {
+	return pageFields{Title: p.Title, BrandColor: p.BrandColor, LogoURL: p.LogoURL, Language: p.Language}
+}
+
+// closedBody is enter's refusal in a closed room: the error, the
+// operator's message for people, and the room's page, so that the page
+// shows the sold-out room in the shop's colours.
+type closedBody struct {
+	errorBody
+	pageFields
+}
+
+// closedMessage is room_closed's message when the operator left none.
+const closedMessage = "this room is closed: nobody can join its line any more"
+
+func closedResponse(st waitroom.Standing) events.APIGatewayV2HTTPResponse {
+	msg := st.Message
+	if msg == "" {
+		msg = closedMessage
+	}
+	return jsonResponse(http.StatusForbidden, closedBody{errorBody{Error: waitroom.ERoomClosed, Message: msg}, pageOf(st.Page)})
 }
 
 // Enter handles POST /queue/enter.
@@ -89,6 +123,8 @@ func (a *API) Enter(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 			return errorResponse(a.challengeRequired(room, err))
 		case err != nil:
 			return a.storeError(ctx, room, err)
+		case st.Status == waitroom.Closed:
+			return closedResponse(st)
 		case st.Joined:
 			a.Metrics.Record(room, metrics.Of(metrics.Entered, metrics.Count, 1))
 		}
@@ -120,7 +156,7 @@ func (a *API) Position(ctx context.Context, req events.APIGatewayV2HTTPRequest) 
 // standingResponse answers enter and position; a ticketed visitor's answer
 // carries a renewed ticket, in the body and as the cookie.
 func (a *API) standingResponse(st waitroom.Standing, who Identity) events.APIGatewayV2HTTPResponse {
-	body := standingBody{Status: st.Status}
+	body := standingBody{Status: st.Status, Message: st.Message, pageFields: pageOf(st.Page)}
 	room := a.Config.ForRoom(st)
 	var cookie string
 	body.Ticket, cookie = a.Ticket(who, st.Status)

@@ -26,6 +26,7 @@ var statusOf = map[waitroom.Code]int{
 	waitroom.ETokenInvalid:     http.StatusForbidden, // logged in, but no right to enter
 	waitroom.EWrongRoom:        http.StatusForbidden, // a right to enter another room's sale
 	waitroom.EForbidden:        http.StatusForbidden, // not through the front door (ORIGIN_SECRET)
+	waitroom.ERoomClosed:       http.StatusForbidden, // sold out: no newcomers
 	waitroom.ENotFound:         http.StatusNotFound,
 	waitroom.EMethodNotAllowed: http.StatusMethodNotAllowed,
 	waitroom.EOrderInProgress:  http.StatusConflict,

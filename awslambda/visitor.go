@@ -11,11 +11,11 @@ import (
 
 // Ticket returns a renewed ticket for who and its Set-Cookie value, or
 // empty strings when there is none to give: who is not a visitor, neither
-// waits nor holds a token (status NOT_IN_QUEUE: nothing is kept for it), or
+// waits nor holds a token (status NOT_IN_QUEUE or CLOSED: nothing is kept for it), or
 // is as old as TICKET_MAX_AGE_SECONDS. No renewal outlives the visitor's
 // first ticket plus that age.
 func (a *API) Ticket(who Identity, status waitroom.Status) (ticket, setCookie string) {
-	if !who.Ticketed() || status == waitroom.NotInQueue {
+	if !who.Ticketed() || status == waitroom.NotInQueue || status == waitroom.Closed {
 		return "", ""
 	}
 	now := a.now()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsec2"
@@ -74,6 +75,9 @@ func functionEnv(p WaitroomProps, cache *Cache, fn string) map[string]*string {
 	}
 	if p.OrderGateFailOpen {
 		env["ORDER_GATE_FAIL_OPEN"] = jsii.String("true")
+	}
+	if fn == FnAdmin && len(p.PageImageOrigins) > 0 { // the admin API checks rooms' logoUrl against them
+		env["PAGE_IMAGE_ORIGINS"] = jsii.String(strings.Join(p.PageImageOrigins, ","))
 	}
 	return merge(env, entryTokenEnv(p, fn))
 }

@@ -41,6 +41,7 @@ const (
 	CtxTicketTTL            = "ticketTtlSeconds"
 	CtxContinueURL          = "continueUrl"
 	CtxForwardHeaders       = "orderForwardHeaders"
+	CtxPageImageOrigins     = "pageImageOrigins"
 	CtxAdmitRate            = "admitRatePerSec"
 	CtxAdmitInterval        = "admitIntervalMs"
 	CtxTokenTTL             = "entryTokenTtlSeconds"
@@ -133,6 +134,7 @@ func propsFromContext(ctx contextGetter) (WaitroomProps, error) {
 		TicketTTLSeconds:                 r.integer(CtxTicketTTL),
 		ContinueURL:                      r.str(CtxContinueURL),
 		OrderForwardHeaders:              splitList(r.str(CtxForwardHeaders)),
+		PageImageOrigins:                 splitList(r.str(CtxPageImageOrigins)),
 		AdmitRatePerSec:                  r.float(CtxAdmitRate),
 		AdmitIntervalMs:                  r.integer(CtxAdmitInterval),
 		EntryTokenTTLSeconds:             r.integer(CtxTokenTTL),

@@ -50,6 +50,8 @@ type PageProps struct {
 	TicketTTLSeconds int
 	// ForwardHeaders is ORDER_FORWARD_HEADERS.
 	ForwardHeaders []string
+	// ImageOrigins are PAGE_IMAGE_ORIGINS: the page's CSP img-src names them.
+	ImageOrigins []string
 	// WebDir holds the page's files; "" means DefaultWebDir.
 	WebDir string
 }
@@ -130,7 +132,7 @@ func newPage(scope constructs.Construct, p PageProps) *Page {
 			Origin:                awscloudfrontorigins.S3BucketOrigin_WithOriginAccessControl(pg.Bucket, nil),
 			ViewerProtocolPolicy:  awscloudfront.ViewerProtocolPolicy_REDIRECT_TO_HTTPS,
 			CachePolicy:           awscloudfront.CachePolicy_CACHING_OPTIMIZED(),
-			ResponseHeadersPolicy: pageHeaders(scope),
+			ResponseHeadersPolicy: pageHeaders(scope, p.ImageOrigins),
 		},
 		AdditionalBehaviors: apiBehaviors(scope, p),
 	})
@@ -149,12 +151,13 @@ func newPage(scope constructs.Construct, p PageProps) *Page {
 }
 
 // pageHeaders are the page's security headers: the very CSP the local
-// runner sends, no framing, no sniffing, no referrer, HTTPS only.
-func pageHeaders(scope constructs.Construct) awscloudfront.ResponseHeadersPolicy {
+// runner sends (img-src with the rooms' logo origins), no framing, no
+// sniffing, no referrer, HTTPS only.
+func pageHeaders(scope constructs.Construct, imageOrigins []string) awscloudfront.ResponseHeadersPolicy {
 	return awscloudfront.NewResponseHeadersPolicy(scope, jsii.String("PageHeaders"), &awscloudfront.ResponseHeadersPolicyProps{
 		Comment: jsii.String("Waitroom page: strict Content-Security-Policy and friends"),
 		SecurityHeadersBehavior: &awscloudfront.ResponseSecurityHeadersBehavior{
-			ContentSecurityPolicy: &awscloudfront.ResponseHeadersContentSecurityPolicy{ContentSecurityPolicy: jsii.String(web.CSP), Override: jsii.Bool(true)},
+			ContentSecurityPolicy: &awscloudfront.ResponseHeadersContentSecurityPolicy{ContentSecurityPolicy: jsii.String(web.CSPFor(imageOrigins)), Override: jsii.Bool(true)},
 			ContentTypeOptions:    &awscloudfront.ResponseHeadersContentTypeOptions{Override: jsii.Bool(true)},
 			FrameOptions:          &awscloudfront.ResponseHeadersFrameOptions{FrameOption: awscloudfront.HeadersFrameOption_DENY, Override: jsii.Bool(true)},
 			ReferrerPolicy:        &awscloudfront.ResponseHeadersReferrerPolicy{ReferrerPolicy: awscloudfront.HeadersReferrerPolicy_NO_REFERRER, Override: jsii.Bool(true)},

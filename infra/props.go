@@ -149,6 +149,10 @@ type WaitroomProps struct {
 	ContinueURL string
 	// OrderForwardHeaders is ORDER_FORWARD_HEADERS.
 	OrderForwardHeaders []string
+	// PageImageOrigins are the https origins rooms' logos may come from
+	// (PAGE_IMAGE_ORIGINS of the admin function, which checks logoUrl), also
+	// written into the page's Content-Security-Policy img-src.
+	PageImageOrigins []string
 
 	// The functions' configuration (docs/API.md); zero values take the
 	// root package's defaults (waitroom.Default*).
@@ -320,7 +324,7 @@ func (p WaitroomProps) OrderGateTimeoutSeconds() int {
 
 // Validate reports the first problem with (defaulted) props.
 func (p WaitroomProps) Validate() error {
-	for _, check := range []func() error{p.validateIdentity, p.validateVisitors, p.validateChallenge, p.validateFront, p.validateEntryTokens, p.validateConfig,
+	for _, check := range []func() error{p.validateImageOrigins, p.validateIdentity, p.validateVisitors, p.validateChallenge, p.validateFront, p.validateEntryTokens, p.validateConfig,
 		p.Egress.validate(p.OrderAPIURL), p.validateCache, p.validateAPI} {
 		if err := check(); err != nil {
 			return err
@@ -361,11 +365,23 @@ func (p WaitroomProps) validateIdentity() error {
 	return nil
 }
 
+// validateImageOrigins: each of PageImageOrigins is an https origin, as the
+// admin function reads PAGE_IMAGE_ORIGINS at start.
+func (p WaitroomProps) validateImageOrigins() error {
+	for _, o := range p.PageImageOrigins {
+		origin, err := waitroom.ImageOrigin(o)
+		if err != nil || !strings.EqualFold(origin, strings.TrimSuffix(o, "/")) {
+			return fmt.Errorf("waitroom: %s %q: want https origins (https://host or https://host:port), comma-separated", CtxPageImageOrigins, o)
+		}
+	}
+	return nil
+}
+
 // PageProps are the visitor settings the page and the functions share.
 func (p WaitroomProps) PageProps() PageProps {
 	return PageProps{ContinueURL: p.ContinueURL, AnonymousVisitors: p.AnonymousVisitors,
 		TicketSecretSSMParameter: p.TicketSecretSSMParameter, OriginSecretSSMParameter: p.OriginSecretSSMParameter, TicketTTLSeconds: p.TicketTTLSeconds,
-		ForwardHeaders: p.OrderForwardHeaders, Receipts: p.Intake != waitroom.IntakeDirect}
+		ForwardHeaders: p.OrderForwardHeaders, Receipts: p.Intake != waitroom.IntakeDirect, ImageOrigins: p.PageImageOrigins}
 }
 
 // validateFront: the page's CloudFront fronts the API (anonymous visitors)

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/waitroom/waitroom/web"
 
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/metrics"
@@ -620,5 +621,33 @@ func TestPollTiersFromTheRootPackage(t *testing.T) {
 	p.PollTiers = "10:1000,0:5000"
 	if _, err := NewWaitroomStack(app, "Waitroom", p); err == nil || !strings.Contains(err.Error(), "pollTiers") {
 		t.Errorf("a tier table that polls faster far from the front: %v, want an error naming pollTiers", err)
+	}
+}
+
+// Issue 22: context pageImageOrigins reaches the admin function (which
+// checks rooms' logoUrl against it) and the page's CSP img-src, nothing
+// else; a value that is not an https origin is refused.
+func TestPageImageOrigins(t *testing.T) {
+	s := synthesize(t, func(p *WaitroomProps) { p.PageImageOrigins = []string{"https://img.shop.example"} })
+	for _, name := range Functions {
+		vars := s.fnProps(t, name)["Environment"].(map[string]any)["Variables"].(map[string]any)
+		if got, ok := vars["PAGE_IMAGE_ORIGINS"]; ok != (name == FnAdmin) || ok && got != "https://img.shop.example" {
+			t.Errorf("%s PAGE_IMAGE_ORIGINS = %v (set: %t)", name, got, ok)
+		}
+	}
+	_, _, tpl := pageStack(t, PageProps{ImageOrigins: []string{"https://img.shop.example"}})
+	tpl.HasResourceProperties(jsii.String("AWS::CloudFront::ResponseHeadersPolicy"), map[string]any{
+		"ResponseHeadersPolicyConfig": assertions.Match_ObjectLike(&map[string]any{
+			"SecurityHeadersConfig": assertions.Match_ObjectLike(&map[string]any{
+				"ContentSecurityPolicy": map[string]any{"ContentSecurityPolicy": web.CSPFor([]string{"https://img.shop.example"}), "Override": true},
+			}),
+		}),
+	})
+	for _, bad := range []string{"http://img.shop.example", "https://img.shop.example/logos", "img.shop.example"} {
+		p := baseProps()
+		p.PageImageOrigins = []string{bad}
+		if err := p.Validate(); err == nil || !strings.Contains(err.Error(), CtxPageImageOrigins) {
+			t.Errorf("pageImageOrigins %q: %v", bad, err)
+		}
 	}
 }

@@ -67,7 +67,7 @@ func (e *events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer e.hub.unsubscribe(sub)
 	// Connecting is limited like a poll (the stream's own re-reads are not:
 	// the server, not the client, decides them).
-	st, seq, err := e.seat(awslambda.AsCaller(r.Context(), who), room, who.User)
+	st, place, err := e.seat(awslambda.AsCaller(r.Context(), who), room, who.User)
 	if err != nil {
 		awslambda.WriteHTTP(w, awslambda.CallerError(err))
 		return
@@ -87,19 +87,20 @@ func (e *events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.send(first.Body, st) {
 		return
 	}
-	e.follow(r.Context(), s, sub, who, room, st.Position, seq)
+	e.follow(r.Context(), s, sub, who, room, st, place)
 }
 
 // follow sends the standing as the room's front moves, until the visitor
-// leaves the line (READY or NOT_IN_QUEUE), the client goes, the stream's
-// life is over, a newer stream of the visitor in the room replaces it, or
-// the server shuts down.
-func (e *events) follow(ctx context.Context, s *stream, sub *subscription, who awslambda.Identity, room string, pos, seq int64) {
+// leaves the line (READY, NOT_IN_QUEUE or CLOSED), the client goes, the
+// stream's life is over, a newer stream of the visitor in the room replaces
+// it, or the server shuts down. A new message of the operator is sent at
+// the reading that brings it.
+func (e *events) follow(ctx context.Context, s *stream, sub *subscription, who awslambda.Identity, room string, first waitroom.Standing, place waitroom.Place) {
 	keepAlive := time.NewTicker(orDefault(e.keepAlive, keepAliveEvery))
 	defer keepAlive.Stop()
 	life := time.NewTimer(orDefault(e.life, e.api.StreamLife(maxStreamLife)))
 	defer life.Stop()
-	sent, sentAt := pos, time.Now()
+	sent, sentMsg, sentAt := first.Position, first.Message, time.Now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -119,25 +120,41 @@ func (e *events) follow(ctx context.Context, s *stream, sub *subscription, who a
 			if f.err != nil { // the store is down: keep the stream, say nothing new
 				continue
 			}
-			st := waitroom.Standing{Status: waitroom.Waiting, Position: seq - f.seq + 1}
-			if f.empty || f.seq > seq { // out of the line: admitted, or gone
-				var err error
-				if st, seq, err = e.seat(ctx, room, who.User); err != nil {
-					continue
-				}
-			}
-			if st.Status == waitroom.Waiting && (st.Position == sent || time.Since(sentAt) < positionEvery) {
+			st, ok := e.standing(ctx, f, room, who.User, &place)
+			if !ok || st.Status == waitroom.Waiting && st.Message == sentMsg && (st.Position == sent || time.Since(sentAt) < positionEvery) {
 				continue
 			}
 			if !s.send(e.api.StandingAnswer(st, who).Body, st) {
 				return
 			}
-			sent, sentAt = st.Position, time.Now()
+			sent, sentMsg, sentAt = st.Position, st.Message, time.Now()
 		}
 	}
 }
 
-func (e *events) seat(ctx context.Context, room, user string) (waitroom.Standing, int64, error) {
+// standing is the visitor's standing after reading f: computed from the
+// front while the visitor is behind it (in a closed room CLOSED, whatever
+// the room's settings: a visitor the front has not passed was never
+// admitted, so holds no token), else read again from the store (admitted,
+// gone, or a room whose answers need the store: place.FromFront false).
+// ok is false when the store cannot say.
+func (e *events) standing(ctx context.Context, f front, room, user string, place *waitroom.Place) (waitroom.Standing, bool) {
+	behind := place.Seq > 0 && !f.Empty && f.Seq <= place.Seq
+	switch {
+	case behind && f.Closed:
+		return waitroom.Standing{Status: waitroom.Closed, Message: f.Message}, true
+	case behind && place.FromFront:
+		return waitroom.Standing{Status: waitroom.Waiting, Position: place.Seq - f.Seq + 1, Message: f.Message}, true
+	}
+	st, next, err := e.seat(ctx, room, user)
+	if err != nil {
+		return st, false
+	}
+	*place = next
+	return st, true
+}
+
+func (e *events) seat(ctx context.Context, room, user string) (waitroom.Standing, waitroom.Place, error) {
 	ctx, cancel := context.WithTimeout(ctx, awslambda.DefaultStoreTimeout)
 	defer cancel()
 	return e.seats.Seat(ctx, room, user)
@@ -159,7 +176,7 @@ type stream struct {
 }
 
 // send writes one standing event; it reports false when the stream is to
-// end, after READY or NOT_IN_QUEUE or on a write error.
+// end, after READY, NOT_IN_QUEUE or CLOSED, or on a write error.
 func (s *stream) send(body string, st waitroom.Standing) bool {
 	return s.write("event: standing\ndata: %s\n\n", body) && st.Status == waitroom.Waiting
 }

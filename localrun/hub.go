@@ -11,16 +11,16 @@ import (
 // Seats is what live streams read from the store (redisstore.Store).
 type Seats interface {
 	// Seat is where user stands, and while waiting the sequence number of the place.
-	Seat(ctx context.Context, room, user string) (waitroom.Standing, int64, error)
-	// Front is the sequence number at the front of room's line; ok is false when empty.
-	Front(ctx context.Context, room string) (seq int64, ok bool, err error)
+	Seat(ctx context.Context, room, user string) (waitroom.Standing, waitroom.Place, error)
+	// Front is the sequence number at the front of room's line, and the
+	// room's closed flag and message.
+	Front(ctx context.Context, room string) (waitroom.Front, error)
 }
 
 // front is one reading of a line's front, fanned out to every stream of the room.
 type front struct {
-	seq   int64
-	empty bool
-	err   error
+	waitroom.Front
+	err error
 }
 
 // hub reads the front of each watched room's line once per interval and
@@ -120,12 +120,12 @@ func (h *hub) read(ctx context.Context, room string, w *watch) {
 			t.Reset(h.interval) // one read per interval, whichever came first
 		}
 		rctx, cancel := context.WithTimeout(ctx, h.timeout)
-		seq, ok, err := h.seats.Front(rctx, room)
+		read, err := h.seats.Front(rctx, room)
 		cancel()
 		if ctx.Err() != nil {
 			return
 		}
-		f := front{seq: seq, empty: !ok, err: err}
+		f := front{Front: read, err: err}
 		h.mu.Lock()
 		for s := range w.subs {
 			s.offer(f)

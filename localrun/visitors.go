@@ -32,7 +32,7 @@ func ticketKeys(k waitroom.TicketKeys, log *slog.Logger) (waitroom.TicketKeys, e
 // admitter's OnBatch, which tells the streams of an admission at once, and a
 // function that ends every open stream, for a prompt shutdown.
 func (r *Runner) visitorRoutes(mux *http.ServeMux, api *awslambda.API, store *redisstore.Store) (onBatch func(waitroom.Batch), endStreams func()) {
-	settings := web.Settings{ContinueURL: r.Config.Visitor.ContinueURL, Stream: true}
+	settings := web.Settings{ContinueURL: r.Config.Visitor.ContinueURL, Stream: true, ImageOrigins: r.Config.PageImageOrigins}
 	if settings.ContinueURL == "" {
 		settings.ContinueURL = checkout.ContinueURL
 		shop := checkout.Handler()

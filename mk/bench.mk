@@ -1,6 +1,6 @@
 # Benchmarks: the spike simulator and the micro-benchmarks against a real
 # redis-server. Not part of `make test`; see BENCHMARKS.md.
-.PHONY: bench bench-quick bench-spike bench-micro bench-micro-pinned bench-longline bench-tiers bench-report
+.PHONY: bench bench-quick bench-spike bench-micro bench-micro-pinned bench-longline bench-tiers bench-report bench-close
 BENCH_TIME ?= 20000x
 BENCH_COUNT ?= 3
 BENCH_DIR := docs/bench
@@ -54,4 +54,11 @@ bench-tiers: redis-server
 # Its files are the report's defaults (sim.DefaultFiles, docs/bench/*), the
 # same that bench/spike's test renders to check the committed BENCHMARKS.md.
 bench-report:
+	$(GO) run ./bench/spike report
+
+## bench-close: close a room with 10,000 waiting (1,000 on streams): polls and streams told CLOSED, line keys gone, used_memory before/after (~30 s), into docs/bench/close-results.json and BENCHMARKS.md
+bench-close: redis-server
+	@mkdir -p docs/bench
+	WAITROOM_CLOSE_BENCH=1 CLOSE_OUT=$(CURDIR)/docs/bench/close-results.json \
+	  $(GO) test -count=1 -v -timeout 10m -run '^TestCloseBench$$' ./bench/close | grep -E 'polls:|^(ok|FAIL|--- )'
 	$(GO) run ./bench/spike report

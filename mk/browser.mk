@@ -12,7 +12,7 @@ chromium:
 # The browser tests are Go tests: the browser must be there before they run.
 test-go: chromium
 
-## screenshots: docs/img/{waiting,ready,waiting-ko}.png from the browser test (installs a Korean font when none is present)
+## screenshots: docs/img/{waiting,ready,waiting-ko,branded,branded-ko,message,closed}.png from the browser tests (installs a Korean font when none is present)
 screenshots: redis-server chromium
 	@fc-list :lang=ko 2>/dev/null | grep -q . || $(call apt_get,fonts-nanum)
 	@mkdir -p docs/img

@@ -7,7 +7,7 @@
 -- ARGV[1] defaults (room.lua)  ARGV[2..11] the limiter's time and the caller's, its
 --   address's and its new visitors' buckets (ratelimit.lua)
 -- KEYS[3] the caller's solved challenge  ARGV[12] its remaining life ms (challenge.lua)
--- Returns {'NOROOM'} | {'LIMITED', ms until allowed} | {'SPENT'} | {'OK'}
+-- Returns {'NOROOM'} | {'LIMITED', ms until allowed} | {'CLOSED', message} | {'SPENT'} | {'OK'}
 local room = roomSettings()
 if not room.open then
   return {'NOROOM'}
@@ -16,6 +16,10 @@ local limitWait = rateLimit(2, 3, 2)
 if limitWait > 0 then
   return {'LIMITED', limitWait}
 end
+if room.closed then
+  return {'CLOSED', room.message}
+end
+-- A closed room spends no solution: the visitor may use it elsewhere.
 if challengeSpent(3, 12) then
   return {'SPENT'}
 end

@@ -84,11 +84,47 @@ local function sweepBuckets(nowUs, cursor)
   return scan[1]
 end
 
+-- releasePerBatch is how many places of a closed room's line one batch
+-- releases: a bounded slice of work per call (about a millisecond of the
+-- server's time), so that closing a long line never blocks the hot path.
+local releasePerBatch = 5000
+
+-- releaseClosed is a closed room's batch: nobody is admitted; up to
+-- releasePerBatch places leave the line, and once it is empty its sequence,
+-- marks and budget go too (reopening starts a fresh line). Live entry
+-- tokens stay until they expire; then the room's keys expire as an idle
+-- room's do. The reply is admit's, without admissions.
+local function releaseClosed(room, burst, nowMsText)
+  local gone = redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', nowMsText)
+  local waiting = 0
+  if redis.call('EXISTS', KEYS[2]) == 1 then
+    redis.call('ZREMRANGEBYRANK', KEYS[2], 0, releasePerBatch - 1)
+    waiting = redis.call('ZCARD', KEYS[2])
+    if waiting == 0 then
+      redis.call('DEL', KEYS[3], KEYS[4], KEYS[6])
+    end
+  end
+  local active = redis.call('ZCARD', KEYS[5])
+  local idleMs = math.max(tonumber(ARGV[5]), math.ceil(burst / room.rate * 1000))
+  if waiting == 0 and active == 0 and redis.call('EXISTS', KEYS[3], KEYS[4], KEYS[6], KEYS[7], KEYS[8]) > 0 then
+    -- Set once (not pushed back by every batch): what is left expires.
+    for _, k in ipairs({KEYS[3], KEYS[4], KEYS[6], KEYS[7], KEYS[8]}) do
+      if redis.call('PTTL', k) == -1 then
+        redis.call('PEXPIRE', k, idleMs)
+      end
+    end
+  end
+  return {waiting, active, gone, nowMsText, math.ceil(burst), room.stored and 1 or 0}
+end
+
 local room = roomSettings()
 local rate = room.rate
 local burst = math.max(1, rate * tonumber(ARGV[2]))
 local nowUs, nowMs, nowSec, nowSecText = serverTime()
 local nowMsText = string.format('%d', nowMs)
+if room.closed then
+  return releaseClosed(room, burst, nowMsText)
+end
 
 local avail = burst
 local budget = redis.call('HMGET', KEYS[3], 'at', 'avail', 'gc')

@@ -8,9 +8,9 @@
 -- ARGV[4] stall horizon ms  ARGV[5] stall after µs (room.lua, stalled)
 -- ARGV[6..15] the limiter's time and the caller's, its address's and its new visitors' buckets (ratelimit.lua)
 -- KEYS[9] the caller's solved challenge  ARGV[16] its remaining life ms (challenge.lua)
--- Returns answer(kind, …): {'READY', record} | {'WAITING', position, joined}
+-- Returns answer(kind, …) with the room's page: {'READY', record} | {'WAITING', position, joined}
 --   | {'PREQUEUE', place in line (not told: the draw is secret until the opening), joined}
---   | {'FULL', waiting} | {'NOROOM'} | {'LIMITED', ms until allowed} | {'SPENT'}
+--   | {'FULL', waiting} | {'CLOSED'} | {'NOROOM'} | {'LIMITED', ms until allowed} | {'SPENT'}
 local room = roomSettings()
 if not room.open then
   return {'NOROOM'}
@@ -20,6 +20,16 @@ end
 local limitWait = rateLimit(8, 3, 6)
 if limitWait > 0 then
   return {'LIMITED', limitWait}
+end
+pageSettings(room)
+if room.closed then
+  -- Sold out: a live entry token keeps its chance at checkout; nobody
+  -- joins, and the line (being released by admission) is not read.
+  local held = redis.call('GET', KEYS[4])
+  if held then
+    return answer('READY', held, 0, room)
+  end
+  return answer('CLOSED', 0, 0, room)
 end
 local nowUs, nowMs, _, second = serverTime()
 local prequeue = room.opensAt > nowMs

@@ -1,7 +1,12 @@
--- The sequence number at the front of a room's line, -1 when it is empty.
--- KEYS[1] line
+-- The front of a room's line for live streams, and whether the room is
+-- closed and what its operator tells the line: one read a room and
+-- interval, for every stream of the room.
+-- KEYS[1] line  KEYS[2] settings
+-- Returns {the front's sequence number (-1 when the line is empty), closed (1|0), message}
 local front = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local s = redis.call('HMGET', KEYS[2], 'closed', 'message')
+local seq = -1
 if front[2] then
-  return tonumber(front[2])
+  seq = tonumber(front[2])
 end
-return -1
+return {seq, s[1] == '1' and 1 or 0, s[2] or ''}

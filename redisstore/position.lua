@@ -7,12 +7,13 @@
 -- ARGV[1] defaults (room.lua)  ARGV[2] user  ARGV[3] stall horizon ms  ARGV[4] stall after µs
 -- ARGV[5..11] the limiter's time and the caller's and its address's buckets (ratelimit.lua)
 -- ARGV[12] 'seat' for a live stream's read (Store.Seat): a WAITING answer then
---   carries one more element, the place's sequence number, or 0 in a room
---   with stored settings, whose answers depend on more than the line (the
---   stream then reads the seat again at every move instead of computing
---   from the front)
+--   carries two more elements, the place's sequence number and 1, or 0 in a
+--   room with stored settings, whose answers depend on more than the line
+--   (the stream then reads the seat again at every move instead of
+--   computing from the front; the number still tells it whether the front
+--   has passed the place)
 -- Returns answer(kind, …): {'READY', record} | {'WAITING', position}
---   | {'PREQUEUE'} | {'NOT_IN_QUEUE'} | {'NOROOM'} | {'LIMITED', ms until allowed}
+--   | {'PREQUEUE'} | {'NOT_IN_QUEUE'} | {'CLOSED'} | {'NOROOM'} | {'LIMITED', ms until allowed}
 local room = roomSettings()
 if not room.open then
   return {'NOROOM'}
@@ -22,6 +23,15 @@ end
 local limitWait = rateLimit(6, 2, 5)
 if limitWait > 0 then
   return {'LIMITED', limitWait}
+end
+if room.closed then
+  -- Sold out: the line is being released (admit.lua); a live entry token
+  -- stays valid, everyone else is told CLOSED without a read of the line.
+  local held = redis.call('GET', KEYS[3])
+  if held then
+    return answer('READY', held, 0, room)
+  end
+  return answer('CLOSED', 0, 0, room)
 end
 local rank = redis.call('ZRANK', KEYS[2], ARGV[2])
 if not rank then
@@ -39,6 +49,7 @@ if room.opensAt > 0 then -- the clock only for a scheduled opening
 end
 local out = answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, KEYS[4], KEYS[5], ARGV[3], ARGV[4]))
 if ARGV[12] == 'seat' then
-  table.insert(out, room.stored and 0 or tonumber(redis.call('ZSCORE', KEYS[2], ARGV[2])))
+  table.insert(out, tonumber(redis.call('ZSCORE', KEYS[2], ARGV[2])))
+  table.insert(out, room.stored and 0 or 1)
 end
 return out

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strconv"
 	"time"
@@ -96,6 +97,12 @@ func (s *Store) Admissible(ctx context.Context, room string) error {
 		return limitedError(reply)
 	case reply[0] == "SPENT":
 		return spentError()
+	case reply[0] == "CLOSED":
+		msg, _ := reply[1].(string)
+		if msg == "" {
+			msg = fmt.Sprintf("room %q is closed: nobody can join its line any more", room)
+		}
+		return &waitroom.Error{Code: waitroom.ERoomClosed, Message: msg}
 	case reply[0] != "OK":
 		return waitroom.Unavailable(malformed("accept", reply))
 	}

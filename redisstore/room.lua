@@ -2,24 +2,38 @@
 -- room's settings are read inside the script call the operation already
 -- makes, so a change costs no extra round trip and takes effect at the very
 -- next call of every process.
--- KEYS[1] settings (hash: rate capacity ttl maxActive paused opensAt v)
+-- KEYS[1] settings (hash: rate capacity ttl maxActive paused opensAt v closed message,
+--   and the page's title brandColor logoUrl language, read by enter alone: pageSettings)
 -- ARGV[1] the defaults, "<rate>:<capacity>:<token TTL ms>:<open>" (open: '1'
 --   when rooms nobody created exist, OPEN_ROOMS), read only for a room
 --   without stored settings: one argument, parsed when needed.
 local function defaults()
   local rate, capacity, ttl, open = string.match(ARGV[1], '^([^:]+):(%d+):(%d+):(%d)$')
   return {stored = false, open = open == '1', rate = tonumber(rate), rateText = rate, capacity = tonumber(capacity),
-    ttl = tonumber(ttl), maxActive = 0, paused = false, opensAt = 0, opensAtText = '0', v = ''}
+    ttl = tonumber(ttl), maxActive = 0, paused = false, opensAt = 0, opensAtText = '0', v = '', closed = false, message = ''}
 end
 
 local function roomSettings()
-  local s = redis.call('HMGET', KEYS[1], 'rate', 'capacity', 'ttl', 'maxActive', 'paused', 'opensAt', 'v')
+  local s = redis.call('HMGET', KEYS[1], 'rate', 'capacity', 'ttl', 'maxActive', 'paused', 'opensAt', 'v', 'closed', 'message')
   -- rateText and opensAtText are answered as read: no formatting on the hot path.
   if not s[1] then
     return defaults()
   end
   return {stored = true, open = true, rate = tonumber(s[1]), rateText = s[1], capacity = tonumber(s[2]), ttl = tonumber(s[3]),
-    maxActive = tonumber(s[4]), paused = s[5] == '1', opensAt = tonumber(s[6]), opensAtText = s[6], v = s[7] or ''}
+    maxActive = tonumber(s[4]), paused = s[5] == '1', opensAt = tonumber(s[6]), opensAtText = s[6], v = s[7] or '',
+    closed = s[8] == '1', message = s[9] or ''}
+end
+
+-- pageSettings adds the room's page (title, colour, logo, language) to
+-- room, for enter's answer: the page reads it once per load, so position
+-- never pays for it.
+local function pageSettings(room)
+  if room.stored then
+    room.page = redis.call('HMGET', KEYS[1], 'title', 'brandColor', 'logoUrl', 'language')
+  else
+    room.page = {}
+  end
+  return room
 end
 
 local function serverTime()
@@ -53,10 +67,18 @@ local function stalled(room, position, budgetKey, tokensKey, horizonMs, stallUs,
 end
 
 -- The answer of enter and position: what happened, then the room as seen:
--- its rate as stored, flags (1 paused, 2 stalled: stalled's value) and its
--- opening (ms, '0' for none) as stored.
+-- its rate as stored, flags (1 paused, 2 stalled: stalled's value, 4
+-- closed), its opening (ms, '0' for none) as stored and the operator's
+-- message; enter's then carries the page (pageSettings).
 local function answer(kind, a, b, room, isStalled)
-  return {kind, a or 0, b or 0, room.rateText, (room.paused and 1 or 0) + (isStalled or 0), room.opensAtText}
+  local out = {kind, a or 0, b or 0, room.rateText, (room.paused and 1 or 0) + (isStalled or 0) + (room.closed and 4 or 0),
+    room.opensAtText, room.message}
+  if room.page then
+    for i = 1, 4 do
+      out[7 + i] = room.page[i] or ''
+    end
+  end
+  return out
 end
 
 -- A pre-queue mark's member: the opening second, told apart from the

@@ -84,7 +84,8 @@ func (s *Store) Update(ctx context.Context, room string, create bool, change fun
 		if err := next.Validate(); err != nil {
 			return waitroom.SettingsChange{}, err
 		}
-		v, err := settingsSetScript.Run(ctx, s.rdb, []string{roomKeys(room).settings()}, settingsArgs(rec.version, next)...).Int64()
+		k := roomKeys(room)
+		v, err := settingsSetScript.Run(ctx, s.rdb, []string{k.settings(), k.line(), k.seq(), k.marks(), k.budget()}, settingsArgs(rec.version, next)...).Int64()
 		if err != nil {
 			return waitroom.SettingsChange{}, waitroom.Unavailable(err)
 		}
@@ -110,7 +111,7 @@ func settingsArgs(version string, st waitroom.Settings) []any {
 	}
 	// 'f', never an exponent: the embedded store's tonumber refuses "1e+06".
 	return []any{version, strconv.FormatFloat(st.RatePerSec, 'f', -1, 64), st.Capacity, st.EntryTokenTTLSeconds * 1000,
-		st.MaxActive, flag(st.Paused), opensAt}
+		st.MaxActive, flag(st.Paused), opensAt, flag(st.Closed), st.Message, st.Title, st.BrandColor, st.LogoURL, st.Language}
 }
 
 func notFound(room string) error {
@@ -152,7 +153,7 @@ func (s *Store) readRooms(ctx context.Context, rooms []string) ([]roomRecord, er
 }
 
 func decodeStatus(room string, r []any) (roomRecord, error) {
-	if len(r) != 16 {
+	if len(r) != 22 {
 		return roomRecord{}, fmt.Errorf("unexpected status reply %v", r)
 	}
 	num := func(i int) int64 { n, _ := r[i].(int64); return n }
@@ -160,6 +161,7 @@ func decodeStatus(room string, r []any) (roomRecord, error) {
 	rate, _ := strconv.ParseFloat(str(3), 64)
 	st := waitroom.RoomStatus{Room: room, Settings: waitroom.Settings{
 		RatePerSec: rate, Capacity: num(4), EntryTokenTTLSeconds: num(5) / 1000, MaxActive: num(6), Paused: num(7) == 1,
+		Closed: num(16) == 1, Message: str(17), Page: waitroom.Page{Title: str(18), BrandColor: str(19), LogoURL: str(20), Language: str(21)},
 	}}
 	if ms, _ := strconv.ParseInt(str(8), 10, 64); ms > 0 {
 		t := time.UnixMilli(ms).UTC()

@@ -75,6 +75,7 @@ func TestRoundTripsPerOperation(t *testing.T) {
 		for room, change := range map[string]func(*waitroom.Settings){
 			"paused": func(st *waitroom.Settings) { st.Paused, st.MaxActive, st.RatePerSec = true, 5, 0.5 },
 			"early":  func(st *waitroom.Settings) { st.OpensAt = &opens },
+			"closed": func(st *waitroom.Settings) { st.Closed, st.Message, st.Title = true, "Sold out", "Shop" },
 		} {
 			if _, err := closed.Update(ctx, room, true, func(st waitroom.Settings) (waitroom.Settings, error) { change(&st); return st, nil }); err != nil {
 				t.Fatal(err)

@@ -3,12 +3,21 @@
 -- silently mix. The settings key has no expiry: it is the operator's.
 -- KEYS[1] settings  ARGV[1] version read ('' when none was stored)
 -- ARGV[2..7] rate capacity ttlMs maxActive paused('1'|'0') opensAtMs (0 = none)
+-- KEYS[2..5] line, sequence, marks, budget: what a reopened room starts afresh
+-- ARGV[8..13] closed('1'|'0') message title brandColor logoUrl language
 -- Returns the new version, or 0 when the settings changed in between.
 local v = redis.call('HGET', KEYS[1], 'v') or ''
 if v ~= ARGV[1] then
   return 0
 end
+if ARGV[8] == '0' and redis.call('HGET', KEYS[1], 'closed') == '1' then
+  -- Reopened: a fresh line. Admission releases a closed room's line in
+  -- slices (admit.lua); whatever it has not released yet goes now, freed
+  -- off the main thread.
+  redis.call('UNLINK', KEYS[2], KEYS[3], KEYS[4], KEYS[5])
+end
 local next = (tonumber(v) or 0) + 1
 redis.call('HSET', KEYS[1], 'rate', ARGV[2], 'capacity', ARGV[3], 'ttl', ARGV[4], 'maxActive', ARGV[5],
-  'paused', ARGV[6], 'opensAt', ARGV[7], 'v', next)
+  'paused', ARGV[6], 'opensAt', ARGV[7], 'v', next, 'closed', ARGV[8], 'message', ARGV[9], 'title', ARGV[10],
+  'brandColor', ARGV[11], 'logoUrl', ARGV[12], 'language', ARGV[13])
 return next

@@ -3,7 +3,8 @@
 -- KEYS[5] marks  KEYS[6] admissions per second
 -- ARGV[1] defaults (room.lua)
 -- Returns {stored, hasKeys, version, rate, capacity, ttlMs, maxActive, paused, opensAtMs, state,
---          waiting, prequeued, activeTokens, admittedLastMinute, admittedLast5s, oldestWaitSeconds}
+--          waiting, prequeued, activeTokens, admittedLastMinute, admittedLast5s, oldestWaitSeconds,
+--          closed, message, title, brandColor, logoUrl, language}
 local room = roomSettings()
 local _, nowMs, nowSec = serverTime()
 local inLine = redis.call('ZCARD', KEYS[2])
@@ -29,11 +30,18 @@ if first[2] then
 end
 local hasKeys = redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4])
 local state = 'open'
-if room.paused then
+if room.closed then
+  state = 'closed'
+elseif room.paused then
   state = 'paused'
 elseif room.opensAt > nowMs then
   state = 'prequeue'
 end
-return {room.stored and 1 or 0, hasKeys, room.v, string.format('%.17g', room.rate), room.capacity, room.ttl,
+local out = {room.stored and 1 or 0, hasKeys, room.v, string.format('%.17g', room.rate), room.capacity, room.ttl,
   room.maxActive, room.paused and 1 or 0, string.format('%d', room.opensAt), state,
-  inLine - prequeued, prequeued, active, minute, recent, oldest}
+  inLine - prequeued, prequeued, active, minute, recent, oldest, room.closed and 1 or 0, room.message}
+pageSettings(room)
+for i = 1, 4 do
+  out[#out + 1] = room.page[i] or ''
+end
+return out

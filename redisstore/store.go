@@ -330,8 +330,13 @@ func (s *Store) draw() (float64, error) {
 }
 
 // answerLen is the length of room.lua's answer: kind, two values, then the
-// room as the script saw it (rate, flags: 1 paused, 2 stalled; opening).
-const answerLen = 6
+// room as the script saw it (rate, flags: 1 paused, 2 stalled, 4 closed;
+// opening; message). Enter's answer carries the room's page after it
+// (pageLen more values: title, brandColor, logoUrl, language).
+const (
+	answerLen = 7
+	pageLen   = 4
+)
 
 // standing decodes the answers of enter.lua and position.lua.
 func standing(room string, reply []any) (waitroom.Standing, error) {
@@ -341,7 +346,7 @@ func standing(room string, reply []any) (waitroom.Standing, error) {
 	if reply[0] == "LIMITED" {
 		return waitroom.Standing{}, limitedError(reply)
 	}
-	if len(reply) != answerLen {
+	if len(reply) != answerLen && len(reply) != answerLen+pageLen {
 		return waitroom.Standing{}, waitroom.Unavailable(malformed("script", reply))
 	}
 	var st waitroom.Standing
@@ -352,6 +357,11 @@ func standing(room string, reply []any) (waitroom.Standing, error) {
 	opensAt, _ := reply[5].(string)
 	if ms, _ := strconv.ParseInt(opensAt, 10, 64); ms > 0 {
 		st.OpensAt = time.UnixMilli(ms).UTC()
+	}
+	st.Message, _ = reply[6].(string)
+	if len(reply) == answerLen+pageLen {
+		text := func(i int) string { v, _ := reply[answerLen+i].(string); return v }
+		st.Page = waitroom.Page{Title: text(0), BrandColor: text(1), LogoURL: text(2), Language: text(3)}
 	}
 	switch reply[0] {
 	case "READY":
@@ -368,6 +378,8 @@ func standing(room string, reply []any) (waitroom.Standing, error) {
 		st.Status = waitroom.PreQueue
 	case "NOT_IN_QUEUE":
 		st.Status = waitroom.NotInQueue
+	case "CLOSED":
+		st.Status = waitroom.Closed
 	default:
 		return waitroom.Standing{}, waitroom.Unavailable(malformed("script", reply))
 	}

@@ -24,33 +24,41 @@ var (
 	frontScript = redis.NewScript(frontLua)
 )
 
-// Seat is Position plus, while waiting, the sequence number of the place;
-// 0 when the position cannot be computed from the front (a room with stored
-// settings: its answers depend on them, and a pre-queue's places are not
-// whole numbers), and the stream then reads the seat again at every move.
-func (s *Store) Seat(ctx context.Context, room, user string) (waitroom.Standing, int64, error) {
+// Seat is Position plus, while waiting, the place: its sequence number, and
+// whether the position can be computed from the front (not in a room with
+// stored settings: its answers depend on them; a pre-queue has no place, its
+// numbers are not whole), else the stream reads the seat again at every move.
+func (s *Store) Seat(ctx context.Context, room, user string) (waitroom.Standing, waitroom.Place, error) {
 	k := roomKeys(room)
 	keys := []string{k.settings(), k.line(), k.token(user), k.budget(), k.tokens()}
 	keys, args := s.limited(ctx, k, keys, s.args(user, s.horizon.Milliseconds(), s.stall.Microseconds()), callerBuckets)
 	reply, err := positionScript.Run(ctx, s.rdb, keys, append(args, "seat")...).Slice()
 	if err != nil {
-		return waitroom.Standing{}, 0, waitroom.Unavailable(err)
+		return waitroom.Standing{}, waitroom.Place{}, waitroom.Unavailable(err)
 	}
-	if reply[0] == "WAITING" && len(reply) == answerLen+1 {
+	if reply[0] == "WAITING" && len(reply) == answerLen+2 {
 		seq, _ := reply[answerLen].(int64)
 		st, err := standing(room, reply[:answerLen])
-		return st, seq, err
+		return st, waitroom.Place{Seq: seq, FromFront: reply[answerLen+1] == int64(1)}, err
 	}
 	st, err := standing(room, reply)
-	return st, 0, err
+	return st, waitroom.Place{}, err
 }
 
-// Front is the sequence number at the front of room's line; ok is false
-// when the line is empty.
-func (s *Store) Front(ctx context.Context, room string) (seq int64, ok bool, err error) {
-	n, err := frontScript.Run(ctx, s.rdb, []string{roomKeys(room).line()}).Int64()
-	if err != nil {
-		return 0, false, waitroom.Unavailable(fmt.Errorf("front of %s: %w", room, err))
+// Front reads the front of room's line (the sequence number at its front;
+// Empty when there is none), whether the room is closed and its message,
+// in one script.
+func (s *Store) Front(ctx context.Context, room string) (waitroom.Front, error) {
+	k := roomKeys(room)
+	reply, err := frontScript.Run(ctx, s.rdb, []string{k.line(), k.settings()}).Slice()
+	if err == nil && len(reply) != 3 {
+		err = malformed("front", reply)
 	}
-	return n, n >= 0, nil
+	if err != nil {
+		return waitroom.Front{}, waitroom.Unavailable(fmt.Errorf("front of %s: %w", room, err))
+	}
+	seq, _ := reply[0].(int64)
+	closed, _ := reply[1].(int64)
+	message, _ := reply[2].(string)
+	return waitroom.Front{Seq: seq, Empty: seq < 0, Closed: closed == 1, Message: message}, nil
 }

@@ -34,6 +34,16 @@ func Files() fs.FS {
 const CSP = "default-src 'none'; script-src 'self'; worker-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; " +
 	"base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
+// CSPFor is CSP with images also allowed from imageOrigins: the origins a
+// room's logoUrl may name (PAGE_IMAGE_ORIGINS; the stack's context
+// pageImageOrigins). No origins: CSP itself.
+func CSPFor(imageOrigins []string) string {
+	if len(imageOrigins) == 0 {
+		return CSP
+	}
+	return strings.Replace(CSP, "img-src 'self'", "img-src 'self' "+strings.Join(imageOrigins, " "), 1)
+}
+
 // Settings is what the page learns from /waitroom/config.json.
 type Settings struct {
 	// ContinueURL is where an admitted visitor goes; "{entryToken}" and
@@ -41,6 +51,9 @@ type Settings struct {
 	ContinueURL string `json:"continueUrl"`
 	// Stream: the host serves GET /queue/events; otherwise the page polls.
 	Stream bool `json:"stream"`
+	// ImageOrigins are the origins rooms' logos may come from, added to
+	// the Content-Security-Policy's img-src (PAGE_IMAGE_ORIGINS).
+	ImageOrigins []string `json:"-"`
 }
 
 // Languages are the page's translations, first the default.
@@ -59,15 +72,20 @@ func Handler(s Settings) http.Handler {
 		panic(err)
 	}
 	assets := http.FileServerFS(files)
+	csp := CSPFor(s.ImageOrigins)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		SecurityHeaders(w.Header())
+		securityHeaders(w.Header(), csp)
 		switch {
 		case r.URL.Path == "/" || r.URL.Path == "/index.html":
-			lang := Language(r.URL.Query().Get("lang"), r.Header.Get("Accept-Language"))
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			w.Header().Set("Cache-Control", "no-cache")
 			w.Header().Set("Vary", "Accept-Language")
-			page := strings.Replace(string(index), `<html lang="en">`, `<html lang="`+lang+`" data-lang="`+lang+`">`, 1)
+			page := string(index)
+			// data-lang only when the visitor asked for a language: otherwise
+			// the room's language setting decides (app.js).
+			if lang, ok := Asked(r.URL.Query().Get("lang"), r.Header.Get("Accept-Language")); ok {
+				page = strings.Replace(page, `<html lang="en">`, `<html lang="`+lang+`" data-lang="`+lang+`">`, 1)
+			}
 			_, _ = w.Write([]byte(page))
 		case r.URL.Path == "/waitroom/config.json":
 			w.Header().Set("Content-Type", "application/json")
@@ -84,7 +102,11 @@ func Handler(s Settings) http.Handler {
 
 // SecurityHeaders are set on every page response (and by CloudFront in AWS).
 func SecurityHeaders(h http.Header) {
-	h.Set("Content-Security-Policy", CSP)
+	securityHeaders(h, CSP)
+}
+
+func securityHeaders(h http.Header, csp string) {
+	h.Set("Content-Security-Policy", csp)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 }
@@ -93,8 +115,15 @@ func SecurityHeaders(h http.Header) {
 // Languages, else the first of Accept-Language that does (quality values
 // are respected), else English.
 func Language(query, acceptLanguage string) string {
+	lang, _ := Asked(query, acceptLanguage)
+	return lang
+}
+
+// Asked is the language the visitor asks for (as Language), and false when
+// it asks for none of Languages: then the room's language applies.
+func Asked(query, acceptLanguage string) (string, bool) {
 	if l := known(query); l != "" {
-		return l
+		return l, true
 	}
 	best, bestQ := Languages[0], 0.0
 	for _, part := range strings.Split(acceptLanguage, ",") {
@@ -111,7 +140,7 @@ func Language(query, acceptLanguage string) string {
 			best, bestQ = l, q
 		}
 	}
-	return best
+	return best, bestQ > 0
 }
 
 func known(tag string) string {

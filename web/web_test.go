@@ -30,7 +30,8 @@ func TestPageLanguageAndHeaders(t *testing.T) {
 	for _, c := range []struct {
 		path, accept, want string
 	}{
-		{"/", "", "en"},
+		{"/", "", ""},
+		{"/", "fr-FR,fr", ""},
 		{"/", "ko-KR,ko;q=0.9,en-US;q=0.8", "ko"},
 		{"/?room=tv", "en-US,en;q=0.9,ko;q=0.8", "en"},
 		{"/", "fr-FR, ko;q=0.5, en;q=0.4", "ko"},
@@ -39,7 +40,11 @@ func TestPageLanguageAndHeaders(t *testing.T) {
 		{"/index.html?lang=en", "ko", "en"},
 	} {
 		resp, body := get(t, h, c.path, map[string]string{"Accept-Language": c.accept})
-		if resp.StatusCode != 200 || !strings.Contains(body, `<html lang="`+c.want+`" data-lang="`+c.want+`">`) {
+		want := `<html lang="` + c.want + `" data-lang="` + c.want + `">`
+		if c.want == "" { // nobody asked: no data-lang, the room's language applies
+			want = `<html lang="en">`
+		}
+		if resp.StatusCode != 200 || !strings.Contains(body, want) {
 			t.Errorf("%s with %q: %d, want lang %s", c.path, c.accept, resp.StatusCode, c.want)
 		}
 		if resp.Header.Get("Content-Security-Policy") != web.CSP || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
@@ -90,7 +95,9 @@ func TestPageIsSmallAndSelfContained(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 22 KB since the proof of work (pow.js and the page's solving state,
-	// about 3 KB): the worker is fetched only by a visitor asked to solve one.
+	// about 3 KB: the worker is fetched only by a visitor asked to solve
+	// one) and issue 22 (the room's branding, its message, the sold-out
+	// state, in both languages); it was 20 KB.
 	const budget = 22 << 10
 	t.Logf("page: %d bytes uncompressed", total)
 	if total > budget {
@@ -122,5 +129,15 @@ func TestLanguage(t *testing.T) {
 		if got := web.Language(c[0], c[1]); got != c[2] {
 			t.Errorf("Language(%q, %q) = %s, want %s", c[0], c[1], got, c[2])
 		}
+	}
+}
+
+// PAGE_IMAGE_ORIGINS widen img-src, and nothing else.
+func TestImageOriginsInCSP(t *testing.T) {
+	h := web.Handler(web.Settings{ImageOrigins: []string{"https://img.example", "https://cdn.example:8443"}})
+	resp, _ := get(t, h, "/", nil)
+	want := strings.Replace(web.CSP, "img-src 'self'", "img-src 'self' https://img.example https://cdn.example:8443", 1)
+	if got := resp.Header.Get("Content-Security-Policy"); got != want || web.CSPFor(nil) != web.CSP {
+		t.Errorf("CSP %q, want %q", got, want)
 	}
 }

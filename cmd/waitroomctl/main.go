@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -24,6 +25,10 @@ commands:
   get ROOM              a room's settings and status
   set ROOM [--rate N] [--capacity N] [--max-active N] [--token-ttl SECONDS]
            [--opens-at RFC3339|+DURATION|none] [--paused true|false]
+           [--message TEXT] [--title TEXT] [--brand-color #rrggbb] [--logo-url URL] [--language en|ko]
+           (an empty value, --message '', clears a text setting)
+  close ROOM [--message TEXT]   sold out: refuse newcomers, tell the line CLOSED
+  reopen ROOM [--message TEXT]  a fresh line
                         create the room, or change only the given settings
   pause ROOM            admit nobody until resumed
   resume ROOM           admit again, in the same order
@@ -101,6 +106,12 @@ var commands = map[string]struct {
 }{
 	"rooms": {0, 0, "rooms"}, "get": {1, 1, "get ROOM"}, "set": {1, 1, "set ROOM --rate N …"},
 	"pause": {1, 1, "pause ROOM"}, "resume": {1, 1, "resume ROOM"}, "watch": {0, 1, "watch [ROOM]"},
+	"close": {1, 1, "close ROOM [--message TEXT]"}, "reopen": {1, 1, "reopen ROOM [--message TEXT]"},
+}
+
+// onlyMessage: the only setting close and reopen take is --message.
+func onlyMessage(flags []string) bool {
+	return len(flags) == 1 && flags[0] == "message"
 }
 
 type usageError string
@@ -112,13 +123,15 @@ func dispatch(ctx context.Context, c *client, o options, e env) error {
 	spec, known := commands[cmd]
 	switch {
 	case !known:
-		return usageError(fmt.Sprintf("unknown command %q (rooms, get, set, pause, resume, watch)", cmd))
+		return usageError(fmt.Sprintf("unknown command %q (rooms, get, set, pause, resume, close, reopen, watch)", cmd))
 	case len(rest) < spec.min || len(rest) > spec.max:
 		return usageError("usage: waitroomctl " + spec.synopsis)
-	case cmd != "set" && len(o.settingsFlags) > 0:
+	case (cmd == "close" || cmd == "reopen") && len(o.settingsFlags) > 0 && !onlyMessage(o.settingsFlags):
+		return usageError(fmt.Sprintf("%s takes --message alone, not --%s", cmd, o.settingsFlags[0]))
+	case cmd != "set" && cmd != "close" && cmd != "reopen" && len(o.settingsFlags) > 0:
 		return usageError(fmt.Sprintf("--%s only goes with set", o.settingsFlags[0]))
 	case cmd == "set" && len(o.settings) == 0:
-		return usageError("set needs at least one of --rate, --capacity, --max-active, --token-ttl, --opens-at, --paused")
+		return usageError("set needs at least one of --rate, --capacity, --max-active, --token-ttl, --opens-at, --paused, --message, --title, --brand-color, --logo-url, --language")
 	}
 	out := printer{w: e.stdout, json: o.json}
 	switch cmd {
@@ -130,6 +143,13 @@ func dispatch(ctx context.Context, c *client, o options, e env) error {
 		return out.room(c.set(ctx, rest[0], o.settings))
 	case "pause", "resume":
 		return out.room(c.send(ctx, http.MethodPost, "/admin/rooms/"+rest[0]+"/"+cmd, nil))
+	case "close", "reopen":
+		o.settings["closed"] = cmd == "close"
+		body, err := json.Marshal(o.settings)
+		if err != nil {
+			return err
+		}
+		return out.room(c.send(ctx, http.MethodPatch, "/admin/rooms/"+rest[0], body))
 	}
 	room := ""
 	if len(rest) == 1 {
@@ -152,7 +172,8 @@ func parseArgs(args []string, getenv func(string) string) (options, error) {
 	fs.BoolVar(&o.aws, "aws", false, "")
 	fs.BoolVar(&o.json, "json", false, "")
 	settingFlags := map[string]string{"rate": "ratePerSec", "capacity": "capacity", "max-active": "maxActive",
-		"token-ttl": "entryTokenTtlSeconds", "opens-at": "opensAt", "paused": "paused"}
+		"token-ttl": "entryTokenTtlSeconds", "opens-at": "opensAt", "paused": "paused",
+		"message": "message", "title": "title", "brand-color": "brandColor", "logo-url": "logoUrl", "language": "language"}
 	for name, field := range settingFlags {
 		fs.Func(name, "", func(v string) error { return setting(o.settings, field, v) })
 	}
@@ -181,6 +202,9 @@ func parseArgs(args []string, getenv func(string) string) (options, error) {
 // checks the ranges and names the field when one is off.
 func setting(into map[string]any, field, v string) error {
 	switch field {
+	case "message", "title", "brandColor", "logoUrl", "language": // text: the server checks it
+		into[field] = v
+		return nil
 	case "ratePerSec":
 		f, err := strconv.ParseFloat(v, 64)
 		into[field] = f

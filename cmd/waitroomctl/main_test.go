@@ -209,3 +209,39 @@ func TestFrame(t *testing.T) {
 		}
 	}
 }
+
+// Issue 22 from waitroomctl: a message to the line, close mid-sale with a
+// message (the line is told CLOSED, newcomers refused), reopen.
+func TestCloseFromWaitroomctl(t *testing.T) {
+	ctx := context.Background()
+	r := startRunner(t)
+	if res := ctl(t, ctx, r.URL, "set", "drop", "--rate", "0.001", "--message", "Sizes 40-44 are gone", "--title", "Kim's Shoes", "--brand-color", "#aa3300"); res.code != 0 ||
+		!strings.Contains(res.stdout, `message   "Sizes 40-44 are gone"`) || !strings.Contains(res.stdout, `title "Kim's Shoes"  colour #aa3300`) {
+		t.Fatalf("set --message --title --brand-color: %+v", res)
+	}
+	enter(t, r.URL, "drop", "first") // admitted by the first batch
+	if m := enter(t, r.URL, "drop", "second"); m["message"] != "Sizes 40-44 are gone" || m["title"] != "Kim's Shoes" {
+		t.Fatalf("enter: %v", m)
+	}
+	if res := ctl(t, ctx, r.URL, "set", "drop", "--message", ""); res.code != 0 || strings.Contains(res.stdout, "message ") {
+		t.Fatalf("--message '' clears it: %+v", res)
+	}
+	if res := ctl(t, ctx, r.URL, "close", "drop", "--message", "Sold out!"); res.code != 0 || !strings.Contains(res.stdout, "room drop: closed") {
+		t.Fatalf("close: %+v", res)
+	}
+	if m := enter(t, r.URL, "drop", "late"); m["error"] != "room_closed" || m["message"] != "Sold out!" {
+		t.Fatalf("a newcomer of a closed room: %v", m)
+	}
+	if res := ctl(t, ctx, r.URL, "close", "drop", "--rate", "3"); res.code != 2 {
+		t.Fatalf("close --rate: %+v", res)
+	}
+	if res := ctl(t, ctx, r.URL, "close", "nowhere"); res.code != 1 || !strings.Contains(res.stderr, "room_not_found") {
+		t.Fatalf("close of a room that does not exist: %+v", res)
+	}
+	if res := ctl(t, ctx, r.URL, "reopen", "drop", "--message", ""); res.code != 0 || !strings.Contains(res.stdout, "room drop: open") {
+		t.Fatalf("reopen: %+v", res)
+	}
+	if m := enter(t, r.URL, "drop", "late"); m["status"] != "WAITING" || m["position"] != 1.0 {
+		t.Fatalf("enter after reopening (a fresh line): %v", m)
+	}
+}

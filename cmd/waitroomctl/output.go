@@ -18,6 +18,12 @@ type roomStatus struct {
 	MaxActive            int64      `json:"maxActive"`
 	Paused               bool       `json:"paused"`
 	OpensAt              *time.Time `json:"opensAt"`
+	Closed               bool       `json:"closed"`
+	Message              string     `json:"message"`
+	Title                string     `json:"title"`
+	BrandColor           string     `json:"brandColor"`
+	LogoURL              string     `json:"logoUrl"`
+	Language             string     `json:"language"`
 	State                string     `json:"state"`
 	Waiting              int64      `json:"waiting"`
 	PreQueued            int64      `json:"prequeued"`
@@ -64,7 +70,20 @@ func (p printer) room(body []byte, err error) error {
 		s.RatePerSec, s.Capacity, s.EntryTokenTTLSeconds, maxActive, s.Paused, opens)
 	fmt.Fprintf(p.w, "  now       waiting %d  pre-queued %d  active tokens %d  admitted %.1f/s (%d in the last minute)  oldest wait %s  last in line %s\n",
 		s.Waiting, s.PreQueued, s.ActiveTokens, s.AdmittedPerSec, s.AdmittedLastMinute, duration(float64(s.OldestWaitSeconds)), s.lastInLineWait())
+	if s.Message != "" {
+		fmt.Fprintf(p.w, "  message   %q\n", s.Message)
+	}
+	if s.Title != "" || s.BrandColor != "" || s.LogoURL != "" || s.Language != "" {
+		fmt.Fprintf(p.w, "  page      title %q  colour %s  logo %s  language %s\n", s.Title, orDash(s.BrandColor), orDash(s.LogoURL), orDash(s.Language))
+	}
 	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func (p printer) list(body []byte, err error) error {

@@ -51,6 +51,9 @@ func Start(t *testing.T) context.Context {
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("no-first-run", true),
 		chromedp.Flag("disable-quic", true),
+		// The branding tests serve a logo over https from a test server
+		// with a self-signed certificate (localrun/operators_browser_test.go).
+		chromedp.Flag("ignore-certificate-errors", true),
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(480, 800),
 	)

@@ -33,13 +33,14 @@ type reportData struct {
 	RedisCost *redisCostSection
 	Challenge *challengeSection
 	Failover  *failoverSection
+	Close     *closeSection
 	Micro     *micro
 	Missing   []string
 }
 
 // links are the files the report names, relative to it.
 type links struct {
-	Spike, LongLine, Tiers, Micro, Pinned, Notify, Intake, RedisCost, Challenge, Failover, Plots string
+	Spike, LongLine, Tiers, Micro, Pinned, Notify, Intake, RedisCost, Challenge, Failover, Close, Plots string
 }
 
 // targets are the goals the report checks figures against.
@@ -120,7 +121,7 @@ func buildReport(in *Inputs, f Files) (*reportData, error) {
 	d := &reportData{
 		Links: links{link(f.Markdown, f.Spike), link(f.Markdown, f.LongLine), link(f.Markdown, f.Tiers),
 			link(f.Markdown, f.Micro), link(f.Markdown, f.Pinned), link(f.Markdown, f.Notify), link(f.Markdown, f.Intake),
-			link(f.Markdown, f.RedisCost), link(f.Markdown, f.Challenge), link(f.Markdown, f.Failover), link(f.Markdown, f.Plots)},
+			link(f.Markdown, f.RedisCost), link(f.Markdown, f.Challenge), link(f.Markdown, f.Failover), link(f.Markdown, f.Close), link(f.Markdown, f.Plots)},
 		Machine: rep.Machine, SpikeWhen: rep.When(), Base: factsOf(cmp[0].Scenario), Targets: reportTargets,
 		Compare: cmp, Push: group(rep.Runs, "push"), Scale: group(rep.Runs, "scale"),
 	}
@@ -155,6 +156,9 @@ func buildReport(in *Inputs, f Files) (*reportData, error) {
 	}
 	if in.Challenge != nil && len(in.Challenge.Hashes) > 0 {
 		d.Challenge = buildChallenge(in.Challenge)
+	}
+	if in.Close != nil && in.Close.Waiting > 0 {
+		d.Close = buildClose(in.Close)
 	}
 	if in.Micro != nil {
 		d.Micro = buildMicro(in.Micro, in.Pinned)

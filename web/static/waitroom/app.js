@@ -33,7 +33,8 @@
       processing: "You're in; finding your place…",
       "e.invalid_receipt": "We could not confirm your entry. Joining the line again for you.",
       "title.solving": "Just a moment", solving: "Your browser is doing a short check that keeps bots out.",
-      "e.challenge": "This browser cannot do the check that keeps bots out. Try another browser."
+      "e.challenge": "This browser cannot do the check that keeps bots out. Try another browser.",
+      "title.closed": "This sale has ended", "closed.text": "Nobody can join the line any more. Thank you for waiting."
     },
     ko: {
       "title.loading": "대기열에 들어가는 중…", "title.waiting": "대기 중입니다", "title.ready": "입장하실 차례입니다",
@@ -59,12 +60,15 @@
       processing: "입장이 접수되었습니다. 순번을 확인하는 중…",
       "e.invalid_receipt": "입장을 확인할 수 없습니다. 다시 줄을 서는 중입니다.",
       "title.solving": "잠시만 기다려 주세요", solving: "봇을 막기 위해 브라우저가 잠깐 확인하고 있습니다.",
-      "e.challenge": "이 브라우저로는 봇 방지 확인을 할 수 없습니다. 다른 브라우저를 사용해 주세요."
+      "e.challenge": "이 브라우저로는 봇 방지 확인을 할 수 없습니다. 다른 브라우저를 사용해 주세요.",
+      "title.closed": "판매가 종료되었습니다", "closed.text": "더 이상 대기열에 들어갈 수 없습니다. 기다려 주셔서 감사합니다."
     }
   };
 
   var params = new URLSearchParams(location.search);
-  var lang = pickLang();
+  var asked = askedLang();  // "" when the visitor asks for neither: the room's language
+  var lang = asked || "en";
+  var brandTitle = "";
   var room = params.get("room") || "default";
   var conf = { continueUrl: "", stream: false };
   var ticket = "";          // the latest ticket, sent as X-Queue-Ticket
@@ -74,13 +78,13 @@
   var timer = 0, tick = 0, stream = null, backoff = 0;
   var $ = function (id) { return document.getElementById(id); };
 
-  function pickLang() {
+  function askedLang() {
     var asked = [params.get("lang"), document.documentElement.getAttribute("data-lang")].concat(navigator.languages || [navigator.language]);
     for (var i = 0; i < asked.length; i++) {
       var l = (asked[i] || "").toLowerCase().slice(0, 2);
       if (T[l]) return l;
     }
-    return "en";
+    return "";
   }
 
   function t(key, vars) {
@@ -88,9 +92,13 @@
     return s.replace(/\{(\w+)\}/g, function (_, k) { return vars && vars[k] !== undefined ? vars[k] : ""; });
   }
 
+  function pageTitle(text) {
+    return text + " · " + (brandTitle || "Waitroom");
+  }
+
   function translate() {
     document.documentElement.lang = lang;
-    document.title = t("title.loading").replace("…", "") + " · Waitroom";
+    document.title = pageTitle(t("title.loading").replace("…", ""));
     var els = document.querySelectorAll("[data-t]");
     for (var i = 0; i < els.length; i++) els[i].textContent = t(els[i].getAttribute("data-t"));
     $("room-name").textContent = room;
@@ -101,7 +109,7 @@
     ["waiting", "ready", "problem", "solving"].forEach(function (id) { $(id).hidden = id !== state; });
     if ($("title").textContent !== t(title)) {
       $("title").textContent = t(title);
-      document.title = t(title) + " · Waitroom";
+      document.title = pageTitle(t(title));
     }
   }
 
@@ -126,11 +134,43 @@
     if (stream) { stream.close(); stream = null; }
   }
 
+  // brand: the room's page from enter's answer, once per load. Text, never HTML.
+  function brand(b) {
+    if (!asked && (b.language === "en" || b.language === "ko") && b.language !== lang) {
+      lang = b.language;
+      translate();
+    }
+    if (/^#[0-9a-fA-F]{6}$/.test(b.brandColor || "")) document.documentElement.style.setProperty("--brand", b.brandColor);
+    if (b.title) {
+      brandTitle = b.title;
+      $("brand-title").textContent = b.title;
+      document.title = pageTitle($("title").textContent);
+    }
+    var logo = $("logo");
+    if (/^https:\/\//.test(b.logoUrl || "")) { logo.src = b.logoUrl; logo.alt = b.title || ""; logo.hidden = false; }
+    $("brand").hidden = !b.title && logo.hidden;
+  }
+
+  function message(text) {
+    var m = $("message");
+    if (m.textContent !== (text || "")) m.textContent = text || "";
+    m.hidden = !text;
+  }
+
+  function closed(b) { // sold out: the message says the rest
+    closeStream();
+    stopTimers();
+    message(b.message);
+    show("problem", "title.closed");
+    problem(t("closed.text"), "final");
+  }
+
   // render shows one answer of enter, position or the stream.
   function render(b) {
     backoff = 0;
     solution = "";
     if (b.ticket) ticket = b.ticket;
+    message(b.message);
     $("updated").textContent = t(stream ? "updated.live" : "updated", { t: clock() });
     if (b.status === "ACCEPTED" || b.status === "PROCESSING") return processing(b);
     receipt = "";
@@ -140,6 +180,7 @@
     stopTimers();
     if (b.status === "READY") return ready(b);
     if (b.status === "PREQUEUE") return prequeue(b);
+    if (b.status === "CLOSED") return closed(b);
     show("problem", "title.out");
     problem(t("out.text"), "rejoin");
   }
@@ -231,6 +272,7 @@
     closeStream();
     stopTimers();
     var code = (body && body.error) || "";
+    if (code === "room_closed") { brand(body); return closed({ message: body.message }); }
     backoff = Math.min(60, backoff ? backoff * 2 : 2);
     var wait = retryAfter > 0 ? retryAfter : backoff;
     if (code === "challenge_required" && body.challenge) return solve(body.challenge);
@@ -245,7 +287,7 @@
     problem(t("e.other"), wait, retry);
   }
 
-  function call(method, path, retry) {
+  function call(method, path, retry, branded) {
     var headers = { Accept: "application/json" };
     if (ticket) headers["X-Queue-Ticket"] = ticket;
     if (receipt && method === "GET") headers["X-Queue-Receipt"] = receipt;
@@ -253,13 +295,14 @@
     return fetch(path + "?room=" + encodeURIComponent(room), { method: method, headers: headers, credentials: "same-origin", cache: "no-store" })
       .then(function (resp) {
         return resp.json().catch(function () { return {}; }).then(function (body) {
+          if (resp.ok && branded) brand(body);
           if (resp.ok) return render(body);
           failed(resp.status, body, parseInt(resp.headers.get("Retry-After"), 10) || 0, retry);
         });
       }, function () { failed(0, null, 0, retry); });
   }
 
-  function enter() { call("POST", "/queue/enter", enter); }
+  function enter() { call("POST", "/queue/enter", enter, true); }
   function position() { call("GET", "/queue/position", position); }
 
   // solve shows how far the Worker has come: the chance it would be done by
