@@ -94,11 +94,11 @@ func TestPageIsSmallAndSelfContained(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 22 KB since the proof of work (pow.js and the page's solving state,
+	// 24 KB since the proof of work (pow.js and the page's solving state,
 	// about 3 KB: the worker is fetched only by a visitor asked to solve
 	// one) and issue 22 (the room's branding, its message, the sold-out
-	// state, in both languages); it was 20 KB.
-	const budget = 22 << 10
+	// state, in both languages: 23.1 KB together, 23,678 bytes); it was 20 KB.
+	const budget = 24 << 10
 	t.Logf("page: %d bytes uncompressed", total)
 	if total > budget {
 		t.Errorf("the page is %d bytes; budget %d", total, budget)
