@@ -22,7 +22,7 @@ func TestDurableWritesWaitForAReplicaRedisServer(t *testing.T) {
 	replica := redistest.StartReplica(t, primary.Addr)
 	ctx := waitroom.WithCaller(context.Background(), waitroom.Caller{ID: "u1", IP: "192.0.2.1"})
 	rdb := primary.Client()
-	counter := &roundTrips{}
+	counter := &redistest.RoundTrips{}
 	rdb.AddHook(counter)
 	cfg := testConfig()
 	cfg.DurableWrites = waitroom.DurableWait
@@ -31,11 +31,11 @@ func TestDurableWritesWaitForAReplicaRedisServer(t *testing.T) {
 
 	count := func(name string, op func() error) {
 		t.Helper()
-		before := counter.n.Load()
+		before := counter.Count()
 		if err := op(); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if got := counter.n.Load() - before; got != 1 {
+		if got := counter.Count() - before; got != 1 {
 			t.Errorf("%s: %d round trips, want 1 (the script and WAIT in one pipeline)", name, got)
 		}
 	}

@@ -253,18 +253,18 @@ func TestNewEnterIsOneRoundTrip(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		ctx := context.Background()
 		rdb := engine.Start(t).Client()
-		counter := &roundTrips{}
+		counter := &redistest.RoundTrips{}
 		rdb.AddHook(counter)
 		s := redisstore.New(rdb, testConfig())
 		if _, err := s.Enter(ctx, "r", "first"); err != nil { // loads the script
 			t.Fatal(err)
 		}
 		for i := 0; i < 5; i++ {
-			before := counter.n.Load()
+			before := counter.Count()
 			if _, err := s.Enter(ctx, "r", fmt.Sprintf("new-%d", i)); err != nil {
 				t.Fatal(err)
 			}
-			if got := counter.n.Load() - before; got != 1 {
+			if got := counter.Count() - before; got != 1 {
 				t.Fatalf("new user %d: %d round trips, want 1", i, got)
 			}
 		}

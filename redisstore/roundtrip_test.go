@@ -3,36 +3,13 @@ package redisstore_test
 import (
 	"context"
 	"fmt"
-	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/redisstore"
 )
-
-// roundTrips counts what the client sends: one per command, one per pipeline.
-type roundTrips struct{ n atomic.Int64 }
-
-func (r *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (r *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if !strings.EqualFold(cmd.Name(), "hello") { // connection setup, not per operation
-			r.n.Add(1)
-		}
-		return next(ctx, cmd)
-	}
-}
-func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		r.n.Add(1)
-		return next(ctx, cmds)
-	}
-}
 
 // The hot paths cost one round trip each (scripts cached): enter, position,
 // the gate's check and its commit; an admit batch costs two (read the rooms,
@@ -42,7 +19,7 @@ func TestRoundTripsPerOperation(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		ctx := waitroom.WithCaller(context.Background(), waitroom.Caller{ID: "u1", IP: "192.0.2.1"})
 		rdb := engine.Start(t).Client()
-		counter := &roundTrips{}
+		counter := &redistest.RoundTrips{}
 		rdb.AddHook(counter)
 		cfg := testConfig()
 		cfg.Trust.Limits = waitroom.Limits{ClientRatePerSec: 1000, ClientBurst: 1000, IPRatePerSec: 1000, IPBurst: 1000}
@@ -53,11 +30,11 @@ func TestRoundTripsPerOperation(t *testing.T) {
 			if err := op(); err != nil { // warm: load scripts, open connections
 				t.Fatalf("%s: %v", name, err)
 			}
-			before := counter.n.Load()
+			before := counter.Count()
 			if err := op(); err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
-			if got := counter.n.Load() - before; got != want {
+			if got := counter.Count() - before; got != want {
 				t.Errorf("%s: %d round trips, want %d", name, got, want)
 			}
 		}
@@ -123,11 +100,11 @@ func TestRoundTripsPerOperation(t *testing.T) {
 
 		count := func(name string, op func() error) {
 			t.Helper()
-			before := counter.n.Load()
+			before := counter.Count()
 			if err := op(); err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
-			if got := counter.n.Load() - before; got != 1 {
+			if got := counter.Count() - before; got != 1 {
 				t.Errorf("%s: %d round trips, want 1", name, got)
 			}
 		}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,22 +15,6 @@ import (
 	"github.com/waitroom/waitroom/redisstore"
 )
 
-// roundTrips counts what a client sends: one per command, one per pipeline.
-type roundTrips struct{ n atomic.Int64 }
-
-func (r *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (r *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if !strings.EqualFold(cmd.Name(), "hello") {
-			r.n.Add(1)
-		}
-		return next(ctx, cmd)
-	}
-}
-func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error { r.n.Add(1); return next(ctx, cmds) }
-}
-
 // measureWaitCost times the gate's two store calls for one order
 // (BeginOrder, then CommitOrder) on a primary with a replica, one
 // connection, DURABLE_WRITES off and wait in alternating blocks of 100
@@ -42,7 +24,7 @@ func measureWaitCost(t testing.TB, orders int) sim.FailoverWaitCost {
 	redistest.StartReplica(t, primary.Addr)
 	rdb := redis.NewClient(&redis.Options{Addr: primary.Addr, PoolSize: 1})
 	t.Cleanup(func() { _ = rdb.Close() })
-	counter := &roundTrips{}
+	counter := &redistest.RoundTrips{}
 	rdb.AddHook(counter)
 	cfg := waitroom.Config{AdmitRatePerSec: 1e6, AdmitInterval: 100 * time.Millisecond, AdmitBatches: 1, EntryTokenTTL: 10 * time.Minute,
 		QueueCapacity: 1e6, OrderTimeout: 5 * time.Second, OpenRooms: true}
@@ -58,7 +40,7 @@ func measureWaitCost(t testing.TB, orders int) sim.FailoverWaitCost {
 		if (i/100)%2 == 1 {
 			s = wait
 		}
-		before, start := counter.n.Load(), time.Now()
+		before, start := counter.Count(), time.Now()
 		lease, err := s.BeginOrder(ctx, leases[i])
 		if err == nil {
 			err = s.CommitOrder(ctx, lease, waitroom.StoredAnswer{Status: 201})
@@ -67,7 +49,7 @@ func measureWaitCost(t testing.TB, orders int) sim.FailoverWaitCost {
 			t.Fatalf("order %d: %v", i, err)
 		}
 		times[s] = append(times[s], float64(time.Since(start).Microseconds())/1000)
-		trips[s] += counter.n.Load() - before
+		trips[s] += counter.Count() - before
 	}
 	c := sim.FailoverWaitCost{Calls: orders, RoundTripsOff: int(trips[off]) / len(times[off]), RoundTripsWait: int(trips[wait]) / len(times[wait])}
 	c.OffP50, c.OffP95, c.OffP99 = quantiles(times[off])

@@ -104,25 +104,8 @@ func StartCluster(tb testing.TB, masters int) *Cluster {
 	if out, err := exec.Command("redis-cli", args...).CombinedOutput(); err != nil {
 		tb.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		ok := true
-		for _, a := range c.Addrs {
-			node := redis.NewClient(&redis.Options{Addr: a})
-			info, err := node.ClusterInfo(context.Background()).Result()
-			_ = node.Close()
-			if err != nil || !strings.Contains(info, "cluster_state:ok") {
-				ok = false
-			}
-		}
-		if ok {
-			return c
-		}
-		if time.Now().After(deadline) {
-			tb.Fatal("cluster did not reach cluster_state:ok")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	c.waitOK(tb)
+	return c
 }
 
 // Client returns a cluster client, closed when the test ends.
