@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/waitroom/waitroom/internal/runnertest"
+
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/internal/openapitest"
 	"github.com/waitroom/waitroom/internal/redistest"
@@ -47,25 +49,13 @@ func do(t *testing.T, method, url, user string, headers map[string]string) (int,
 func startRunner(t *testing.T, engine redistest.Engine, env map[string]string) (*localrun.Runner, *redistest.Instance) {
 	t.Helper()
 	srv := engine.Start(t)
-	cfg, err := waitroom.LoadConfig(func(k string) (string, bool) {
-		v, ok := env[k]
-		if k == "REDIS_URL" {
-			v, ok = srv.URL(), true
+	vars := map[string]string{"REDIS_URL": srv.URL(), "ADDR": "127.0.0.1:0"}
+	for k, v := range env {
+		if k != "REDIS_URL" && k != "ADDR" {
+			vars[k] = v
 		}
-		if k == "ADDR" {
-			v, ok = "127.0.0.1:0", true
-		}
-		return v, ok
-	}, waitroom.LocalDefaults)
-	if err != nil {
-		t.Fatal(err)
 	}
-	r, err := localrun.Start(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.Close)
-	return r, srv
+	return runnertest.Start(t, runnertest.Config(t, vars)), srv
 }
 
 // What the runner answers besides the journey, over HTTP, each answer

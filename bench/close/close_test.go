@@ -15,8 +15,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"runtime"
@@ -27,9 +25,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/waitroom/waitroom/internal/runnertest"
+
 	"github.com/redis/go-redis/v9"
 
-	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/bench/spike/sim"
 	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/localrun"
@@ -52,15 +51,8 @@ func TestCloseBench(t *testing.T) {
 	env := map[string]string{"REDIS_URL": srv.URL(), "ADDR": "127.0.0.1:0", "ADMIN_TOKEN": "bench-close-admin-token-0123456789",
 		"OPEN_ROOMS": "false", "CLIENT_RATE_PER_SEC": "0", "IP_RATE_PER_SEC": "0", "VISITOR_RATE_PER_SEC": "0",
 		"STREAMS_PER_IP": "0", "MAX_STREAMS": strconv.Itoa(streams + 10)}
-	cfg, err := waitroom.LoadConfig(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, waitroom.LocalDefaults)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := localrun.Start(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.Close)
+	cfg := runnertest.Config(t, env)
+	r := runnertest.Start(t, cfg)
 	rdb := srv.Client()
 	ctx := context.Background()
 	admin(t, r, "PUT", `{"ratePerSec":0.001}`) // nobody is admitted during the run
