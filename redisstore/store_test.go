@@ -89,11 +89,13 @@ func TestAdmitIssuesTokensInOrder(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		// The budget's clock is the script's, some time after this and
+		// before AdmitBatch returns: what refills is counted from here.
+		spent := time.Now()
 		b, err := s.AdmitBatch(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		spent := time.Now()
 		if len(b.Rooms) != 1 || len(b.Rooms[0].Admitted) != 10 || b.Rooms[0].Waiting != 15 {
 			t.Fatalf("first batch admits one full batch: %+v", b)
 		}
