@@ -83,11 +83,14 @@ func TestPreQueueOpeningRaceLosesNobody(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		ctx := context.Background()
 		s, _ := internalStore(t, engine, false)
-		opens := time.Now().Add(300 * time.Millisecond)
-		setOpensAt(t, s, "sale", &opens)
-		if _, err := s.Update(ctx, "sale", false, func(o waitroom.Settings) (waitroom.Settings, error) { o.RatePerSec = 400; return o, nil }); err != nil {
+		if _, err := s.Update(ctx, "sale", true, func(o waitroom.Settings) (waitroom.Settings, error) { o.RatePerSec = 400; return o, nil }); err != nil {
 			t.Fatal(err)
 		}
+		// The enters are timed from the opening, not from the start: on a
+		// loaded machine the setup alone can outlast a fixed lead.
+		opens := time.Now().Add(300 * time.Millisecond)
+		setOpensAt(t, s, "sale", &opens)
+		first := opens.Add(-300 * time.Millisecond)
 
 		var mu sync.Mutex
 		pre, post := map[string]bool{}, map[string]bool{}
@@ -124,7 +127,7 @@ func TestPreQueueOpeningRaceLosesNobody(t *testing.T) {
 			enters.Add(1)
 			go func() {
 				defer enters.Done()
-				time.Sleep(time.Duration(i) * 1200 * time.Microsecond) // 0–600 ms: across the opening
+				time.Sleep(time.Until(first.Add(time.Duration(i) * 1200 * time.Microsecond))) // 0–600 ms: across the opening
 				u := fmt.Sprintf("u%03d", i)
 				st, err := s.Enter(ctx, "sale", u)
 				mu.Lock()
