@@ -12,8 +12,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"runtime"
 	"slices"
@@ -23,13 +21,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/waitroom/waitroom/internal/runnertest"
+
 	"github.com/chromedp/chromedp"
 
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/bench/spike/sim"
 	"github.com/waitroom/waitroom/internal/browsertest"
 	"github.com/waitroom/waitroom/internal/redistest"
-	"github.com/waitroom/waitroom/localrun"
 )
 
 const (
@@ -201,19 +200,8 @@ type trials struct {
 // default difficulty through a local runner with CHALLENGE=pow.
 func browserSide(t *testing.T, out *sim.ChallengeResults) {
 	srv := redistest.EmbeddedEngine.Start(t)
-	cfg, err := waitroom.LoadConfig(func(k string) (string, bool) {
-		v, ok := map[string]string{"REDIS_URL": srv.URL(), "ADDR": "127.0.0.1:0", "CHALLENGE": "pow",
-			"CHALLENGE_BITS": strconv.Itoa(waitroom.DefaultChallengeBits), "VISITOR_RATE_PER_SEC": "0"}[k]
-		return v, ok
-	}, waitroom.LocalDefaults)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := localrun.Start(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer run.Close()
+	run := runnertest.Start(t, runnertest.Config(t, map[string]string{"REDIS_URL": srv.URL(), "CHALLENGE": "pow",
+		"CHALLENGE_BITS": strconv.Itoa(waitroom.DefaultChallengeBits), "VISITOR_RATE_PER_SEC": "0"}))
 	ctx := browsertest.Start(t)
 	page := browsertest.Tab(t, ctx, 10*time.Minute)
 	browsertest.Do(t, page, "open", chromedp.Navigate(run.URL+"/waitroom/config.json"))
