@@ -18,8 +18,11 @@ func TestStreamKeepAlive(t *testing.T) {
 			e.keepAlive = 50 * time.Millisecond
 		})
 		te.enter(t, "first", "second") // nobody is admitted: no admitter runs
-		lines := te.open(t, context.Background(), "second")
+		// The clock starts before the stream opens: the server's ticker starts
+		// while open is still reading the first event, so a clock started after
+		// open returns would see the third tick a little before 150 ms.
 		start := time.Now()
+		lines := te.open(t, context.Background(), "second")
 		got := "event: standing"
 		for strings.Count(got, ": keep-alive") < 3 {
 			l, ok := <-lines
