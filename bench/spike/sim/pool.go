@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -71,24 +72,29 @@ func (s ServiceTime) Draw(r *rand.Rand) time.Duration {
 }
 
 // PoolEvent is one request at the downstream: when it arrived, when it got a
-// connection, when it finished. Start and End are zero when the caller gave
-// up while queued.
+// connection, when it finished. Start is zero when the caller gave up while
+// queued (End is then when it gave up) or when it was refused before it got
+// a connection.
 type PoolEvent struct {
 	User    string
 	Arrive  time.Duration // since the pool's epoch
 	Start   time.Duration
 	End     time.Duration
 	Served  bool
+	Refused bool  // answered 503: the order API was down (Conditions.Down)
 	ArrSeq  int64 // first arrival of this user at the pool (1-based)
 	ConnSeq int64 // order in which requests got a connection (1-based)
 }
 
-// Pool is the simulated order API: a fixed number of database connections,
-// each order holding one for a drawn service time, requests beyond the pool
-// queueing (FIFO) for a connection. Unlike demoorder it records every request.
+// Pool is the simulated order API: a number of database connections, each
+// order holding one for a drawn service time, requests beyond the pool
+// queueing (FIFO) for a connection. Conditions change the pool's size, its
+// service time and whether it answers at all over the run. Unlike demoorder
+// it records every request.
 type Pool struct {
 	size    int
 	service ServiceTime
+	cond    Conditions
 	epoch   time.Time
 
 	mu       sync.Mutex
@@ -103,6 +109,13 @@ type Pool struct {
 	connSeq  int64
 	// waiters keeps FIFO order among queued requests (Go channels do not promise it).
 	waiters []chan struct{}
+}
+
+// SetConditions makes the pool follow c from its epoch on (before Reset).
+func (p *Pool) SetConditions(c Conditions) {
+	p.mu.Lock()
+	p.cond = c
+	p.mu.Unlock()
 }
 
 // NewPool returns a pool with n connections.
@@ -122,13 +135,13 @@ func (p *Pool) Reset(epoch time.Time) {
 	p.firstArr = map[string]int64{}
 }
 
+// acquire takes a connection, queueing FIFO for one; false when the caller
+// gave up first.
 func (p *Pool) acquire(r *http.Request) bool {
 	p.mu.Lock()
-	if p.inFlight < p.size && len(p.waiters) == 0 {
-		p.inFlight++
-		if p.inFlight > p.maxIn {
-			p.maxIn = p.inFlight
-		}
+	p.dispatch()
+	if len(p.waiters) == 0 && p.inFlight < p.sizeNow() {
+		p.take()
 		p.mu.Unlock()
 		return true
 	}
@@ -140,7 +153,7 @@ func (p *Pool) acquire(r *http.Request) bool {
 	}
 	p.mu.Unlock()
 	select {
-	case <-ch: // release handed us its connection (inFlight unchanged)
+	case <-ch: // dispatch gave us a connection
 		return true
 	case <-r.Context().Done():
 		p.mu.Lock()
@@ -153,23 +166,40 @@ func (p *Pool) acquire(r *http.Request) bool {
 			}
 		}
 		p.mu.Unlock()
-		// We were handed the connection just as we gave up: pass it on.
+		// We were given the connection just as we gave up: pass it on.
 		p.release()
 		return false
+	}
+}
+
+// sizeNow is the pool's size at this moment of the run (mu held).
+func (p *Pool) sizeNow() int { return p.cond.Connections(p.size, time.Since(p.epoch)) }
+
+// take counts one more connection in use (mu held).
+func (p *Pool) take() {
+	p.inFlight++
+	if p.inFlight > p.maxIn {
+		p.maxIn = p.inFlight
+	}
+}
+
+// dispatch hands free connections to the queue's head (mu held). After the
+// pool shrinks, connections in use above its size are not handed on.
+func (p *Pool) dispatch() {
+	for len(p.waiters) > 0 && p.inFlight < p.sizeNow() {
+		ch := p.waiters[0]
+		p.waiters = p.waiters[1:]
+		p.queued--
+		p.take()
+		close(ch)
 	}
 }
 
 func (p *Pool) release() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.waiters) > 0 {
-		ch := p.waiters[0]
-		p.waiters = p.waiters[1:]
-		p.queued--
-		close(ch)
-		return
-	}
 	p.inFlight--
+	p.dispatch()
 }
 
 func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -177,6 +207,9 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":"not_found"}`, http.StatusNotFound)
 		return
 	}
+	// Read the body first: net/http notices a caller that gave up (its
+	// context cancelled, the connection closed) only once the body is read.
+	_, _ = io.Copy(io.Discard, r.Body)
 	user := r.Header.Get("X-User-Id")
 	p.mu.Lock()
 	ev := PoolEvent{User: user, Arrive: time.Since(p.epoch)}
@@ -184,17 +217,28 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.firstArr[user] = int64(len(p.firstArr) + 1)
 	}
 	ev.ArrSeq = p.firstArr[user]
+	down := p.cond.IsDown(ev.Arrive)
 	p.mu.Unlock()
-
+	if down {
+		p.refuse(w, ev)
+		return
+	}
 	if !p.acquire(r) {
+		ev.End = time.Since(p.epoch)
 		p.record(ev)
 		return
 	}
 	p.mu.Lock()
 	ev.Start = time.Since(p.epoch)
+	if p.cond.IsDown(ev.Start) { // it went down while the request queued
+		p.mu.Unlock()
+		p.release()
+		p.refuse(w, ev)
+		return
+	}
 	p.connSeq++
 	ev.ConnSeq = p.connSeq
-	d := p.service.Draw(p.rng)
+	d := time.Duration(float64(p.service.Draw(p.rng)) * p.cond.Factor(ev.Start))
 	p.mu.Unlock()
 	time.Sleep(d)
 	p.mu.Lock()
@@ -208,6 +252,15 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusCreated)
 	_ = json.NewEncoder(w).Encode(map[string]string{"orderId": fmt.Sprintf("ord-%d", id), "userId": user})
+}
+
+// refuse answers 503 at once, as an order API that is down.
+func (p *Pool) refuse(w http.ResponseWriter, ev PoolEvent) {
+	ev.Start, ev.End, ev.Refused = 0, time.Since(p.epoch), true
+	p.record(ev)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	_, _ = w.Write([]byte(`{"error":"unavailable"}` + "\n"))
 }
 
 func (p *Pool) record(ev PoolEvent) {

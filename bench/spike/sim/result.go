@@ -20,7 +20,8 @@ type Result struct {
 	// Downstream (at the pool): arrival → answer, served requests only.
 	OrderP50Ms, OrderP95Ms, OrderP99Ms, OrderMaxMs float64
 	DownstreamRequests                             int `json:"downstreamRequests"`
-	DownstreamCancelled                            int `json:"downstreamCancelled"` // callers that gave up while queued
+	DownstreamCancelled                            int `json:"downstreamCancelled"`         // callers that gave up while queued
+	DownstreamRefused                              int `json:"downstreamRefused,omitempty"` // answered 503 (Conditions.Down)
 	DownstreamMaxInFlight                          int `json:"downstreamMaxInFlight"`
 	DownstreamMaxQueued                            int `json:"downstreamMaxQueued"`
 
@@ -126,6 +127,10 @@ func (r *runner) downstream(res *Result, pool *Pool, end time.Duration) {
 	var starts, ends, qs, qe []time.Duration
 	for _, e := range pool.Events() {
 		res.DownstreamRequests++
+		if e.Refused {
+			res.DownstreamRefused++
+			continue
+		}
 		if !e.Served {
 			res.DownstreamCancelled++
 			continue

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/awslambda"
+	"github.com/waitroom/waitroom/localrun"
 	"github.com/waitroom/waitroom/orderapi"
 	"github.com/waitroom/waitroom/redisstore"
 )
@@ -26,6 +28,10 @@ const TimelineStep = 100 * time.Millisecond
 
 // PollStep is the resolution of Result.PollsPerStep and WaitingPerStep.
 const PollStep = time.Second
+
+// simAdminToken is the admin API's bearer token in the simulation, whose
+// admin requests never leave the process.
+const simAdminToken waitroom.Secret = "spike-simulator-admin-token"
 
 // Env is what runs share: a Redis server.
 type Env struct {
@@ -70,7 +76,11 @@ type user struct {
 	abandon, ok, gaveUp bool
 	waited              time.Duration
 	admission           int64
-	push                chan string // push mode: the token, at admission
+	push                chan string   // push mode: the token, at admission
+	instant             bool          // enter answered READY (instant admission): no batch admitted it
+	expiresAt           time.Duration // the entry token's expiry (0: no token seen)
+	orderTries          int           // orders sent to the gate
+	orderFails          int           // of which answered 5xx (the order API's 503, 502, a 504 timeout)
 }
 
 type batchRec struct {
@@ -100,22 +110,20 @@ type runner struct {
 
 // Run plays one scenario with one strategy on a fresh Redis database.
 func Run(ctx context.Context, env *Env, sc Scenario, st Strategy) (*Result, error) {
-	if err := env.Admin.FlushAll(ctx).Err(); err != nil {
-		return nil, fmt.Errorf("FLUSHALL: %w", err)
-	}
-	if err := env.Admin.ConfigResetStat(ctx).Err(); err != nil {
-		return nil, fmt.Errorf("CONFIG RESETSTAT: %w", err)
+	if err := env.fresh(ctx); err != nil {
+		return nil, err
 	}
 	pool := NewPool(sc.Connections, sc.Service, sc.Seed)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	url, stopPool, err := servePool(pool)
 	if err != nil {
 		return nil, err
 	}
-	srv := &http.Server{Handler: pool, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
-
-	r, store, err := newRunner(env, sc, st, "http://"+ln.Addr().String())
+	defer stopPool()
+	arrivals, err := ArrivalTimes(sc.Curve, sc.Users, sc.Spike, sc.Seed)
+	if err != nil {
+		return nil, err
+	}
+	r, store, err := newRunner(env, sc, st, url, arrivals)
 	if err != nil {
 		return nil, err
 	}
@@ -142,6 +150,28 @@ func Run(ctx context.Context, env *Env, sc Scenario, st Strategy) (*Result, erro
 	return res, nil
 }
 
+// fresh empties the Redis database and its statistics for a run.
+func (e *Env) fresh(ctx context.Context) error {
+	if err := e.Admin.FlushAll(ctx).Err(); err != nil {
+		return fmt.Errorf("FLUSHALL: %w", err)
+	}
+	if err := e.Admin.ConfigResetStat(ctx).Err(); err != nil {
+		return fmt.Errorf("CONFIG RESETSTAT: %w", err)
+	}
+	return nil
+}
+
+// servePool serves the order API on a loopback port; stop closes it.
+func servePool(pool *Pool) (url string, stop func(), err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: pool, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
+}
+
 // roomStore is the Redis side of a run: the store and its client.
 type roomStore struct {
 	*redisstore.Store
@@ -151,12 +181,8 @@ type roomStore struct {
 func (s roomStore) Close() { _ = s.rdb.Close() }
 
 // newRunner configures the handlers as a deployment would (the scenario's
-// rate, interval and poll tiers) and draws the users.
-func newRunner(env *Env, sc Scenario, st Strategy, orderURL string) (*runner, roomStore, error) {
-	arrivals, err := ArrivalTimes(sc.Curve, sc.Users, sc.Spike, sc.Seed)
-	if err != nil {
-		return nil, roomStore{}, err
-	}
+// rate, interval and poll tiers) and draws the users, one per arrival.
+func newRunner(env *Env, sc Scenario, st Strategy, orderURL string, arrivals []time.Duration) (*runner, roomStore, error) {
 	tiers, err := waitroom.ParsePollTiers(sc.Tiers())
 	if err != nil {
 		return nil, roomStore{}, err
@@ -174,7 +200,8 @@ func newRunner(env *Env, sc Scenario, st Strategy, orderURL string) (*runner, ro
 	r := &runner{sc: sc, st: st, status: map[string]int{}, byID: map[string]*user{},
 		rng: rand.New(rand.NewPCG(sc.Seed, 99)), orders: orderapi.New(orderURL, sc.OrderTimeout)}
 	r.sc.PollTiers = tiers.String()
-	r.api = &awslambda.API{Config: cfg, Queue: store, Orders: r.orders}
+	r.api = &awslambda.API{Config: cfg, Queue: store, Orders: r.orders,
+		Admin: &awslambda.Admin{Config: cfg, Rooms: store, Token: simAdminToken}}
 	if st.Kind == "limiter" {
 		r.lim = newLimiter(sc.Rate(), sc.Rate()*sc.LimiterBurst)
 	}
@@ -197,13 +224,15 @@ func (r *runner) startAdmitter(ctx context.Context, store roomStore) (stop func(
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
-	// One long invocation stands for the chain of scheduled ones (the
-	// local runner chains them back to back): no gap between invocations.
+	// One long invocation stands for the chain of scheduled ones, chained
+	// as the local runner chains them: no gap between invocations, and an
+	// invocation that found the room idle (before the first enter) followed
+	// by the next one an interval later.
 	adm := &waitroom.Admitter{Queue: store, Interval: r.st.AdmitInterval(), Batches: 1 << 30, OnBatch: r.onBatch}
 	if !r.st.Jitter {
 		adm.Rand = func() float64 { return 0 }
 	}
-	go func() { defer close(done); _, _ = adm.Run(ctx) }()
+	go func() { defer close(done); localrun.AdmitForever(ctx, slog.New(slog.DiscardHandler), adm) }()
 	return func() { cancel(); <-done }
 }
 
@@ -277,6 +306,7 @@ func (r *runner) onBatch(b waitroom.Batch) {
 			r.admSeq++
 			if u := r.byID[a.User]; u != nil {
 				u.admission, u.admittedAt = r.admSeq, now
+				u.expiresAt = a.ExpiresAt.Sub(r.epoch)
 				if u.push != nil {
 					u.push <- a.Token
 				}
@@ -307,6 +337,7 @@ type standing struct {
 	Position             int64  `json:"position"`
 	EstimatedWaitSeconds int64  `json:"estimatedWaitSeconds"`
 	EntryToken           string `json:"entryToken"`
+	ExpiresAt            string `json:"expiresAt"` // READY: RFC 3339, whole seconds
 	PollAfterMs          *int64 `json:"pollAfterMs"`
 }
 
@@ -333,6 +364,11 @@ func (r *runner) room(ctx context.Context, u *user) {
 		return
 	}
 	u.enterTo = r.since()
+	if st.Status == "READY" { // instant admission: ready in the enter's answer
+		r.mu.Lock()
+		u.instant, u.admittedAt = true, u.enterTo
+		r.mu.Unlock()
+	}
 	token, ok := r.waitReady(ctx, u, st)
 	if !ok {
 		u.gaveUp = true
@@ -372,6 +408,7 @@ func (r *runner) waitReady(ctx context.Context, u *user, st standing) (string, b
 	for {
 		switch st.Status {
 		case "READY":
+			r.tokenSeen(u, st)
 			return st.EntryToken, true
 		case "NOT_IN_QUEUE": // token expired or lost: join again
 			if !r.enter(ctx, u, &st) {
@@ -402,6 +439,17 @@ func (r *runner) waitReady(ctx context.Context, u *user, st standing) (string, b
 	}
 }
 
+// tokenSeen records the expiry of a READY answer's token when no batch
+// reported it (instant admission).
+func (r *runner) tokenSeen(u *user, st standing) {
+	exp, err := time.Parse(time.RFC3339, st.ExpiresAt)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if u.expiresAt == 0 && err == nil {
+		u.expiresAt = exp.Sub(r.epoch)
+	}
+}
+
 // pollWait is how long a waiting user sleeps: pollAfterMs, or with the
 // tier-only what-if the plain tier of its estimated wait.
 func (r *runner) pollWait(st standing) time.Duration {
@@ -424,6 +472,10 @@ func (r *runner) order(ctx context.Context, u *user, token string) {
 	for {
 		u.requests++
 		resp := r.call(ctx, http.MethodPost, "/orders", u.id, hdr, `{"sku":"tv-55","qty":1}`)
+		u.orderTries++
+		if resp.StatusCode >= 500 {
+			u.orderFails++
+		}
 		switch {
 		case resp.StatusCode >= 200 && resp.StatusCode < 300:
 			u.ok, u.orderedAt = true, r.since()
