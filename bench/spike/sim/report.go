@@ -116,6 +116,7 @@ type Files struct {
 	Challenge                             string // bench/challenge's results
 	Failover                              string // bench/failover's results
 	Close                                 string // bench/close's results
+	Adaptive                              string // spike adaptive's results
 	Markdown, Plots                       string // written: the report and its plots' directory
 }
 
@@ -125,7 +126,8 @@ func DefaultFiles() Files {
 	const dir = "docs/bench/"
 	return Files{Spike: dir + "spike-results.json", LongLine: dir + "longline-results.json", Tiers: dir + "tiers-results.json",
 		Micro: dir + "micro-results.json", Pinned: dir + "micro-pinned-results.json", Notify: dir + "notify-results.json",
-		Intake: dir + "intake-results.json", RedisCost: dir + "redis-cost-results.json", Challenge: dir + "challenge-results.json", Failover: dir + "failover-results.json", Close: dir + "close-results.json", Markdown: "BENCHMARKS.md", Plots: "docs/bench"}
+		Intake: dir + "intake-results.json", RedisCost: dir + "redis-cost-results.json", Challenge: dir + "challenge-results.json", Failover: dir + "failover-results.json", Close: dir + "close-results.json",
+		Adaptive: dir + "adaptive-results.json", Markdown: "BENCHMARKS.md", Plots: "docs/bench"}
 }
 
 // Inputs are the results a report is made of; all but Spike are optional.
@@ -138,6 +140,7 @@ type Inputs struct {
 	Challenge              *ChallengeResults
 	Failover               *FailoverResults
 	Close                  *CloseResults
+	Adaptive               *AdaptiveResults
 	Missing                []string // optional files that were absent
 }
 
@@ -150,7 +153,7 @@ func LoadInputs(f Files) (*Inputs, error) {
 		dst      any
 		required bool
 	}{{f.Spike, &in.Spike, true}, {f.LongLine, &in.LongLine, false}, {f.Tiers, &in.Tiers, false}, {f.Micro, &in.Micro, false}, {f.Pinned, &in.Pinned, false},
-		{f.Notify, &in.Notify, false}, {f.Intake, &in.Intake, false}, {f.RedisCost, &in.RedisCost, false}, {f.Challenge, &in.Challenge, false}, {f.Failover, &in.Failover, false}, {f.Close, &in.Close, false}} {
+		{f.Notify, &in.Notify, false}, {f.Intake, &in.Intake, false}, {f.RedisCost, &in.RedisCost, false}, {f.Challenge, &in.Challenge, false}, {f.Failover, &in.Failover, false}, {f.Close, &in.Close, false}, {f.Adaptive, &in.Adaptive, false}} {
 		b, err := os.ReadFile(x.path)
 		if os.IsNotExist(err) && !x.required {
 			in.Missing = append(in.Missing, x.path)
