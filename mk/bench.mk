@@ -1,6 +1,6 @@
 # Benchmarks: the spike simulator and the micro-benchmarks against a real
 # redis-server. Not part of `make test`; see BENCHMARKS.md.
-.PHONY: bench bench-quick bench-spike bench-micro bench-micro-pinned bench-longline bench-tiers bench-report bench-close
+.PHONY: bench bench-quick bench-spike bench-micro bench-micro-pinned bench-longline bench-tiers bench-report bench-close bench-adaptive
 BENCH_TIME ?= 20000x
 BENCH_COUNT ?= 3
 BENCH_DIR := docs/bench
@@ -13,8 +13,8 @@ BENCH_OPS := '^Benchmark(Enter|Position|GateCheck|AdmitBatch)$$'
 bench-quick: redis-server
 	@$(GO) run ./bench/spike quick
 
-## bench: every spike run, the long line, the tier sweep, the micro-benchmarks, admission → client knows, then BENCHMARKS.md and its plots (~41 min)
-bench: redis-server bench-micro bench-micro-pinned bench-spike bench-longline bench-tiers bench-notify
+## bench: every spike run, the long line, the tier sweep, the adaptive scenarios, the micro-benchmarks, admission → client knows, then BENCHMARKS.md and its plots (~54 min)
+bench: redis-server bench-micro bench-micro-pinned bench-spike bench-longline bench-tiers bench-adaptive bench-notify
 	@$(MAKE) --no-print-directory bench-report
 
 ## bench-spike: the strategies side by side, the margin sweep and the larger scale, into docs/bench/spike-results.json (~14 min)
@@ -49,6 +49,12 @@ bench-longline: redis-server
 bench-tiers: redis-server
 	@mkdir -p $(BENCH_DIR)
 	$(GO) run ./bench/spike tiers -out $(BENCH_DIR)/tiers-results.json
+
+## bench-adaptive: fixed against adaptive rate while the order API slows down, loses half its connections, answers 503 (3 scenarios × 2 strategies, 2 min each), into docs/bench/adaptive-results.json and BENCHMARKS.md (~13 min)
+bench-adaptive: redis-server
+	@mkdir -p $(BENCH_DIR)
+	$(GO) run ./bench/spike adaptive -out $(BENCH_DIR)/adaptive-results.json
+	$(GO) run ./bench/spike report
 
 ## bench-report: BENCHMARKS.md and the plots from the last results (~6 s)
 # Its files are the report's defaults (sim.DefaultFiles, docs/bench/*), the

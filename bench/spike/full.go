@@ -166,6 +166,7 @@ func cmdReport(args []string) error {
 	fs.StringVar(&f.Notify, "notify", f.Notify, "admission → client-knows results (make bench-notify)")
 	fs.StringVar(&f.Intake, "intake", f.Intake, "enter direct vs broker and the drain (make bench-intake)")
 	fs.StringVar(&f.RedisCost, "redis-cost", f.RedisCost, "Redis instructions per call and memory per user (make bench-redis-cost)")
+	fs.StringVar(&f.Adaptive, "adaptive", f.Adaptive, "fixed against adaptive rate while the order API changes (make bench-adaptive)")
 	fs.StringVar(&f.Markdown, "md", f.Markdown, "report to write")
 	fs.StringVar(&f.Plots, "plots", f.Plots, "directory of the plots")
 	_ = fs.Parse(args)

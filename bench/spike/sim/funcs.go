@@ -24,6 +24,7 @@ var reportFuncs = template.FuncMap{
 	"client":  clientCell,
 	"learn":   learnCell,
 	"sub":     func(a, b float64) float64 { return a - b },
+	"add":     func(a, b float64) float64 { return a + b },
 	"mul":     func(a, b float64) float64 { return a * b },
 	"div":     func(a, b float64) float64 { return a / b },
 	"pctLess": func(x, of float64) float64 { return 100 * (1 - x/of) },

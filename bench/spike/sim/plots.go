@@ -34,6 +34,9 @@ func writePlots(in *Inputs, d *reportData, dir string) error {
 			return err
 		}
 	}
+	if d.Adaptive != nil {
+		return adaptivePlots(d.Adaptive, dir)
+	}
 	return nil
 }
 

@@ -34,13 +34,14 @@ type reportData struct {
 	Challenge *challengeSection
 	Failover  *failoverSection
 	Close     *closeSection
+	Adaptive  *adaptiveSection
 	Micro     *micro
 	Missing   []string
 }
 
 // links are the files the report names, relative to it.
 type links struct {
-	Spike, LongLine, Tiers, Micro, Pinned, Notify, Intake, RedisCost, Challenge, Failover, Close, Plots string
+	Spike, LongLine, Tiers, Micro, Pinned, Notify, Intake, RedisCost, Challenge, Failover, Close, Adaptive, Plots string
 }
 
 // targets are the goals the report checks figures against.
@@ -121,7 +122,7 @@ func buildReport(in *Inputs, f Files) (*reportData, error) {
 	d := &reportData{
 		Links: links{link(f.Markdown, f.Spike), link(f.Markdown, f.LongLine), link(f.Markdown, f.Tiers),
 			link(f.Markdown, f.Micro), link(f.Markdown, f.Pinned), link(f.Markdown, f.Notify), link(f.Markdown, f.Intake),
-			link(f.Markdown, f.RedisCost), link(f.Markdown, f.Challenge), link(f.Markdown, f.Failover), link(f.Markdown, f.Close), link(f.Markdown, f.Plots)},
+			link(f.Markdown, f.RedisCost), link(f.Markdown, f.Challenge), link(f.Markdown, f.Failover), link(f.Markdown, f.Close), link(f.Markdown, f.Adaptive), link(f.Markdown, f.Plots)},
 		Machine: rep.Machine, SpikeWhen: rep.When(), Base: factsOf(cmp[0].Scenario), Targets: reportTargets,
 		Compare: cmp, Push: group(rep.Runs, "push"), Scale: group(rep.Runs, "scale"),
 	}
@@ -159,6 +160,9 @@ func buildReport(in *Inputs, f Files) (*reportData, error) {
 	}
 	if in.Close != nil && in.Close.Waiting > 0 {
 		d.Close = buildClose(in.Close)
+	}
+	if in.Adaptive != nil && len(in.Adaptive.Runs) > 0 {
+		d.Adaptive = buildAdaptive(in.Adaptive)
 	}
 	if in.Micro != nil {
 		d.Micro = buildMicro(in.Micro, in.Pinned)
