@@ -118,6 +118,15 @@ type AdaptiveResults struct {
 	Runs     []*AdaptiveRun   `json:"runs"`
 }
 
+// restore rebuilds the service time the results keep only as its spec.
+func (r *AdaptiveResults) restore() {
+	for _, x := range r.Runs {
+		if st, err := ParseServiceTime(x.Setup.Base.ServiceSpec); err == nil {
+			x.Setup.Base.Service = st
+		}
+	}
+}
+
 // RunAdaptive plays one scenario under one strategy, for as.Duration, on
 // a fresh Redis database. Users still waiting at the end are cut off.
 func RunAdaptive(ctx context.Context, env *Env, as AdaptiveScenario, strategy string) (*AdaptiveRun, error) {

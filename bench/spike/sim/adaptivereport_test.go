@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,8 +28,17 @@ func renderAdaptive(t *testing.T, res *AdaptiveResults) (string, string) {
 	t.Helper()
 	dir := t.TempDir()
 	f := Files{Spike: filepath.Join(dir, "r", "spike.json"), Adaptive: filepath.Join(dir, "r", "adaptive.json"), Markdown: filepath.Join(dir, "B.md"), Plots: filepath.Join(dir, "r")}
+	// Through JSON, as LoadInputs reads it: the service time is kept as its spec alone.
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
 	in := fakeInputs()
-	in.Adaptive = res
+	in.Adaptive = &AdaptiveResults{}
+	if err := json.Unmarshal(b, in.Adaptive); err != nil {
+		t.Fatal(err)
+	}
+	in.Adaptive.restore()
 	md, err := WriteReport(in, f)
 	if err != nil {
 		t.Fatal(err)

@@ -362,7 +362,7 @@ func targetsOf(run *AdaptiveRun) []AdaptiveTarget {
 		out = append(out, p95Target(p), usedTarget(p), rateTarget(p))
 	}
 	return append(out, AdaptiveTarget{Key: "expired", Goal: "no token expires unused for lack of capacity", Applies: true,
-		Measured: fmt.Sprintf("%d of %d admitted (%d expired unused in all)", run.ExpiredNoCapacity, run.Admitted, run.Expired),
+		Measured: fmt.Sprintf("%s of %s admitted (%s expired unused in all)", itoa(run.ExpiredNoCapacity), itoa(run.Admitted), itoa(run.Expired)),
 		Pass:     run.ExpiredNoCapacity == 0})
 }
 
@@ -376,7 +376,7 @@ func p95Target(p AdaptivePhase) AdaptiveTarget {
 		t.Measured = "n/a: no order served from " + SettleWithin.String() + " on"
 	default:
 		t.Applies, t.Pass = true, p.SettledP95Ms <= p.LimitMs
-		t.Measured = fmt.Sprintf("%s ms (%d orders)", fmtTick(math.Round(p.SettledP95Ms)), p.SettledServed)
+		t.Measured = fmt.Sprintf("%s ms (%s orders)", thousands(p.SettledP95Ms), itoa(p.SettledServed))
 	}
 	return t
 }

@@ -29,6 +29,7 @@ var reportFuncs = template.FuncMap{
 	"div":     func(a, b float64) float64 { return a / b },
 	"pctLess": func(x, of float64) float64 { return 100 * (1 - x/of) },
 	"float":   func(n int) float64 { return float64(n) },
+	"float64": func(n int64) float64 { return float64(n) },
 	"n0":      thousands,
 	"secs":    secs,
 	"pct":     func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) },

@@ -171,6 +171,9 @@ func LoadInputs(f Files) (*Inputs, error) {
 			rep.restore()
 		}
 	}
+	if in.Adaptive != nil {
+		in.Adaptive.restore()
+	}
 	return in, nil
 }
 
