@@ -332,4 +332,12 @@ var mutations = []Mutation{
 
 	{Name: "sim: the midnight arrival curve made flat", File: "bench/spike/sim/scenario.go",
 		From: "inv = func(q float64) float64 { return -math.Log(1-q*(1-math.Exp(-k))) / k }", To: "inv = func(q float64) float64 { _ = k; return q }", Pkgs: sim, Hint: `^TestArrivalCurveShapes$`},
+	{Name: "sim: the order API never down (its 503 interval ignored)", File: "bench/spike/sim/pool.go",
+		From: "if down {\n\t\tp.refuse(w, ev)", To: "if false {\n\t\tp.refuse(w, ev)", Pkgs: sim, Hint: `^(TestPoolFollowsConditions|TestAdaptiveRunShort)$`},
+	{Name: "sim: the pool leaves the body unread (callers that gave up still served)", File: "bench/spike/sim/pool.go",
+		From: "_, _ = io.Copy(io.Discard, r.Body)", To: "_ = io.Discard", Pkgs: sim, Hint: `^TestPoolDropsCallersThatGaveUp$`},
+	{Name: "sim: capacity used at steady state always met", File: "bench/spike/sim/adaptivestats.go",
+		From: "t.Applies, t.Pass = true, p.SteadyUsed >= MinUsed", To: "t.Applies, t.Pass = true, true", Pkgs: sim, Hint: `^TestTargets$`},
+	{Name: "sim: tokens lost for lack of capacity counted as other", File: "bench/spike/sim/adaptivestats.go",
+		From: "case u.tries > 0:\n\t\t\trun.Expired++\n\t\t\trun.ExpiredNoCapacity++", To: "case u.tries > 0:\n\t\t\trun.Expired++\n\t\t\trun.ExpiredOther++", Pkgs: sim, Hint: `^(TestPerSecondAndTokens|TestAdaptiveSection.*)$`},
 }
