@@ -332,8 +332,8 @@ var mutations = []Mutation{
 
 	{Name: "sim: the midnight arrival curve made flat", File: "bench/spike/sim/scenario.go",
 		From: "inv = func(q float64) float64 { return -math.Log(1-q*(1-math.Exp(-k))) / k }", To: "inv = func(q float64) float64 { _ = k; return q }", Pkgs: sim, Hint: `^TestArrivalCurveShapes$`},
-	{Name: "sim: the order API never down (its 503 interval ignored)", File: "bench/spike/sim/pool.go",
-		From: "if down {\n\t\tp.refuse(w, ev)", To: "if false {\n\t\tp.refuse(w, ev)", Pkgs: sim, Hint: `^(TestPoolFollowsConditions|TestAdaptiveRunShort)$`},
+	{Name: "sim: the order API never down (its 503 interval ignored)", File: "bench/spike/sim/conditions.go",
+		From: "for _, s := range c.Down {\n\t\tif s.Holds(t) {", To: "for _, s := range c.Down {\n\t\tif false && s.Holds(t) {", Pkgs: sim, Hint: `^(TestConditionsSchedule|TestPoolFollowsConditions|TestAdaptiveRunShort)$`},
 	{Name: "sim: the pool leaves the body unread (callers that gave up still served)", File: "bench/spike/sim/pool.go",
 		From: "_, _ = io.Copy(io.Discard, r.Body)", To: "_ = io.Discard", Pkgs: sim, Hint: `^TestPoolDropsCallersThatGaveUp$`},
 	{Name: "sim: capacity used at steady state always met", File: "bench/spike/sim/adaptivestats.go",
