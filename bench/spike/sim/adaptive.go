@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
+
 	"github.com/waitroom/waitroom"
 )
 
@@ -214,12 +216,19 @@ func (r *runner) applySettings(ctx context.Context, strategy string) error {
 	if err != nil {
 		return err
 	}
-	path := "/admin/rooms/" + waitroom.DefaultRoom
-	resp := r.call(ctx, http.MethodPut, path, "", map[string]string{"authorization": "Bearer " + string(simAdminToken)}, string(body))
+	resp := r.roomAdmin(ctx, http.MethodPut, string(body))
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: PUT %s %s answered %d: %s", strategy, path, body, resp.StatusCode, strings.TrimSpace(resp.Body))
+		return fmt.Errorf("%s: PUT %s %s answered %d: %s", strategy, roomAdminPath, body, resp.StatusCode, strings.TrimSpace(resp.Body))
 	}
 	return nil
+}
+
+// roomAdminPath is the admin API's route of the runs' room.
+const roomAdminPath = "/admin/rooms/" + waitroom.DefaultRoom
+
+// roomAdmin calls the admin API on the runs' room, as an operator would.
+func (r *runner) roomAdmin(ctx context.Context, method, body string) events.APIGatewayV2HTTPResponse {
+	return r.call(ctx, method, roomAdminPath, "", map[string]string{"authorization": "Bearer " + string(simAdminToken)}, body)
 }
 
 // statusSample is one GET /admin/rooms/{room} during a run.
@@ -245,15 +254,13 @@ func (s *sampler) wait() []statusSample { <-s.done; return s.samples }
 // the run, as an operator's `waitroomctl watch` would.
 func (r *runner) sampleStatus(ctx context.Context) *sampler {
 	s := &sampler{done: make(chan struct{})}
-	path := "/admin/rooms/" + waitroom.DefaultRoom
-	auth := map[string]string{"authorization": "Bearer " + string(simAdminToken)}
 	go func() {
 		defer close(s.done)
 		for i := 0; ; i++ {
 			if !sleep(ctx, time.Until(r.epoch.Add(time.Duration(i)*time.Second+time.Second/2))) {
 				return
 			}
-			resp := r.call(ctx, http.MethodGet, path, "", auth, "")
+			resp := r.roomAdmin(ctx, http.MethodGet, "")
 			st := statusSample{At: r.since()}
 			if resp.StatusCode == http.StatusOK && json.Unmarshal([]byte(resp.Body), &st) == nil {
 				s.samples = append(s.samples, st)
