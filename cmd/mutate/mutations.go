@@ -128,7 +128,7 @@ var mutations = []Mutation{
 	{Name: "order_commit.lua: answer not stored for replays", File: "redisstore/order_commit.lua",
 		From: "redis.call('SET', KEYS[3], ARGV[5], 'EX', ARGV[6])", To: "redis.call('GET', KEYS[3])", Pkgs: store, Hint: `^TestCommitConsumesAndUnlocks$`},
 	{Name: "order_commit.lua: commit leaves the order lock", File: "redisstore/order_commit.lua",
-		From: "if redis.call('GET', KEYS[2]) == ARGV[2] then\n  redis.call('DEL', KEYS[2])", To: "if redis.call('GET', KEYS[2]) == ARGV[2] then\n  redis.call('GET', KEYS[2])", Pkgs: store, Hint: `^(TestCommitConsumesAndUnlocks|TestOrderAgainAfterReadmission)$`},
+		From: "  recordCall(5, 7)\n  redis.call('DEL', KEYS[2])", To: "  recordCall(5, 7)\n  redis.call('GET', KEYS[2])", Pkgs: store, Hint: `^(TestCommitConsumesAndUnlocks|TestOrderAgainAfterReadmission)$`},
 	{Name: "unlock.lua: deletes the lock without checking its owner", File: "redisstore/unlock.lua",
 		From: "if redis.call('GET', KEYS[1]) == ARGV[1] then", To: "if true then", Pkgs: store, Hint: `^TestReleaseFreesOnlyItsOwnLock$`},
 	{Name: "store.go: idempotency record not scoped to the user", File: "redisstore/store.go",
@@ -212,7 +212,7 @@ var mutations = []Mutation{
 	{Name: "ticket.go: previous key no longer verifies", File: "ticket.go",
 		From: "for _, key := range []*TicketKey{k.Current, k.Previous} {", To: "for _, key := range []*TicketKey{k.Current} {", Pkgs: domain, Hint: `^TestTicketRotation$`},
 	{Name: "room.lua: stored rate ignored", File: "redisstore/room.lua",
-		From: "return {stored = true, open = true, rate = tonumber(s[1]),", To: "return {stored = true, open = true, rate = tonumber(ARGV[1]),", Pkgs: store, Hint: `^TestRateChangeNeverOverAdmits$`},
+		From: "local rate = s[10] or s[1]", To: "local rate = s[10] or string.match(ARGV[1], '^[^:]+')", Pkgs: store, Hint: `^TestRateChangeNeverOverAdmits$`},
 	{Name: "room.lua: stored capacity ignored", File: "redisstore/room.lua",
 		From: "capacity = tonumber(s[2]), ttl = tonumber(s[3]),", To: "capacity = tonumber(ARGV[2]), ttl = tonumber(s[3]),", Pkgs: store, Hint: `^TestStoredCapacityHolds$`},
 	{Name: "room.lua: OPEN_ROOMS off still opens every room", File: "redisstore/room.lua",
@@ -332,4 +332,20 @@ var mutations = []Mutation{
 
 	{Name: "sim: the midnight arrival curve made flat", File: "bench/spike/sim/scenario.go",
 		From: "inv = func(q float64) float64 { return -math.Log(1-q*(1-math.Exp(-k))) / k }", To: "inv = func(q float64) float64 { _ = k; return q }", Pkgs: sim, Hint: `^TestArrivalCurveShapes$`},
+
+	// Adaptive admission (issue 21).
+	{Name: "room.lua: the adaptive rate ignored", File: "redisstore/room.lua",
+		From: "rate = tonumber(rate), rateText = rate, setRate = tonumber(s[1])", To: "rate = tonumber(s[1]), rateText = s[1], setRate = tonumber(s[1])", Pkgs: store, Hint: `^TestAdaptiveRateDrivesAdmissionAndAnswers$`},
+	{Name: "admit.lua: a handed-over window is not reset", File: "redisstore/admit.lua",
+		From: "      redis.call('DEL', KEYS[9])\n", To: "", Pkgs: store, Hint: `^(TestOverlappingAdmittersHandOverEachWindowOnce|TestDownstreamCallsAreCountedAndHandedOver)$`},
+	{Name: "adapt.lua: an older window's decision overwrites a newer one", File: "redisstore/adapt.lua",
+		From: "if last and tonumber(last) >= tonumber(ARGV[1]) then", To: "if false then", Pkgs: store, Hint: `^TestAdaptDecisionIsACompareAndSetOnTheWindow$`},
+	{Name: "unlock.lua: a refused order's call not counted", File: "redisstore/unlock.lua",
+		From: "  recordCall(2, 2)\n", To: "", Pkgs: store, Hint: `^TestDownstreamCallsAreCountedAndHandedOver$`},
+	{Name: "adaptive_law.go: errors do not lower the rate", File: "adaptive_law.go",
+		From: `d.Rate, d.Reason = rate/2, "errors"`, To: `d.Reason = "errors"`, Pkgs: domain, Hint: `^(TestAdaptiveLawDirections|TestAdaptiveLawMeetsTheTargetsInTheModel)$`},
+	{Name: "adaptive_law.go: queueing cuts nothing", File: "adaptive_law.go",
+		From: `d.Rate = min(rate, max(throughput-queue/drainTime.Seconds(), rate*maxCut, throughput*maxCut))`, To: `d.Rate = rate`, Pkgs: domain, Hint: `^(TestAdaptiveLawDirections|TestAdaptiveLawMeetsTheTargetsInTheModel)$`},
+	{Name: "api.go: the order API's latency not measured", File: "awslambda/api.go",
+		From: "lease.Downstream = waitroom.DownstreamCall{Latency: a.now().Sub(start),", To: "lease.Downstream = waitroom.DownstreamCall{Latency: start.Sub(start),", Pkgs: handlers, Hint: `^TestGateMeasuresTheOrderAPI$`},
 }
