@@ -135,7 +135,7 @@ func (p printer) list(body []byte, err error) error {
 	tw := tabwriter.NewWriter(p.w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ROOM\tSTATE\tWAITING\tPRE-QUEUED\tADMITTED/S\tRATE\tACTIVE\tOLDEST WAIT")
 	for _, s := range l.Rooms {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.1f\t%g\t%d\t%s\n", s.Room, s.State, s.Waiting, s.PreQueued, s.AdmittedPerSec, s.RatePerSec, s.ActiveTokens, duration(float64(s.OldestWaitSeconds)))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.1f\t%g\t%d\t%s\n", s.Room, s.State, s.Waiting, s.PreQueued, s.AdmittedPerSec, s.rate(), s.ActiveTokens, duration(float64(s.OldestWaitSeconds)))
 	}
 	return tw.Flush()
 }
