@@ -42,6 +42,10 @@ type Settings struct {
 	// Message is plain text for everyone in line (and in a closed room's
 	// answers); empty: none.
 	Message string `json:"message"`
+	// Adaptive: the admitter moves the effective rate within its bounds
+	// after the order API's health, starting from RatePerSec; nil: the
+	// fixed RatePerSec.
+	Adaptive *Adaptive `json:"adaptive"`
 	Page
 }
 
@@ -100,6 +104,9 @@ func (s Settings) Validate() error {
 		if _, err := ImageOrigin(s.LogoURL); err != nil {
 			return invalidSetting("logoUrl", err.Error())
 		}
+	}
+	if s.Adaptive != nil {
+		return s.Adaptive.Validate()
 	}
 	return nil
 }
@@ -193,14 +200,16 @@ func ApplySettingsJSON(s Settings, body []byte, now time.Time) (Settings, error)
 			err = json.Unmarshal(raw, &s.LogoURL)
 		case "language":
 			err = json.Unmarshal(raw, &s.Language)
+		case "adaptive":
+			s.Adaptive, err = parseAdaptiveJSON(raw)
 		case "opensAt":
 			if s.OpensAt, err = parseOpensAt(raw); err == nil && s.OpensAt != nil && (s.OpensAt.Before(now.Add(-opensAtPast)) || s.OpensAt.After(now.Add(opensAtFuture))) {
 				return s, invalidSetting(name, "must be within a day before now and a year after it (or null)")
 			}
 		default:
-			return s, invalidSetting(name, "is not a setting (ratePerSec, capacity, entryTokenTtlSeconds, maxActive, paused, opensAt, closed, message, title, brandColor, logoUrl, language)")
+			return s, invalidSetting(name, "is not a setting (ratePerSec, capacity, entryTokenTtlSeconds, maxActive, paused, opensAt, closed, message, title, brandColor, logoUrl, language, adaptive)")
 		}
-		if err != nil || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) && name != "opensAt" {
+		if err != nil || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) && name != "opensAt" && name != "adaptive" {
 			return s, invalidSetting(name, "has the wrong type: "+settingTypes[name])
 		}
 	}
@@ -212,6 +221,26 @@ var settingTypes = map[string]string{
 	"maxActive": "a whole number", "paused": "true or false", "opensAt": "an RFC 3339 time or null",
 	"closed": "true or false", "message": "a string", "title": "a string", "brandColor": "a string",
 	"logoUrl": "a string", "language": "a string",
+	"adaptive": `null or {"targetP95Ms": whole ms, "minRatePerSec": number, "maxRatePerSec": number}, all three`,
+}
+
+// parseAdaptiveJSON reads adaptive: null, or an object with exactly its
+// three fields (a bound left out would silently be 0).
+func parseAdaptiveJSON(raw json.RawMessage) (*Adaptive, error) {
+	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return nil, nil
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil || len(fields) != 3 {
+		return nil, errors.New("not the adaptive object")
+	}
+	var a Adaptive
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&a); err != nil {
+		return nil, err
+	}
+	return &a, nil
 }
 
 func parseOpensAt(raw json.RawMessage) (*time.Time, error) {
@@ -253,6 +282,14 @@ type RoomStatus struct {
 	// second: the live rate, where admittedLastMinute is the minute's sum.
 	AdmittedPerSec    float64 `json:"admittedPerSec"`
 	OldestWaitSeconds int64   `json:"oldestWaitSeconds"`
+	// EffectiveRatePerSec is the rate admission uses now: the adaptive
+	// rate, or RatePerSec.
+	EffectiveRatePerSec float64 `json:"effectiveRatePerSec"`
+	// DownstreamP95Ms and DownstreamErrorRate are the order gate's
+	// measurements of the order API over the last control window
+	// (AdaptWindow); nil when no order finished in it.
+	DownstreamP95Ms     *int64   `json:"downstreamP95Ms"`
+	DownstreamErrorRate *float64 `json:"downstreamErrorRate"`
 }
 
 // SettingsChange is one operator change, for the audit log.

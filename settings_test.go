@@ -87,3 +87,33 @@ func TestFarHorizonAnswersTheFarTier(t *testing.T) {
 		}
 	}
 }
+
+// adaptive is null or all three fields, patched like the other settings;
+// a bad one is refused naming the field.
+func TestApplySettingsJSONAdaptive(t *testing.T) {
+	base := Settings{RatePerSec: 100, Capacity: 10, EntryTokenTTLSeconds: 300}
+	s, err := ApplySettingsJSON(base, []byte(`{"adaptive": {"targetP95Ms": 250, "minRatePerSec": 10, "maxRatePerSec": 200}}`), settingsNow)
+	if err != nil || s.Adaptive == nil || *s.Adaptive != (Adaptive{250, 10, 200}) || s.RatePerSec != 100 {
+		t.Fatalf("%+v %v", s, err)
+	}
+	if s, err = ApplySettingsJSON(s, []byte(`{"paused": true}`), settingsNow); err != nil || s.Adaptive == nil {
+		t.Fatalf("a patch of another field keeps adaptive: %+v %v", s, err)
+	}
+	if s, err = ApplySettingsJSON(s, []byte(`{"adaptive": null}`), settingsNow); err != nil || s.Adaptive != nil {
+		t.Fatalf("null turns it off: %+v %v", s, err)
+	}
+	for body, field := range map[string]string{
+		`{"adaptive": {"targetP95Ms": 0, "minRatePerSec": 10, "maxRatePerSec": 200}}`:       "adaptive.targetP95Ms",
+		`{"adaptive": {"targetP95Ms": 250, "minRatePerSec": 300, "maxRatePerSec": 200}}`:    "adaptive.minRatePerSec",
+		`{"adaptive": {"targetP95Ms": 250, "minRatePerSec": 10, "maxRatePerSec": 2000000}}`: "adaptive.maxRatePerSec",
+		`{"adaptive": {"targetP95Ms": 250, "minRatePerSec": 10}}`:                           "adaptive has the wrong type",
+		`{"adaptive": {"targetP95Ms": 250, "minRatePerSec": 10, "maxRate": 200}}`:           "adaptive has the wrong type",
+		`{"adaptive": {"targetP95Ms": 2.5, "minRatePerSec": 10, "maxRatePerSec": 200}}`:     "adaptive has the wrong type",
+		`{"adaptive": true}`: "adaptive has the wrong type",
+	} {
+		_, err := ApplySettingsJSON(base, []byte(body), settingsNow)
+		if ErrorCode(err) != EInvalidSettings || !strings.Contains(err.Error(), field) {
+			t.Errorf("%s: %v, want %q", body, err, field)
+		}
+	}
+}

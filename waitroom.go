@@ -176,6 +176,12 @@ type RoomBatch struct {
 	Waiting       int64 // still in line after the batch
 	ActiveTokens  int64 // live entry tokens after the batch
 	TokensExpired int64 // tokens found expired unused during the batch
+	// EffectiveRatePerSec is the rate the batch admitted at: the adaptive
+	// rate, or the room's ratePerSec.
+	EffectiveRatePerSec float64
+	// Downstream is the control window the batch handed over (the order
+	// gate's measurements, decided on by this batch); nil for none.
+	Downstream *Window
 }
 
 // Admission is one user moved to READY.
@@ -202,6 +208,9 @@ type Lease struct {
 	OrderAttempt
 	LockValue string
 	Replay    *StoredAnswer // set when an earlier success is to be returned again
+	// Downstream is the order API call made under this lease, counted by
+	// CommitOrder or ReleaseOrder in the same script (no extra round trip).
+	Downstream DownstreamCall
 }
 
 // StoredAnswer is a downstream answer kept for idempotent replays.

@@ -110,10 +110,16 @@ func TestAdminValidation(t *testing.T) {
 			`{"opensAt": "2026-11-27 00:00:00"}`:         "opensAt",
 			`{"rate": 40}`:                               "rate",
 			`{"ratePerSec": 40, "capacity": 10, "x": 1}`: "x",
-			`[1, 2]`:                                "JSON object",
-			`not json`:                              "JSON object",
-			`{"ratePerSec": 40} {"ratePerSec": 50}`: "JSON object",
-			``:                                      "JSON object",
+			`{"adaptive": {"targetP95Ms": 0, "minRatePerSec": 1, "maxRatePerSec": 2}}`:     "adaptive.targetP95Ms",
+			`{"adaptive": {"targetP95Ms": 250, "minRatePerSec": 0, "maxRatePerSec": 2}}`:   "adaptive.minRatePerSec",
+			`{"adaptive": {"targetP95Ms": 250, "minRatePerSec": 5, "maxRatePerSec": 2}}`:   "adaptive.minRatePerSec",
+			`{"adaptive": {"targetP95Ms": 250, "minRatePerSec": 1, "maxRatePerSec": 2e6}}`: "adaptive.maxRatePerSec",
+			`{"adaptive": {"targetP95Ms": 250}}`:                                           "adaptive",
+			`{"adaptive": "on"}`:                                                           "adaptive",
+			`[1, 2]`:                                                                       "JSON object",
+			`not json`:                                                                     "JSON object",
+			`{"ratePerSec": 40} {"ratePerSec": 50}`:                                        "JSON object",
+			``:                                                                             "JSON object",
 		} {
 			for _, method := range []string{"PUT", "PATCH"} {
 				r := h.admin(method, "/admin/rooms/sale", body)
@@ -242,6 +248,45 @@ func TestStalledAdmissionBacksOff(t *testing.T) {
 		}
 		if p := poll(); !farTier(h, p) {
 			t.Fatalf("maxActive reached: far tier expected, got %v ms", p)
+		}
+	})
+}
+
+// An adaptive room over HTTP: the status carries the setting, the rate
+// admission uses and the downstream figures (null before any order), the
+// answers' estimates use the effective rate, and null turns it off.
+func TestAdminAdaptiveRoom(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		h := newHarness(t, engine, func(c *waitroom.Config) { c.OpenRooms = false })
+		withAdmin(h, false)
+		r := h.admin("PUT", "/admin/rooms/sale", `{"ratePerSec": 500, "adaptive": {"targetP95Ms": 250, "minRatePerSec": 10, "maxRatePerSec": 200}}`)
+		st := decode(t, r)
+		adaptive, _ := st["adaptive"].(map[string]any)
+		if r.StatusCode != 200 || adaptive["targetP95Ms"] != 250.0 || adaptive["maxRatePerSec"] != 200.0 || st["ratePerSec"] != 500.0 ||
+			st["effectiveRatePerSec"] != 200.0 || st["downstreamP95Ms"] != nil || st["downstreamErrorRate"] != nil {
+			t.Fatalf("PUT: %d %s", r.StatusCode, r.Body)
+		}
+		for i := range 250 {
+			if _, err := h.store.Enter(context.Background(), "sale", fmt.Sprint("u", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w := decode(t, h.call(withRoom(request("POST", "/queue/enter", "last", nil), "sale")))
+		if w["position"] != 251.0 || w["estimatedWaitSeconds"] != 2.0 {
+			t.Fatalf("the estimate at the effective 200/s, not 500/s: %v", w)
+		}
+		r = h.admin("PATCH", "/admin/rooms/sale", `{"adaptive": {"targetP95Ms": 250, "minRatePerSec": 10, "maxRatePerSec": 20}}`)
+		if st = decode(t, r); st["effectiveRatePerSec"] != 20.0 || st["ratePerSec"] != 500.0 {
+			t.Fatalf("narrower bounds: %s", r.Body)
+		}
+		r = h.admin("PATCH", "/admin/rooms/sale", `{"adaptive": null}`)
+		if st = decode(t, r); st["effectiveRatePerSec"] != 500.0 || st["adaptive"] != nil {
+			t.Fatalf("off: %s", r.Body)
+		}
+		r = h.admin("GET", "/admin/rooms", "")
+		rooms, _ := decode(t, r)["rooms"].([]any)
+		if len(rooms) != 1 || rooms[0].(map[string]any)["effectiveRatePerSec"] != 500.0 {
+			t.Fatalf("list: %s", r.Body)
 		}
 	})
 }

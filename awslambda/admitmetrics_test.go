@@ -3,6 +3,7 @@ package awslambda
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +13,7 @@ import (
 )
 
 func batchOf(room string, admitted int, waiting int64) waitroom.Batch {
-	rb := waitroom.RoomBatch{Room: room, Waiting: waiting, ActiveTokens: 7, TokensExpired: 1}
+	rb := waitroom.RoomBatch{Room: room, Waiting: waiting, ActiveTokens: 7, TokensExpired: 1, EffectiveRatePerSec: float64(waiting) / 2}
 	for i := 0; i < admitted; i++ {
 		rb.Admitted = append(rb.Admitted, waitroom.Admission{Waited: 3 * time.Second})
 	}
@@ -59,7 +60,11 @@ func TestAdmitMetricsSumPerSecond(t *testing.T) {
 	if heartbeat[metrics.AdmitBatches] != 11.0 {
 		t.Fatalf("heartbeat %v", heartbeat)
 	}
-	if room[metrics.Admitted] != 55.0 || room[metrics.QueueDepth] != 80.0 || room[metrics.TokensExpired] != 11.0 || len(room[metrics.WaitSeconds].([]any)) != 55 {
+	if room[metrics.Admitted] != 55.0 || room[metrics.QueueDepth] != 80.0 || room[metrics.TokensExpired] != 11.0 || len(room[metrics.WaitSeconds].([]any)) != 55 ||
+		room[metrics.EffectiveRate] != 40.0 { // the latest batch's rate, a gauge
+		t.Fatalf("room record %v", room)
+	}
+	if !strings.Contains(fmt.Sprint(room["_aws"]), "Name:EffectiveRate Unit:Count/Second") {
 		t.Fatalf("room record %v", room)
 	}
 	m.Flush()

@@ -233,7 +233,11 @@ func (a *API) Order(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 			return answerResponse(*lease.Replay)
 		}
 
+		// The call's latency and outcome ride on the lease into the commit or
+		// release, whose script counts them for the room's controller.
+		start := a.now()
 		answer, err := a.Orders.PlaceOrder(ctx, order)
+		lease.Downstream = waitroom.DownstreamCall{Latency: a.now().Sub(start), Outcome: waitroom.ClassifyOrder(answer.Status, err)}
 		if err != nil || answer.Status < 200 || answer.Status > 299 {
 			a.Metrics.Record(room, metrics.Of(metrics.OrdersFailed, metrics.Count, 1))
 			a.release(ctx, lease)

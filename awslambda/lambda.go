@@ -78,7 +78,8 @@ type AdmitMetrics struct {
 
 type roomSums struct {
 	admitted, expired     int
-	waiting, activeTokens int64 // gauges: the latest batch's
+	waiting, activeTokens int64   // gauges: the latest batch's
+	effectiveRate         float64 // gauge: the latest batch's
 	waits                 []float64
 }
 
@@ -115,7 +116,7 @@ func (m *AdmitMetrics) Observe(b waitroom.Batch) {
 		}
 		sums.admitted += len(r.Admitted)
 		sums.expired += int(r.TokensExpired)
-		sums.waiting, sums.activeTokens = r.Waiting, r.ActiveTokens
+		sums.waiting, sums.activeTokens, sums.effectiveRate = r.Waiting, r.ActiveTokens, r.EffectiveRatePerSec
 		for _, a := range r.Admitted {
 			sums.waits = append(sums.waits, a.Waited.Seconds())
 		}
@@ -159,6 +160,7 @@ func (m *AdmitMetrics) flushLocked() {
 			metrics.Of(metrics.Admitted, metrics.Count, float64(r.admitted)),
 			metrics.Of(metrics.QueueDepth, metrics.Count, float64(r.waiting)),
 			metrics.Of(metrics.ActiveTokens, metrics.Count, float64(r.activeTokens)),
+			metrics.Of(metrics.EffectiveRate, metrics.PerSecond, r.effectiveRate),
 			metrics.Of(metrics.TokensExpired, metrics.Count, float64(r.expired)),
 			metrics.Value{Name: metrics.WaitSeconds, Unit: metrics.Seconds, Values: r.waits},
 		)

@@ -81,7 +81,8 @@ func lineRow(p WaitroomProps) []awscloudwatch.IWidget {
 			metricsOf(m(metrics.Entered, "Sum", "Entered"), m(metrics.QueueFull, "Sum", "Refused: queue full (429)"),
 				m(metrics.Accepted, "Sum", "Accepted into the broker (202)")), nil, nil),
 		graph("Admission per minute", 8, metricsOf(m(metrics.Admitted, "Sum", "Admitted")),
-			metricsOf(m(metrics.AdmitBatches, "Sum", "Admit batches (heartbeat)")), nil),
+			metricsOf(m(metrics.AdmitBatches, "Sum", "Admit batches (heartbeat)"),
+				m(metrics.EffectiveRate, "Maximum", "Effective rate per second (fastest room; adaptive rooms move it)")), nil),
 	}
 }
 

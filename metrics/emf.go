@@ -13,6 +13,8 @@ type Unit string
 const (
 	Count   Unit = "Count"
 	Seconds Unit = "Seconds"
+	// PerSecond is a rate: admissions per second.
+	PerSecond Unit = "Count/Second"
 )
 
 // Value is one metric of an EMF record. Values holds several samples of a

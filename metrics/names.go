@@ -19,6 +19,7 @@ const (
 	WaitSeconds      = "WaitSeconds"      // Seconds: enter → admitted, one value per admitted user
 	QueueDepth       = "QueueDepth"       // Count (gauge): users waiting, after an admit batch
 	ActiveTokens     = "ActiveTokens"     // Count (gauge): live entry tokens, after an admit batch
+	EffectiveRate    = "EffectiveRate"    // Count/Second (gauge): the rate a room admits at (adaptive, or ratePerSec), after an admit batch
 	TokensExpired    = "TokensExpired"    // Count: entry tokens that expired unused
 	AdmitBatches     = "AdmitBatches"     // Count: admit batches run (scheduler heartbeat)
 	OrdersPassed     = "OrdersPassed"     // Count: orders the downstream accepted (2xx)
@@ -34,7 +35,7 @@ const (
 // Names lists every metric above, once: the infra stack and its tests range
 // over it (every metric on the dashboard) instead of reading this file.
 var Names = []string{
-	Entered, Accepted, QueueFull, Admitted, WaitSeconds, QueueDepth, ActiveTokens, TokensExpired,
+	Entered, Accepted, QueueFull, Admitted, WaitSeconds, QueueDepth, ActiveTokens, EffectiveRate, TokensExpired,
 	AdmitBatches, OrdersPassed, OrdersFailed, TokensConsumed, TokensRejected, StoreUnavailable,
 	OrdersFailOpen, RateLimited, LimiterFailOpen,
 }

@@ -14,9 +14,15 @@
 -- KEYS[7] admissions per second (hash second -> count)  KEYS[8] the limiter's buckets (ratelimit.lua)
 -- ARGV[1] defaults (room.lua)  ARGV[2] batch interval seconds
 -- ARGV[3] prefix of token records ("wr:{room}:u:")  ARGV[4] room  ARGV[5] idle expiry ms
--- ARGV[6..] random token parts, one per user that may be admitted
+-- KEYS[9] the order gate's downstream counters (downstream.lua)  KEYS[10] the controller's
+--   state (adapt.lua)  ARGV[6] the control window ms  ARGV[7] the counters' expiry ms
+-- ARGV[8..] random token parts, one per user that may be admitted
 -- Returns {waiting, activeTokens, expired, expiresAtMs, tokensWanted, stored,
---          user1, token1, waited1, ...}
+--          effectiveRate, windowEndMs (0: no window handed over), windowMs, counters,
+--          controlState, adaptive, user1, token1, waited1, ...}
+-- firstPart is the first random token part's argument.
+local firstPart = 8
+
 -- admitTokens writes the admitted users' token records and live tokens and
 -- appends user, token and wait to out. The record: expiry, issue time (the
 -- signed token's iat, so that every answer for this admission carries the
@@ -37,7 +43,7 @@ local function admitTokens(popped, admitted, expiresText, recordHead, nowSec, ou
       mark = {later[2 * j - 1], later[2 * j]}
       j = j + 1
     end
-    local token = ARGV[4] .. '.' .. ARGV[5 + i]
+    local token = ARGV[4] .. '.' .. ARGV[firstPart - 1 + i]
     redis.call('SET', ARGV[3] .. user, recordHead .. token, 'PXAT', expiresText)
     live[#live + 1] = expiresText
     live[#live + 1] = user
@@ -53,6 +59,41 @@ local function admitTokens(popped, admitted, expiresText, recordHead, nowSec, ou
   end
   if mark[2] then
     redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', '(' .. mark[2])
+  end
+end
+
+-- handOver ends the control window once it has lasted ARGV[6] ms: the
+-- counters go to the admitter (this reply) and a new window starts, in
+-- one step, so that overlapping admitters never both take one window. A
+-- window without calls just starts the next; the counters' expiry, renewed
+-- by the gate's calls, lets an idle room's go. Appends the window (or 0
+-- and empty values) to out.
+local function handOver(nowMs, nowMsText, out)
+  local at = redis.call('HGET', KEYS[9], 'at')
+  local window = nil
+  if at and nowMs - tonumber(at) >= tonumber(ARGV[6]) then
+    local all = redis.call('HGETALL', KEYS[9])
+    local counts = ''
+    for i = 1, #all, 2 do -- strings all: the hash's fields and values
+      if all[i] ~= 'at' then
+        counts = counts .. (counts == '' and '' or ',') .. all[i] .. '=' .. all[i + 1]
+      end
+    end
+    if counts ~= '' then
+      redis.call('DEL', KEYS[9])
+      window = {nowMsText, nowMs - tonumber(at), counts,
+        redis.call('HGET', KEYS[10], 'state') or '', redis.call('HGET', KEYS[1], 'adaptive') or ''}
+    end
+    redis.call('HSET', KEYS[9], 'at', nowMsText)
+    if window then
+      redis.call('PEXPIRE', KEYS[9], ARGV[7])
+    end
+  elseif not at and redis.call('EXISTS', KEYS[9]) == 1 then
+    redis.call('HSET', KEYS[9], 'at', nowMsText) -- the first call since the counters were gone
+  end
+  window = window or {0, 0, '', '', ''}
+  for i = 1, 5 do
+    out[#out + 1] = window[i]
   end
 end
 
@@ -94,7 +135,7 @@ local releasePerBatch = 5000
 -- marks and budget go too (reopening starts a fresh line). Live entry
 -- tokens stay until they expire; then the room's keys expire as an idle
 -- room's do. The reply is admit's, without admissions.
-local function releaseClosed(room, burst, nowMsText)
+local function releaseClosed(room, burst, nowMs, nowMsText)
   local gone = redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', nowMsText)
   local waiting = 0
   if redis.call('EXISTS', KEYS[2]) == 1 then
@@ -114,7 +155,9 @@ local function releaseClosed(room, burst, nowMsText)
       end
     end
   end
-  return {waiting, active, gone, nowMsText, math.ceil(burst), room.stored and 1 or 0}
+  local out = {waiting, active, gone, nowMsText, math.ceil(burst), room.stored and 1 or 0, room.rateText}
+  handOver(nowMs, nowMsText, out)
+  return out
 end
 
 local room = roomSettings()
@@ -123,7 +166,7 @@ local burst = math.max(1, rate * tonumber(ARGV[2]))
 local nowUs, nowMs, nowSec, nowSecText = serverTime()
 local nowMsText = string.format('%d', nowMs)
 if room.closed then
-  return releaseClosed(room, burst, nowMsText)
+  return releaseClosed(room, burst, nowMs, nowMsText)
 end
 
 local avail = burst
@@ -142,7 +185,7 @@ local expired = redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', nowMsText)
 
 local n = 0
 if not room.paused and room.opensAt <= nowMs then
-  n = math.min(math.floor(avail), #ARGV - 5)
+  n = math.min(math.floor(avail), #ARGV - firstPart + 1)
   if room.maxActive > 0 then
     -- Closed loop: the live tokens never exceed maxActive, whatever the
     -- number of admitters, because this check and the issue are one step.
@@ -163,7 +206,8 @@ if admitted > 0 or redis.call('EXISTS', KEYS[2]) == 1 then
 end
 
 local expiresText = string.format('%d', nowMs + room.ttl)
-local out = {0, 0, expired, expiresText, math.ceil(burst), room.stored and 1 or 0}
+local out = {0, 0, expired, expiresText, math.ceil(burst), room.stored and 1 or 0, room.rateText}
+handOver(nowMs, nowMsText, out)
 if admitted > 0 then
   admitTokens(popped, admitted, expiresText, expiresText .. ':' .. nowMsText .. ':', nowSec, out)
   redis.call('HINCRBY', KEYS[7], nowSecText, admitted)

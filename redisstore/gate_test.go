@@ -114,9 +114,9 @@ func TestBudgetCapIsTheScripts(t *testing.T) {
 		time.Sleep(600 * time.Millisecond) // six batches' worth of time
 		src, _ := redisstore.Source("admit.lua")
 		k := func(name string) string { return "wr:{r}:" + name }
-		keys := []string{k("settings"), k("line"), k("budget"), k("marks"), k("tokens"), k("seq"), k("admits"), k("buckets")}
+		keys := []string{k("settings"), k("line"), k("budget"), k("marks"), k("tokens"), k("seq"), k("admits"), k("buckets"), k("downstream"), k("control")}
 		args := []any{fmt.Sprintf("%g:%d:%d:1", cfg.AdmitRatePerSec, cfg.QueueCapacity, cfg.EntryTokenTTL.Milliseconds()),
-			cfg.AdmitInterval.Seconds(), k("u:"), "r", int64(60000)}
+			cfg.AdmitInterval.Seconds(), k("u:"), "r", int64(60000), int64(1000), int64(120000)}
 		for i := 0; i < 50; i++ {
 			args = append(args, fmt.Sprintf("part%02d", i))
 		}
@@ -124,7 +124,7 @@ func TestBudgetCapIsTheScripts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		admitted := (len(reply) - 6) / 3
+		admitted := (len(reply) - 12) / 3
 		if limit := int(cfg.BatchSize()) + 1; admitted > limit {
 			t.Fatalf("a late admitter with 50 token parts admitted %d, more than one batch (%d)", admitted, limit)
 		}

@@ -15,7 +15,7 @@ func TestMalformedRepliesHideTokens(t *testing.T) {
 	admit := redis.NewCmd(context.Background())
 	admit.SetVal([]any{int64(0), int64(1), int64(0), int64(0), int64(0), int64(0), "u", secret})
 	s := &Store{}
-	if _, _, err := s.decodeAdmit(admitCall{room: "room", cmd: admit}); err == nil || strings.Contains(err.Error(), "SECRET") {
+	if _, _, err := s.decodeAdmit(&admitCall{room: "room", cmd: admit}); err == nil || strings.Contains(err.Error(), "SECRET") {
 		t.Fatalf("admit reply error: %v", err)
 	}
 	if _, err := standing("room", []any{"READY", "123:" + secret}); err == nil || strings.Contains(err.Error(), "SECRET") {

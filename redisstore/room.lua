@@ -3,23 +3,27 @@
 -- makes, so a change costs no extra round trip and takes effect at the very
 -- next call of every process.
 -- KEYS[1] settings (hash: rate capacity ttl maxActive paused opensAt v closed message,
+--   erate (the adaptive rate, present while adaptive is on: settings_set.lua, adapt.lua),
 --   and the page's title brandColor logoUrl language, read by enter alone: pageSettings)
 -- ARGV[1] the defaults, "<rate>:<capacity>:<token TTL ms>:<open>" (open: '1'
 --   when rooms nobody created exist, OPEN_ROOMS), read only for a room
 --   without stored settings: one argument, parsed when needed.
 local function defaults()
   local rate, capacity, ttl, open = string.match(ARGV[1], '^([^:]+):(%d+):(%d+):(%d)$')
-  return {stored = false, open = open == '1', rate = tonumber(rate), rateText = rate, capacity = tonumber(capacity),
+  return {stored = false, open = open == '1', rate = tonumber(rate), rateText = rate, setRate = tonumber(rate), capacity = tonumber(capacity),
     ttl = tonumber(ttl), maxActive = 0, paused = false, opensAt = 0, opensAtText = '0', v = '', closed = false, message = ''}
 end
 
 local function roomSettings()
-  local s = redis.call('HMGET', KEYS[1], 'rate', 'capacity', 'ttl', 'maxActive', 'paused', 'opensAt', 'v', 'closed', 'message')
+  local s = redis.call('HMGET', KEYS[1], 'rate', 'capacity', 'ttl', 'maxActive', 'paused', 'opensAt', 'v', 'closed', 'message', 'erate')
   -- rateText and opensAtText are answered as read: no formatting on the hot path.
   if not s[1] then
     return defaults()
   end
-  return {stored = true, open = true, rate = tonumber(s[1]), rateText = s[1], capacity = tonumber(s[2]), ttl = tonumber(s[3]),
+  -- rate is what admission uses (the adaptive rate when there is one),
+  -- setRate the operator's ratePerSec.
+  local rate = s[10] or s[1]
+  return {stored = true, open = true, rate = tonumber(rate), rateText = rate, setRate = tonumber(s[1]), capacity = tonumber(s[2]), ttl = tonumber(s[3]),
     maxActive = tonumber(s[4]), paused = s[5] == '1', opensAt = tonumber(s[6]), opensAtText = s[6], v = s[7] or '',
     closed = s[8] == '1', message = s[9] or ''}
 end

@@ -85,7 +85,7 @@ func (s *Store) Update(ctx context.Context, room string, create bool, change fun
 			return waitroom.SettingsChange{}, err
 		}
 		k := roomKeys(room)
-		v, err := settingsSetScript.Run(ctx, s.rdb, []string{k.settings(), k.line(), k.seq(), k.marks(), k.budget()}, settingsArgs(rec.version, next)...).Int64()
+		v, err := settingsSetScript.Run(ctx, s.rdb, []string{k.settings(), k.line(), k.seq(), k.marks(), k.budget()}, settingsArgs(rec.version, rec.status.Settings, next)...).Int64()
 		if err != nil {
 			return waitroom.SettingsChange{}, waitroom.Unavailable(err)
 		}
@@ -104,14 +104,21 @@ func (s *Store) Update(ctx context.Context, room string, create bool, change fun
 	return waitroom.SettingsChange{}, waitroom.Unavailable(errors.New("the settings kept changing under concurrent updates"))
 }
 
-func settingsArgs(version string, st waitroom.Settings) []any {
+// settingsArgs are settings_set.lua's arguments. The effective rate starts
+// afresh from ratePerSec when adaptive is turned on or the rate changed;
+// otherwise the adaptive rate reached is kept (within the new bounds).
+func settingsArgs(version string, old, st waitroom.Settings) []any {
+	adaptive, restart := "", old.Adaptive == nil || old.RatePerSec != st.RatePerSec
+	if st.Adaptive != nil {
+		adaptive = st.Adaptive.String()
+	}
 	var opensAt int64
 	if st.OpensAt != nil {
 		opensAt = st.OpensAt.UnixMilli()
 	}
 	// 'f', never an exponent: the embedded store's tonumber refuses "1e+06".
 	return []any{version, strconv.FormatFloat(st.RatePerSec, 'f', -1, 64), st.Capacity, st.EntryTokenTTLSeconds * 1000,
-		st.MaxActive, flag(st.Paused), opensAt, flag(st.Closed), st.Message, st.Title, st.BrandColor, st.LogoURL, st.Language}
+		st.MaxActive, flag(st.Paused), opensAt, flag(st.Closed), st.Message, st.Title, st.BrandColor, st.LogoURL, st.Language, adaptive, flag(restart)}
 }
 
 func notFound(room string) error {
@@ -125,8 +132,8 @@ func (s *Store) readRooms(ctx context.Context, rooms []string) ([]roomRecord, er
 		_, _ = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for i, room := range rooms {
 				k := roomKeys(room)
-				keys := []string{k.settings(), k.line(), k.tokens(), k.seq(), k.marks(), k.admits()}
-				cmds[i] = statusScript.EvalSha(ctx, p, keys, s.args()...)
+				keys := []string{k.settings(), k.line(), k.tokens(), k.seq(), k.marks(), k.admits(), k.control()}
+				cmds[i] = statusScript.EvalSha(ctx, p, keys, s.args(waitroom.AdaptWindow.Milliseconds())...)
 			}
 			return nil
 		})
@@ -153,7 +160,7 @@ func (s *Store) readRooms(ctx context.Context, rooms []string) ([]roomRecord, er
 }
 
 func decodeStatus(room string, r []any) (roomRecord, error) {
-	if len(r) != 22 {
+	if len(r) != 26 {
 		return roomRecord{}, fmt.Errorf("unexpected status reply %v", r)
 	}
 	num := func(i int) int64 { n, _ := r[i].(int64); return n }
@@ -171,6 +178,17 @@ func decodeStatus(room string, r []any) (roomRecord, error) {
 	st.Waiting, st.PreQueued, st.ActiveTokens, st.AdmittedLastMinute = num(10), num(11), num(12), num(13)
 	st.AdmittedPerSec = math.Round(float64(num(14))/5*10) / 10
 	st.OldestWaitSeconds = num(15)
+	var err error
+	if st.Adaptive, err = waitroom.ParseAdaptive(str(22)); err != nil {
+		return roomRecord{}, err
+	}
+	st.EffectiveRatePerSec, _ = strconv.ParseFloat(str(23), 64)
+	if p95, err := strconv.ParseInt(str(24), 10, 64); err == nil {
+		st.DownstreamP95Ms = &p95
+	}
+	if e, err := strconv.ParseFloat(str(25), 64); err == nil {
+		st.DownstreamErrorRate = &e
+	}
 	stored := num(0) == 1
 	return roomRecord{status: st, stored: stored, exists: stored || num(1) > 0, version: str(2)}, nil
 }

@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -13,8 +14,11 @@ import (
 
 // The hot paths cost one round trip each (scripts cached): enter, position,
 // the gate's check and its commit; an admit batch costs two (read the rooms,
-// then one pipeline of every room's script). The abuse limiter runs inside
-// those scripts: a limited caller costs the same.
+// then one pipeline of every room's script), and one more in the batch that
+// hands a room's control window over (the decisions, one pipeline for all
+// rooms), once a window. The abuse limiter runs inside those scripts: a
+// limited caller costs the same. The gate's measurement of the order API
+// rides in its commit and release.
 func TestRoundTripsPerOperation(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		ctx := waitroom.WithCaller(context.Background(), waitroom.Caller{ID: "u1", IP: "192.0.2.1"})
@@ -118,6 +122,48 @@ func TestRoundTripsPerOperation(t *testing.T) {
 			lease, err = s.BeginOrder(ctx, lease.OrderAttempt)
 			return err
 		})
+		lease.Downstream = waitroom.DownstreamCall{Latency: 200 * time.Millisecond, Outcome: waitroom.OutcomeOK}
 		count("gate commit", func() error { return s.CommitOrder(ctx, lease, waitroom.StoredAnswer{Status: 201}) })
+
+		// The commit counted a call: the next batch starts the window, the
+		// first after it hands it over and decides (the first time loads the
+		// decision's script), the next one does not. Someone waits, so that
+		// admission keeps visiting the room.
+		if _, err := s.Enter(ctx, "g", "u3"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Enter(ctx, "g", "u4"); err != nil {
+			t.Fatal(err)
+		}
+		handOver := func(want int64) {
+			t.Helper()
+			if _, err := s.AdmitBatch(ctx); err != nil { // starts the window when none runs
+				t.Fatal(err)
+			}
+			time.Sleep(waitroom.AdaptWindow)
+			before := counter.Count()
+			b, err := s.AdmitBatch(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if handed := slices.ContainsFunc(b.Rooms, func(r waitroom.RoomBatch) bool { return r.Downstream != nil }); !handed {
+				t.Fatalf("no window handed over: %+v", b)
+			}
+			if got := counter.Count() - before; want > 0 && got != want {
+				t.Errorf("admit batch handing a window over: %d round trips, want %d", got, want)
+			}
+		}
+		handOver(0)
+		third, err := s.Position(ctx, "g", "u3")
+		if err != nil || third.Status != waitroom.Ready {
+			t.Fatalf("u3 not admitted: %+v %v", third, err)
+		}
+		if lease, err = s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "g", User: "u3", Token: third.Token}); err != nil {
+			t.Fatal(err)
+		}
+		lease.Downstream = waitroom.DownstreamCall{Latency: 200 * time.Millisecond, Outcome: waitroom.OutcomeOK}
+		count("gate commit counting a call", func() error { return s.CommitOrder(ctx, lease, waitroom.StoredAnswer{Status: 201}) })
+		handOver(3)
+		measure("admit batch within a window", 2, func() error { _, err := s.AdmitBatch(ctx); return err })
 	})
 }

@@ -287,7 +287,7 @@ func TestRoomStatus(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := waitroom.RoomStatus{Room: "r", Settings: waitroom.Settings{RatePerSec: 2.5, Capacity: 100_000, EntryTokenTTLSeconds: 300, MaxActive: 30, OpensAt: &opens},
-			State: waitroom.StatePreQueue, Waiting: 5, PreQueued: 3, ActiveTokens: 10, AdmittedLastMinute: 10}
+			State: waitroom.StatePreQueue, Waiting: 5, PreQueued: 3, ActiveTokens: 10, AdmittedLastMinute: 10, EffectiveRatePerSec: 2.5}
 		if st.OpensAt == nil || !st.OpensAt.Equal(opens) {
 			t.Fatalf("opensAt %v, want %v", st.OpensAt, opens)
 		}

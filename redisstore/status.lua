@@ -1,10 +1,13 @@
 -- A room's settings and what is happening in it, for operators. Read only.
 -- KEYS[1] settings  KEYS[2] line  KEYS[3] live tokens  KEYS[4] sequence counter
--- KEYS[5] marks  KEYS[6] admissions per second
--- ARGV[1] defaults (room.lua)
+-- KEYS[5] marks  KEYS[6] admissions per second  KEYS[7] the controller's (adapt.lua)
+-- ARGV[1] defaults (room.lua)  ARGV[2] the control window ms
 -- Returns {stored, hasKeys, version, rate, capacity, ttlMs, maxActive, paused, opensAtMs, state,
 --          waiting, prequeued, activeTokens, admittedLastMinute, admittedLast5s, oldestWaitSeconds,
---          closed, message, title, brandColor, logoUrl, language}
+--          closed, message, title, brandColor, logoUrl, language,
+--          adaptive, effectiveRate, downstreamP95Ms, downstreamErrorRate}
+-- The downstream figures are the last window's, '' when it ended more than two
+-- windows ago (no order finished since: nothing was handed over).
 local room = roomSettings()
 local _, nowMs, nowSec = serverTime()
 local inLine = redis.call('ZCARD', KEYS[2])
@@ -37,11 +40,19 @@ elseif room.paused then
 elseif room.opensAt > nowMs then
   state = 'prequeue'
 end
-local out = {room.stored and 1 or 0, hasKeys, room.v, string.format('%.17g', room.rate), room.capacity, room.ttl,
+local out = {room.stored and 1 or 0, hasKeys, room.v, string.format('%.17g', room.setRate), room.capacity, room.ttl,
   room.maxActive, room.paused and 1 or 0, string.format('%d', room.opensAt), state,
   inLine - prequeued, prequeued, active, minute, recent, oldest, room.closed and 1 or 0, room.message}
 pageSettings(room)
 for i = 1, 4 do
   out[#out + 1] = room.page[i] or ''
 end
+local control = redis.call('HMGET', KEYS[7], 'at', 'p95', 'err')
+if not control[1] or nowMs - tonumber(control[1]) > 2 * tonumber(ARGV[2]) then
+  control = {'', '', ''}
+end
+out[#out + 1] = room.stored and redis.call('HGET', KEYS[1], 'adaptive') or ''
+out[#out + 1] = string.format('%.17g', room.rate)
+out[#out + 1] = control[2] or ''
+out[#out + 1] = control[3] or ''
 return out

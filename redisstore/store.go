@@ -48,6 +48,12 @@ var (
 	rateLimitLua string
 	//go:embed accept.lua
 	acceptLua string
+	//go:embed downstream.lua
+	downstreamLua string
+	//go:embed adaptive.lua
+	adaptiveLua string
+	//go:embed adapt.lua
+	adaptLua string
 
 	// sources are the scripts as the store loads them, by file name: the
 	// room scripts begin with room.lua, the settings every one of them reads.
@@ -57,10 +63,11 @@ var (
 		"admit.lua":        roomLua + "\n" + admitLua,
 		"status.lua":       roomLua + "\n" + statusLua,
 		"accept.lua":       roomLua + "\n" + rateLimitLua + "\n" + challengeLua + "\n" + acceptLua,
-		"settings_set.lua": settingsSetLua,
+		"settings_set.lua": adaptiveLua + "\n" + settingsSetLua,
 		"order_begin.lua":  rateLimitLua + "\n" + orderBeginLua,
-		"order_commit.lua": orderCommitLua,
-		"unlock.lua":       unlockLua,
+		"order_commit.lua": downstreamLua + "\n" + orderCommitLua,
+		"unlock.lua":       downstreamLua + "\n" + unlockLua,
+		"adapt.lua":        adaptiveLua + "\n" + adaptLua,
 		"apply.lua":        applyHead + roomLua + "\n" + rateLimitLua + "\n" + challengeLua + "\n" + enterLua + "\n" + applyTail,
 	}
 
@@ -73,6 +80,7 @@ var (
 	orderBeginScript  = redis.NewScript(sources["order_begin.lua"])
 	orderCommitScript = redis.NewScript(sources["order_commit.lua"])
 	unlockScript      = redis.NewScript(sources["unlock.lua"])
+	adaptScript       = redis.NewScript(sources["adapt.lua"])
 )
 
 // Scripts names every script the store loads, for the checks that read
@@ -123,6 +131,11 @@ const stallIntervals = 5
 // idleExpiry is how long an idle room's keys outlive its last waiter or
 // token (at least; admit.lua lengthens it for slow rates).
 const idleExpiry = time.Minute
+
+// downstreamExpiry is how long a room's downstream counters and its
+// controller's state outlive the room's last order: an API unheard of for
+// two minutes is learnt afresh.
+const downstreamExpiry = 2 * time.Minute
 
 // Store implements waitroom.Queue and waitroom.Rooms.
 type Store struct {
@@ -188,6 +201,8 @@ func (r roomKeys) budget() string         { return r.key("budget") }
 func (r roomKeys) tokens() string         { return r.key("tokens") }
 func (r roomKeys) buckets() string        { return r.key("buckets") } // the limiter's (ratelimit.lua)
 func (r roomKeys) tokenPrefix() string    { return r.key("u:") }
+func (r roomKeys) downstream() string     { return r.key("downstream") } // the gate's counters (downstream.lua)
+func (r roomKeys) control() string        { return r.key("control") }    // the controller's state (adapt.lua)
 func (r roomKeys) token(user string) string {
 	return r.tokenPrefix() + user
 }
@@ -432,7 +447,8 @@ func (s *Store) AdmitBatch(ctx context.Context) (waitroom.Batch, error) {
 	}
 	var batch waitroom.Batch
 	var failed error
-	for _, c := range calls {
+	for i := range calls {
+		c := &calls[i]
 		rb, stored, err := s.decodeAdmit(c)
 		if err != nil {
 			failed = err
@@ -448,6 +464,7 @@ func (s *Store) AdmitBatch(ctx context.Context) (waitroom.Batch, error) {
 	if failed != nil && len(batch.Rooms) == 0 {
 		return batch, waitroom.Unavailable(failed)
 	}
+	s.decide(ctx, calls)
 	return batch, nil
 }
 
@@ -456,6 +473,8 @@ type admitCall struct {
 	keys []string
 	args []any
 	cmd  *redis.Cmd
+	// handed is the control window the script handed over, if any.
+	handed *handedWindow
 }
 
 func (s *Store) admitCall(room string) (admitCall, error) {
@@ -464,7 +483,8 @@ func (s *Store) admitCall(room string) (admitCall, error) {
 	if w, ok := s.wanted.Load(room); ok {
 		n = w.(int)
 	}
-	args := s.args(strconv.FormatFloat(s.interval.Seconds(), 'f', -1, 64), k.tokenPrefix(), room, s.idle.Milliseconds())
+	args := s.args(strconv.FormatFloat(s.interval.Seconds(), 'f', -1, 64), k.tokenPrefix(), room, s.idle.Milliseconds(),
+		waitroom.AdaptWindow.Milliseconds(), downstreamExpiry.Milliseconds())
 	for i := 0; i < n; i++ {
 		t, err := s.randomToken()
 		if err != nil {
@@ -472,7 +492,7 @@ func (s *Store) admitCall(room string) (admitCall, error) {
 		}
 		args = append(args, t)
 	}
-	keys := []string{k.settings(), k.line(), k.budget(), k.marks(), k.tokens(), k.seq(), k.admits(), k.buckets()}
+	keys := []string{k.settings(), k.line(), k.budget(), k.marks(), k.tokens(), k.seq(), k.admits(), k.buckets(), k.downstream(), k.control()}
 	return admitCall{room: room, keys: keys, args: args}, nil
 }
 
@@ -495,12 +515,12 @@ func firstErr(calls []admitCall) error {
 }
 
 // admitHead is the length of admit.lua's reply before the admitted users.
-const admitHead = 6
+const admitHead = 12
 
 // decodeAdmit reads a room's batch, whether the room has stored settings,
 // and remembers how many token parts its rate wants next time (a raised
 // rate is short of parts for one batch; the budget keeps what it saved).
-func (s *Store) decodeAdmit(c admitCall) (rb waitroom.RoomBatch, stored bool, err error) {
+func (s *Store) decodeAdmit(c *admitCall) (rb waitroom.RoomBatch, stored bool, err error) {
 	reply, err := c.cmd.Slice()
 	if err != nil {
 		return rb, false, err
@@ -518,6 +538,14 @@ func (s *Store) decodeAdmit(c admitCall) (rb waitroom.RoomBatch, stored bool, er
 	rb.TokensExpired, _ = reply[2].(int64)
 	expMs, _ := strconv.ParseInt(fmt.Sprint(reply[3]), 10, 64)
 	expiresAt := time.UnixMilli(expMs).UTC()
+	rb.EffectiveRatePerSec, _ = strconv.ParseFloat(fmt.Sprint(reply[6]), 64)
+	rb.Waiting, _ = reply[0].(int64)
+	if c.handed, err = decodeWindow(rb, reply[7:12]); err != nil {
+		return rb, false, err
+	}
+	if c.handed != nil {
+		rb.Downstream = &c.handed.window
+	}
 	for i := admitHead; i+2 < len(reply); i += 3 {
 		user, _ := reply[i].(string)
 		token, _ := reply[i+1].(string)
@@ -598,7 +626,8 @@ func (s *Store) BeginOrder(ctx context.Context, o waitroom.OrderAttempt) (waitro
 	}
 }
 
-// CommitOrder consumes the token, keeps the answer and releases the lock.
+// CommitOrder consumes the token, keeps the answer and releases the lock;
+// the lease's downstream call is counted with the release (downstream.lua).
 func (s *Store) CommitOrder(ctx context.Context, l waitroom.Lease, answer waitroom.StoredAnswer) error {
 	answer.RequestHash = l.RequestHash
 	raw, err := json.Marshal(answer)
@@ -606,17 +635,20 @@ func (s *Store) CommitOrder(ctx context.Context, l waitroom.Lease, answer waitro
 		return err
 	}
 	k := roomKeys(l.Room)
-	keys := []string{k.token(l.User), k.lock(l.User), k.idempotency(l.User, l.IdempotencyKey), k.tokens()}
-	_, replicated, err := s.runGateWrite(ctx, orderCommitScript, keys, l.Token, l.LockValue, l.User, flag(l.IdempotencyKey != ""), raw, int64(IdempotencyTTL.Seconds()))
+	keys := []string{k.token(l.User), k.lock(l.User), k.idempotency(l.User, l.IdempotencyKey), k.tokens(), k.downstream()}
+	_, replicated, err := s.runGateWrite(ctx, orderCommitScript, keys, l.Token, l.LockValue, l.User, flag(l.IdempotencyKey != ""), raw, int64(IdempotencyTTL.Seconds()),
+		l.Downstream.Field(), downstreamExpiry.Milliseconds())
 	return s.unavailableUnlessReplicated(replicated, err)
 }
 
-// ReleaseOrder releases the user's lock if this lease still owns it.
+// ReleaseOrder releases the user's lock if this lease still owns it, and
+// counts the lease's downstream call with it.
 func (s *Store) ReleaseOrder(ctx context.Context, l waitroom.Lease) error {
 	if l.LockValue == "" {
 		return nil
 	}
-	if err := unlockScript.Run(ctx, s.rdb, []string{roomKeys(l.Room).lock(l.User)}, l.LockValue).Err(); err != nil {
+	k := roomKeys(l.Room)
+	if err := unlockScript.Run(ctx, s.rdb, []string{k.lock(l.User), k.downstream()}, l.LockValue, l.Downstream.Field(), downstreamExpiry.Milliseconds()).Err(); err != nil {
 		return waitroom.Unavailable(err)
 	}
 	return nil

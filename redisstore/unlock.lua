@@ -1,6 +1,10 @@
--- Release a lock only if we still own it (compare-and-delete).
+-- Release a lock only if we still own it (compare-and-delete), and count
+-- the order API call made under it (downstream.lua).
 -- KEYS[1] lock  ARGV[1] lock value
+-- KEYS[2] the room's downstream counters  ARGV[2] the call's counter ('' or absent: none)
+-- ARGV[3] the counters' expiry ms
 if redis.call('GET', KEYS[1]) == ARGV[1] then
+  recordCall(2, 2)
   return redis.call('DEL', KEYS[1])
 end
 return 0

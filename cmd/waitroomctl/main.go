@@ -26,7 +26,9 @@ commands:
   set ROOM [--rate N] [--capacity N] [--max-active N] [--token-ttl SECONDS]
            [--opens-at RFC3339|+DURATION|none] [--paused true|false]
            [--message TEXT] [--title TEXT] [--brand-color #rrggbb] [--logo-url URL] [--language en|ko]
-           (an empty value, --message '', clears a text setting)
+           [--adaptive-target-p95 DURATION --min-rate N --max-rate N] [--adaptive off]
+           (an empty value, --message '', clears a text setting; the three adaptive
+           flags together turn adaptive admission on, one alone changes that bound)
   close ROOM [--message TEXT]   sold out: refuse newcomers, tell the line CLOSED
   reopen ROOM [--message TEXT]  a fresh line
                         create the room, or change only the given settings
@@ -65,6 +67,7 @@ type options struct {
 	url, token    string
 	aws, json     bool
 	settings      map[string]any // set's flags, by API field name
+	adaptive      adaptiveFlags
 	positionals   []string
 	settingsFlags []string
 }
@@ -130,8 +133,8 @@ func dispatch(ctx context.Context, c *client, o options, e env) error {
 		return usageError(fmt.Sprintf("%s takes --message alone, not --%s", cmd, o.settingsFlags[0]))
 	case cmd != "set" && cmd != "close" && cmd != "reopen" && len(o.settingsFlags) > 0:
 		return usageError(fmt.Sprintf("--%s only goes with set", o.settingsFlags[0]))
-	case cmd == "set" && len(o.settings) == 0:
-		return usageError("set needs at least one of --rate, --capacity, --max-active, --token-ttl, --opens-at, --paused, --message, --title, --brand-color, --logo-url, --language")
+	case cmd == "set" && len(o.settings) == 0 && !o.adaptive.given():
+		return usageError("set needs at least one of --rate, --capacity, --max-active, --token-ttl, --opens-at, --paused, --message, --title, --brand-color, --logo-url, --language, --adaptive-target-p95, --min-rate, --max-rate, --adaptive")
 	}
 	out := printer{w: e.stdout, json: o.json}
 	switch cmd {
@@ -140,6 +143,9 @@ func dispatch(ctx context.Context, c *client, o options, e env) error {
 	case "get":
 		return out.room(c.get(ctx, "/admin/rooms/"+rest[0]))
 	case "set":
+		if err := o.adaptive.apply(ctx, c, rest[0], o.settings); err != nil {
+			return err
+		}
 		return out.room(c.set(ctx, rest[0], o.settings))
 	case "pause", "resume":
 		return out.room(c.send(ctx, http.MethodPost, "/admin/rooms/"+rest[0]+"/"+cmd, nil))
@@ -177,6 +183,7 @@ func parseArgs(args []string, getenv func(string) string) (options, error) {
 	for name, field := range settingFlags {
 		fs.Func(name, "", func(v string) error { return setting(o.settings, field, v) })
 	}
+	o.adaptive.define(fs)
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
@@ -191,7 +198,7 @@ func parseArgs(args []string, getenv func(string) string) (options, error) {
 		args = fs.Args()[1:]
 	}
 	fs.Visit(func(f *flag.Flag) {
-		if _, ok := settingFlags[f.Name]; ok {
+		if _, ok := settingFlags[f.Name]; ok || adaptiveFlagNames[f.Name] {
 			o.settingsFlags = append(o.settingsFlags, f.Name)
 		}
 	})

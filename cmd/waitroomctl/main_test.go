@@ -202,11 +202,64 @@ func TestAWSSigning(t *testing.T) {
 
 func TestFrame(t *testing.T) {
 	rooms := []roomStatus{{Room: "sale", State: "open", RatePerSec: 40, Waiting: 4800, AdmittedPerSec: 20, ActiveTokens: 12, MaxActive: 50, OldestWaitSeconds: 125}}
-	f := frame("http://x", time.Date(2026, 11, 27, 0, 0, 5, 0, time.UTC), rooms, map[string][]float64{"sale": {0, 20, 40}}, nil)
+	f := frame("http://x", time.Date(2026, 11, 27, 0, 0, 5, 0, time.UTC), rooms, map[string][]float64{"sale": {0, 20, 40}}, nil, nil)
 	for _, want := range []string{"00:00:05", "sale", "20.0 of 40", "[#####.....]", "12/50", "2m05s", "2m00s", "▁▅█"} {
 		if !strings.Contains(f, want) {
 			t.Errorf("frame lacks %q:\n%s", want, f)
 		}
+	}
+}
+
+// An adaptive room's frame: admitted against the effective rate, and the
+// effective rate moving within its bounds, with the order API's second.
+func TestFrameAdaptive(t *testing.T) {
+	p95, errs := int64(231), 0.025
+	rooms := []roomStatus{{Room: "sale", State: "open", RatePerSec: 100, EffectiveRatePerSec: 50, Waiting: 600, AdmittedPerSec: 50,
+		Adaptive: &adaptiveSetting{TargetP95Ms: 250, MinRatePerSec: 10, MaxRatePerSec: 200}, DownstreamP95Ms: &p95, DownstreamErrorRate: &errs},
+		{Room: "fixed", State: "open", RatePerSec: 40, EffectiveRatePerSec: 40}}
+	f := frame("http://x", time.Now(), rooms, nil, map[string][]float64{"sale": {200, 100, 50}}, nil)
+	for _, want := range []string{"50.0 of 50", "[##########]", "ADAPTIVE", "50.0/s (10 to 200)", "[###.......]", "█▅▃", "p95 231ms errors 2.5%", "12s"} {
+		if !strings.Contains(f, want) {
+			t.Errorf("frame lacks %q:\n%s", want, f)
+		}
+	}
+	if strings.Count(f, "fixed") != 1 {
+		t.Errorf("a fixed-rate room has no adaptive row:\n%s", f)
+	}
+}
+
+// Adaptive admission from waitroomctl: the three bounds turn it on, one
+// alone changes that bound, --adaptive off turns it off; get shows it.
+func TestAdaptiveFromWaitroomctl(t *testing.T) {
+	ctx := context.Background()
+	r := startRunner(t)
+	if res := ctl(t, ctx, r.URL, "set", "sale", "--rate", "100", "--min-rate", "5"); res.code != 2 || !strings.Contains(res.stderr, "not adaptive") {
+		t.Fatalf("one bound of a room that is not adaptive: %+v", res)
+	}
+	res := ctl(t, ctx, r.URL, "set", "sale", "--rate", "500", "--adaptive-target-p95", "250ms", "--min-rate", "10", "--max-rate", "200")
+	if res.code != 0 || !strings.Contains(res.stdout, "adaptive  target p95 250ms  rate 10 to 200/s  effective rate 200/s") ||
+		!strings.Contains(res.stdout, "order API no order in the last second") {
+		t.Fatalf("on: %+v", res)
+	}
+	if s := status(t, ctx, r.URL, "sale"); s.Adaptive == nil || *s.Adaptive != (adaptiveSetting{250, 10, 200}) || s.EffectiveRatePerSec != 200 || s.RatePerSec != 500 {
+		t.Fatalf("stored: %+v", s)
+	}
+	if res := ctl(t, ctx, r.URL, "set", "sale", "--max-rate", "50"); res.code != 0 || !strings.Contains(res.stdout, "rate 10 to 50/s  effective rate 50/s") {
+		t.Fatalf("one bound: %+v", res)
+	}
+	if res := ctl(t, ctx, r.URL, "set", "sale", "--max-rate", "1"); res.code != 1 || !strings.Contains(res.stderr, "adaptive.minRatePerSec") {
+		t.Fatalf("the server names the field: %+v", res)
+	}
+	for _, bad := range [][]string{{"--adaptive", "on"}, {"--adaptive", "off", "--min-rate", "3"}, {"--adaptive-target-p95", "fast"}} {
+		if res := ctl(t, ctx, r.URL, append([]string{"set", "sale"}, bad...)...); res.code != 2 {
+			t.Fatalf("%v: %+v", bad, res)
+		}
+	}
+	if res := ctl(t, ctx, r.URL, "set", "sale", "--adaptive", "off"); res.code != 0 || !strings.Contains(res.stdout, "adaptive  off  effective rate 500/s") {
+		t.Fatalf("off: %+v", res)
+	}
+	if res := ctl(t, ctx, r.URL, "get", "sale", "--min-rate", "3"); res.code != 2 {
+		t.Fatalf("--min-rate with get: %+v", res)
 	}
 }
 

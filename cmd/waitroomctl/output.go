@@ -11,26 +11,51 @@ import (
 
 // roomStatus is the admin API's room status (docs/API.md).
 type roomStatus struct {
-	Room                 string     `json:"room"`
-	RatePerSec           float64    `json:"ratePerSec"`
-	Capacity             int64      `json:"capacity"`
-	EntryTokenTTLSeconds int64      `json:"entryTokenTtlSeconds"`
-	MaxActive            int64      `json:"maxActive"`
-	Paused               bool       `json:"paused"`
-	OpensAt              *time.Time `json:"opensAt"`
-	Closed               bool       `json:"closed"`
-	Message              string     `json:"message"`
-	Title                string     `json:"title"`
-	BrandColor           string     `json:"brandColor"`
-	LogoURL              string     `json:"logoUrl"`
-	Language             string     `json:"language"`
-	State                string     `json:"state"`
-	Waiting              int64      `json:"waiting"`
-	PreQueued            int64      `json:"prequeued"`
-	ActiveTokens         int64      `json:"activeTokens"`
-	AdmittedLastMinute   int64      `json:"admittedLastMinute"`
-	AdmittedPerSec       float64    `json:"admittedPerSec"`
-	OldestWaitSeconds    int64      `json:"oldestWaitSeconds"`
+	Room                 string           `json:"room"`
+	RatePerSec           float64          `json:"ratePerSec"`
+	Capacity             int64            `json:"capacity"`
+	EntryTokenTTLSeconds int64            `json:"entryTokenTtlSeconds"`
+	MaxActive            int64            `json:"maxActive"`
+	Paused               bool             `json:"paused"`
+	OpensAt              *time.Time       `json:"opensAt"`
+	Closed               bool             `json:"closed"`
+	Message              string           `json:"message"`
+	Title                string           `json:"title"`
+	BrandColor           string           `json:"brandColor"`
+	LogoURL              string           `json:"logoUrl"`
+	Language             string           `json:"language"`
+	State                string           `json:"state"`
+	Waiting              int64            `json:"waiting"`
+	PreQueued            int64            `json:"prequeued"`
+	ActiveTokens         int64            `json:"activeTokens"`
+	AdmittedLastMinute   int64            `json:"admittedLastMinute"`
+	AdmittedPerSec       float64          `json:"admittedPerSec"`
+	OldestWaitSeconds    int64            `json:"oldestWaitSeconds"`
+	Adaptive             *adaptiveSetting `json:"adaptive"`
+	EffectiveRatePerSec  float64          `json:"effectiveRatePerSec"`
+	DownstreamP95Ms      *int64           `json:"downstreamP95Ms"`
+	DownstreamErrorRate  *float64         `json:"downstreamErrorRate"`
+}
+
+// rate is the rate admission uses: the effective one (an older server
+// without it: the setting).
+func (s roomStatus) rate() float64 {
+	if s.EffectiveRatePerSec > 0 {
+		return s.EffectiveRatePerSec
+	}
+	return s.RatePerSec
+}
+
+// downstream spells the order API's measurements of the last second.
+func (s roomStatus) downstream() string {
+	if s.DownstreamP95Ms == nil {
+		return "-"
+	}
+	errs := "-"
+	if s.DownstreamErrorRate != nil {
+		errs = fmt.Sprintf("%.1f%%", 100**s.DownstreamErrorRate)
+	}
+	return fmt.Sprintf("p95 %dms errors %s", *s.DownstreamP95Ms, errs)
 }
 
 // lastInLineWait is the estimated wait of the last in line, at the rate.
@@ -38,7 +63,7 @@ func (s roomStatus) lastInLineWait() string {
 	if s.State != "open" {
 		return s.State
 	}
-	return duration(float64(s.Waiting+s.PreQueued) / s.RatePerSec)
+	return duration(float64(s.Waiting+s.PreQueued) / s.rate())
 }
 
 // printer writes the answers: as text, or the API's JSON with --json.
@@ -70,6 +95,16 @@ func (p printer) room(body []byte, err error) error {
 		s.RatePerSec, s.Capacity, s.EntryTokenTTLSeconds, maxActive, s.Paused, opens)
 	fmt.Fprintf(p.w, "  now       waiting %d  pre-queued %d  active tokens %d  admitted %.1f/s (%d in the last minute)  oldest wait %s  last in line %s\n",
 		s.Waiting, s.PreQueued, s.ActiveTokens, s.AdmittedPerSec, s.AdmittedLastMinute, duration(float64(s.OldestWaitSeconds)), s.lastInLineWait())
+	adaptive := "off"
+	if a := s.Adaptive; a != nil {
+		adaptive = fmt.Sprintf("target p95 %dms  rate %g to %g/s", a.TargetP95Ms, a.MinRatePerSec, a.MaxRatePerSec)
+	}
+	fmt.Fprintf(p.w, "  adaptive  %s  effective rate %g/s\n", adaptive, s.rate())
+	if s.DownstreamP95Ms != nil {
+		fmt.Fprintf(p.w, "  order API %s (the last second)\n", s.downstream())
+	} else {
+		fmt.Fprintf(p.w, "  order API no order in the last second\n")
+	}
 	if s.Message != "" {
 		fmt.Fprintf(p.w, "  message   %q\n", s.Message)
 	}
@@ -100,7 +135,7 @@ func (p printer) list(body []byte, err error) error {
 	tw := tabwriter.NewWriter(p.w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ROOM\tSTATE\tWAITING\tPRE-QUEUED\tADMITTED/S\tRATE\tACTIVE\tOLDEST WAIT")
 	for _, s := range l.Rooms {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.1f\t%g\t%d\t%s\n", s.Room, s.State, s.Waiting, s.PreQueued, s.AdmittedPerSec, s.RatePerSec, s.ActiveTokens, duration(float64(s.OldestWaitSeconds)))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.1f\t%g\t%d\t%s\n", s.Room, s.State, s.Waiting, s.PreQueued, s.AdmittedPerSec, s.rate(), s.ActiveTokens, duration(float64(s.OldestWaitSeconds)))
 	}
 	return tw.Flush()
 }

@@ -18,7 +18,7 @@ const historyLen = 60
 // refresh shows its error in the frame and keeps trying: a blip of the
 // network must not end the operator's view in the middle of a sale.
 func watch(ctx context.Context, c *client, room string, every time.Duration, w io.Writer) error {
-	history := map[string][]float64{}
+	history, rates := map[string][]float64{}, map[string][]float64{}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
@@ -29,8 +29,10 @@ func watch(ctx context.Context, c *client, room string, every time.Duration, w i
 		for _, r := range rooms {
 			h := append(history[r.Room], r.AdmittedPerSec)
 			history[r.Room] = h[max(0, len(h)-historyLen):]
+			e := append(rates[r.Room], r.rate())
+			rates[r.Room] = e[max(0, len(e)-historyLen):]
 		}
-		fmt.Fprint(w, "\x1b[H\x1b[2J"+frame(c.base, time.Now(), rooms, history, err))
+		fmt.Fprint(w, "\x1b[H\x1b[2J"+frame(c.base, time.Now(), rooms, history, rates, err))
 		select {
 		case <-ctx.Done():
 			return nil
@@ -56,8 +58,9 @@ func fetch(ctx context.Context, c *client, room string) ([]roomStatus, error) {
 	return l.Rooms, json.Unmarshal(body, &l)
 }
 
-// frame is one screen of the watch: a pure function of what was fetched.
-func frame(base string, now time.Time, rooms []roomStatus, history map[string][]float64, err error) string {
+// frame is one screen of the watch: a pure function of what was fetched
+// (history: admissions per second; rates: the effective rate, by room).
+func frame(base string, now time.Time, rooms []roomStatus, history, rates map[string][]float64, err error) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "waitroom %s  %s  (Ctrl-C to quit)\n\n", base, now.Format("15:04:05"))
 	if err != nil {
@@ -71,14 +74,35 @@ func frame(base string, now time.Time, rooms []roomStatus, history map[string][]
 			active += fmt.Sprintf("/%d", r.MaxActive)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.1f of %g\t%s\t%s\t%s\t%s\t%s\n", r.Room, r.State, r.Waiting, r.PreQueued,
-			r.AdmittedPerSec, r.RatePerSec, bar(r.AdmittedPerSec/r.RatePerSec, 10), active,
+			r.AdmittedPerSec, r.rate(), bar(r.AdmittedPerSec/r.rate(), 10), active,
 			duration(float64(r.OldestWaitSeconds)), r.lastInLineWait(), sparkline(history[r.Room]))
 	}
 	_ = tw.Flush()
+	adaptiveRows(&b, rooms, rates)
 	if len(rooms) == 0 && err == nil {
 		b.WriteString("no rooms yet: waitroomctl set ROOM --rate N creates one\n")
 	}
 	return b.String()
+}
+
+// adaptiveRows shows, under the table, every adaptive room's effective
+// rate moving (a sparkline of the last minute, scaled to its bounds'
+// maximum) and the order API's last second.
+func adaptiveRows(b *strings.Builder, rooms []roomStatus, rates map[string][]float64) {
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	header := false
+	for _, r := range rooms {
+		if r.Adaptive == nil {
+			continue
+		}
+		if !header {
+			fmt.Fprintln(tw, "\nADAPTIVE\tEFFECTIVE RATE\tOF MAX\tLAST MINUTE\tORDER API")
+			header = true
+		}
+		fmt.Fprintf(tw, "%s\t%.1f/s (%g to %g)\t%s\t%s\t%s\n", r.Room, r.rate(), r.Adaptive.MinRatePerSec, r.Adaptive.MaxRatePerSec,
+			bar(r.rate()/r.Adaptive.MaxRatePerSec, 10), sparklineTo(rates[r.Room], r.Adaptive.MaxRatePerSec), r.downstream())
+	}
+	_ = tw.Flush()
 }
 
 // bar draws a share (admitted against the rate) in width cells.
@@ -92,17 +116,23 @@ func bar(share float64, width int) string {
 
 // sparkline draws samples scaled to their maximum.
 func sparkline(samples []float64) string {
-	const levels = "▁▂▃▄▅▆▇█"
-	steps := []rune(levels)
 	top := 0.0
 	for _, s := range samples {
 		top = math.Max(top, s)
 	}
+	return sparklineTo(samples, top)
+}
+
+// sparklineTo draws samples scaled to top (a rate's bound: the line's
+// height then says how near the bound the rate runs).
+func sparklineTo(samples []float64, top float64) string {
+	const levels = "▁▂▃▄▅▆▇█"
+	steps := []rune(levels)
 	var b strings.Builder
 	for _, s := range samples {
 		i := 0
 		if top > 0 {
-			i = int(math.Round(s / top * float64(len(steps)-1)))
+			i = int(math.Round(math.Min(s/top, 1) * float64(len(steps)-1)))
 		}
 		b.WriteRune(steps[i])
 	}

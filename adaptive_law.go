@@ -1,0 +1,175 @@
+package waitroom
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// AdaptWindow is the control window: the gate's measurements of one room
+// are handed to the admitter, and the room's effective rate decided, once
+// per window (by the store's clock).
+const AdaptWindow = time.Second
+
+// The control law's constants (docs/design.md, "Adaptive admission").
+const (
+	// baseSpan is how long the unloaded latency (base) remembers a window:
+	// a slower API is the new base within this span of its last fast window.
+	baseSpan = 5 * time.Second
+	// capSpan is how long a saturated window's throughput stands for the
+	// API's capacity, the level probing climbs back to quickly.
+	capSpan = 30 * time.Second
+	// Queueing is told by a window's p95 over the base p95 (the least of
+	// the recent windows'): above queueHigh calls wait for the API; below
+	// queueLow the API serves them as fast as it can, and the rate may rise.
+	queueLow, queueHigh = 0.02, 0.05
+	// queueCalls is the least queue (calls waiting, on average) that is
+	// one: below it a few calls' noise in a window's mean looks like one.
+	queueCalls = 0.5
+	// errorShare of overload answers and timeouts halves the rate.
+	errorShare = 0.05
+	// drainTime is how fast a saturated window's queue is to be drained.
+	drainTime = 2 * time.Second
+	// minSamples: fewer calls in a window say nothing about latency.
+	minSamples = 5
+	// Probing raises the rate by probeStep more for every calm window in a
+	// row (1%, 2%, … up to maxProbe): gentle next to the capacity it was
+	// cut at, quick to find a capacity that has grown.
+	probeStep, maxProbe = 0.01, 0.25
+	// fastProbe climbs back towards a known capacity, up to nearCap of it.
+	fastProbe, nearCap = 1.25, 0.9
+	// maxCut bounds one window's cut for latency, as a share of the rate:
+	// a latency spike of one window must not throw the rate away.
+	maxCut = 0.5
+)
+
+// Window is one control window's measurements, as the store hands it over.
+type Window struct {
+	End      time.Time     // the store's clock at the hand-over
+	Duration time.Duration // since the previous hand-over
+	Calls    Histogram
+	// Backlog: someone waited at the hand-over, so the rate, not demand,
+	// bounded admission: only then does a calm API say the rate can rise.
+	Backlog bool
+}
+
+// ControlState is what the law remembers between windows, kept in the
+// store (invocations come and go; several admitters may overlap).
+type ControlState struct {
+	// Bases are recent windows' mean and p95 latencies (ms): their
+	// minima are the API's unloaded latency, the base.
+	Bases []Sample `json:"b,omitempty"`
+	// Caps is the latest saturated window's completion rate (per second)
+	// within capSpan: the API's known capacity.
+	Caps []Sample `json:"c,omitempty"`
+	// Calm counts the windows in a row that let the rate rise.
+	Calm int `json:"n,omitempty"`
+}
+
+// Sample is one window's value (and p95, for bases) and its end (Unix ms).
+type Sample struct {
+	At  int64   `json:"t"`
+	V   float64 `json:"v"`
+	P95 float64 `json:"p,omitempty"`
+}
+
+// EncodeControl and DecodeControl are the store's spelling of the state;
+// a state that does not decode (none yet, or another version's) is empty.
+func EncodeControl(s ControlState) string {
+	b, _ := json.Marshal(s) // of plain numbers: cannot fail
+	return string(b)
+}
+
+func DecodeControl(text string) ControlState {
+	var s ControlState
+	if json.Unmarshal([]byte(text), &s) != nil {
+		return ControlState{}
+	}
+	return s
+}
+
+// Decision is the law's answer for one window.
+type Decision struct {
+	Rate      float64       // the next effective rate
+	P95       time.Duration // the window's p95; 0 without calls
+	ErrorRate float64
+	Reason    string // for logs and tests: errors, queueing, probe, hold
+}
+
+// Next is the law: the effective rate after window w, from the current
+// rate, and the state to keep. A pure function of its arguments.
+func (a Adaptive) Next(rate float64, w Window, st ControlState) (Decision, ControlState) {
+	d := Decision{Rate: rate, P95: w.Calls.Quantile(0.95), ErrorRate: w.Calls.ErrorRate(), Reason: "hold"}
+	now := w.End.UnixMilli()
+	st.Bases = recent(st.Bases, now, baseSpan)
+	st.Caps = recent(st.Caps, now, capSpan)
+	n := w.Calls.Calls()
+	if n == 0 || w.Duration <= 0 {
+		return d, st
+	}
+	mean := ms(w.Calls.Mean())
+	if n >= minSamples && d.ErrorRate <= errorShare { // fast refusals say nothing of the service time
+		st.Bases = append(st.Bases, Sample{At: now, V: mean, P95: ms(d.P95)})
+	}
+	base, baseP95 := lowest(st.Bases)
+	throughput := float64(n) / w.Duration.Seconds()
+	// Vegas: the queue at the API in calls (Little: throughput × the time
+	// over base), and as a share of the unloaded latency.
+	excess, queue := ms(d.P95)/baseP95-1, throughput*(mean-base)/1000
+	calm := 0
+	switch {
+	case d.ErrorRate > errorShare:
+		d.Rate, d.Reason = rate/2, "errors"
+	case n < minSamples:
+	case queue > queueCalls && (excess > queueHigh || excess > queueLow && ms(d.P95) > float64(a.TargetP95Ms)):
+		// Saturated: what the API completed is its capacity. Admit less than
+		// that by the queue (Little: throughput × the time over base) over
+		// drainTime, so that the line at the API empties. A p95 above the
+		// target with no queue is the API's own pace: cutting cannot help.
+		st.Caps = []Sample{{At: now, V: throughput}} // the latest: the API may have slowed
+		d.Rate = min(rate, max(throughput-queue/drainTime.Seconds(), rate*maxCut, throughput*maxCut))
+		d.Reason = "queueing"
+	case (excess < queueLow || queue < queueCalls/2) && w.Backlog:
+		calm = st.Calm + 1
+		d.Rate, d.Reason = rate*(1+min(maxProbe, probeStep*float64(calm))), "probe"
+		if c := highest(st.Caps); c > 0 && rate < nearCap*c {
+			d.Rate = max(d.Rate, min(rate*fastProbe, nearCap*c))
+		}
+	}
+	st.Calm = calm
+	d.Rate = a.Clamp(d.Rate)
+	return d, st
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// recent keeps the samples within span of now.
+func recent(s []Sample, now int64, span time.Duration) []Sample {
+	out := s[:0:0]
+	for _, x := range s {
+		if now-x.At < span.Milliseconds() && x.At <= now {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// lowest is the samples' least mean and least p95.
+func lowest(s []Sample) (mean, p95 float64) {
+	for i, x := range s {
+		if i == 0 || x.V < mean {
+			mean = x.V
+		}
+		if i == 0 || x.P95 < p95 {
+			p95 = x.P95
+		}
+	}
+	return mean, p95
+}
+
+func highest(s []Sample) float64 {
+	v := 0.0
+	for _, x := range s {
+		v = max(v, x.V)
+	}
+	return v
+}

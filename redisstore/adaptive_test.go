@@ -1,0 +1,305 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/internal/redistest"
+	"github.com/waitroom/waitroom/redisstore"
+)
+
+// admitAll enters users and runs batches until all hold a token.
+func admitAll(t *testing.T, s *redisstore.Store, room string, users ...string) map[string]string {
+	t.Helper()
+	enterAll(t, s, room, users...)
+	tokens := map[string]string{}
+	for deadline := time.Now().Add(10 * time.Second); len(tokens) < len(users); {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d admitted", len(tokens), len(users))
+		}
+		b, err := s.AdmitBatch(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range b.Rooms {
+			for _, a := range r.Admitted {
+				tokens[a.User] = a.Token
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return tokens
+}
+
+// placeOrder takes a lease with an admitted user's token and ends it as
+// the gate does after a call of the given outcome: commit after a 2xx,
+// else release.
+func placeOrder(t *testing.T, s *redisstore.Store, room, user, token string, call waitroom.DownstreamCall) {
+	t.Helper()
+	ctx := context.Background()
+	lease, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: room, User: user, Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease.Downstream = call
+	if call.Outcome == waitroom.OutcomeOK {
+		err = s.CommitOrder(ctx, lease, waitroom.StoredAnswer{Status: 201})
+	} else {
+		err = s.ReleaseOrder(ctx, lease)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// handOver waits out the control window and runs batches until one hands
+// it over.
+func handOver(t *testing.T, s *redisstore.Store, room string) *waitroom.Window {
+	t.Helper()
+	deadline := time.Now().Add(10 * waitroom.AdaptWindow)
+	for time.Now().Before(deadline) {
+		b, err := s.AdmitBatch(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range b.Rooms {
+			if r.Room == room && r.Downstream != nil {
+				return r.Downstream
+			}
+		}
+		time.Sleep(waitroom.AdaptWindow / 10)
+	}
+	t.Fatalf("no window handed over in %v", 10*waitroom.AdaptWindow)
+	return nil
+}
+
+// The gate's calls are counted by outcome and latency inside commit and
+// release, once each however often a commit is retried, and handed to
+// the admitter with the window; the room's status then shows the window's
+// p95 and error rate, for a room with a fixed rate too.
+func TestDownstreamCallsAreCountedAndHandedOver(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		s, _ := newStore(t, engine, testConfig())
+		set(t, s, "r", func(st *waitroom.Settings) { st.RatePerSec = 100 })
+		tokens := admitAll(t, s, "r", append(names("ok", 18), "slow", "busy", "again")...)
+		for _, u := range names("ok", 18) {
+			placeOrder(t, s, "r", u, tokens[u], waitroom.DownstreamCall{Latency: 200 * time.Millisecond, Outcome: waitroom.OutcomeOK})
+		}
+		placeOrder(t, s, "r", "slow", tokens["slow"], waitroom.DownstreamCall{Latency: 10 * time.Second, Outcome: waitroom.OutcomeTimeout})
+		placeOrder(t, s, "r", "busy", tokens["busy"], waitroom.DownstreamCall{Latency: 5 * time.Millisecond, Outcome: waitroom.OutcomeOverload})
+		// A retried commit (the first reply lost) counts nothing twice.
+		lease, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "r", User: "again", Token: tokens["again"]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lease.Downstream = waitroom.DownstreamCall{Latency: 200 * time.Millisecond, Outcome: waitroom.OutcomeOK}
+		for range 2 {
+			if err := s.CommitOrder(ctx, lease, waitroom.StoredAnswer{Status: 201}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Orders slower than a window (a loaded machine) span two: sum them.
+		var calls, ok, timeouts, overloads int64
+		var w *waitroom.Window
+		for calls < 21 {
+			w = handOver(t, s, "r")
+			if w.Duration < waitroom.AdaptWindow {
+				t.Errorf("window of %v", w.Duration)
+			}
+			calls, ok = calls+w.Calls.Calls(), ok+w.Calls.Count(waitroom.OutcomeOK)
+			timeouts, overloads = timeouts+w.Calls.Count(waitroom.OutcomeTimeout), overloads+w.Calls.Count(waitroom.OutcomeOverload)
+		}
+		if calls != 21 || ok != 19 || timeouts != 1 || overloads != 1 {
+			t.Fatalf("handed over %d calls: ok %d timeout %d overload %d", calls, ok, timeouts, overloads)
+		}
+		st, err := s.Status(ctx, "r")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.DownstreamP95Ms == nil || *st.DownstreamP95Ms != w.Calls.Quantile(0.95).Milliseconds() ||
+			st.DownstreamErrorRate == nil || fmt.Sprintf("%.4f", *st.DownstreamErrorRate) != fmt.Sprintf("%.4f", w.Calls.ErrorRate()) {
+			t.Fatalf("status p95 %v error rate %v, the last window's %v %v", st.DownstreamP95Ms, st.DownstreamErrorRate, w.Calls.Quantile(0.95), w.Calls.ErrorRate())
+		}
+		if calls == w.Calls.Calls() && (*st.DownstreamP95Ms < 190 || *st.DownstreamP95Ms > 210) { // one window: 2 of 21 not 2xx
+			t.Fatalf("p95 %d ms of calls of 200 ms", *st.DownstreamP95Ms)
+		}
+		if st.EffectiveRatePerSec != 100 || st.Adaptive != nil {
+			t.Fatalf("a fixed rate: %+v", st)
+		}
+		// Windows without a call: nothing is measured any more.
+		time.Sleep(2*waitroom.AdaptWindow + 100*time.Millisecond)
+		if st, err = s.Status(ctx, "r"); err != nil || st.DownstreamP95Ms != nil || st.DownstreamErrorRate != nil {
+			t.Fatalf("stale figures: %v %v (%v)", st.DownstreamP95Ms, st.DownstreamErrorRate, err)
+		}
+	})
+}
+
+// An adaptive room admits at its effective rate: the budget refills at it
+// and the answers' estimates use it; errors halve it, within the bounds;
+// turning adaptive off goes back to ratePerSec.
+func TestAdaptiveRateDrivesAdmissionAndAnswers(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		s, _ := newStore(t, engine, testConfig())
+		set(t, s, "r", func(st *waitroom.Settings) {
+			st.RatePerSec, st.Adaptive = 500, &waitroom.Adaptive{TargetP95Ms: 250, MinRatePerSec: 5, MaxRatePerSec: 40}
+		})
+		st, err := s.Status(ctx, "r")
+		if err != nil || st.EffectiveRatePerSec != 40 || st.RatePerSec != 500 || st.Adaptive == nil || st.Adaptive.MaxRatePerSec != 40 {
+			t.Fatalf("the start is ratePerSec within the bounds: %+v %v", st, err)
+		}
+		tokens := admitAll(t, s, "r", names("o", 10)...)
+		for _, u := range names("o", 10) {
+			placeOrder(t, s, "r", u, tokens[u], waitroom.DownstreamCall{Latency: 5 * time.Millisecond, Outcome: waitroom.OutcomeOverload})
+		}
+		enterAll(t, s, "r", names("w", 300)...)
+		handOver(t, s, "r")
+		// Halved once a window (twice when a loaded machine spread the
+		// orders over two), never below the minimum.
+		if st, err = s.Status(ctx, "r"); err != nil || st.EffectiveRatePerSec > 20 || st.EffectiveRatePerSec < 5 {
+			t.Fatalf("errors halve the rate: %v (%v)", st.EffectiveRatePerSec, err)
+		}
+		rate := st.EffectiveRatePerSec
+		pos, err := s.Position(ctx, "r", "w0299")
+		if err != nil || pos.RatePerSec != rate {
+			t.Fatalf("position's rate: %+v %v, want %v", pos, err, rate)
+		}
+		// The budget refills at the rate: over a second, at most that + one batch.
+		time.Sleep(200 * time.Millisecond) // a full budget
+		start := time.Now()
+		admitted := 0
+		for time.Since(start) < time.Second {
+			b, err := s.AdmitBatch(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			admitted += len(admittedUsers(b))
+			time.Sleep(50 * time.Millisecond)
+		}
+		if limit := rate*(time.Since(start).Seconds()+0.1) + 1; float64(admitted) > limit {
+			t.Fatalf("admitted %d in %v at %g/s", admitted, time.Since(start), rate)
+		}
+		// Narrower bounds clamp the rate reached; off is ratePerSec again.
+		set(t, s, "r", func(st *waitroom.Settings) {
+			st.Adaptive = &waitroom.Adaptive{TargetP95Ms: 250, MinRatePerSec: 1, MaxRatePerSec: 10}
+		})
+		if st, err = s.Status(ctx, "r"); err != nil || st.EffectiveRatePerSec != 10 {
+			t.Fatalf("clamped: %v (%v)", st.EffectiveRatePerSec, err)
+		}
+		set(t, s, "r", func(st *waitroom.Settings) { st.Adaptive = nil })
+		if st, err = s.Status(ctx, "r"); err != nil || st.EffectiveRatePerSec != 500 || st.Adaptive != nil {
+			t.Fatalf("off: %+v (%v)", st, err)
+		}
+		if pos, err = s.Position(ctx, "r", "w0299"); err != nil || pos.RatePerSec != 500 {
+			t.Fatalf("position's rate once off: %+v %v", pos, err)
+		}
+	})
+}
+
+// Overlapping admitters never both take one window nor lose one: every
+// call the gates count while they run is handed over exactly once.
+func TestOverlappingAdmittersHandOverEachWindowOnce(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		s, rdb := newStore(t, engine, testConfig())
+		set(t, s, "r", func(st *waitroom.Settings) {
+			st.RatePerSec, st.Adaptive = 1000, &waitroom.Adaptive{TargetP95Ms: 250, MinRatePerSec: 1, MaxRatePerSec: 1000}
+		})
+		// The gates' users hold tokens before the line forms behind them.
+		gates := names("g", 40)
+		tokens := admitAll(t, s, "r", gates...)
+		enterAll(t, s, "r", names("u", 400)...)
+		var recorded, handed atomic.Int64
+		var windows sync.Map // end → seen
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for range 4 { // admitters
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				admitters := redisstore.New(rdb, testConfig())
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					b, err := admitters.AdmitBatch(ctx)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					for _, r := range b.Rooms {
+						if r.Downstream == nil {
+							continue
+						}
+						handed.Add(r.Downstream.Calls.Calls())
+						if _, dup := windows.LoadOrStore(r.Downstream.End.UnixMilli(), true); dup {
+							t.Errorf("window ending %v handed over twice", r.Downstream.End)
+						}
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}()
+		}
+		for _, u := range gates {
+			lease, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "r", User: u, Token: tokens[u]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			lease.Downstream = waitroom.DownstreamCall{Latency: 200 * time.Millisecond, Outcome: waitroom.OutcomeOK}
+			if err := s.CommitOrder(ctx, lease, waitroom.StoredAnswer{Status: 201}); err != nil {
+				t.Fatal(err)
+			}
+			recorded.Add(1)
+			time.Sleep(60 * time.Millisecond)
+		}
+		time.Sleep(2*waitroom.AdaptWindow + 200*time.Millisecond) // the last window handed over
+		close(stop)
+		wg.Wait()
+		n := 0
+		windows.Range(func(any, any) bool { n++; return true })
+		if handed.Load() != recorded.Load() || n < 2 {
+			t.Fatalf("%d calls counted, %d handed over in %d windows", recorded.Load(), handed.Load(), n)
+		}
+	})
+}
+
+// A decision for an older window never overwrites a newer one's.
+func TestAdaptDecisionIsACompareAndSetOnTheWindow(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		_, rdb := newStore(t, engine, testConfig())
+		src, _ := redisstore.Source("adapt.lua")
+		keys := []string{"wr:{r}:settings", "wr:{r}:control"}
+		rdb.HSet(ctx, keys[0], "rate", "100", "adaptive", "250:5:50", "erate", "50")
+		run := func(end int64, rate string) int64 {
+			n, err := redis.NewScript(src).Run(ctx, rdb, keys, end, "{}", "200", "0.0000", rate, 120000).Int64()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		if run(2000, "30") != 1 || run(1000, "10") != 0 || run(2000, "10") != 0 {
+			t.Fatal("compare-and-set on the window end")
+		}
+		if run(3000, "500") != 1 {
+			t.Fatal("a newer window")
+		}
+		if e := rdb.HGet(ctx, keys[0], "erate").Val(); e != "50.000000000" {
+			t.Fatalf("the rate within the bounds: %q", e)
+		}
+		rdb.HDel(ctx, keys[0], "adaptive", "erate") // turned off meanwhile
+		if run(4000, "20") != 1 || rdb.HExists(ctx, keys[0], "erate").Val() {
+			t.Fatal("a room no longer adaptive got an adaptive rate")
+		}
+	})
+}
