@@ -34,6 +34,7 @@ type Config struct {
 	Addr            string
 	Visitor         VisitorConfig
 	OpenRooms       bool   // OPEN_ROOMS: any valid room name works, not only operator-created rooms
+	InstantAdmit    bool   // INSTANT_ADMIT: rooms' instantAdmit default (enter answers READY when nobody waits)
 	AdminToken      Secret // ADMIN_TOKEN: bearer token of the admin API outside AWS IAM
 	Intake          Intake // INTAKE
 	IntakeQueueURL  string // INTAKE_QUEUE_URL: the broker's queue, for broker and fallback
@@ -122,6 +123,7 @@ func loadConfig(r envReader, d Defaults) (Config, error) {
 		PollTiers:        r.pollTiers("POLL_TIERS"),
 		Visitor:          r.visitors(d),
 		OpenRooms:        r.boolean("OPEN_ROOMS", d.OpenRooms),
+		InstantAdmit:     r.boolean("INSTANT_ADMIT", true),
 		AdminToken:       r.secret("ADMIN_TOKEN"),
 		Intake:           r.intake(),
 		IntakeQueueURL:   r.str("INTAKE_QUEUE_URL", ""),

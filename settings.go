@@ -46,6 +46,10 @@ type Settings struct {
 	// after the order API's health, starting from RatePerSec; nil: the
 	// fixed RatePerSec.
 	Adaptive *Adaptive `json:"adaptive"`
+	// InstantAdmit: an enter that finds nobody waiting, in an open room
+	// whose rate budget and maxActive allow, is admitted at once (READY
+	// in the enter's answer). Default INSTANT_ADMIT (true).
+	InstantAdmit bool `json:"instantAdmit"`
 	Page
 }
 
@@ -77,7 +81,8 @@ var brandColor = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
 
 // RoomDefaults are the settings of rooms an operator has not configured.
 func (c Config) RoomDefaults() Settings {
-	return Settings{RatePerSec: c.AdmitRatePerSec, Capacity: c.QueueCapacity, EntryTokenTTLSeconds: int64(c.EntryTokenTTL.Seconds())}
+	return Settings{RatePerSec: c.AdmitRatePerSec, Capacity: c.QueueCapacity, EntryTokenTTLSeconds: int64(c.EntryTokenTTL.Seconds()),
+		InstantAdmit: c.InstantAdmit}
 }
 
 // Validate names the first field out of range.
@@ -192,6 +197,8 @@ func ApplySettingsJSON(s Settings, body []byte, now time.Time) (Settings, error)
 			err = json.Unmarshal(raw, &s.Closed)
 		case "message":
 			err = json.Unmarshal(raw, &s.Message)
+		case "instantAdmit":
+			err = json.Unmarshal(raw, &s.InstantAdmit)
 		case "title":
 			err = json.Unmarshal(raw, &s.Title)
 		case "brandColor":
@@ -207,7 +214,7 @@ func ApplySettingsJSON(s Settings, body []byte, now time.Time) (Settings, error)
 				return s, invalidSetting(name, "must be within a day before now and a year after it (or null)")
 			}
 		default:
-			return s, invalidSetting(name, "is not a setting (ratePerSec, capacity, entryTokenTtlSeconds, maxActive, paused, opensAt, closed, message, title, brandColor, logoUrl, language, adaptive)")
+			return s, invalidSetting(name, "is not a setting (ratePerSec, capacity, entryTokenTtlSeconds, maxActive, paused, opensAt, closed, message, title, brandColor, logoUrl, language, adaptive, instantAdmit)")
 		}
 		if err != nil || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) && name != "opensAt" && name != "adaptive" {
 			return s, invalidSetting(name, "has the wrong type: "+settingTypes[name])
@@ -219,7 +226,7 @@ func ApplySettingsJSON(s Settings, body []byte, now time.Time) (Settings, error)
 var settingTypes = map[string]string{
 	"ratePerSec": "a number", "capacity": "a whole number", "entryTokenTtlSeconds": "a whole number",
 	"maxActive": "a whole number", "paused": "true or false", "opensAt": "an RFC 3339 time or null",
-	"closed": "true or false", "message": "a string", "title": "a string", "brandColor": "a string",
+	"closed": "true or false", "message": "a string", "instantAdmit": "true or false", "title": "a string", "brandColor": "a string",
 	"logoUrl": "a string", "language": "a string",
 	"adaptive": `null or {"targetP95Ms": whole ms, "minRatePerSec": number, "maxRatePerSec": number}, all three`,
 }

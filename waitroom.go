@@ -95,6 +95,9 @@ type Standing struct {
 	ExpiresAt time.Time // only when Ready
 	IssuedAt  time.Time // when Ready: the admission; zero for a record that does not say
 	Joined    bool      // enter took a new place in line (for metrics)
+	// AdmittedNow: enter found nobody waiting and admitted the user at
+	// once (instant admission; for metrics: an admission that waited 0 s).
+	AdmittedNow bool
 
 	// The room as the same script call saw it: what the answer tells the
 	// user, read in the one round trip the operation already makes.

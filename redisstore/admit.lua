@@ -2,7 +2,8 @@
 -- budget allow, and issue the entry tokens in the same atomic step: nobody
 -- leaves the line without a token.
 --
--- The budget is a token bucket on the server's own clock: it fills at the
+-- The budget is a token bucket on the server's own clock (room.lua's
+-- refill, which enter.lua's instant admissions spend too): it fills at the
 -- room's rate and holds at most one batch (plus the fraction of a user
 -- carried over). Any number of overlapping admitters therefore admit at most
 -- rate x window + one batch, rounded up to a whole user, and a late admitter
@@ -169,17 +170,8 @@ if room.closed then
   return releaseClosed(room, burst, nowMs, nowMsText)
 end
 
-local avail = burst
 local budget = redis.call('HMGET', KEYS[3], 'at', 'avail', 'gc')
-if budget[1] then
-  local elapsed = nowUs - tonumber(budget[1])
-  if elapsed < 0 then elapsed = 0 end -- a failover to a node with a slower clock
-  local left = tonumber(budget[2])
-  -- The cap is one batch plus the fraction of a user left from the last
-  -- batch: capping at one batch exactly drops that fraction at nearly every
-  -- batch, which loses up to half the rate when batches are small.
-  avail = math.min(burst + left - math.floor(left), left + elapsed * rate / 1000000)
-end
+local avail = refill(room, burst, nowUs, budget)
 
 local expired = redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', nowMsText)
 
@@ -210,9 +202,7 @@ local out = {0, 0, expired, expiresText, math.ceil(burst), room.stored and 1 or 
 handOver(nowMs, nowMsText, out)
 if admitted > 0 then
   admitTokens(popped, admitted, expiresText, expiresText .. ':' .. nowMsText .. ':', nowSec, out)
-  redis.call('HINCRBY', KEYS[7], nowSecText, admitted)
-  redis.call('HDEL', KEYS[7], string.format('%d', nowSec - 61), string.format('%d', nowSec - 62))
-  redis.call('PEXPIRE', KEYS[7], 120000) -- a minute of history, gone a minute after the last admission
+  countAdmitted(KEYS[7], admitted, nowSec, nowSecText)
 end
 out[1] = redis.call('ZCARD', KEYS[2])
 out[2] = redis.call('ZCARD', KEYS[5])

@@ -8,9 +8,39 @@
 -- ARGV[4] stall horizon ms  ARGV[5] stall after µs (room.lua, stalled)
 -- ARGV[6..15] the limiter's time and the caller's, its address's and its new visitors' buckets (ratelimit.lua)
 -- KEYS[9] the caller's solved challenge  ARGV[16] its remaining life ms (challenge.lua)
--- Returns answer(kind, …) with the room's page: {'READY', record} | {'WAITING', position, joined}
+-- KEYS[10] admissions per second  ARGV[17] batch interval seconds  ARGV[18] the
+--   entry token an instant admission issues ("room.random")
+-- Returns answer(kind, …) with the room's page: {'READY', record, admitted}
+--   (admitted: 0 held already, 2 admitted now, 3 admitted now as the room's only live token)
+--   | {'WAITING', position, joined}
 --   | {'PREQUEUE', place in line (not told: the draw is secret until the opening), joined}
 --   | {'FULL', waiting} | {'CLOSED'} | {'NOROOM'} | {'LIMITED', ms until allowed} | {'SPENT'}
+-- admitNow is instant admission: nobody waits, so the caller is admitted
+-- at once when the rate budget holds a whole user and live tokens are
+-- below maxActive, spending the budget admit.lua's batches spend (refill):
+-- the rate and maxActive hold whoever admits. The token record and the
+-- live token are admit.lua's. Returns the record (nil: the caller queues)
+-- and whether no other live token exists (the room may be unregistered).
+local function admitNow(room, nowUs, nowMs, nowSecText)
+  local burst = math.max(1, room.rate * tonumber(ARGV[17]))
+  local avail = refill(room, burst, nowUs, redis.call('HMGET', KEYS[6], 'at', 'avail'))
+  if avail < 1 then
+    return nil
+  end
+  local nowMsText = string.format('%d', nowMs)
+  local live = redis.call('ZCOUNT', KEYS[7], '(' .. nowMsText, '+inf')
+  if room.maxActive > 0 and live >= room.maxActive then
+    return nil
+  end
+  redis.call('HSET', KEYS[6], 'at', string.format('%d', nowUs), 'avail', string.format('%.9f', avail - 1))
+  local expiresText = string.format('%d', nowMs + room.ttl)
+  local record = expiresText .. ':' .. nowMsText .. ':' .. ARGV[18]
+  redis.call('SET', KEYS[4], record, 'PXAT', expiresText)
+  redis.call('ZADD', KEYS[7], expiresText, ARGV[2])
+  countAdmitted(KEYS[10], 1, tonumber(nowSecText), nowSecText)
+  return record, live == 0
+end
+
 local room = roomSettings()
 if not room.open then
   return {'NOROOM'}
@@ -52,6 +82,12 @@ if waiting >= room.capacity then
 end
 if challengeSpent(9, 16) then
   return {'SPENT'}
+end
+if waiting == 0 and not prequeue and not room.paused and room.instant then
+  local admittedNow, only = admitNow(room, nowUs, nowMs, second)
+  if admittedNow then
+    return answer('READY', admittedNow, only and 3 or 2, room)
+  end
 end
 if prequeue then
   -- Before the opening, the place is a random draw between the last

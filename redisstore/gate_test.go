@@ -115,7 +115,7 @@ func TestBudgetCapIsTheScripts(t *testing.T) {
 		src, _ := redisstore.Source("admit.lua")
 		k := func(name string) string { return "wr:{r}:" + name }
 		keys := []string{k("settings"), k("line"), k("budget"), k("marks"), k("tokens"), k("seq"), k("admits"), k("buckets"), k("downstream"), k("control")}
-		args := []any{fmt.Sprintf("%g:%d:%d:1", cfg.AdmitRatePerSec, cfg.QueueCapacity, cfg.EntryTokenTTL.Milliseconds()),
+		args := []any{fmt.Sprintf("%g:%d:%d:1:1", cfg.AdmitRatePerSec, cfg.QueueCapacity, cfg.EntryTokenTTL.Milliseconds()),
 			cfg.AdmitInterval.Seconds(), k("u:"), "r", int64(60000), int64(1000), int64(120000)}
 		for i := 0; i < 50; i++ {
 			args = append(args, fmt.Sprintf("part%02d", i))

@@ -2,30 +2,64 @@
 -- room's settings are read inside the script call the operation already
 -- makes, so a change costs no extra round trip and takes effect at the very
 -- next call of every process.
--- KEYS[1] settings (hash: rate capacity ttl maxActive paused opensAt v closed message,
+-- KEYS[1] settings (hash: rate capacity ttl maxActive paused opensAt v closed message instant,
 --   erate (the adaptive rate, present while adaptive is on: settings_set.lua, adapt.lua),
 --   and the page's title brandColor logoUrl language, read by enter alone: pageSettings)
--- ARGV[1] the defaults, "<rate>:<capacity>:<token TTL ms>:<open>" (open: '1'
---   when rooms nobody created exist, OPEN_ROOMS), read only for a room
---   without stored settings: one argument, parsed when needed.
+-- ARGV[1] the defaults, "<rate>:<capacity>:<token TTL ms>:<open>:<instant>" (open:
+--   '1' when rooms nobody created exist, OPEN_ROOMS; instant: INSTANT_ADMIT),
+--   read only for a room without stored settings (or a stored room from
+--   before instantAdmit existed): one argument, parsed when needed.
 local function defaults()
-  local rate, capacity, ttl, open = string.match(ARGV[1], '^([^:]+):(%d+):(%d+):(%d)$')
+  local rate, capacity, ttl, open, instant = string.match(ARGV[1], '^([^:]+):(%d+):(%d+):(%d):(%d)$')
   return {stored = false, open = open == '1', rate = tonumber(rate), rateText = rate, setRate = tonumber(rate), capacity = tonumber(capacity),
-    ttl = tonumber(ttl), maxActive = 0, paused = false, opensAt = 0, opensAtText = '0', v = '', closed = false, message = ''}
+    ttl = tonumber(ttl), maxActive = 0, paused = false, opensAt = 0, opensAtText = '0', v = '', closed = false, message = '',
+    instant = instant == '1'}
 end
 
 local function roomSettings()
-  local s = redis.call('HMGET', KEYS[1], 'rate', 'capacity', 'ttl', 'maxActive', 'paused', 'opensAt', 'v', 'closed', 'message', 'erate')
+  local s = redis.call('HMGET', KEYS[1], 'rate', 'capacity', 'ttl', 'maxActive', 'paused', 'opensAt', 'v', 'closed', 'message', 'erate', 'instant')
   -- rateText and opensAtText are answered as read: no formatting on the hot path.
   if not s[1] then
     return defaults()
   end
   -- rate is what admission uses (the adaptive rate when there is one),
-  -- setRate the operator's ratePerSec.
+  -- setRate the operator's ratePerSec. A room stored before instantAdmit
+  -- existed has no 'instant' field: the default's.
   local rate = s[10] or s[1]
+  local instant = s[11] == '1'
+  if not s[11] then
+    instant = defaults().instant
+  end
   return {stored = true, open = true, rate = tonumber(rate), rateText = rate, setRate = tonumber(s[1]), capacity = tonumber(s[2]), ttl = tonumber(s[3]),
     maxActive = tonumber(s[4]), paused = s[5] == '1', opensAt = tonumber(s[6]), opensAtText = s[6], v = s[7] or '',
-    closed = s[8] == '1', message = s[9] or ''}
+    closed = s[8] == '1', message = s[9] or '', instant = instant}
+end
+
+-- refill is the room's rate budget now, in users: a token bucket on the
+-- server's clock that fills at the room's rate and holds at most one batch
+-- (burst) plus the fraction of a user carried over (capping at one batch
+-- exactly drops that fraction at nearly every batch, which loses up to half
+-- the rate when batches are small). budget is the hash's {at (µs), avail};
+-- a missing budget is a full one. admit.lua's batches and enter.lua's
+-- instant admissions both spend it, so together they admit at most
+-- rate x window + one batch, whatever the number of callers.
+local function refill(room, burst, nowUs, budget)
+  if not budget[1] then
+    return burst
+  end
+  local elapsed = nowUs - tonumber(budget[1])
+  if elapsed < 0 then elapsed = 0 end -- a failover to a node with a slower clock
+  local left = tonumber(budget[2])
+  return math.min(burst + left - math.floor(left), left + elapsed * room.rate / 1000000)
+end
+
+-- countAdmitted adds n admissions to the admissions-per-second hash (status'
+-- admittedLastMinute and admittedPerSec): a minute of history, gone a
+-- minute after the last admission.
+local function countAdmitted(key, n, nowSec, nowSecText)
+  redis.call('HINCRBY', key, nowSecText, n)
+  redis.call('HDEL', key, string.format('%d', nowSec - 61), string.format('%d', nowSec - 62))
+  redis.call('PEXPIRE', key, 120000)
 end
 
 -- pageSettings adds the room's page (title, colour, logo, language) to

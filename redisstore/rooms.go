@@ -118,7 +118,8 @@ func settingsArgs(version string, old, st waitroom.Settings) []any {
 	}
 	// 'f', never an exponent: the embedded store's tonumber refuses "1e+06".
 	return []any{version, strconv.FormatFloat(st.RatePerSec, 'f', -1, 64), st.Capacity, st.EntryTokenTTLSeconds * 1000,
-		st.MaxActive, flag(st.Paused), opensAt, flag(st.Closed), st.Message, st.Title, st.BrandColor, st.LogoURL, st.Language, adaptive, flag(restart)}
+		st.MaxActive, flag(st.Paused), opensAt, flag(st.Closed), st.Message, st.Title, st.BrandColor, st.LogoURL, st.Language, adaptive, flag(restart),
+		flag(st.InstantAdmit)}
 }
 
 func notFound(room string) error {
@@ -160,7 +161,7 @@ func (s *Store) readRooms(ctx context.Context, rooms []string) ([]roomRecord, er
 }
 
 func decodeStatus(room string, r []any) (roomRecord, error) {
-	if len(r) != 26 {
+	if len(r) != 27 {
 		return roomRecord{}, fmt.Errorf("unexpected status reply %v", r)
 	}
 	num := func(i int) int64 { n, _ := r[i].(int64); return n }
@@ -168,7 +169,7 @@ func decodeStatus(room string, r []any) (roomRecord, error) {
 	rate, _ := strconv.ParseFloat(str(3), 64)
 	st := waitroom.RoomStatus{Room: room, Settings: waitroom.Settings{
 		RatePerSec: rate, Capacity: num(4), EntryTokenTTLSeconds: num(5) / 1000, MaxActive: num(6), Paused: num(7) == 1,
-		Closed: num(16) == 1, Message: str(17), Page: waitroom.Page{Title: str(18), BrandColor: str(19), LogoURL: str(20), Language: str(21)},
+		Closed: num(16) == 1, Message: str(17), InstantAdmit: num(22) == 1, Page: waitroom.Page{Title: str(18), BrandColor: str(19), LogoURL: str(20), Language: str(21)},
 	}}
 	if ms, _ := strconv.ParseInt(str(8), 10, 64); ms > 0 {
 		t := time.UnixMilli(ms).UTC()

@@ -8,6 +8,7 @@
 -- ARGV[14] adaptive ('' off: waitroom.Adaptive.String)  ARGV[15] '1' to start the effective
 --   rate afresh from the rate (adaptive turned on, or the rate changed); else the
 --   adaptive rate the admitter reached is kept, within the (new) bounds
+-- ARGV[16] instant('1'|'0')
 -- Returns the new version, or 0 when the settings changed in between.
 local v = redis.call('HGET', KEYS[1], 'v') or ''
 if v ~= ARGV[1] then
@@ -22,7 +23,7 @@ end
 local next = (tonumber(v) or 0) + 1
 redis.call('HSET', KEYS[1], 'rate', ARGV[2], 'capacity', ARGV[3], 'ttl', ARGV[4], 'maxActive', ARGV[5],
   'paused', ARGV[6], 'opensAt', ARGV[7], 'v', next, 'closed', ARGV[8], 'message', ARGV[9], 'title', ARGV[10],
-  'brandColor', ARGV[11], 'logoUrl', ARGV[12], 'language', ARGV[13])
+  'brandColor', ARGV[11], 'logoUrl', ARGV[12], 'language', ARGV[13], 'instant', ARGV[16])
 local erate = redis.call('HGET', KEYS[1], 'erate')
 if ARGV[15] == '1' or not erate then
   erate = ARGV[2]

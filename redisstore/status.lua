@@ -5,7 +5,7 @@
 -- Returns {stored, hasKeys, version, rate, capacity, ttlMs, maxActive, paused, opensAtMs, state,
 --          waiting, prequeued, activeTokens, admittedLastMinute, admittedLast5s, oldestWaitSeconds,
 --          closed, message, title, brandColor, logoUrl, language,
---          adaptive, effectiveRate, downstreamP95Ms, downstreamErrorRate}
+--          adaptive, effectiveRate, downstreamP95Ms, downstreamErrorRate, instant}
 -- The downstream figures are the last window's, '' when it ended more than two
 -- windows ago (no order finished since: nothing was handed over).
 local room = roomSettings()
@@ -55,4 +55,5 @@ out[#out + 1] = room.stored and redis.call('HGET', KEYS[1], 'adaptive') or ''
 out[#out + 1] = string.format('%.17g', room.rate)
 out[#out + 1] = control[2] or ''
 out[#out + 1] = control[3] or ''
+out[#out + 1] = room.instant and 1 or 0
 return out

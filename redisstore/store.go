@@ -143,12 +143,15 @@ type Store struct {
 	defaults  string // ARGV[1] of every room script (room.lua)
 	openRooms bool
 	interval  time.Duration
-	stall     time.Duration
-	horizon   time.Duration // turns farther than this poll at the far tier anyway
-	idle      time.Duration
-	lockTTL   time.Duration
-	random    io.Reader
-	now       func() time.Time // the limiter's clock (ratelimit.lua)
+	// intervalSeconds is interval as the scripts read it (the batch that
+	// bounds the rate budget: admit.lua, enter.lua's instant admission).
+	intervalSeconds string
+	stall           time.Duration
+	horizon         time.Duration // turns farther than this poll at the far tier anyway
+	idle            time.Duration
+	lockTTL         time.Duration
+	random          io.Reader
+	now             func() time.Time // the limiter's clock (ratelimit.lua)
 	// tokensPerRoom is the default batch rounded up (2.5 users a batch must
 	// be able to admit 3 now and then): the token parts a room's admit call
 	// gets until its script has said how many its own rate needs (wanted).
@@ -168,18 +171,19 @@ func New(rdb Client, cfg waitroom.Config) *Store {
 	return &Store{
 		rdb: rdb,
 		defaults: strconv.FormatFloat(cfg.AdmitRatePerSec, 'f', -1, 64) + ":" + strconv.FormatInt(cfg.QueueCapacity, 10) + ":" +
-			strconv.FormatInt(cfg.EntryTokenTTL.Milliseconds(), 10) + ":" + flag(cfg.OpenRooms),
-		openRooms:     cfg.OpenRooms,
-		interval:      cfg.AdmitInterval,
-		stall:         stallIntervals * cfg.AdmitInterval,
-		horizon:       cfg.FarHorizon(),
-		idle:          idleExpiry,
-		lockTTL:       cfg.OrderTimeout + lockMargin,
-		random:        rand.Reader,
-		now:           time.Now,
-		tokensPerRoom: int(math.Ceil(cfg.BatchSize())),
-		limits:        cfg.Trust.Limits,
-		durable:       cfg.DurableWrites == waitroom.DurableWait,
+			strconv.FormatInt(cfg.EntryTokenTTL.Milliseconds(), 10) + ":" + flag(cfg.OpenRooms) + ":" + flag(cfg.InstantAdmit),
+		intervalSeconds: strconv.FormatFloat(cfg.AdmitInterval.Seconds(), 'f', -1, 64),
+		openRooms:       cfg.OpenRooms,
+		interval:        cfg.AdmitInterval,
+		stall:           stallIntervals * cfg.AdmitInterval,
+		horizon:         cfg.FarHorizon(),
+		idle:            idleExpiry,
+		lockTTL:         cfg.OrderTimeout + lockMargin,
+		random:          rand.Reader,
+		now:             time.Now,
+		tokensPerRoom:   int(math.Ceil(cfg.BatchSize())),
+		limits:          cfg.Trust.Limits,
+		durable:         cfg.DurableWrites == waitroom.DurableWait,
 	}
 }
 
@@ -243,6 +247,13 @@ func (s *Store) runEnter(ctx context.Context, script *redis.Script, room, user s
 	args := s.args(user, draw, s.horizon.Milliseconds(), s.stall.Microseconds())
 	keys, args = s.limited(ctx, k, keys, args, visitorBuckets)
 	keys, args = challenged(ctx, k, keys, args)
+	// The token an instant admission issues (enter.lua's admitNow): drawn
+	// for every enter, used by the few that find nobody waiting.
+	token, err := s.randomToken()
+	if err != nil {
+		return nil, waitroom.Unavailable(err)
+	}
+	keys, args = append(keys, k.admits()), append(args, s.intervalSeconds, room+"."+token)
 	keys, args = append(keys, extraKeys...), append(args, extraArgs...)
 	var res *redis.Cmd
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -283,7 +294,11 @@ func (s *Store) entered(ctx context.Context, room string, reply []any) (waitroom
 		return st, err
 	}
 	st.Joined = reply[2] == int64(1)
-	if st.Joined && reply[1] == int64(1) {
+	st.AdmittedNow = st.Status == waitroom.Ready && (reply[2] == int64(2) || reply[2] == int64(3))
+	// The first user of an empty line, or the room's only live token: the
+	// room may have been unregistered (see Enter), and admission must visit
+	// it to prune the token and expire the room's keys.
+	if st.Joined && reply[1] == int64(1) || st.Status == waitroom.Ready && reply[2] == int64(3) {
 		if err := s.rdb.SAdd(ctx, roomsKey, room).Err(); err != nil {
 			return waitroom.Standing{}, waitroom.Unavailable(err)
 		}
@@ -483,7 +498,7 @@ func (s *Store) admitCall(room string) (admitCall, error) {
 	if w, ok := s.wanted.Load(room); ok {
 		n = w.(int)
 	}
-	args := s.args(strconv.FormatFloat(s.interval.Seconds(), 'f', -1, 64), k.tokenPrefix(), room, s.idle.Milliseconds(),
+	args := s.args(s.intervalSeconds, k.tokenPrefix(), room, s.idle.Milliseconds(),
 		waitroom.AdaptWindow.Milliseconds(), downstreamExpiry.Milliseconds())
 	for i := 0; i < n; i++ {
 		t, err := s.randomToken()
