@@ -32,7 +32,7 @@ func TestConfigDefaults(t *testing.T) {
 			IPRatePerSec: waitroom.DefaultIPRatePerSec, IPBurst: waitroom.DefaultIPBurst,
 			VisitorRatePerSec: waitroom.DefaultVisitorRatePerSec, VisitorBurst: waitroom.DefaultVisitorBurst},
 			Streams: waitroom.StreamCaps{PerIP: waitroom.DefaultStreamsPerIP, Max: waitroom.DefaultMaxStreams}},
-		DurableWrites: waitroom.DefaultDurableWrites}
+		DurableWrites: waitroom.DefaultDurableWrites, InstantAdmit: true}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("defaults:\n got %+v\nwant %+v", c, want)
 	}

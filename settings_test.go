@@ -23,6 +23,15 @@ func TestApplySettingsJSON(t *testing.T) {
 	if _, err := ApplySettingsJSON(base, []byte(`{"capacity": 1e10}`), settingsNow); ErrorCode(err) != EInvalidSettings {
 		t.Fatalf("out of range: %v", err)
 	}
+	base.InstantAdmit = true
+	if s, err = ApplySettingsJSON(base, []byte(`{"instantAdmit": false}`), settingsNow); err != nil || s.InstantAdmit {
+		t.Fatalf("instantAdmit off: %+v %v", s, err)
+	}
+	for _, bad := range []string{`{"instantAdmit": "no"}`, `{"instantAdmit": null}`} {
+		if _, err := ApplySettingsJSON(base, []byte(bad), settingsNow); ErrorCode(err) != EInvalidSettings || !strings.Contains(err.Error(), "instantAdmit") {
+			t.Errorf("%s: %v, want invalid_settings naming instantAdmit", bad, err)
+		}
+	}
 }
 
 func TestLoadConfigRoomsAndAdmin(t *testing.T) {

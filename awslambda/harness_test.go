@@ -83,6 +83,10 @@ func newHarness(t testing.TB, engine redistest.Engine, mutate ...func(*waitroom.
 		t.Fatal(err)
 	}
 	cfg.OrderTimeout = 2 * time.Second
+	// The harness's rooms queue every enter, so that a test sees the line it
+	// builds; instant admission (INSTANT_ADMIT, on by default) has its own
+	// tests (instant_test.go) and the README's journey runs the defaults.
+	cfg.InstantAdmit = false
 	for _, m := range mutate {
 		m(&cfg)
 	}

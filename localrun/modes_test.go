@@ -22,7 +22,9 @@ import (
 // (the runner's own embedded store with REDIS_URL unset, a redis-server, a
 // 3-master cluster) × every intake (direct, broker, fallback) × every
 // identity (an account's X-User-Id behind the proxy secret, an anonymous
-// visitor's ticket cookie). All 18 combinations exist: the intake and the
+// visitor's ticket cookie) × both admissions (instant, the default: an idle
+// room admits the enter at once; queued, INSTANT_ADMIT=false: the enter
+// waits for a batch). All 36 combinations exist: the intake and the
 // identity are the handlers' business and work on any store, and the
 // broker's consumer applies to whichever store the runner uses. In each:
 // enter, READY, one order, the same token refused, NOT_IN_QUEUE, and the
@@ -45,8 +47,9 @@ func TestModes(t *testing.T) {
 	}
 	for _, store := range stores {
 		for _, intake := range []waitroom.Intake{waitroom.IntakeDirect, waitroom.IntakeBroker, waitroom.IntakeFallback} {
-			for _, identity := range []string{"account", "anonymous"} {
-				name := fmt.Sprintf("store=%s/intake=%s/identity=%s", store.name, intake, identity)
+			for _, mode := range modeSets {
+				identity, queued := mode.identity, mode.queued
+				name := fmt.Sprintf("store=%s/intake=%s/identity=%s/admission=%s", store.name, intake, identity, map[bool]string{false: "instant", true: "queued"}[queued])
 				t.Run(name, func(t *testing.T) {
 					t.Parallel()
 					env := store.env(t)
@@ -57,12 +60,21 @@ func TestModes(t *testing.T) {
 					if identity == "account" {
 						env["PROXY_SECRET"] = modeProxySecret
 					}
-					modeJourney(t, startModeRunner(t, env), identity, fmt.Sprintf("%s-%s-%s", store.name, intake, identity))
+					if queued {
+						env["INSTANT_ADMIT"] = "false"
+					}
+					modeJourney(t, startModeRunner(t, env), identity, queued, fmt.Sprintf("%s-%s-%s-%t", store.name, intake, identity, queued))
 				})
 			}
 		}
 	}
 }
+
+// modeSets are the identity and admission combinations of every store and intake.
+var modeSets = []struct {
+	identity string
+	queued   bool
+}{{"account", false}, {"account", true}, {"anonymous", false}, {"anonymous", true}}
 
 const modeProxySecret = "a-proxy-secret-of-the-operator-0123"
 
@@ -129,15 +141,17 @@ func (v *modeVisitor) do(method, path string, header map[string]string, body str
 	return resp.StatusCode, m, resp.Header
 }
 
-// modeJourney walks one user through a room of its own.
-func modeJourney(t *testing.T, r *localrun.Runner, identity, room string) {
+// modeJourney walks one user through a room of its own: the room is idle,
+// so the enter answers READY at once unless admission is queued.
+func modeJourney(t *testing.T, r *localrun.Runner, identity string, queued bool, room string) {
 	v := newModeVisitor(t, r, identity, "shopper")
 	status, m, _ := v.do("POST", "/queue/enter?room="+room, nil, "")
+	want := map[bool]string{false: "READY", true: "WAITING"}[queued]
 	switch {
 	case status == http.StatusAccepted && m["status"] == "ACCEPTED":
 		v.receipt, _ = m["receipt"].(string)
-	case status != http.StatusOK || m["status"] != "WAITING":
-		t.Fatalf("enter: %d %v", status, m)
+	case status != http.StatusOK || m["status"] != want:
+		t.Fatalf("enter: %d %v, want %s", status, m, want)
 	}
 	token := v.waitReady(room)
 	order := func(key string) (int, map[string]any) {

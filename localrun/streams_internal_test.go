@@ -82,7 +82,9 @@ func TestStreamCapsCounts(t *testing.T) {
 }
 
 // testEvents serves the events handler alone on a fresh store of engine,
-// with no admitter: tests admit by hand.
+// with no admitter: tests admit by hand. Every enter queues
+// (INSTANT_ADMIT=false unless env says otherwise): the streams are the
+// line's.
 type testEvents struct {
 	*events
 	url   string
@@ -94,6 +96,9 @@ func serveEvents(t *testing.T, engine redistest.Engine, env map[string]string, t
 	t.Helper()
 	srv := engine.Start(t)
 	env["REDIS_URL"] = srv.URL()
+	if _, ok := env["INSTANT_ADMIT"]; !ok {
+		env["INSTANT_ADMIT"] = "false"
+	}
 	cfg, err := waitroom.LoadConfig(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, waitroom.LocalDefaults)
 	if err != nil {
 		t.Fatal(err)

@@ -12,10 +12,10 @@ const DimensionRoom = "Room"
 
 // Metric names. Units are given beside each.
 const (
-	Entered          = "Entered"          // Count: new places taken in a line (enter, or the intake consumer)
+	Entered          = "Entered"          // Count: new places taken in a line (enter, or the intake consumer), instant admissions included
 	Accepted         = "Accepted"         // Count: enters accepted into the broker (INTAKE broker or fallback, 202)
 	QueueFull        = "QueueFull"        // Count: enters refused with queue_full
-	Admitted         = "Admitted"         // Count: users moved to READY (admit)
+	Admitted         = "Admitted"         // Count: users moved to READY (admit, and enter's instant admissions)
 	WaitSeconds      = "WaitSeconds"      // Seconds: enter → admitted, one value per admitted user
 	QueueDepth       = "QueueDepth"       // Count (gauge): users waiting, after an admit batch
 	ActiveTokens     = "ActiveTokens"     // Count (gauge): live entry tokens, after an admit batch

@@ -338,7 +338,7 @@ func TestFirstEnterRegistersAgain(t *testing.T) {
 		s := redisstore.New(rdb, testConfig())
 		rdb.AddHook(pipelineHook{after: func() {
 			// forgetRoom's SREM, landing after this pipeline's SADD.
-			if err := other.SRem(ctx, "wr:rooms", "r").Err(); err != nil {
+			if err := other.SRem(ctx, "wr:rooms", "r", "q").Err(); err != nil {
 				t.Error(err)
 			}
 		}})
@@ -347,6 +347,15 @@ func TestFirstEnterRegistersAgain(t *testing.T) {
 		}
 		if ok, err := other.SIsMember(ctx, "wr:rooms", "r").Result(); err != nil || !ok {
 			t.Fatalf("the first user waits in an unregistered room (%v)", err)
+		}
+		// The same for an instant admission that issues the room's only
+		// live token: admission must visit the room to prune it.
+		instant := redisstore.New(rdb, instantConfig())
+		if st, err := instant.Enter(ctx, "q", "first"); err != nil || !st.AdmittedNow {
+			t.Fatalf("instant admission: %+v %v", st, err)
+		}
+		if ok, err := other.SIsMember(ctx, "wr:rooms", "q").Result(); err != nil || !ok {
+			t.Fatalf("the room's only live token in an unregistered room (%v)", err)
 		}
 	})
 }

@@ -169,7 +169,7 @@ func decodeStatus(room string, r []any) (roomRecord, error) {
 	rate, _ := strconv.ParseFloat(str(3), 64)
 	st := waitroom.RoomStatus{Room: room, Settings: waitroom.Settings{
 		RatePerSec: rate, Capacity: num(4), EntryTokenTTLSeconds: num(5) / 1000, MaxActive: num(6), Paused: num(7) == 1,
-		Closed: num(16) == 1, Message: str(17), InstantAdmit: num(22) == 1, Page: waitroom.Page{Title: str(18), BrandColor: str(19), LogoURL: str(20), Language: str(21)},
+		Closed: num(16) == 1, Message: str(17), InstantAdmit: num(26) == 1, Page: waitroom.Page{Title: str(18), BrandColor: str(19), LogoURL: str(20), Language: str(21)},
 	}}
 	if ms, _ := strconv.ParseInt(str(8), 10, 64); ms > 0 {
 		t := time.UnixMilli(ms).UTC()

@@ -24,7 +24,7 @@ commands:
   rooms                 every room, one line each
   get ROOM              a room's settings and status
   set ROOM [--rate N] [--capacity N] [--max-active N] [--token-ttl SECONDS]
-           [--opens-at RFC3339|+DURATION|none] [--paused true|false]
+           [--opens-at RFC3339|+DURATION|none] [--paused true|false] [--instant-admit true|false]
            [--message TEXT] [--title TEXT] [--brand-color #rrggbb] [--logo-url URL] [--language en|ko]
            [--adaptive-target-p95 DURATION --min-rate N --max-rate N] [--adaptive off]
            (an empty value, --message '', clears a text setting; the three adaptive
@@ -134,7 +134,7 @@ func dispatch(ctx context.Context, c *client, o options, e env) error {
 	case cmd != "set" && cmd != "close" && cmd != "reopen" && len(o.settingsFlags) > 0:
 		return usageError(fmt.Sprintf("--%s only goes with set", o.settingsFlags[0]))
 	case cmd == "set" && len(o.settings) == 0 && !o.adaptive.given():
-		return usageError("set needs at least one of --rate, --capacity, --max-active, --token-ttl, --opens-at, --paused, --message, --title, --brand-color, --logo-url, --language, --adaptive-target-p95, --min-rate, --max-rate, --adaptive")
+		return usageError("set needs at least one of --rate, --capacity, --max-active, --token-ttl, --opens-at, --paused, --instant-admit, --message, --title, --brand-color, --logo-url, --language, --adaptive-target-p95, --min-rate, --max-rate, --adaptive")
 	}
 	out := printer{w: e.stdout, json: o.json}
 	switch cmd {
@@ -178,7 +178,7 @@ func parseArgs(args []string, getenv func(string) string) (options, error) {
 	fs.BoolVar(&o.aws, "aws", false, "")
 	fs.BoolVar(&o.json, "json", false, "")
 	settingFlags := map[string]string{"rate": "ratePerSec", "capacity": "capacity", "max-active": "maxActive",
-		"token-ttl": "entryTokenTtlSeconds", "opens-at": "opensAt", "paused": "paused",
+		"token-ttl": "entryTokenTtlSeconds", "opens-at": "opensAt", "paused": "paused", "instant-admit": "instantAdmit",
 		"message": "message", "title": "title", "brand-color": "brandColor", "logo-url": "logoUrl", "language": "language"}
 	for name, field := range settingFlags {
 		fs.Func(name, "", func(v string) error { return setting(o.settings, field, v) })
@@ -216,7 +216,7 @@ func setting(into map[string]any, field, v string) error {
 		f, err := strconv.ParseFloat(v, 64)
 		into[field] = f
 		return err
-	case "paused":
+	case "paused", "instantAdmit":
 		b, err := strconv.ParseBool(v)
 		into[field] = b
 		return err

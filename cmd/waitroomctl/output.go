@@ -17,6 +17,7 @@ type roomStatus struct {
 	EntryTokenTTLSeconds int64            `json:"entryTokenTtlSeconds"`
 	MaxActive            int64            `json:"maxActive"`
 	Paused               bool             `json:"paused"`
+	InstantAdmit         bool             `json:"instantAdmit"`
 	OpensAt              *time.Time       `json:"opensAt"`
 	Closed               bool             `json:"closed"`
 	Message              string           `json:"message"`
@@ -91,8 +92,8 @@ func (p printer) room(body []byte, err error) error {
 		maxActive = fmt.Sprint(s.MaxActive)
 	}
 	fmt.Fprintf(p.w, "room %s: %s\n", s.Room, s.State)
-	fmt.Fprintf(p.w, "  settings  rate %g/s  capacity %d  token TTL %ds  max active %s  paused %t  opens at %s\n",
-		s.RatePerSec, s.Capacity, s.EntryTokenTTLSeconds, maxActive, s.Paused, opens)
+	fmt.Fprintf(p.w, "  settings  rate %g/s  capacity %d  token TTL %ds  max active %s  paused %t  instant admit %t  opens at %s\n",
+		s.RatePerSec, s.Capacity, s.EntryTokenTTLSeconds, maxActive, s.Paused, s.InstantAdmit, opens)
 	fmt.Fprintf(p.w, "  now       waiting %d  pre-queued %d  active tokens %d  admitted %.1f/s (%d in the last minute)  oldest wait %s  last in line %s\n",
 		s.Waiting, s.PreQueued, s.ActiveTokens, s.AdmittedPerSec, s.AdmittedLastMinute, duration(float64(s.OldestWaitSeconds)), s.lastInLineWait())
 	adaptive := "off"

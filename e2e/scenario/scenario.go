@@ -73,6 +73,11 @@ func (c Config) FunctionEnv() map[string]string {
 		// The scenario's rooms are fresh random names nobody created with
 		// the admin API: the functions must accept any room.
 		"OPEN_ROOMS": "true",
+		// The crowd's places are checked one by one (1 to Crowd): every
+		// enter queues, where instant admission would let the first batch's
+		// worth of an empty room straight in. Instant admission is tested on
+		// its own (redisstore, awslambda, the mode matrix, the README).
+		"INSTANT_ADMIT": "false",
 	}
 	if c.PollTiers != "" {
 		env["POLL_TIERS"] = c.PollTiers

@@ -86,7 +86,7 @@ func TestIAMTokenAuthenticatesAgainstRedis(t *testing.T) {
 	srv.accept(t, first)
 
 	store, rdb := storeWith(t, srv.URL(), provider)
-	if st, err := store.Enter(ctx, "iam", "alice"); err != nil || st.Status != waitroom.Waiting {
+	if st, err := store.Enter(ctx, "iam", "alice"); err != nil || st.Status != waitroom.Ready {
 		t.Fatalf("enter through the IAM user: %+v %v", st, err)
 	}
 	if who, err := rdb.Do(ctx, "ACL", "WHOAMI").Text(); err != nil || who != cache.User {
