@@ -123,7 +123,7 @@ type span struct{ from, to time.Time }
 func TestInstantAdmissionRacesBatches(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		if testing.Short() {
-			t.Skip("9 s of admission")
+			t.Skip("12 s of admission")
 		}
 		for _, c := range []struct {
 			flood     bool
@@ -139,6 +139,7 @@ func TestInstantAdmissionRacesBatches(t *testing.T) {
 func raceInstantAndBatches(t *testing.T, engine redistest.Engine, flood bool, maxActive int64) {
 	ctx := context.Background()
 	cfg := instantConfig()
+	cfg.AdmitRatePerSec = 20 // batches of 2: any burst of enters outruns it, however loaded the machine
 	s, rdb := newStore(t, engine, cfg)
 	const room = "swing"
 	set(t, s, room, func(st *waitroom.Settings) { st.MaxActive = maxActive })
@@ -153,11 +154,14 @@ func raceInstantAndBatches(t *testing.T, engine redistest.Engine, flood bool, ma
 		mu.Unlock()
 		tokens <- waitroom.OrderAttempt{Room: room, User: a.user, Token: token}
 	}
-	runCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	runCtx, cancel := context.WithTimeout(ctx, 4*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
 	start := time.Now()
-	for e := range 2 { // enterers: 5 ms apart for 100 ms of every second (400/s), then 100 ms apart (20/s)
+	// Two enterers: 8 enters back to back, then 10 enters 300 ms apart
+	// (7/s together, below the rate: the line empties in about a second),
+	// over and over; or flooding, 5 ms apart.
+	for e := range 2 {
 		wg.Go(func() {
 			for i := 0; runCtx.Err() == nil; i++ {
 				user := fmt.Sprintf("e%d-%04d", e, i)
@@ -174,11 +178,12 @@ func raceInstantAndBatches(t *testing.T, engine redistest.Engine, flood bool, ma
 				if st.AdmittedNow {
 					add(admission{user: user, instant: true}, st.Token)
 				}
-				pause := 100 * time.Millisecond
-				if flood || time.Since(start)%time.Second < 100*time.Millisecond {
-					pause = 5 * time.Millisecond
+				switch {
+				case flood:
+					time.Sleep(5 * time.Millisecond)
+				case i%18 >= 8:
+					time.Sleep(300 * time.Millisecond)
 				}
-				time.Sleep(pause)
 			}
 		})
 	}
