@@ -82,6 +82,16 @@ func TestStackWiresTheAdminAPI(t *testing.T) {
 		if vars["OPEN_ROOMS"] != "false" {
 			t.Errorf("%s: OPEN_ROOMS = %v, want false by default", id, vars["OPEN_ROOMS"])
 		}
+		if _, set := vars["INSTANT_ADMIT"]; set {
+			t.Errorf("%s: INSTANT_ADMIT = %v, want the functions' default (true) unless instantAdmit=false", id, vars["INSTANT_ADMIT"])
+		}
+	}
+	queued := synthesize(t, func(p *WaitroomProps) { p.NoInstantAdmit = true })
+	for id, fn := range queued.resources("AWS::Lambda::Function") {
+		env, _ := props(fn)["Environment"].(map[string]any)
+		if vars, _ := env["Variables"].(map[string]any); vars != nil && vars["INSTANT_ADMIT"] != "false" {
+			t.Errorf("%s: INSTANT_ADMIT = %v with instantAdmit=false", id, vars["INSTANT_ADMIT"])
+		}
 	}
 	open := synthesize(t, func(p *WaitroomProps) { p.OpenRooms = true })
 	open.tpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{

@@ -76,6 +76,9 @@ func functionEnv(p WaitroomProps, cache *Cache, fn string) map[string]*string {
 	if p.OrderGateFailOpen {
 		env["ORDER_GATE_FAIL_OPEN"] = jsii.String("true")
 	}
+	if p.NoInstantAdmit { // every function: the rooms' default is in every script's ARGV and in the admin API's status
+		env["INSTANT_ADMIT"] = jsii.String("false")
+	}
 	if fn == FnAdmin && len(p.PageImageOrigins) > 0 { // the admin API checks rooms' logoUrl against them
 		env["PAGE_IMAGE_ORIGINS"] = jsii.String(strings.Join(p.PageImageOrigins, ","))
 	}

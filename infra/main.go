@@ -33,6 +33,7 @@ const (
 	CtxAPIDomainName        = "apiDomainName"
 	CtxAPICertificate       = "apiCertificateArn"
 	CtxOpenRooms            = "openRooms"
+	CtxInstantAdmit         = "instantAdmit"
 	CtxIntake               = "intake"
 	CtxTicketSecret         = "ticketSecretSsmParameter"
 	CtxEntryTokenKeys       = "entryTokenKeysSsmParameter"
@@ -126,6 +127,7 @@ func propsFromContext(ctx contextGetter) (WaitroomProps, error) {
 		APIDomainName:                    r.str(CtxAPIDomainName),
 		APICertificateArn:                r.str(CtxAPICertificate),
 		OpenRooms:                        r.boolean(CtxOpenRooms),
+		NoInstantAdmit:                   !r.booleanOr(CtxInstantAdmit, true),
 		Intake:                           waitroom.Intake(r.str(CtxIntake)),
 		TicketSecretSSMParameter:         r.str(CtxTicketSecret),
 		EntryTokenKeysSSMParameter:       r.str(CtxEntryTokenKeys),
@@ -238,9 +240,14 @@ func (r *ctxReader) float(key string) float64 {
 }
 
 func (r *ctxReader) boolean(key string) bool {
+	return r.booleanOr(key, false)
+}
+
+// booleanOr is boolean with def when the key is not given.
+func (r *ctxReader) booleanOr(key string, def bool) bool {
 	s := r.str(key)
 	if s == "" {
-		return false
+		return def
 	}
 	b, err := strconv.ParseBool(s)
 	if err != nil {

@@ -124,6 +124,10 @@ type WaitroomProps struct {
 	// only rooms an operator created (waitroomctl --aws) exist, so nobody can
 	// make the admitters walk thousands of throwaway rooms.
 	OpenRooms bool
+	// NoInstantAdmit is INSTANT_ADMIT=false: rooms queue every enter by
+	// default, even when nobody waits (an operator turns instantAdmit on
+	// per room). Off by default: an idle room admits at once.
+	NoInstantAdmit bool
 	// TicketSecretSSMParameter names the SSM String parameter (optionally
 	// name:version) holding TICKET_SECRET. Required with AnonymousVisitors.
 	TicketSecretSSMParameter string

@@ -85,10 +85,13 @@ func TestPropsFromContext(t *testing.T) {
 		p.CacheSnapshotRetentionDays != NoLimit || p.BudgetMonthlyUSD != 30 || p.PollTiers != "0:1000" {
 		t.Errorf("props = %+v", p)
 	}
-	if p := mustProps(t, map[string]any{CtxCorsOrigins: "none"}); !p.NoCors || p.CorsAllowOrigins != nil {
-		t.Errorf("corsOrigins=none: %+v", p)
+	if p := mustProps(t, map[string]any{CtxCorsOrigins: "none"}); !p.NoCors || p.CorsAllowOrigins != nil || p.NoInstantAdmit {
+		t.Errorf("corsOrigins=none (instantAdmit by default): %+v", p)
 	}
-	for key, v := range map[string]string{CtxAdmitRate: "fast", CtxLogRetentionDays: "8", CtxQueueCapacity: "1e5", CtxOrderAPIPrivateDNS: "yes"} {
+	if p := mustProps(t, map[string]any{CtxInstantAdmit: "false"}); !p.NoInstantAdmit {
+		t.Errorf("instantAdmit=false: %+v", p)
+	}
+	for key, v := range map[string]string{CtxAdmitRate: "fast", CtxLogRetentionDays: "8", CtxQueueCapacity: "1e5", CtxOrderAPIPrivateDNS: "yes", CtxInstantAdmit: "maybe"} {
 		if _, err := propsFromContext(mapContext{key: v}); err == nil || !strings.Contains(err.Error(), key) {
 			t.Errorf("%s=%s: %v, want an error naming it", key, v, err)
 		}
