@@ -126,8 +126,7 @@ func (a *API) Enter(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 		case st.Status == waitroom.Closed:
 			return closedResponse(st)
 		case st.AdmittedNow: // instant admission: entered and admitted, having waited for nothing
-			a.Metrics.Record(room, metrics.Of(metrics.Entered, metrics.Count, 1), metrics.Of(metrics.Admitted, metrics.Count, 1),
-				metrics.Value{Name: metrics.WaitSeconds, Unit: metrics.Seconds, Values: []float64{0}})
+			a.Metrics.Record(room, metrics.InstantAdmission()...)
 		case st.Joined:
 			a.Metrics.Record(room, metrics.Of(metrics.Entered, metrics.Count, 1))
 		}

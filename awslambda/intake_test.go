@@ -52,16 +52,16 @@ func (b *lockedBuffer) count(name string) int {
 	return strings.Count(b.buf.String(), `"`+name+`":1,`)
 }
 
-func newIntakeHarness(t *testing.T, engine redistest.Engine, mode waitroom.Intake, visibility int) *intakeHarness {
+func newIntakeHarness(t *testing.T, engine redistest.Engine, mode waitroom.Intake, visibility int, mutate ...func(*waitroom.Config)) *intakeHarness {
 	t.Helper()
-	h := newHarness(t, engine, func(c *waitroom.Config) {
+	h := newHarness(t, engine, append([]func(*waitroom.Config){func(c *waitroom.Config) {
 		c.Intake = mode
 		keys, err := waitroom.ParseTicketKeys("MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDE=")
 		if err != nil {
 			t.Fatal(err)
 		}
 		c.Visitor.Tickets = keys
-	})
+	}}, mutate...)...)
 	q, err := sqs.New(t.Context(), sqstest.Queue(t, t.Name(), visibility))
 	if err != nil {
 		t.Fatal(err)
@@ -418,6 +418,30 @@ func TestReceiptAppliedBetweenTheReads(t *testing.T) {
 		}}
 		if m := decode(t, h.receiptPosition(receipt)); m["status"] != "WAITING" || m["position"] != float64(1) {
 			t.Fatalf("applied between the reads: %v, want WAITING at 1", m)
+		}
+	})
+}
+
+// Through the broker, an entry the consumer applies in an idle room is
+// admitted at once, counted as entered and admitted, and its receipt's
+// position answers READY.
+func TestBrokerEntryAdmittedAtOnce(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		h := newIntakeHarness(t, engine, waitroom.IntakeBroker, 30, func(c *waitroom.Config) { c.InstantAdmit = true })
+		receipt := h.accepted(t, "alice")
+		h.run(t)
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			r := h.receiptPosition(receipt)
+			if m := decode(t, r); m["status"] == "READY" {
+				break
+			} else if m["status"] != "PROCESSING" || time.Now().After(deadline) {
+				t.Fatalf("the receipt's position: %d %s, want PROCESSING then READY", r.StatusCode, r.Body)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if h.emf.count(metrics.Admitted) != 1 || h.emf.count(metrics.Entered) != 1 {
+			t.Fatalf("the consumer's instant admission is counted once as entered and admitted:\n%s", h.emf.buf.String())
 		}
 	})
 }

@@ -76,6 +76,8 @@ func (c *Consumer) apply(ctx context.Context, m Message) error {
 		return nil // recorded: position tells the receipt's holder
 	case waitroom.ErrorCode(err) == waitroom.ERoomNotFound:
 		return nil // recorded likewise
+	case err == nil && st.AdmittedNow && !redelivered:
+		c.Metrics.Record(e.Room, metrics.InstantAdmission()...)
 	case err == nil && st.Joined && !redelivered:
 		c.Metrics.Record(e.Room, metrics.Of(metrics.Entered, metrics.Count, 1))
 	}

@@ -25,6 +25,13 @@ type Value struct {
 	Values []float64
 }
 
+// InstantAdmission is what an enter admitted at once counts (enter, or the
+// intake consumer applying one): a place taken and an admission that
+// waited 0 s.
+func InstantAdmission() []Value {
+	return []Value{Of(Entered, Count, 1), Of(Admitted, Count, 1), {Name: WaitSeconds, Unit: Seconds, Values: []float64{0}}}
+}
+
 // Of returns a single-sample value.
 func Of(name string, unit Unit, v float64) Value {
 	return Value{Name: name, Unit: unit, Values: []float64{v}}

@@ -99,7 +99,9 @@ var mutations = []Mutation{
 	{Name: "room.lua: the room's instantAdmit ignored", File: "redisstore/room.lua",
 		From: "local instant = s[11] == '1'", To: "local instant = true", Pkgs: store, Hint: `^TestInstantAdmissionOnlyInAnOpenRoom$`},
 	{Name: "api.go: an instant admission not counted as admitted", File: "awslambda/api.go",
-		From: "metrics.Of(metrics.Admitted, metrics.Count, 1),", To: "", Pkgs: handlers, Hint: `^TestInstantAdmissionAnswersReadyAndOrders$`},
+		From: "a.Metrics.Record(room, metrics.InstantAdmission()...)", To: "", Pkgs: handlers, Hint: `^TestInstantAdmissionAnswersReadyAndOrders$`},
+	{Name: "intake.go: the consumer's instant admission not counted", File: "intake/intake.go",
+		From: "c.Metrics.Record(e.Room, metrics.InstantAdmission()...)", To: "", Pkgs: handlers, Hint: `^TestBrokerEntryAdmittedAtOnce$`},
 
 	// enter.lua and position.lua: places in line.
 	{Name: "enter.lua: capacity off by one", File: "redisstore/enter.lua",
