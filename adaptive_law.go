@@ -37,6 +37,14 @@ const (
 	probeStep, maxProbe = 0.01, 0.25
 	// fastProbe climbs back towards a known capacity, up to nearCap of it.
 	fastProbe, nearCap = 1.25, 0.9
+	// probeUse: the rate rises only while the API completes at least this
+	// share of it. Visitors learn of their admission at their next poll, so
+	// a raised rate reaches the API seconds later; probing on before it has
+	// would run the rate far past the API's capacity unseen (a hidden line
+	// of admitted visitors that floods the API at its next slowdown).
+	// Probing is thus clocked by the visitors' own arrivals, as TCP's window
+	// is by its acknowledgements.
+	probeUse = 0.85
 	// maxCut bounds one window's cut for latency, as a share of the rate:
 	// a latency spike of one window must not throw the rate away.
 	maxCut = 0.5
@@ -128,7 +136,7 @@ func (a Adaptive) Next(rate float64, w Window, st ControlState) (Decision, Contr
 		st.Caps = []Sample{{At: now, V: throughput}} // the latest: the API may have slowed
 		d.Rate = min(rate, max(throughput-queue/drainTime.Seconds(), rate*maxCut, throughput*maxCut))
 		d.Reason = "queueing"
-	case (excess < queueLow || queue < queueCalls/2) && w.Backlog:
+	case (excess < queueLow || queue < queueCalls/2) && w.Backlog && throughput >= probeUse*rate:
 		calm = st.Calm + 1
 		d.Rate, d.Reason = rate*(1+min(maxProbe, probeStep*float64(calm))), "probe"
 		if c := highest(st.Caps); c > 0 && rate < nearCap*c {

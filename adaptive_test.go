@@ -102,8 +102,13 @@ func TestAdaptiveLawDirections(t *testing.T) {
 		t.Fatalf("no calls: %+v", d)
 	}
 	// The maximum holds.
-	if d, _ = a.Next(199, window(100, 200*time.Millisecond, OutcomeOK, 9*time.Second), st); d.Rate != 200 {
+	if d, _ = a.Next(199, window(200, 200*time.Millisecond, OutcomeOK, 9*time.Second), st); d.Rate != 200 {
 		t.Fatalf("the maximum: %+v", d)
+	}
+	// A calm API that completes less than probeUse of the rate has not seen
+	// the last rise yet (visitors learn of it at their next poll): no probe.
+	if d, _ = a.Next(130, window(100, 200*time.Millisecond, OutcomeOK, 10*time.Second), st); d.Reason != "hold" || d.Rate != 130 {
+		t.Fatalf("admitted visitors not at the API yet: %+v", d)
 	}
 }
 
