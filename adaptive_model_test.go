@@ -1,9 +1,13 @@
 package waitroom
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -257,4 +261,49 @@ func phase(r modelRun, from, to time.Duration) phaseFigures {
 	f.used = float64(busy) / float64(avail)
 	f.rate, f.capacity = f.rate/n, f.capacity/n
 	return f
+}
+
+// The model's figures in docs/design.md ("Adaptive admission") are this
+// table, between its markers: the test fails when they differ, and
+// `make adaptive-model` (WAITROOM_UPDATE_DOCS=1) writes them. The model is
+// seeded, so the figures are exact.
+func TestAdaptiveModelTableIsCurrent(t *testing.T) {
+	law := &Adaptive{TargetP95Ms: 250, MinRatePerSec: 5, MaxRatePerSec: 400}
+	var b strings.Builder
+	b.WriteString("| scenario, phase | p95 from 10 s after the change | capacity used (last 20 s) | effective rate (capacity) | fixed 95/s: p95, used |\n")
+	b.WriteString("| --- | --- | --- | --- | --- |\n")
+	for _, sc := range scenarios {
+		fixed, run := runModel(sc, nil, 95), runModel(sc, law, 95)
+		bounds := append(append([]time.Duration{0}, sc.changes...), sc.length)
+		for i := 0; i+1 < len(bounds); i++ {
+			from, to := bounds[i], bounds[i+1]
+			f, a := phase(fixed, from, to), phase(run, from, to)
+			if a.down {
+				continue
+			}
+			fmt.Fprintf(&b, "| %s, %.0f–%.0f s | %.2f × S | %.0f %% | %.1f/s (%.0f) | %.2f × S, %.0f %% |\n",
+				sc.name, from.Seconds(), to.Seconds(), a.ratio, 100*a.used, a.rate, a.capacity, f.ratio, 100*f.used)
+		}
+	}
+	const file, name = "docs/design.md", "adaptive-model"
+	doc, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`(?s)(<!-- begin ` + name + `[: ][^\n]*-->\n)(.*?)(<!-- end ` + name + ` -->)`)
+	m := re.FindSubmatch(doc)
+	if m == nil {
+		t.Fatalf("%s has no %s fragment", file, name)
+	}
+	if string(m[2]) == b.String() {
+		return
+	}
+	if os.Getenv("WAITROOM_UPDATE_DOCS") == "1" {
+		out := re.ReplaceAllLiteral(doc, append(append(append([]byte{}, m[1]...), b.String()...), m[3]...))
+		if err := os.WriteFile(file, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("%s's %s figures differ from the model (make adaptive-model writes them):\n%s", file, name, b.String())
 }

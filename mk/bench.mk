@@ -1,6 +1,6 @@
 # Benchmarks: the spike simulator and the micro-benchmarks against a real
 # redis-server. Not part of `make test`; see BENCHMARKS.md.
-.PHONY: bench bench-quick bench-spike bench-micro bench-micro-pinned bench-longline bench-tiers bench-report bench-close bench-adaptive
+.PHONY: bench bench-quick bench-spike bench-micro bench-micro-pinned bench-longline bench-tiers bench-report bench-close bench-adaptive adaptive-model
 BENCH_TIME ?= 20000x
 BENCH_COUNT ?= 3
 BENCH_DIR := docs/bench
@@ -49,6 +49,10 @@ bench-longline: redis-server
 bench-tiers: redis-server
 	@mkdir -p $(BENCH_DIR)
 	$(GO) run ./bench/spike tiers -out $(BENCH_DIR)/tiers-results.json
+
+## adaptive-model: the adaptive law in its virtual-time model (seeded, under a second), its figures into docs/design.md ("Adaptive admission")
+adaptive-model:
+	WAITROOM_UPDATE_DOCS=1 $(GO) test -count=1 -run '^TestAdaptiveModelTableIsCurrent$$' .
 
 ## bench-adaptive: fixed against adaptive rate while the order API slows down, loses half its connections, answers 503 (3 scenarios × 2 strategies, 2 min each), into docs/bench/adaptive-results.json and BENCHMARKS.md (~13 min)
 bench-adaptive: redis-server

@@ -372,6 +372,8 @@ var mutations = []Mutation{
 		From: "  recordCall(2, 2)\n", To: "", Pkgs: store, Hint: `^TestDownstreamCallsAreCountedAndHandedOver$`},
 	{Name: "adaptive_law.go: errors do not lower the rate", File: "adaptive_law.go",
 		From: `d.Rate, d.Reason = rate/2, "errors"`, To: `d.Reason = "errors"`, Pkgs: domain, Hint: `^(TestAdaptiveLawDirections|TestAdaptiveLawMeetsTheTargetsInTheModel)$`},
+	{Name: "adaptive_law.go: probing not clocked by the API's arrivals", File: "adaptive_law.go",
+		From: "&& w.Backlog && throughput >= probeUse*rate:", To: "&& w.Backlog:", Pkgs: domain, Hint: `^TestAdaptiveLawDirections$`},
 	{Name: "adaptive_law.go: queueing cuts nothing", File: "adaptive_law.go",
 		From: `d.Rate = min(rate, max(throughput-queue/drainTime.Seconds(), rate*maxCut, throughput*maxCut))`, To: `d.Rate = rate`, Pkgs: domain, Hint: `^(TestAdaptiveLawDirections|TestAdaptiveLawMeetsTheTargetsInTheModel)$`},
 	{Name: "api.go: the order API's latency not measured", File: "awslambda/api.go",
