@@ -162,6 +162,25 @@ func TestPollAfterNeverPastTheTurn(t *testing.T) {
 	}
 }
 
+// In an adaptive room the turn is reckoned at the rate the law may reach
+// by then (a probe's most, 25% more): the user comes back before its turn
+// as the rate is now, and learns of an earlier admission in time.
+func TestPollAfterInAnAdaptiveRoom(t *testing.T) {
+	c := waitroom.Config{AdmitRatePerSec: 100, AdmitInterval: 100 * time.Millisecond, PollTiers: threeTiers}
+	fixed := c.ForRoom(waitroom.Standing{RatePerSec: 40})
+	adaptive := c.ForRoom(waitroom.Standing{RatePerSec: 40, Adaptive: true})
+	// 40 users at 40/s: the turn in 1 s, or in 0.8 s at 50/s.
+	if got := fixed.PollAfterMs(40, 0); got != 1050 {
+		t.Errorf("fixed: %d, want 1050 (the turn and half an interval)", got)
+	}
+	if got := adaptive.PollAfterMs(40, 0); got != 850 {
+		t.Errorf("adaptive: %d, want 850 (the turn at 50/s and half an interval)", got)
+	}
+	if fixed.EstimatedWaitSeconds(400) != adaptive.EstimatedWaitSeconds(400) {
+		t.Error("the estimate the user is shown is the rate's as it is")
+	}
+}
+
 func TestPollTiersVariable(t *testing.T) {
 	vars := map[string]string{"POLL_TIERS": "0:3000, 300:30000 ,45:8000"}
 	c, err := waitroom.LoadConfig(env(vars), waitroom.LocalDefaults)

@@ -106,13 +106,14 @@ func (c Config) EstimatedWaitSeconds(position int64) int64 {
 // PollAfterMs is when a user waiting at position should ask again: the tier
 // of the estimated wait spread by ±20% (PollTiers.Ms), but never later than
 // just after the user's own turn, position / rate from now plus half to one
-// admission interval. Admission is FIFO at an exact rate, so that last poll
+// admission interval (in an adaptive room, at the rate the law may raise it
+// to: ForRoom). Admission is FIFO at an exact rate, so that last poll
 // lands right after the user is admitted: users who entered together in a
 // spike reach the order API as evenly as admission paces them, instead of
 // together at their next tier poll (BENCHMARKS.md measures the difference).
 // u is uniform in [0, 1).
 func (c Config) PollAfterMs(position int64, u float64) int64 {
 	tier := c.PollTiers.Ms(c.EstimatedWaitSeconds(position), u)
-	turn := float64(position)/c.AdmitRatePerSec*1000 + float64(c.AdmitInterval.Milliseconds())*(0.5+0.5*u)
+	turn := float64(position)/(c.AdmitRatePerSec*(1+c.turnAhead))*1000 + float64(c.AdmitInterval.Milliseconds())*(0.5+0.5*u)
 	return min(tier, int64(math.Round(turn)))
 }

@@ -105,6 +105,7 @@ type Standing struct {
 	Paused     bool      // the room admits nobody until resumed
 	OpensAt    time.Time // the scheduled opening; zero when open
 	Stalled    bool      // no batch for several intervals, or maxActive reached (checked within Config.FarHorizon of the front)
+	Adaptive   bool      // the rate is the adaptive law's: it may rise before the user's turn (Config.PollAfterMs)
 	Message    string    // the operator's message to the line; empty: none
 	// Page is the room's page settings, read by enter only (the page
 	// asks once per load); zero in position's answers.

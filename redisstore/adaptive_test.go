@@ -169,8 +169,8 @@ func TestAdaptiveRateDrivesAdmissionAndAnswers(t *testing.T) {
 		}
 		rate := st.EffectiveRatePerSec
 		pos, err := s.Position(ctx, "r", "w0299")
-		if err != nil || pos.RatePerSec != rate {
-			t.Fatalf("position's rate: %+v %v, want %v", pos, err, rate)
+		if err != nil || pos.RatePerSec != rate || !pos.Adaptive {
+			t.Fatalf("position's rate: %+v %v, want %v, adaptive", pos, err, rate)
 		}
 		// The budget refills at the rate: over a second, at most that + one batch.
 		time.Sleep(200 * time.Millisecond) // a full budget
@@ -197,6 +197,9 @@ func TestAdaptiveRateDrivesAdmissionAndAnswers(t *testing.T) {
 		set(t, s, "r", func(st *waitroom.Settings) { st.Adaptive = nil })
 		if st, err = s.Status(ctx, "r"); err != nil || st.EffectiveRatePerSec != 500 || st.Adaptive != nil {
 			t.Fatalf("off: %+v (%v)", st, err)
+		}
+		if pos, err := s.Position(ctx, "r", "w0299"); err != nil || pos.Adaptive {
+			t.Fatalf("off, the answers say so: %+v %v", pos, err)
 		}
 		if pos, err = s.Position(ctx, "r", "w0299"); err != nil || pos.RatePerSec != 500 {
 			t.Fatalf("position's rate once off: %+v %v", pos, err)

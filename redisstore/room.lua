@@ -32,7 +32,7 @@ local function roomSettings()
   end
   return {stored = true, open = true, rate = tonumber(rate), rateText = rate, setRate = tonumber(s[1]), capacity = tonumber(s[2]), ttl = tonumber(s[3]),
     maxActive = tonumber(s[4]), paused = s[5] == '1', opensAt = tonumber(s[6]), opensAtText = s[6], v = s[7] or '',
-    closed = s[8] == '1', message = s[9] or '', instant = instant}
+    closed = s[8] == '1', message = s[9] or '', instant = instant, adaptive = s[10] ~= false}
 end
 
 -- refill is the room's rate budget now, in users: a token bucket on the
@@ -106,10 +106,10 @@ end
 
 -- The answer of enter and position: what happened, then the room as seen:
 -- its rate as stored, flags (1 paused, 2 stalled: stalled's value, 4
--- closed), its opening (ms, '0' for none) as stored and the operator's
+-- closed, 8 adaptive), its opening (ms, '0' for none) as stored and the operator's
 -- message; enter's then carries the page (pageSettings).
 local function answer(kind, a, b, room, isStalled)
-  local out = {kind, a or 0, b or 0, room.rateText, (room.paused and 1 or 0) + (isStalled or 0) + (room.closed and 4 or 0),
+  local out = {kind, a or 0, b or 0, room.rateText, (room.paused and 1 or 0) + (isStalled or 0) + (room.closed and 4 or 0) + (room.adaptive and 8 or 0),
     room.opensAtText, room.message}
   if room.page then
     for i = 1, 4 do

@@ -360,7 +360,7 @@ func (s *Store) draw() (float64, error) {
 }
 
 // answerLen is the length of room.lua's answer: kind, two values, then the
-// room as the script saw it (rate, flags: 1 paused, 2 stalled, 4 closed;
+// room as the script saw it (rate, flags: 1 paused, 2 stalled, 4 closed, 8 adaptive;
 // opening; message). Enter's answer carries the room's page after it
 // (pageLen more values: title, brandColor, logoUrl, language).
 const (
@@ -383,7 +383,7 @@ func standing(room string, reply []any) (waitroom.Standing, error) {
 	rate, _ := reply[3].(string)
 	st.RatePerSec, _ = strconv.ParseFloat(rate, 64)
 	flags, _ := reply[4].(int64)
-	st.Paused, st.Stalled = flags&1 != 0, flags&2 != 0
+	st.Paused, st.Stalled, st.Adaptive = flags&1 != 0, flags&2 != 0, flags&8 != 0
 	opensAt, _ := reply[5].(string)
 	if ms, _ := strconv.ParseInt(opensAt, 10, 64); ms > 0 {
 		st.OpensAt = time.UnixMilli(ms).UTC()
