@@ -43,7 +43,8 @@ const (
 	// would run the rate far past the API's capacity unseen (a hidden line
 	// of admitted visitors that floods the API at its next slowdown).
 	// Probing is thus clocked by the visitors' own arrivals, as TCP's window
-	// is by its acknowledgements.
+	// is by its acknowledgements; climbing back towards a capacity measured
+	// within capSpan (after errors, say) is not: that capacity is known.
 	probeUse = 0.85
 	// maxCut bounds one window's cut for latency, as a share of the rate:
 	// a latency spike of one window must not throw the rate away.
@@ -136,7 +137,7 @@ func (a Adaptive) Next(rate float64, w Window, st ControlState) (Decision, Contr
 		st.Caps = []Sample{{At: now, V: throughput}} // the latest: the API may have slowed
 		d.Rate = min(rate, max(throughput-queue/drainTime.Seconds(), rate*maxCut, throughput*maxCut))
 		d.Reason = "queueing"
-	case (excess < queueLow || queue < queueCalls/2) && w.Backlog && throughput >= probeUse*rate:
+	case (excess < queueLow || queue < queueCalls/2) && w.Backlog && (throughput >= probeUse*rate || rate < nearCap*highest(st.Caps)):
 		calm = st.Calm + 1
 		d.Rate, d.Reason = rate*(1+min(maxProbe, probeStep*float64(calm))), "probe"
 		if c := highest(st.Caps); c > 0 && rate < nearCap*c {

@@ -110,6 +110,11 @@ func TestAdaptiveLawDirections(t *testing.T) {
 	if d, _ = a.Next(130, window(100, 200*time.Millisecond, OutcomeOK, 10*time.Second), st); d.Reason != "hold" || d.Rate != 130 {
 		t.Fatalf("admitted visitors not at the API yet: %+v", d)
 	}
+	// Well below the capacity measured 5 s ago (100/s), the rate climbs back
+	// whatever the API completes yet.
+	if d, _ = a.Next(60, window(40, 200*time.Millisecond, OutcomeOK, 10*time.Second), st); d.Reason != "probe" || d.Rate <= 60 {
+		t.Fatalf("climbing back to a known capacity: %+v", d)
+	}
 }
 
 // The state survives the store's spelling; a foreign one is a fresh start.
