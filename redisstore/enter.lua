@@ -6,8 +6,8 @@
 -- KEYS[8] the room's buckets (ratelimit.lua)
 -- ARGV[1] defaults (room.lua)  ARGV[2] user  ARGV[3] random draw in (0, 1)
 -- ARGV[4] stall horizon ms  ARGV[5] stall after µs (room.lua, stalled)
--- ARGV[6..15] the limiter's time and the caller's, its address's and its new visitors' buckets (ratelimit.lua)
--- KEYS[9] the caller's solved challenge  ARGV[16] its remaining life ms (challenge.lua)
+-- ARGV[6..9] the limiter's time and the fields of the caller's, its address's and its new visitors' buckets (ratelimit.lua)
+-- KEYS[9] the caller's solved challenge  ARGV[10] its remaining life ms (challenge.lua)
 -- Returns answer(kind, …) with the room's page: {'READY', record} | {'WAITING', position, joined}
 --   | {'PREQUEUE', place in line (not told: the draw is secret until the opening), joined}
 --   | {'FULL', waiting} | {'CLOSED'} | {'NOROOM'} | {'LIMITED', ms until allowed} | {'SPENT'}
@@ -50,7 +50,7 @@ local waiting = redis.call('ZCARD', KEYS[2])
 if waiting >= room.capacity then
   return answer('FULL', waiting, 0, room)
 end
-if challengeSpent(9, 16) then
+if challengeSpent(9, 10) then
   return {'SPENT'}
 end
 if prequeue then

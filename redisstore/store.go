@@ -57,31 +57,53 @@ var (
 
 	// sources are the scripts as the store loads them, by file name: the
 	// room scripts begin with room.lua, the settings every one of them reads.
-	sources = map[string]string{
-		"enter.lua":        roomLua + "\n" + rateLimitLua + "\n" + challengeLua + "\n" + enterLua,
-		"position.lua":     roomLua + "\n" + rateLimitLua + "\n" + positionLua,
+	// Those that take the limiter are a store's own (limitedSources); here
+	// they have the head of a store without limits or stall horizon.
+	sources = withLimited(map[string]string{
 		"admit.lua":        roomLua + "\n" + admitLua,
 		"status.lua":       roomLua + "\n" + statusLua,
-		"accept.lua":       roomLua + "\n" + rateLimitLua + "\n" + challengeLua + "\n" + acceptLua,
 		"settings_set.lua": adaptiveLua + "\n" + settingsSetLua,
-		"order_begin.lua":  rateLimitLua + "\n" + orderBeginLua,
 		"order_commit.lua": downstreamLua + "\n" + orderCommitLua,
 		"unlock.lua":       downstreamLua + "\n" + unlockLua,
 		"adapt.lua":        adaptiveLua + "\n" + adaptLua,
-		"apply.lua":        applyHead + roomLua + "\n" + rateLimitLua + "\n" + challengeLua + "\n" + enterLua + "\n" + applyTail,
-	}
+	}, limitedSources(configHead(waitroom.Limits{}, 0, 0)))
 
-	enterScript       = redis.NewScript(sources["enter.lua"])
-	positionScript    = redis.NewScript(sources["position.lua"])
 	admitScript       = redis.NewScript(sources["admit.lua"])
 	statusScript      = redis.NewScript(sources["status.lua"])
-	acceptScript      = redis.NewScript(sources["accept.lua"])
 	settingsSetScript = redis.NewScript(sources["settings_set.lua"])
-	orderBeginScript  = redis.NewScript(sources["order_begin.lua"])
 	orderCommitScript = redis.NewScript(sources["order_commit.lua"])
 	unlockScript      = redis.NewScript(sources["unlock.lua"])
 	adaptScript       = redis.NewScript(sources["adapt.lua"])
 )
+
+// limitedSources are the scripts that take the abuse limiter, each
+// beginning with head (configHead: the store's limits and stall horizon).
+func limitedSources(head string) map[string]string {
+	return map[string]string{
+		"enter.lua":       head + roomLua + "\n" + rateLimitLua + "\n" + challengeLua + "\n" + enterLua,
+		"position.lua":    head + roomLua + "\n" + rateLimitLua + "\n" + positionLua,
+		"accept.lua":      head + roomLua + "\n" + rateLimitLua + "\n" + challengeLua + "\n" + acceptLua,
+		"order_begin.lua": head + rateLimitLua + "\n" + orderBeginLua,
+		"apply.lua":       head + applyHead + roomLua + "\n" + rateLimitLua + "\n" + challengeLua + "\n" + enterLua + "\n" + applyTail,
+	}
+}
+
+func withLimited(m, limited map[string]string) map[string]string {
+	maps.Copy(m, limited)
+	return m
+}
+
+// limitedScripts are a store's scripts that take the limiter, compiled
+// with its configuration (configHead).
+// (apply wraps enter.lua itself, so that an applied entry joins the line
+// exactly as a direct enter does.)
+type limitedScripts struct{ enter, position, accept, orderBegin, apply *redis.Script }
+
+func newLimitedScripts(cfg waitroom.Config) limitedScripts {
+	src := limitedSources(configHead(cfg.Trust.Limits, cfg.FarHorizon(), stallIntervals*cfg.AdmitInterval))
+	return limitedScripts{enter: redis.NewScript(src["enter.lua"]), position: redis.NewScript(src["position.lua"]),
+		accept: redis.NewScript(src["accept.lua"]), orderBegin: redis.NewScript(src["order_begin.lua"]), apply: redis.NewScript(src["apply.lua"])}
+}
 
 // Scripts names every script the store loads, for the checks that read
 // them all (luacheck); Source gives each one's text.
@@ -155,6 +177,7 @@ type Store struct {
 	tokensPerRoom int
 	wanted        sync.Map // room -> int
 	limits        waitroom.Limits
+	scripts       limitedScripts
 	durable       bool // DURABLE_WRITES=wait: the gate's writes wait for a replica (durable.go)
 }
 
@@ -179,6 +202,7 @@ func New(rdb Client, cfg waitroom.Config) *Store {
 		now:           time.Now,
 		tokensPerRoom: int(math.Ceil(cfg.BatchSize())),
 		limits:        cfg.Trust.Limits,
+		scripts:       newLimitedScripts(cfg),
 		durable:       cfg.DurableWrites == waitroom.DurableWait,
 	}
 }
@@ -224,7 +248,7 @@ func (r roomKeys) idempotency(user, key string) string {
 // forgetRoom, which re-checks the line after unregistering a room, must never
 // miss a user this enter put in line.
 func (s *Store) Enter(ctx context.Context, room, user string) (waitroom.Standing, error) {
-	reply, err := s.runEnter(ctx, enterScript, room, user, nil)
+	reply, err := s.runEnter(ctx, s.scripts.enter, room, user, nil)
 	if err != nil {
 		return waitroom.Standing{}, err
 	}
@@ -305,10 +329,9 @@ func queueFull(room string) error {
 func (s *Store) Position(ctx context.Context, room, user string) (waitroom.Standing, error) {
 	k := roomKeys(room)
 	keys := []string{k.settings(), k.line(), k.token(user), k.budget(), k.tokens()}
-	args := s.args(user, s.horizon.Milliseconds(), s.stall.Microseconds())
-	keys, args = s.limited(ctx, k, keys, args, callerBuckets)
+	keys, args := s.limited(ctx, k, keys, s.args(user), callerBuckets)
 	if !s.openRooms {
-		reply, err := positionScript.Run(ctx, s.rdb, keys, args...).Slice()
+		reply, err := s.scripts.position.Run(ctx, s.rdb, keys, args...).Slice()
 		if err != nil {
 			return waitroom.Standing{}, waitroom.Unavailable(err)
 		}
@@ -316,12 +339,12 @@ func (s *Store) Position(ctx context.Context, room, user string) (waitroom.Stand
 	}
 	var res *redis.Cmd
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		res = positionScript.EvalSha(ctx, p, keys, args...)
+		res = s.scripts.position.EvalSha(ctx, p, keys, args...)
 		p.SAdd(ctx, roomsKey, room)
 		return nil
 	})
 	if isNoScript(err) {
-		res = positionScript.Run(ctx, s.rdb, keys, args...)
+		res = s.scripts.position.Run(ctx, s.rdb, keys, args...)
 		err = res.Err()
 	}
 	if err != nil {
@@ -587,7 +610,7 @@ func (s *Store) BeginOrder(ctx context.Context, o waitroom.OrderAttempt) (waitro
 	k := roomKeys(o.Room)
 	keys := []string{k.token(o.User), k.lock(o.User), k.idempotency(o.User, o.IdempotencyKey)}
 	keys, args := s.limited(ctx, k, keys, []any{o.Token, lockValue, s.lockTTL.Milliseconds(), flag(o.IdempotencyKey != "")}, callerBuckets)
-	raw, replicated, err := s.runGateWrite(ctx, orderBeginScript, keys, args...)
+	raw, replicated, err := s.runGateWrite(ctx, s.scripts.orderBegin, keys, args...)
 	reply, _ := raw.([]any)
 	if len(reply) > 0 && reply[0] == "OK" && (err != nil || (s.durable && !replicated)) {
 		// A lock a failover could take back guards nothing: give it up now.

@@ -292,11 +292,11 @@ var mutations = []Mutation{
 	{Name: "errors.go: rate_limited is 503, not 429", File: "awslambda/errors.go",
 		From: "waitroom.ERateLimited:      http.StatusTooManyRequests,", To: "waitroom.ERateLimited:      http.StatusServiceUnavailable,", Pkgs: handlers, Hint: `^TestRateLimitedAnswers$`},
 	{Name: "ratelimit.lua: an empty bucket still allows", File: "redisstore/ratelimit.lua",
-		From: "      if ahead > 0 then", To: "      if false then", Pkgs: store, Hint: `^(TestLimiterIsSharedAcrossProcesses|TestRateLimitedAnswers)$`},
+		From: "    if ahead > over then", To: "    if false then", Pkgs: store, Hint: `^(TestLimiterIsSharedAcrossProcesses|TestRateLimitedAnswers)$`},
 	{Name: "ratelimit.lua: a request takes nothing from the bucket", File: "redisstore/ratelimit.lua",
-		From: "local tat = math.max(tonumber(held[j]) or 0, nowUs) + step", To: "local tat = math.max(tonumber(held[j]) or 0, nowUs)", Pkgs: store, Hint: `^(TestLimiterIsSharedAcrossProcesses|TestRateLimitedAnswers)$`},
+		From: "    tat = tat + limitStep[kinds[j]]", To: "    tat = tat + 0", Pkgs: store, Hint: `^(TestLimiterIsSharedAcrossProcesses|TestRateLimitedAnswers)$`},
 	{Name: "ratelimit.lua: the address's bucket ignored", File: "redisstore/ratelimit.lua",
-		From: "    if ARGV[a + 3 * i - 1] ~= '0' then\n      j = j + 1", To: "    if ARGV[a + 3 * i - 1] ~= '0' and i ~= 2 then\n      j = j + 1", Pkgs: store, Hint: `^TestLimiterPerIP$`},
+		From: "    if field ~= '' then", To: "    if field ~= '' and i ~= 2 then", Pkgs: store, Hint: `^TestLimiterPerIP$`},
 	{Name: "admit.lua: the limiter's spent buckets never swept", File: "redisstore/admit.lua",
 		From: "    if tonumber(found[i]) <= nowUs then", To: "    if false then", Pkgs: store, Hint: `^TestSweptBuckets$`},
 	{Name: "enter.lua: new visitors not limited", File: "redisstore/enter.lua",
@@ -318,7 +318,7 @@ var mutations = []Mutation{
 	{Name: "api.go: fail-open orders not counted", File: "awslambda/api.go",
 		From: "\t\t\ta.Metrics.Record(room, metrics.Of(metrics.OrdersFailOpen, metrics.Count, 1))\n", To: "", Pkgs: handlers, Hint: `^TestFailOpenIsLoggedAndCounted$`},
 	{Name: "store.go: position no longer re-registers an open room", File: "redisstore/store.go",
-		From: "\t\tres = positionScript.EvalSha(ctx, p, keys, args...)\n\t\tp.SAdd(ctx, roomsKey, room)", To: "\t\tres = positionScript.EvalSha(ctx, p, keys, args...)", Pkgs: store, Hint: `^TestPositionReregistersAWaitingRoom$`},
+		From: "\t\tres = s.scripts.position.EvalSha(ctx, p, keys, args...)\n\t\tp.SAdd(ctx, roomsKey, room)", To: "\t\tres = s.scripts.position.EvalSha(ctx, p, keys, args...)", Pkgs: store, Hint: `^TestPositionReregistersAWaitingRoom$`},
 
 	// The intake (w-integ2): entries applied once, stale ones dropped.
 	{Name: "apply_head.lua: a redelivered entry applied again", File: "redisstore/apply_head.lua",
