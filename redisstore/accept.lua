@@ -8,7 +8,7 @@
 --   its address's and its new visitors' buckets (ratelimit.lua)
 -- KEYS[3] the caller's solved challenge  ARGV[6] its remaining life ms (challenge.lua)
 -- Returns {'NOROOM'} | {'LIMITED', ms until allowed} | {'CLOSED', message} | {'SPENT'} | {'OK'}
-local room = roomSettings()
+local room = roomSettings(true)
 if not room.open then
   return {'NOROOM'}
 end

@@ -14,7 +14,7 @@
 --   has passed the place)
 -- Returns answer(kind, …): {'READY', record} | {'WAITING', position}
 --   | {'PREQUEUE'} | {'NOT_IN_QUEUE'} | {'CLOSED'} | {'NOROOM'} | {'LIMITED', ms until allowed}
-local room = roomSettings()
+local room = roomSettings(true)
 if not room.open then
   return {'NOROOM'}
 end

@@ -156,3 +156,42 @@ func TestSweptBuckets(t *testing.T) {
 		}
 	})
 }
+
+// A store's limits are compiled into its scripts' text (configHead): two
+// stores of different limits on one Redis each keep their own, also after
+// the server loses its script cache (NOSCRIPT, then EVAL of the same text).
+func TestLimitsAreEachStoresOwn(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		srv := engine.Start(t)
+		strict := redisstore.New(srv.Client(), limitedConfig(waitroom.Limits{ClientRatePerSec: 0.001, ClientBurst: 3}))
+		loose := redisstore.New(srv.Client(), limitedConfig(waitroom.Limits{ClientRatePerSec: 0.001, ClientBurst: 6}))
+		ctx := waitroom.WithCaller(context.Background(), waitroom.Caller{ID: "u", IP: "192.0.2.7"})
+		allowed := func(s *redisstore.Store, calls int) int {
+			n := 0
+			for range calls {
+				_, err := s.Position(ctx, "r", "u")
+				switch waitroom.ErrorCode(err) {
+				case "":
+					n++
+				case waitroom.ERateLimited:
+				default:
+					t.Fatalf("position: %v", err)
+				}
+			}
+			return n
+		}
+		if n := allowed(strict, 5); n != 3 {
+			t.Fatalf("the store with a burst of 3 allowed %d of 5", n)
+		}
+		if err := srv.Client().ScriptFlush(context.Background()).Err(); err != nil {
+			t.Fatal(err)
+		}
+		// The same bucket, three steps taken: the looser store allows three more.
+		if n := allowed(loose, 5); n != 3 {
+			t.Fatalf("the store with a burst of 6 allowed %d of 5 after 3 taken, want 3", n)
+		}
+		if n := allowed(strict, 2); n != 0 {
+			t.Fatalf("the store with a burst of 3 allowed %d more", n)
+		}
+	})
+}

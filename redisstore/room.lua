@@ -14,18 +14,32 @@ local function defaults()
     ttl = tonumber(ttl), maxActive = 0, paused = false, opensAt = 0, opensAtText = '0', v = '', closed = false, message = ''}
 end
 
-local function roomSettings()
-  local s = redis.call('HMGET', KEYS[1], 'rate', 'capacity', 'ttl', 'maxActive', 'paused', 'opensAt', 'v', 'closed', 'message', 'erate')
+-- The settings' fields in the order roomSettings reads them: the first
+-- seven are all that a poll's answer and its stall check use.
+local settingsFields = {'rate', 'erate', 'maxActive', 'paused', 'opensAt', 'closed', 'message', 'capacity', 'ttl', 'v'}
+
+-- roomSettings(poll): with poll, only the fields a poll uses (position,
+-- accept): every field read costs Redis about 2,000 instructions and every
+-- number parsed about as many (docs/design.md, "What a poll costs Redis"),
+-- so setRate, capacity, ttl and v are then absent.
+local function roomSettings(poll)
+  local s = redis.call('HMGET', KEYS[1], unpack(settingsFields, 1, poll and 7 or 10))
   -- rateText and opensAtText are answered as read: no formatting on the hot path.
   if not s[1] then
     return defaults()
   end
   -- rate is what admission uses (the adaptive rate when there is one),
   -- setRate the operator's ratePerSec.
-  local rate = s[10] or s[1]
-  return {stored = true, open = true, rate = tonumber(rate), rateText = rate, setRate = tonumber(s[1]), capacity = tonumber(s[2]), ttl = tonumber(s[3]),
-    maxActive = tonumber(s[4]), paused = s[5] == '1', opensAt = tonumber(s[6]), opensAtText = s[6], v = s[7] or '',
-    closed = s[8] == '1', message = s[9] or ''}
+  local rate = s[2] or s[1]
+  local room = {stored = true, open = true, rate = tonumber(rate), rateText = rate, maxActive = tonumber(s[3]), paused = s[4] == '1',
+    opensAt = tonumber(s[5]), opensAtText = s[5], closed = s[6] == '1', message = s[7] or ''}
+  if not poll then
+    room.setRate = tonumber(s[1])
+    room.capacity = tonumber(s[8])
+    room.ttl = tonumber(s[9])
+    room.v = s[10] or ''
+  end
+  return room
 end
 
 -- pageSettings adds the room's page (title, colour, logo, language) to
