@@ -212,9 +212,9 @@ var mutations = []Mutation{
 	{Name: "ticket.go: previous key no longer verifies", File: "ticket.go",
 		From: "for _, key := range []*TicketKey{k.Current, k.Previous} {", To: "for _, key := range []*TicketKey{k.Current} {", Pkgs: domain, Hint: `^TestTicketRotation$`},
 	{Name: "room.lua: stored rate ignored", File: "redisstore/room.lua",
-		From: "local rate = s[10] or s[1]", To: "local rate = s[10] or string.match(ARGV[1], '^[^:]+')", Pkgs: store, Hint: `^TestRateChangeNeverOverAdmits$`},
+		From: "local rate = s[2] or s[1]", To: "local rate = s[2] or string.match(ARGV[1], '^[^:]+')", Pkgs: store, Hint: `^TestRateChangeNeverOverAdmits$`},
 	{Name: "room.lua: stored capacity ignored", File: "redisstore/room.lua",
-		From: "capacity = tonumber(s[2]), ttl = tonumber(s[3]),", To: "capacity = tonumber(ARGV[2]), ttl = tonumber(s[3]),", Pkgs: store, Hint: `^TestStoredCapacityHolds$`},
+		From: "room.capacity = tonumber(s[8])", To: "room.capacity = tonumber(ARGV[2])", Pkgs: store, Hint: `^TestStoredCapacityHolds$`},
 	{Name: "room.lua: OPEN_ROOMS off still opens every room", File: "redisstore/room.lua",
 		From: "open = open == '1',", To: "open = true,", Pkgs: store, Hint: `^TestClosedRoomsCreateNothing$`},
 	{Name: "room.lua: pause not told to the visitor", File: "redisstore/room.lua",
@@ -343,7 +343,7 @@ var mutations = []Mutation{
 
 	// Adaptive admission (issue 21).
 	{Name: "room.lua: the adaptive rate ignored", File: "redisstore/room.lua",
-		From: "rate = tonumber(rate), rateText = rate, setRate = tonumber(s[1])", To: "rate = tonumber(s[1]), rateText = s[1], setRate = tonumber(s[1])", Pkgs: store, Hint: `^TestAdaptiveRateDrivesAdmissionAndAnswers$`},
+		From: "rate = tonumber(rate), rateText = rate, maxActive", To: "rate = tonumber(s[1]), rateText = s[1], maxActive", Pkgs: store, Hint: `^TestAdaptiveRateDrivesAdmissionAndAnswers$`},
 	{Name: "admit.lua: a handed-over window is not reset", File: "redisstore/admit.lua",
 		From: "      redis.call('DEL', KEYS[9])\n", To: "", Pkgs: store, Hint: `^(TestOverlappingAdmittersHandOverEachWindowOnce|TestDownstreamCallsAreCountedAndHandedOver)$`},
 	{Name: "adapt.lua: an older window's decision overwrites a newer one", File: "redisstore/adapt.lua",
