@@ -11,7 +11,7 @@
 -- Returns answer(kind, …) with the room's page: {'READY', record} | {'WAITING', position, joined}
 --   | {'PREQUEUE', place in line (not told: the draw is secret until the opening), joined}
 --   | {'FULL', waiting} | {'CLOSED'} | {'NOROOM'} | {'LIMITED', ms until allowed} | {'SPENT'}
-local room = roomSettings()
+local room = roomSettings(false, true)
 if not room.open then
   return {'NOROOM'}
 end
@@ -21,7 +21,6 @@ local limitWait = rateLimit(8, 3, 6)
 if limitWait > 0 then
   return {'LIMITED', limitWait}
 end
-pageSettings(room)
 if room.closed then
   -- Sold out: a live entry token keeps its chance at checkout; nobody
   -- joins, and the line (being released by admission) is not read.

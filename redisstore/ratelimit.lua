@@ -32,6 +32,16 @@
 -- ARGV[a + i] bucket i's field ('' skips the bucket: its rate is 0, or the
 -- caller has no such bucket), n buckets. Returns 0 when allowed (each
 -- bucket advanced), else the ms until allowed (nothing taken).
+-- The field 'L' holds a value longer than hash-max-listpack-value (64
+-- bytes, Redis's and Valkey's default): a hash holding it is a hash table
+-- for good. A hash of a few dozen buckets would otherwise be a listpack,
+-- which HMGET and HSET scan field by field: at 60 live buckets that cost a
+-- call more than the rest of the limiter (docs/design.md, "What a poll costs
+-- Redis"). The value is 72 zeros, the number 0, a time long past: admission
+-- sweeps it with the full buckets (admit.lua), and the next call that
+-- misses it writes it again.
+local bucketsLayout = '000000000000000000000000000000000000000000000000000000000000000000000000'
+
 local function rateLimit(k, n, a)
   local fields, kinds = {}, {}
   for i = 1, n do
@@ -45,14 +55,14 @@ local function rateLimit(k, n, a)
     return 0
   end
   local nowUs = tonumber(ARGV[a])
-  local held = redis.call('HMGET', KEYS[k], unpack(fields))
+  local held = redis.call('HMGET', KEYS[k], 'L', unpack(fields))
   local due, over = {}, 0
   for j = 1, #fields do
     -- A bucket absent, or whose time has passed, starts from now; a
     -- value that is no number (nobody's but an operator's) is full too.
     local tat = nowUs
-    if held[j] then
-      local was = tonumber(held[j])
+    if held[j + 1] then
+      local was = tonumber(held[j + 1])
       if was and was > nowUs then
         tat = was
       end
@@ -67,6 +77,10 @@ local function rateLimit(k, n, a)
   end
   if over > 0 then
     return math.ceil(over / 1000)
+  end
+  if not held[1] then
+    due[#due + 1] = 'L'
+    due[#due + 1] = bucketsLayout
   end
   redis.call('HSET', KEYS[k], unpack(due))
   return 0

@@ -4,7 +4,7 @@
 -- next call of every process.
 -- KEYS[1] settings (hash: rate capacity ttl maxActive paused opensAt v closed message,
 --   erate (the adaptive rate, present while adaptive is on: settings_set.lua, adapt.lua),
---   and the page's title brandColor logoUrl language, read by enter alone: pageSettings)
+--   and the page's title brandColor logoUrl language, read by enter and status alone: roomSettings(poll, page))
 -- ARGV[1] the defaults, "<rate>:<capacity>:<token TTL ms>:<open>" (open: '1'
 --   when rooms nobody created exist, OPEN_ROOMS), read only for a room
 --   without stored settings: one argument, parsed when needed.
@@ -15,18 +15,27 @@ local function defaults()
 end
 
 -- The settings' fields in the order roomSettings reads them: the first
--- seven are all that a poll's answer and its stall check use.
-local settingsFields = {'rate', 'erate', 'maxActive', 'paused', 'opensAt', 'closed', 'message', 'capacity', 'ttl', 'v'}
+-- seven are all that a poll's answer and its stall check use; the last four
+-- are the room's page.
+local settingsFields = {'rate', 'erate', 'maxActive', 'paused', 'opensAt', 'closed', 'message', 'capacity', 'ttl', 'v',
+  'title', 'brandColor', 'logoUrl', 'language'}
 
--- roomSettings(poll): with poll, only the fields a poll uses (position,
--- accept): every field read costs Redis about 2,000 instructions and every
--- number parsed about as many (docs/design.md, "What a poll costs Redis"),
--- so setRate, capacity, ttl and v are then absent.
-local function roomSettings(poll)
-  local s = redis.call('HMGET', KEYS[1], unpack(settingsFields, 1, poll and 7 or 10))
+-- roomSettings(poll, page): with poll, only the fields a poll uses
+-- (position, accept): every field read costs Redis about 2,000
+-- instructions and every number parsed about as many (docs/design.md,
+-- "What a poll costs Redis"), so setRate, capacity, ttl and v are then
+-- absent. With page, also the room's page (title, colour, logo, language)
+-- as room.page, for enter's answer (the page reads it once per load), in
+-- the same HMGET.
+local function roomSettings(poll, page)
+  local s = redis.call('HMGET', KEYS[1], unpack(settingsFields, 1, poll and 7 or page and 14 or 10))
   -- rateText and opensAtText are answered as read: no formatting on the hot path.
   if not s[1] then
-    return defaults()
+    local room = defaults()
+    if page then
+      room.page = {}
+    end
+    return room
   end
   -- rate is what admission uses (the adaptive rate when there is one),
   -- setRate the operator's ratePerSec.
@@ -39,17 +48,8 @@ local function roomSettings(poll)
     room.ttl = tonumber(s[9])
     room.v = s[10] or ''
   end
-  return room
-end
-
--- pageSettings adds the room's page (title, colour, logo, language) to
--- room, for enter's answer: the page reads it once per load, so position
--- never pays for it.
-local function pageSettings(room)
-  if room.stored then
-    room.page = redis.call('HMGET', KEYS[1], 'title', 'brandColor', 'logoUrl', 'language')
-  else
-    room.page = {}
+  if page then
+    room.page = {s[11], s[12], s[13], s[14]}
   end
   return room
 end
@@ -87,7 +87,7 @@ end
 -- The answer of enter and position: what happened, then the room as seen:
 -- its rate as stored, flags (1 paused, 2 stalled: stalled's value, 4
 -- closed), its opening (ms, '0' for none) as stored and the operator's
--- message; enter's then carries the page (pageSettings).
+-- message; enter's then carries the page (roomSettings(false, true)).
 local function answer(kind, a, b, room, isStalled)
   local out = {kind, a or 0, b or 0, room.rateText, (room.paused and 1 or 0) + (isStalled or 0) + (room.closed and 4 or 0),
     room.opensAtText, room.message}
