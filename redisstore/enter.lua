@@ -5,9 +5,9 @@
 -- KEYS[6] budget (enter sets 'since')  KEYS[7] live tokens
 -- KEYS[8] the room's buckets (ratelimit.lua)
 -- ARGV[1] defaults (room.lua)  ARGV[2] user  ARGV[3] random draw in (0, 1)
--- ARGV[4] stall horizon ms  ARGV[5] stall after µs (room.lua, stalled)
--- ARGV[6..9] the limiter's time and the fields of the caller's, its address's and its new visitors' buckets (ratelimit.lua)
--- KEYS[9] the caller's solved challenge  ARGV[10] its remaining life ms (challenge.lua)
+-- The stall check's horizon and time are the store's (configHead: stallHorizonMs, stallAfterUs).
+-- ARGV[4..7] the limiter's time and the fields of the caller's, its address's and its new visitors' buckets (ratelimit.lua)
+-- KEYS[9] the caller's solved challenge  ARGV[8] its remaining life ms (challenge.lua)
 -- Returns answer(kind, …) with the room's page: {'READY', record} | {'WAITING', position, joined}
 --   | {'PREQUEUE', place in line (not told: the draw is secret until the opening), joined}
 --   | {'FULL', waiting} | {'CLOSED'} | {'NOROOM'} | {'LIMITED', ms until allowed} | {'SPENT'}
@@ -17,7 +17,7 @@ if not room.open then
 end
 -- The abuse limiter (ratelimit.lua) right after the one read that refuses
 -- unknown rooms, so that those still write nothing; a refused call does nothing else.
-local limitWait = rateLimit(8, 3, 6)
+local limitWait = rateLimit(8, 3, 4)
 if limitWait > 0 then
   return {'LIMITED', limitWait}
 end
@@ -39,7 +39,7 @@ if rank then
   if prequeue then
     return answer('PREQUEUE', rank + 1, 0, room)
   end
-  return answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, KEYS[6], KEYS[7], ARGV[4], ARGV[5], nowUs))
+  return answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, KEYS[6], KEYS[7], stallHorizonMs, stallAfterUs, nowUs))
 end
 local record = redis.call('GET', KEYS[4])
 if record then
@@ -49,7 +49,7 @@ local waiting = redis.call('ZCARD', KEYS[2])
 if waiting >= room.capacity then
   return answer('FULL', waiting, 0, room)
 end
-if challengeSpent(9, 10) then
+if challengeSpent(9, 8) then
   return {'SPENT'}
 end
 if prequeue then
@@ -83,4 +83,4 @@ end
 -- storing a timestamp per user: the first sequence of each second (NX: the
 -- second's later enters leave it), the second as TIME answered it.
 redis.call('ZADD', KEYS[5], 'NX', seq, second)
-return answer('WAITING', waiting + 1, 1, room, stalled(room, waiting + 1, KEYS[6], KEYS[7], ARGV[4], ARGV[5], nowUs))
+return answer('WAITING', waiting + 1, 1, room, stalled(room, waiting + 1, KEYS[6], KEYS[7], stallHorizonMs, stallAfterUs, nowUs))

@@ -165,8 +165,6 @@ type Store struct {
 	defaults  string // ARGV[1] of every room script (room.lua)
 	openRooms bool
 	interval  time.Duration
-	stall     time.Duration
-	horizon   time.Duration // turns farther than this poll at the far tier anyway
 	idle      time.Duration
 	lockTTL   time.Duration
 	random    io.Reader
@@ -194,8 +192,6 @@ func New(rdb Client, cfg waitroom.Config) *Store {
 			strconv.FormatInt(cfg.EntryTokenTTL.Milliseconds(), 10) + ":" + flag(cfg.OpenRooms),
 		openRooms:     cfg.OpenRooms,
 		interval:      cfg.AdmitInterval,
-		stall:         stallIntervals * cfg.AdmitInterval,
-		horizon:       cfg.FarHorizon(),
 		idle:          idleExpiry,
 		lockTTL:       cfg.OrderTimeout + lockMargin,
 		random:        rand.Reader,
@@ -264,8 +260,7 @@ func (s *Store) runEnter(ctx context.Context, script *redis.Script, room, user s
 	}
 	k := roomKeys(room)
 	keys := []string{k.settings(), k.line(), k.seq(), k.token(user), k.marks(), k.budget(), k.tokens()}
-	args := s.args(user, draw, s.horizon.Milliseconds(), s.stall.Microseconds())
-	keys, args = s.limited(ctx, k, keys, args, visitorBuckets)
+	keys, args := s.limited(ctx, k, keys, s.args(user, draw), visitorBuckets)
 	keys, args = challenged(ctx, k, keys, args)
 	keys, args = append(keys, extraKeys...), append(args, extraArgs...)
 	var res *redis.Cmd
