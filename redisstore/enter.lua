@@ -5,11 +5,11 @@
 -- KEYS[6] budget (enter sets 'since')  KEYS[7] live tokens
 -- KEYS[8] the room's buckets (ratelimit.lua)
 -- ARGV[1] defaults (room.lua)  ARGV[2] user  ARGV[3] random draw in (0, 1)
--- ARGV[4] stall horizon ms  ARGV[5] stall after µs (room.lua, stalled)
--- ARGV[6..15] the limiter's time and the caller's, its address's and its new visitors' buckets (ratelimit.lua)
--- KEYS[9] the caller's solved challenge  ARGV[16] its remaining life ms (challenge.lua)
--- KEYS[10] admissions per second  ARGV[17] batch interval seconds  ARGV[18] the
---   entry token an instant admission issues ("room.random")
+-- The stall check's horizon and time are the store's (configHead: stallHorizonMs, stallAfterUs).
+-- ARGV[4..7] the limiter's time and the fields of the caller's, its address's and its new visitors' buckets (ratelimit.lua)
+-- KEYS[9] the caller's solved challenge  ARGV[8] its remaining life ms (challenge.lua)
+-- KEYS[10] admissions per second  ARGV[9] the entry token an instant
+--   admission issues ("room.random"); the batch interval is configHead's batchSeconds
 -- Returns answer(kind, …) with the room's page: {'READY', record, admitted}
 --   (admitted: 0 held already, 2 admitted now, 3 admitted now as the room's only live token)
 --   | {'WAITING', position, joined}
@@ -22,7 +22,7 @@
 -- live token are admit.lua's. Returns the record (nil: the caller queues)
 -- and whether no other live token exists (the room may be unregistered).
 local function admitNow(room, nowUs, nowMs, nowSecText)
-  local burst = math.max(1, room.rate * tonumber(ARGV[17]))
+  local burst = math.max(1, room.rate * batchSeconds)
   local avail = refill(room, burst, nowUs, redis.call('HMGET', KEYS[6], 'at', 'avail'))
   if avail < 1 then
     return nil
@@ -34,24 +34,23 @@ local function admitNow(room, nowUs, nowMs, nowSecText)
   end
   redis.call('HSET', KEYS[6], 'at', string.format('%d', nowUs), 'avail', string.format('%.9f', avail - 1))
   local expiresText = string.format('%d', nowMs + room.ttl)
-  local record = expiresText .. ':' .. nowMsText .. ':' .. ARGV[18]
+  local record = expiresText .. ':' .. nowMsText .. ':' .. ARGV[9]
   redis.call('SET', KEYS[4], record, 'PXAT', expiresText)
   redis.call('ZADD', KEYS[7], expiresText, ARGV[2])
   countAdmitted(KEYS[10], 1, tonumber(nowSecText), nowSecText)
   return record, live == 0
 end
 
-local room = roomSettings()
+local room = roomSettings(false, true)
 if not room.open then
   return {'NOROOM'}
 end
 -- The abuse limiter (ratelimit.lua) right after the one read that refuses
 -- unknown rooms, so that those still write nothing; a refused call does nothing else.
-local limitWait = rateLimit(8, 3, 6)
+local limitWait = rateLimit(8, 3, 4)
 if limitWait > 0 then
   return {'LIMITED', limitWait}
 end
-pageSettings(room)
 if room.closed then
   -- Sold out: a live entry token keeps its chance at checkout; nobody
   -- joins, and the line (being released by admission) is not read.
@@ -70,7 +69,7 @@ if rank then
   if prequeue then
     return answer('PREQUEUE', rank + 1, 0, room)
   end
-  return answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, KEYS[6], KEYS[7], ARGV[4], ARGV[5], nowUs))
+  return answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, KEYS[6], KEYS[7], stallHorizonMs, stallAfterUs, nowUs))
 end
 local record = redis.call('GET', KEYS[4])
 if record then
@@ -80,7 +79,7 @@ local waiting = redis.call('ZCARD', KEYS[2])
 if waiting >= room.capacity then
   return answer('FULL', waiting, 0, room)
 end
-if challengeSpent(9, 16) then
+if challengeSpent(9, 8) then
   return {'SPENT'}
 end
 if waiting == 0 and not prequeue and not room.paused and room.instant then
@@ -120,4 +119,4 @@ end
 -- storing a timestamp per user: the first sequence of each second (NX: the
 -- second's later enters leave it), the second as TIME answered it.
 redis.call('ZADD', KEYS[5], 'NX', seq, second)
-return answer('WAITING', waiting + 1, 1, room, stalled(room, waiting + 1, KEYS[6], KEYS[7], ARGV[4], ARGV[5], nowUs))
+return answer('WAITING', waiting + 1, 1, room, stalled(room, waiting + 1, KEYS[6], KEYS[7], stallHorizonMs, stallAfterUs, nowUs))

@@ -17,10 +17,6 @@ var (
 	applyHead string
 	//go:embed apply_tail.lua
 	applyTail string
-
-	// applyScript wraps enter.lua itself (sources["apply.lua"]), so that an
-	// applied entry joins the line exactly as a direct enter does.
-	applyScript = redis.NewScript(sources["apply.lua"])
 )
 
 var _ waitroom.Applier = (*Store)(nil)
@@ -36,7 +32,7 @@ func (r roomKeys) applied(user string) string {
 // check, the enter and the record are one script, so a redelivered entry is
 // never applied twice, whatever happened to the consumer in between.
 func (s *Store) Apply(ctx context.Context, e waitroom.Entry, keep time.Duration) (waitroom.Standing, bool, error) {
-	reply, err := s.runEnter(ctx, applyScript, e.Room, e.User, []string{roomKeys(e.Room).applied(e.User)},
+	reply, err := s.runEnter(ctx, s.scripts.apply, e.Room, e.User, []string{roomKeys(e.Room).applied(e.User)},
 		e.AcceptedAt.UnixMicro(), keep.Milliseconds())
 	if err != nil {
 		return waitroom.Standing{}, false, err

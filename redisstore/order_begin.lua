@@ -5,8 +5,8 @@
 -- The lock lives at least as long as the token: when the commit after a
 -- successful order cannot reach the store, the surviving lock keeps that
 -- token from ordering again (at most once wins over a retry; issue 12).
--- KEYS[4] the room's buckets  ARGV[5..11] the limiter's time and the caller's and its
---   address's buckets (ratelimit.lua)
+-- KEYS[4] the room's buckets  ARGV[5..7] the limiter's time and the fields of the caller's
+--   and its address's buckets (ratelimit.lua)
 -- Returns {'REPLAY', answer} | {'INVALID'} | {'BUSY'} | {'OK'}
 --   | {'LIMITED', ms until allowed}
 local limitWait = rateLimit(4, 2, 5)

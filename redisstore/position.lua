@@ -4,9 +4,9 @@
 -- line and writes its token in one script), so their poll reads no record.
 -- KEYS[1] settings  KEYS[2] line  KEYS[3] the user's entry-token record
 -- KEYS[4] budget  KEYS[5] live tokens  KEYS[6] the room's buckets (ratelimit.lua)
--- ARGV[1] defaults (room.lua)  ARGV[2] user  ARGV[3] stall horizon ms  ARGV[4] stall after µs
--- ARGV[5..11] the limiter's time and the caller's and its address's buckets (ratelimit.lua)
--- ARGV[12] 'seat' for a live stream's read (Store.Seat): a WAITING answer then
+-- ARGV[1] defaults (room.lua)  ARGV[2] user
+-- ARGV[3..5] the limiter's time and the fields of the caller's and its address's buckets (ratelimit.lua)
+-- ARGV[6] 'seat' for a live stream's read (Store.Seat): a WAITING answer then
 --   carries two more elements, the place's sequence number and 1, or 0 in a
 --   room with stored settings, whose answers depend on more than the line
 --   (the stream then reads the seat again at every move instead of
@@ -14,13 +14,13 @@
 --   has passed the place)
 -- Returns answer(kind, …): {'READY', record} | {'WAITING', position}
 --   | {'PREQUEUE'} | {'NOT_IN_QUEUE'} | {'CLOSED'} | {'NOROOM'} | {'LIMITED', ms until allowed}
-local room = roomSettings()
+local room = roomSettings(true)
 if not room.open then
   return {'NOROOM'}
 end
 -- The abuse limiter (ratelimit.lua) right after the one read that refuses
 -- unknown rooms, so that those still write nothing; a refused call does nothing else.
-local limitWait = rateLimit(6, 2, 5)
+local limitWait = rateLimit(6, 2, 3)
 if limitWait > 0 then
   return {'LIMITED', limitWait}
 end
@@ -47,8 +47,8 @@ if room.opensAt > 0 then -- the clock only for a scheduled opening
     return answer('PREQUEUE', 0, 0, room)
   end
 end
-local out = answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, KEYS[4], KEYS[5], ARGV[3], ARGV[4]))
-if ARGV[12] == 'seat' then
+local out = answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, KEYS[4], KEYS[5], stallHorizonMs, stallAfterUs))
+if ARGV[6] == 'seat' then
   table.insert(out, tonumber(redis.call('ZSCORE', KEYS[2], ARGV[2])))
   table.insert(out, room.stored and 0 or 1)
 end

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/waitroom/waitroom"
@@ -19,13 +20,15 @@ const (
 )
 
 // limited appends the abuse limiter's key (the room's buckets), the time
-// and n buckets to a script call (ratelimit.lua): the caller's identity, its
+// and n buckets' fields to a script call (ratelimit.lua; their steps and
+// limits are in the script's text: configHead): the caller's identity, its
 // source address (an IPv6 address by its /64: waitroom.SourceAddress), and
 // the new visitors of that address, charged only by an enter that makes
 // one. The buckets are in the room's hash slot, as every key of a script
 // must be on a cluster: a caller's budget is per room (docs/security.md,
-// "Floods across rooms"). Without a caller in ctx every step is 0:
-// admission, tools and benchmarks are not limited.
+// "Floods across rooms"). A bucket whose rate is 0, or that the caller
+// lacks, travels as "", which the script skips; without a caller in ctx
+// every bucket does: admission, tools and benchmarks are not limited.
 func (s *Store) limited(ctx context.Context, k roomKeys, keys []string, args []any, n int) ([]string, []any) {
 	c, ok := waitroom.CallerOf(ctx)
 	l := s.limits
@@ -47,22 +50,43 @@ func (s *Store) limited(ctx context.Context, k roomKeys, keys []string, args []a
 	// id may contain ':'.
 	keys = append(keys, k.buckets())
 	args = append(args, s.now().UnixMicro())
-	for _, b := range []struct {
-		field       string
-		rate, burst float64
-	}{
-		{"c:" + strconv.Itoa(len(c.ID)) + ":" + c.ID, clientRate, float64(l.ClientBurst)},
-		{"a:" + addr, ipRate, float64(l.IPBurst)},
-		{"v:" + addr, visitorRate, float64(l.VisitorBurst)},
-	}[:n] {
-		step, limit := gcra(b.rate, b.burst)
-		args = append(args, b.field, step, limit)
+	field := func(rate float64, name string) string {
+		if rate <= 0 {
+			return ""
+		}
+		return name
 	}
-	return keys, args
+	return keys, append(args, []any{
+		field(clientRate, "c:"+strconv.Itoa(len(c.ID))+":"+c.ID),
+		field(ipRate, "a:"+addr),
+		field(visitorRate, "v:"+addr),
+	}[:n]...)
+}
+
+// configHead is the first line of every script that takes the limiter
+// (limitedSources): the store's configuration as Lua constants, the
+// buckets' steps and limits in the order of limited's fields (ratelimit.lua)
+// and the stall check's horizon and time (room.lua, stalled; position.lua),
+// and the batch interval in seconds that bounds the rate budget (enter.lua's
+// instant admission; admit.lua gets it as an argument).
+// They are the same for every call of a store, so they are compiled into
+// the text (a store's scripts are loaded by their SHA like any other)
+// rather than sent, and parsed, with every call.
+func configHead(l waitroom.Limits, horizon, stall, batch time.Duration) string {
+	var steps, spans [3]string
+	for i, b := range []struct {
+		rate  float64
+		burst int64
+	}{{l.ClientRatePerSec, l.ClientBurst}, {l.IPRatePerSec, l.IPBurst}, {l.VisitorRatePerSec, l.VisitorBurst}} {
+		steps[i], spans[i] = gcra(b.rate, float64(b.burst))
+	}
+	return fmt.Sprintf("local limitStep, limitSpan, stallHorizonMs, stallAfterUs, batchSeconds = {%s}, {%s}, %d, %d, %s\n",
+		strings.Join(steps[:], ", "), strings.Join(spans[:], ", "), horizon.Milliseconds(), stall.Microseconds(),
+		strconv.FormatFloat(batch.Seconds(), 'f', -1, 64))
 }
 
 // gcra is a bucket's step (1 s / rate) and limit (burst steps) in whole
-// microseconds; "0" when the rate is 0, which the script skips.
+// microseconds; "0" when the rate is 0 (limited sends no field then).
 func gcra(rate, burst float64) (step, limit string) {
 	if rate <= 0 {
 		return "0", "0"
@@ -87,7 +111,7 @@ func (s *Store) Admissible(ctx context.Context, room string) error {
 	k := roomKeys(room)
 	keys, args := s.limited(ctx, k, []string{k.settings()}, s.args(), visitorBuckets)
 	keys, args = challenged(ctx, k, keys, args)
-	reply, err := acceptScript.Run(ctx, s.rdb, keys, args...).Slice()
+	reply, err := s.scripts.accept.Run(ctx, s.rdb, keys, args...).Slice()
 	switch {
 	case err != nil:
 		return waitroom.Unavailable(err)

@@ -21,39 +21,66 @@
 -- that cannot read or write its buckets (a store out of memory) fails the
 -- call, never lets it through.
 --
--- rateLimit(k, n, a): KEYS[k] the room's buckets; ARGV[a] now (µs), then per
--- bucket its field, step and limit (µs; a step of '0' skips the bucket), n
--- buckets. Returns 0 when allowed (each bucket advanced), else the ms until
--- allowed (nothing taken).
+-- The buckets' steps and limits are the store's configuration, not the
+-- call's: they are compiled into the script's text when the store is built
+-- (limitStep, limitSpan: configHead in ratelimit.go), so a call carries one
+-- argument per bucket, its field, and the script parses no number but the
+-- time (every argument and every tonumber is a measurable share of a poll:
+-- docs/design.md, "What a poll costs Redis").
+--
+-- rateLimit(k, n, a): KEYS[k] the room's buckets; ARGV[a] now (µs), then
+-- ARGV[a + i] bucket i's field ('' skips the bucket: its rate is 0, or the
+-- caller has no such bucket), n buckets. Returns 0 when allowed (each
+-- bucket advanced), else the ms until allowed (nothing taken).
+-- The field 'L' holds a value longer than hash-max-listpack-value (64
+-- bytes, Redis's and Valkey's default): a hash holding it is a hash table
+-- for good. A hash of a few dozen buckets would otherwise be a listpack,
+-- which HMGET and HSET scan field by field: at 60 live buckets that cost a
+-- call more than the rest of the limiter (docs/design.md, "What a poll costs
+-- Redis"). The value is 72 zeros, the number 0, a time long past: admission
+-- sweeps it with the full buckets (admit.lua), and the next call that
+-- misses it writes it again.
+local bucketsLayout = '000000000000000000000000000000000000000000000000000000000000000000000000'
+
 local function rateLimit(k, n, a)
-  local fields = {}
+  local fields, kinds = {}, {}
   for i = 1, n do
-    if ARGV[a + 3 * i - 1] ~= '0' then
-      fields[#fields + 1] = ARGV[a + 3 * i - 2]
+    local field = ARGV[a + i]
+    if field ~= '' then
+      fields[#fields + 1] = field
+      kinds[#kinds + 1] = i
     end
   end
   if #fields == 0 then
     return 0
   end
   local nowUs = tonumber(ARGV[a])
-  local held = redis.call('HMGET', KEYS[k], unpack(fields))
-  local due, over, j = {}, 0, 0
-  for i = 1, n do
-    if ARGV[a + 3 * i - 1] ~= '0' then
-      j = j + 1
-      local step = tonumber(ARGV[a + 3 * i - 1])
-      local tat = math.max(tonumber(held[j]) or 0, nowUs) + step
-      local ahead = tat - nowUs - tonumber(ARGV[a + 3 * i])
-      if ahead > 0 then
-        over = math.max(over, ahead)
-      else
-        due[#due + 1] = fields[j]
-        due[#due + 1] = string.format('%d', tat)
+  local held = redis.call('HMGET', KEYS[k], 'L', unpack(fields))
+  local due, over = {}, 0
+  for j = 1, #fields do
+    -- A bucket absent, or whose time has passed, starts from now; a
+    -- value that is no number (nobody's but an operator's) is full too.
+    local tat = nowUs
+    if held[j + 1] then
+      local was = tonumber(held[j + 1])
+      if was and was > nowUs then
+        tat = was
       end
     end
+    tat = tat + limitStep[kinds[j]]
+    local ahead = tat - nowUs - limitSpan[kinds[j]]
+    if ahead > over then
+      over = ahead
+    end
+    due[2 * j - 1] = fields[j]
+    due[2 * j] = string.format('%d', tat)
   end
   if over > 0 then
     return math.ceil(over / 1000)
+  end
+  if not held[1] then
+    due[#due + 1] = 'L'
+    due[#due + 1] = bucketsLayout
   end
   redis.call('HSET', KEYS[k], unpack(due))
   return 0

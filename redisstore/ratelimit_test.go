@@ -142,8 +142,9 @@ func TestSweptBuckets(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if n := rdb.HLen(ctx, "wr:{r}:buckets").Val(); n != 600 {
-			t.Fatalf("%d buckets after 300 callers, want 600", n)
+		// Two buckets a caller, and the field that keeps the hash a hash table.
+		if n := rdb.HLen(ctx, "wr:{r}:buckets").Val(); n != 601 {
+			t.Fatalf("%d fields after 300 callers, want 601", n)
 		}
 		time.Sleep(250 * time.Millisecond) // every bucket is full again (a step is 200 ms)
 		for i := 0; i < 20; i++ {
@@ -153,6 +154,95 @@ func TestSweptBuckets(t *testing.T) {
 		}
 		if n := rdb.HLen(ctx, "wr:{r}:buckets").Val(); n != 0 {
 			t.Fatalf("%d buckets left after the sweeps", n)
+		}
+	})
+}
+
+// A store's limits are compiled into its scripts' text (configHead): two
+// stores of different limits on one Redis each keep their own, also after
+// the server loses its script cache (NOSCRIPT, then EVAL of the same text).
+func TestLimitsAreEachStoresOwn(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		srv := engine.Start(t)
+		strict := redisstore.New(srv.Client(), limitedConfig(waitroom.Limits{ClientRatePerSec: 0.001, ClientBurst: 3}))
+		loose := redisstore.New(srv.Client(), limitedConfig(waitroom.Limits{ClientRatePerSec: 0.001, ClientBurst: 6}))
+		ctx := waitroom.WithCaller(context.Background(), waitroom.Caller{ID: "u", IP: "192.0.2.7"})
+		allowed := func(s *redisstore.Store, calls int) int {
+			n := 0
+			for range calls {
+				_, err := s.Position(ctx, "r", "u")
+				switch waitroom.ErrorCode(err) {
+				case "":
+					n++
+				case waitroom.ERateLimited:
+				default:
+					t.Fatalf("position: %v", err)
+				}
+			}
+			return n
+		}
+		if n := allowed(strict, 5); n != 3 {
+			t.Fatalf("the store with a burst of 3 allowed %d of 5", n)
+		}
+		if err := srv.Client().ScriptFlush(context.Background()).Err(); err != nil {
+			t.Fatal(err)
+		}
+		// The same bucket, three steps taken: the looser store allows three more.
+		if n := allowed(loose, 5); n != 3 {
+			t.Fatalf("the store with a burst of 6 allowed %d of 5 after 3 taken, want 3", n)
+		}
+		if n := allowed(strict, 2); n != 0 {
+			t.Fatalf("the store with a burst of 3 allowed %d more", n)
+		}
+	})
+}
+
+// The settings and the limiter's buckets are hash tables from their first
+// write (a field past hash-max-listpack-value: settings_set.lua's layout,
+// ratelimit.lua's L), not listpacks that every poll's HMGET scans; the
+// buckets' marker is swept with the full buckets and written again by the
+// next call. The encoding is Redis's own: the embedded store has none.
+func TestHashesAreHashTables(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		cfg := limitedConfig(waitroom.Limits{ClientRatePerSec: 5, ClientBurst: 20, IPRatePerSec: 500, IPBurst: 2000})
+		cfg.OpenRooms = false
+		s, rdb := newStore(t, engine, cfg)
+		ctx := context.Background()
+		set(t, s, "r", func(*waitroom.Settings) {})
+		caller := waitroom.WithCaller(ctx, waitroom.Caller{ID: "u", IP: "198.51.100.1"})
+		poll := func() {
+			if _, err := s.Position(caller, "r", "u"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		encoded := func(key string) {
+			t.Helper()
+			if engine.Embedded() {
+				return
+			}
+			if enc := rdb.ObjectEncoding(ctx, key).Val(); enc != "hashtable" {
+				t.Fatalf("%s is a %q", key, enc)
+			}
+		}
+		poll()
+		encoded("wr:{r}:settings")
+		encoded("wr:{r}:buckets")
+		if !rdb.HExists(ctx, "wr:{r}:buckets", "L").Val() {
+			t.Fatal("no layout field in the buckets")
+		}
+		time.Sleep(250 * time.Millisecond) // the buckets are full again (a step is 200 ms)
+		for range 20 {
+			if _, err := s.AdmitBatch(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := rdb.HLen(ctx, "wr:{r}:buckets").Val(); n != 0 {
+			t.Fatalf("%d fields left after the sweeps", n)
+		}
+		poll()
+		encoded("wr:{r}:buckets")
+		if n := rdb.HLen(ctx, "wr:{r}:buckets").Val(); n != 3 {
+			t.Fatalf("%d fields after one caller's poll, want its two buckets and the layout field", n)
 		}
 	})
 }

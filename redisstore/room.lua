@@ -4,7 +4,7 @@
 -- next call of every process.
 -- KEYS[1] settings (hash: rate capacity ttl maxActive paused opensAt v closed message instant,
 --   erate (the adaptive rate, present while adaptive is on: settings_set.lua, adapt.lua),
---   and the page's title brandColor logoUrl language, read by enter alone: pageSettings)
+--   and the page's title brandColor logoUrl language, read by enter and status alone: roomSettings(poll, page))
 -- ARGV[1] the defaults, "<rate>:<capacity>:<token TTL ms>:<open>:<instant>" (open:
 --   '1' when rooms nobody created exist, OPEN_ROOMS; instant: INSTANT_ADMIT),
 --   read only for a room without stored settings (or a stored room from
@@ -16,23 +16,49 @@ local function defaults()
     instant = instant == '1'}
 end
 
-local function roomSettings()
-  local s = redis.call('HMGET', KEYS[1], 'rate', 'capacity', 'ttl', 'maxActive', 'paused', 'opensAt', 'v', 'closed', 'message', 'erate', 'instant')
+-- The settings' fields in the order roomSettings reads them: the first
+-- seven are all that a poll's answer and its stall check use; the last four
+-- are the room's page.
+local settingsFields = {'rate', 'erate', 'maxActive', 'paused', 'opensAt', 'closed', 'message', 'capacity', 'ttl', 'v', 'instant',
+  'title', 'brandColor', 'logoUrl', 'language'}
+
+-- roomSettings(poll, page): with poll, only the fields a poll uses
+-- (position, accept): every field read costs Redis about 2,000
+-- instructions and every number parsed about as many (docs/design.md,
+-- "What a poll costs Redis"), so setRate, capacity, ttl, v and instant are then
+-- absent. With page, also the room's page (title, colour, logo, language)
+-- as room.page, for enter's answer (the page reads it once per load), in
+-- the same HMGET.
+local function roomSettings(poll, page)
+  local s = redis.call('HMGET', KEYS[1], unpack(settingsFields, 1, poll and 7 or page and 15 or 11))
   -- rateText and opensAtText are answered as read: no formatting on the hot path.
   if not s[1] then
-    return defaults()
+    local room = defaults()
+    if page then
+      room.page = {}
+    end
+    return room
   end
   -- rate is what admission uses (the adaptive rate when there is one),
-  -- setRate the operator's ratePerSec. A room stored before instantAdmit
-  -- existed has no 'instant' field: the default's.
-  local rate = s[10] or s[1]
-  local instant = s[11] == '1'
-  if not s[11] then
-    instant = defaults().instant
+  -- setRate the operator's ratePerSec.
+  local rate = s[2] or s[1]
+  local room = {stored = true, open = true, rate = tonumber(rate), rateText = rate, maxActive = tonumber(s[3]), paused = s[4] == '1',
+    opensAt = tonumber(s[5]), opensAtText = s[5], closed = s[6] == '1', message = s[7] or '', adaptive = s[2] ~= false}
+  if not poll then
+    room.setRate = tonumber(s[1])
+    room.capacity = tonumber(s[8])
+    room.ttl = tonumber(s[9])
+    room.v = s[10] or ''
+    -- A room stored before instantAdmit existed has no 'instant' field: the default's.
+    room.instant = s[11] == '1'
+    if not s[11] then
+      room.instant = defaults().instant
+    end
   end
-  return {stored = true, open = true, rate = tonumber(rate), rateText = rate, setRate = tonumber(s[1]), capacity = tonumber(s[2]), ttl = tonumber(s[3]),
-    maxActive = tonumber(s[4]), paused = s[5] == '1', opensAt = tonumber(s[6]), opensAtText = s[6], v = s[7] or '',
-    closed = s[8] == '1', message = s[9] or '', instant = instant, adaptive = s[10] ~= false}
+  if page then
+    room.page = {s[12], s[13], s[14], s[15]}
+  end
+  return room
 end
 
 -- refill is the room's rate budget now, in users: a token bucket on the
@@ -60,18 +86,6 @@ local function countAdmitted(key, n, nowSec, nowSecText)
   redis.call('HINCRBY', key, nowSecText, n)
   redis.call('HDEL', key, string.format('%d', nowSec - 61), string.format('%d', nowSec - 62))
   redis.call('PEXPIRE', key, 120000)
-end
-
--- pageSettings adds the room's page (title, colour, logo, language) to
--- room, for enter's answer: the page reads it once per load, so position
--- never pays for it.
-local function pageSettings(room)
-  if room.stored then
-    room.page = redis.call('HMGET', KEYS[1], 'title', 'brandColor', 'logoUrl', 'language')
-  else
-    room.page = {}
-  end
-  return room
 end
 
 local function serverTime()
@@ -107,7 +121,7 @@ end
 -- The answer of enter and position: what happened, then the room as seen:
 -- its rate as stored, flags (1 paused, 2 stalled: stalled's value, 4
 -- closed, 8 adaptive), its opening (ms, '0' for none) as stored and the operator's
--- message; enter's then carries the page (pageSettings).
+-- message; enter's then carries the page (roomSettings(false, true)).
 local function answer(kind, a, b, room, isStalled)
   local out = {kind, a or 0, b or 0, room.rateText, (room.paused and 1 or 0) + (isStalled or 0) + (room.closed and 4 or 0) + (room.adaptive and 8 or 0),
     room.opensAtText, room.message}

@@ -8,7 +8,7 @@
 --          adaptive, effectiveRate, downstreamP95Ms, downstreamErrorRate, instant}
 -- The downstream figures are the last window's, '' when it ended more than two
 -- windows ago (no order finished since: nothing was handed over).
-local room = roomSettings()
+local room = roomSettings(false, true)
 local _, nowMs, nowSec = serverTime()
 local inLine = redis.call('ZCARD', KEYS[2])
 local prequeued = 0
@@ -43,7 +43,6 @@ end
 local out = {room.stored and 1 or 0, hasKeys, room.v, string.format('%.17g', room.setRate), room.capacity, room.ttl,
   room.maxActive, room.paused and 1 or 0, string.format('%d', room.opensAt), state,
   inLine - prequeued, prequeued, active, minute, recent, oldest, room.closed and 1 or 0, room.message}
-pageSettings(room)
 for i = 1, 4 do
   out[#out + 1] = room.page[i] or ''
 end

@@ -57,31 +57,53 @@ var (
 
 	// sources are the scripts as the store loads them, by file name: the
 	// room scripts begin with room.lua, the settings every one of them reads.
-	sources = map[string]string{
-		"enter.lua":        roomLua + "\n" + rateLimitLua + "\n" + challengeLua + "\n" + enterLua,
-		"position.lua":     roomLua + "\n" + rateLimitLua + "\n" + positionLua,
+	// Those that take the limiter are a store's own (limitedSources); here
+	// they have the head of a store without limits or stall horizon.
+	sources = withLimited(map[string]string{
 		"admit.lua":        roomLua + "\n" + admitLua,
 		"status.lua":       roomLua + "\n" + statusLua,
-		"accept.lua":       roomLua + "\n" + rateLimitLua + "\n" + challengeLua + "\n" + acceptLua,
 		"settings_set.lua": adaptiveLua + "\n" + settingsSetLua,
-		"order_begin.lua":  rateLimitLua + "\n" + orderBeginLua,
 		"order_commit.lua": downstreamLua + "\n" + orderCommitLua,
 		"unlock.lua":       downstreamLua + "\n" + unlockLua,
 		"adapt.lua":        adaptiveLua + "\n" + adaptLua,
-		"apply.lua":        applyHead + roomLua + "\n" + rateLimitLua + "\n" + challengeLua + "\n" + enterLua + "\n" + applyTail,
-	}
+	}, limitedSources(configHead(waitroom.Limits{}, 0, 0, 0)))
 
-	enterScript       = redis.NewScript(sources["enter.lua"])
-	positionScript    = redis.NewScript(sources["position.lua"])
 	admitScript       = redis.NewScript(sources["admit.lua"])
 	statusScript      = redis.NewScript(sources["status.lua"])
-	acceptScript      = redis.NewScript(sources["accept.lua"])
 	settingsSetScript = redis.NewScript(sources["settings_set.lua"])
-	orderBeginScript  = redis.NewScript(sources["order_begin.lua"])
 	orderCommitScript = redis.NewScript(sources["order_commit.lua"])
 	unlockScript      = redis.NewScript(sources["unlock.lua"])
 	adaptScript       = redis.NewScript(sources["adapt.lua"])
 )
+
+// limitedSources are the scripts that take the abuse limiter, each
+// beginning with head (configHead: the store's limits and stall horizon).
+func limitedSources(head string) map[string]string {
+	return map[string]string{
+		"enter.lua":       head + roomLua + "\n" + rateLimitLua + "\n" + challengeLua + "\n" + enterLua,
+		"position.lua":    head + roomLua + "\n" + rateLimitLua + "\n" + positionLua,
+		"accept.lua":      head + roomLua + "\n" + rateLimitLua + "\n" + challengeLua + "\n" + acceptLua,
+		"order_begin.lua": head + rateLimitLua + "\n" + orderBeginLua,
+		"apply.lua":       head + applyHead + roomLua + "\n" + rateLimitLua + "\n" + challengeLua + "\n" + enterLua + "\n" + applyTail,
+	}
+}
+
+func withLimited(m, limited map[string]string) map[string]string {
+	maps.Copy(m, limited)
+	return m
+}
+
+// limitedScripts are a store's scripts that take the limiter, compiled
+// with its configuration (configHead).
+// (apply wraps enter.lua itself, so that an applied entry joins the line
+// exactly as a direct enter does.)
+type limitedScripts struct{ enter, position, accept, orderBegin, apply *redis.Script }
+
+func newLimitedScripts(cfg waitroom.Config) limitedScripts {
+	src := limitedSources(configHead(cfg.Trust.Limits, cfg.FarHorizon(), stallIntervals*cfg.AdmitInterval, cfg.AdmitInterval))
+	return limitedScripts{enter: redis.NewScript(src["enter.lua"]), position: redis.NewScript(src["position.lua"]),
+		accept: redis.NewScript(src["accept.lua"]), orderBegin: redis.NewScript(src["order_begin.lua"]), apply: redis.NewScript(src["apply.lua"])}
+}
 
 // Scripts names every script the store loads, for the checks that read
 // them all (luacheck); Source gives each one's text.
@@ -143,11 +165,9 @@ type Store struct {
 	defaults  string // ARGV[1] of every room script (room.lua)
 	openRooms bool
 	interval  time.Duration
-	// intervalSeconds is interval as the scripts read it (the batch that
-	// bounds the rate budget: admit.lua, enter.lua's instant admission).
+	// intervalSeconds is interval as admit.lua reads it (the batch that
+	// bounds the rate budget; enter.lua has it in its text: configHead).
 	intervalSeconds string
-	stall           time.Duration
-	horizon         time.Duration // turns farther than this poll at the far tier anyway
 	idle            time.Duration
 	lockTTL         time.Duration
 	random          io.Reader
@@ -158,6 +178,7 @@ type Store struct {
 	tokensPerRoom int
 	wanted        sync.Map // room -> int
 	limits        waitroom.Limits
+	scripts       limitedScripts
 	durable       bool // DURABLE_WRITES=wait: the gate's writes wait for a replica (durable.go)
 }
 
@@ -175,14 +196,13 @@ func New(rdb Client, cfg waitroom.Config) *Store {
 		intervalSeconds: strconv.FormatFloat(cfg.AdmitInterval.Seconds(), 'f', -1, 64),
 		openRooms:       cfg.OpenRooms,
 		interval:        cfg.AdmitInterval,
-		stall:           stallIntervals * cfg.AdmitInterval,
-		horizon:         cfg.FarHorizon(),
 		idle:            idleExpiry,
 		lockTTL:         cfg.OrderTimeout + lockMargin,
 		random:          rand.Reader,
 		now:             time.Now,
 		tokensPerRoom:   int(math.Ceil(cfg.BatchSize())),
 		limits:          cfg.Trust.Limits,
+		scripts:         newLimitedScripts(cfg),
 		durable:         cfg.DurableWrites == waitroom.DurableWait,
 	}
 }
@@ -228,7 +248,7 @@ func (r roomKeys) idempotency(user, key string) string {
 // forgetRoom, which re-checks the line after unregistering a room, must never
 // miss a user this enter put in line.
 func (s *Store) Enter(ctx context.Context, room, user string) (waitroom.Standing, error) {
-	reply, err := s.runEnter(ctx, enterScript, room, user, nil)
+	reply, err := s.runEnter(ctx, s.scripts.enter, room, user, nil)
 	if err != nil {
 		return waitroom.Standing{}, err
 	}
@@ -244,8 +264,7 @@ func (s *Store) runEnter(ctx context.Context, script *redis.Script, room, user s
 	}
 	k := roomKeys(room)
 	keys := []string{k.settings(), k.line(), k.seq(), k.token(user), k.marks(), k.budget(), k.tokens()}
-	args := s.args(user, draw, s.horizon.Milliseconds(), s.stall.Microseconds())
-	keys, args = s.limited(ctx, k, keys, args, visitorBuckets)
+	keys, args := s.limited(ctx, k, keys, s.args(user, draw), visitorBuckets)
 	keys, args = challenged(ctx, k, keys, args)
 	// The token an instant admission issues (enter.lua's admitNow): drawn
 	// for every enter, used by the few that find nobody waiting.
@@ -253,7 +272,7 @@ func (s *Store) runEnter(ctx context.Context, script *redis.Script, room, user s
 	if err != nil {
 		return nil, waitroom.Unavailable(err)
 	}
-	keys, args = append(keys, k.admits()), append(args, s.intervalSeconds, room+"."+token)
+	keys, args = append(keys, k.admits()), append(args, room+"."+token)
 	keys, args = append(keys, extraKeys...), append(args, extraArgs...)
 	var res *redis.Cmd
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -320,10 +339,9 @@ func queueFull(room string) error {
 func (s *Store) Position(ctx context.Context, room, user string) (waitroom.Standing, error) {
 	k := roomKeys(room)
 	keys := []string{k.settings(), k.line(), k.token(user), k.budget(), k.tokens()}
-	args := s.args(user, s.horizon.Milliseconds(), s.stall.Microseconds())
-	keys, args = s.limited(ctx, k, keys, args, callerBuckets)
+	keys, args := s.limited(ctx, k, keys, s.args(user), callerBuckets)
 	if !s.openRooms {
-		reply, err := positionScript.Run(ctx, s.rdb, keys, args...).Slice()
+		reply, err := s.scripts.position.Run(ctx, s.rdb, keys, args...).Slice()
 		if err != nil {
 			return waitroom.Standing{}, waitroom.Unavailable(err)
 		}
@@ -331,12 +349,12 @@ func (s *Store) Position(ctx context.Context, room, user string) (waitroom.Stand
 	}
 	var res *redis.Cmd
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		res = positionScript.EvalSha(ctx, p, keys, args...)
+		res = s.scripts.position.EvalSha(ctx, p, keys, args...)
 		p.SAdd(ctx, roomsKey, room)
 		return nil
 	})
 	if isNoScript(err) {
-		res = positionScript.Run(ctx, s.rdb, keys, args...)
+		res = s.scripts.position.Run(ctx, s.rdb, keys, args...)
 		err = res.Err()
 	}
 	if err != nil {
@@ -602,7 +620,7 @@ func (s *Store) BeginOrder(ctx context.Context, o waitroom.OrderAttempt) (waitro
 	k := roomKeys(o.Room)
 	keys := []string{k.token(o.User), k.lock(o.User), k.idempotency(o.User, o.IdempotencyKey)}
 	keys, args := s.limited(ctx, k, keys, []any{o.Token, lockValue, s.lockTTL.Milliseconds(), flag(o.IdempotencyKey != "")}, callerBuckets)
-	raw, replicated, err := s.runGateWrite(ctx, orderBeginScript, keys, args...)
+	raw, replicated, err := s.runGateWrite(ctx, s.scripts.orderBegin, keys, args...)
 	reply, _ := raw.([]any)
 	if len(reply) > 0 && reply[0] == "OK" && (err != nil || (s.durable && !replicated)) {
 		// A lock a failover could take back guards nothing: give it up now.

@@ -31,8 +31,8 @@ var (
 func (s *Store) Seat(ctx context.Context, room, user string) (waitroom.Standing, waitroom.Place, error) {
 	k := roomKeys(room)
 	keys := []string{k.settings(), k.line(), k.token(user), k.budget(), k.tokens()}
-	keys, args := s.limited(ctx, k, keys, s.args(user, s.horizon.Milliseconds(), s.stall.Microseconds()), callerBuckets)
-	reply, err := positionScript.Run(ctx, s.rdb, keys, append(args, "seat")...).Slice()
+	keys, args := s.limited(ctx, k, keys, s.args(user), callerBuckets)
+	reply, err := s.scripts.position.Run(ctx, s.rdb, keys, append(args, "seat")...).Slice()
 	if err != nil {
 		return waitroom.Standing{}, waitroom.Place{}, waitroom.Unavailable(err)
 	}
