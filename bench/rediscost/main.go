@@ -152,6 +152,10 @@ func storeConfig() (waitroom.Config, error) {
 	}, waitroom.FunctionDefaults)
 	cfg.Trust.Limits = waitroom.Limits{ClientRatePerSec: waitroom.DefaultClientRatePerSec, ClientBurst: waitroom.DefaultClientBurst,
 		IPRatePerSec: waitroom.DefaultIPRatePerSec, IPBurst: waitroom.DefaultIPBurst}
+	// The fills build lines: with instant admission the first batch's worth
+	// of an empty room would be admitted instead. A measured enter finds
+	// the line full of users and takes the same path either way.
+	cfg.InstantAdmit = false
 	return cfg, err
 }
 
@@ -306,7 +310,7 @@ func (b *bench) method() sim.RedisCostMethod {
 		AdmitSleepMs: float64(admitPause(cfg)) / float64(time.Millisecond), AdmitWarmupS: admitWarmup.Seconds(), AdmitWarmups: b.admitWarmups(), FillPerSec: paceChunk, FillSeconds: b.fillSeconds, Limits: cfg.Trust.Limits,
 		Room: fmt.Sprintf("one operator-created room, rate %g/s, %d ms batches (%g users a batch), entry tokens %d s", cfg.AdmitRatePerSec,
 			cfg.AdmitInterval.Milliseconds(), cfg.BatchSize(), int(cfg.EntryTokenTTL.Seconds())),
-		Config: "waitroom.LoadConfig with the functions' defaults, OPEN_ROOMS=false among them",
+		Config: "waitroom.LoadConfig with the functions' defaults, OPEN_ROOMS=false among them, and INSTANT_ADMIT=false (the fills build lines)",
 		Text: "the line filled on a plain redis-server through redisstore.Store, its snapshot loaded by redis-server under valgrind --tool=callgrind; " +
 			"per operation, warm-up calls, then the measured calls in windows " +
 			"(preps, callgrind_control --zero, calls, callgrind_control --dump) through one go-redis connection and redisstore.Store; " +
