@@ -94,7 +94,7 @@ func TestSolutionRefusals(t *testing.T) {
 		"unknown key":             {foreignSolution, "unknown key", t0},
 		"forged under our key id": {forged, "bad signature", t0},
 		"signature not base64url": {strings.Replace(good, c.Value[len(c.Value)-4:], "+/==", 1), "bad signature", t0},
-		"altered nonce":           {strings.Replace(good, c.Nonce, "A"+c.Nonce[1:], 1), "bad signature", t0},
+		"altered nonce":           {strings.Replace(good, c.Nonce, other(c.Nonce[0])+c.Nonce[1:], 1), "bad signature", t0},
 		"altered bits":            {strings.Replace(good, ".10.", ".11.", 1), "bad signature", t0},
 		"expired":                 {good, "expired", t0.Add(time.Minute)},
 		"long expired":            {good, "expired", t0.Add(time.Hour)},
@@ -247,4 +247,13 @@ func BenchmarkChallengeHash(b *testing.B) {
 		sum := sha256.Sum256(s)
 		n += uint64(sum[0] & 1)
 	}
+}
+
+// other is a base64url letter other than b: a nonce altered at its first
+// letter must differ from it (one nonce in 64 starts with any given letter).
+func other(b byte) string {
+	if b == 'A' {
+		return "B"
+	}
+	return "A"
 }
