@@ -21,7 +21,7 @@
 -- the rate and maxActive hold whoever admits. The token record and the
 -- live token are admit.lua's. Returns the record (nil: the caller queues)
 -- and whether no other live token exists (the room may be unregistered).
-local function admitNow(room, nowUs, nowMs, nowSecText)
+local function admitNow(room, nowUs, nowMs, nowSec, nowSecText)
   local burst = math.max(1, room.rate * batchSeconds)
   local avail = refill(room, burst, nowUs, redis.call('HMGET', KEYS[6], 'at', 'avail'))
   if avail < 1 then
@@ -37,7 +37,7 @@ local function admitNow(room, nowUs, nowMs, nowSecText)
   local record = expiresText .. ':' .. nowMsText .. ':' .. ARGV[9]
   redis.call('SET', KEYS[4], record, 'PXAT', expiresText)
   redis.call('ZADD', KEYS[7], expiresText, ARGV[2])
-  countAdmitted(KEYS[10], 1, tonumber(nowSecText), nowSecText)
+  countAdmitted(KEYS[10], 1, nowSec, nowSecText)
   return record, live == 0
 end
 
@@ -60,7 +60,7 @@ if room.closed then
   end
   return answer('CLOSED', 0, 0, room)
 end
-local nowUs, nowMs, _, second = serverTime()
+local nowUs, nowMs, nowSec, second = serverTime()
 local prequeue = room.opensAt > nowMs
 -- The line first: a user in it holds no token (admission moves a user
 -- from the line to its token in one script).
@@ -83,7 +83,7 @@ if challengeSpent(9, 8) then
   return {'SPENT'}
 end
 if waiting == 0 and not prequeue and not room.paused and room.instant then
-  local admittedNow, only = admitNow(room, nowUs, nowMs, second)
+  local admittedNow, only = admitNow(room, nowUs, nowMs, nowSec, second)
   if admittedNow then
     return answer('READY', admittedNow, only and 3 or 2, room)
   end

@@ -165,13 +165,10 @@ type Store struct {
 	defaults  string // ARGV[1] of every room script (room.lua)
 	openRooms bool
 	interval  time.Duration
-	// intervalSeconds is interval as admit.lua reads it (the batch that
-	// bounds the rate budget; enter.lua has it in its text: configHead).
-	intervalSeconds string
-	idle            time.Duration
-	lockTTL         time.Duration
-	random          io.Reader
-	now             func() time.Time // the limiter's clock (ratelimit.lua)
+	idle      time.Duration
+	lockTTL   time.Duration
+	random    io.Reader
+	now       func() time.Time // the limiter's clock (ratelimit.lua)
 	// tokensPerRoom is the default batch rounded up (2.5 users a batch must
 	// be able to admit 3 now and then): the token parts a room's admit call
 	// gets until its script has said how many its own rate needs (wanted).
@@ -193,17 +190,16 @@ func New(rdb Client, cfg waitroom.Config) *Store {
 		rdb: rdb,
 		defaults: strconv.FormatFloat(cfg.AdmitRatePerSec, 'f', -1, 64) + ":" + strconv.FormatInt(cfg.QueueCapacity, 10) + ":" +
 			strconv.FormatInt(cfg.EntryTokenTTL.Milliseconds(), 10) + ":" + flag(cfg.OpenRooms) + ":" + flag(cfg.InstantAdmit),
-		intervalSeconds: strconv.FormatFloat(cfg.AdmitInterval.Seconds(), 'f', -1, 64),
-		openRooms:       cfg.OpenRooms,
-		interval:        cfg.AdmitInterval,
-		idle:            idleExpiry,
-		lockTTL:         cfg.OrderTimeout + lockMargin,
-		random:          rand.Reader,
-		now:             time.Now,
-		tokensPerRoom:   int(math.Ceil(cfg.BatchSize())),
-		limits:          cfg.Trust.Limits,
-		scripts:         newLimitedScripts(cfg),
-		durable:         cfg.DurableWrites == waitroom.DurableWait,
+		openRooms:     cfg.OpenRooms,
+		interval:      cfg.AdmitInterval,
+		idle:          idleExpiry,
+		lockTTL:       cfg.OrderTimeout + lockMargin,
+		random:        rand.Reader,
+		now:           time.Now,
+		tokensPerRoom: int(math.Ceil(cfg.BatchSize())),
+		limits:        cfg.Trust.Limits,
+		scripts:       newLimitedScripts(cfg),
+		durable:       cfg.DurableWrites == waitroom.DurableWait,
 	}
 }
 
@@ -516,7 +512,7 @@ func (s *Store) admitCall(room string) (admitCall, error) {
 	if w, ok := s.wanted.Load(room); ok {
 		n = w.(int)
 	}
-	args := s.args(s.intervalSeconds, k.tokenPrefix(), room, s.idle.Milliseconds(),
+	args := s.args(strconv.FormatFloat(s.interval.Seconds(), 'f', -1, 64), k.tokenPrefix(), room, s.idle.Milliseconds(),
 		waitroom.AdaptWindow.Milliseconds(), downstreamExpiry.Milliseconds())
 	for i := 0; i < n; i++ {
 		t, err := s.randomToken()

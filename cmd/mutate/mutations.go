@@ -95,7 +95,7 @@ var mutations = []Mutation{
 	{Name: "enter.lua: instant admission past maxActive", File: "redisstore/enter.lua",
 		From: "if room.maxActive > 0 and live >= room.maxActive then", To: "if false then", Pkgs: store, Hint: `^(TestInstantAdmissionOnlyInAnOpenRoom|TestInstantAdmissionRacesBatches)$`},
 	{Name: "enter.lua: instant admissions not counted per second", File: "redisstore/enter.lua",
-		From: "  countAdmitted(KEYS[10], 1, tonumber(nowSecText), nowSecText)\n", To: "", Pkgs: store, Hint: `^TestInstantAdmissionWhileNobodyWaits$`},
+		From: "  countAdmitted(KEYS[10], 1, nowSec, nowSecText)\n", To: "", Pkgs: store, Hint: `^TestInstantAdmissionWhileNobodyWaits$`},
 	{Name: "room.lua: the room's instantAdmit ignored", File: "redisstore/room.lua",
 		From: "room.instant = s[11] == '1'", To: "room.instant = true", Pkgs: store, Hint: `^TestInstantAdmissionOnlyInAnOpenRoom$`},
 	{Name: "api.go: an instant admission not counted as admitted", File: "awslambda/api.go",
