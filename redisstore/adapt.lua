@@ -5,7 +5,7 @@
 -- room no longer adaptive keeps its fixed rate). A compare-and-set on the
 -- window: a slower admitter's decision for an older window never
 -- overwrites a newer one.
--- KEYS[1] settings  KEYS[2] control (hash: at state p95 err)
+-- KEYS[1] settings (the room's hash: settings.lua)  KEYS[2] control (hash: at state p95 err)
 -- ARGV[1] the window's end (ms, the store's clock)  ARGV[2] state
 -- ARGV[3] p95 ms ('' none)  ARGV[4] error rate ('' none)  ARGV[5] rate ('' none)
 -- ARGV[6] the control hash's expiry ms
@@ -17,9 +17,10 @@ end
 redis.call('HSET', KEYS[2], 'at', ARGV[1], 'state', ARGV[2], 'p95', ARGV[3], 'err', ARGV[4])
 redis.call('PEXPIRE', KEYS[2], ARGV[6])
 if ARGV[5] ~= '' then
-  local rate = clampRate(redis.call('HGET', KEYS[1], 'adaptive'), ARGV[5])
-  if rate then
-    redis.call('HSET', KEYS[1], 'erate', rate)
+  local room = redis.call('HMGET', KEYS[1], 'adaptive', 'hot')
+  local rate = clampRate(room[1], ARGV[5])
+  if rate and room[2] then
+    redis.call('HSET', KEYS[1], 'hot', withRate(room[2], rate))
   end
 end
 return 1

@@ -9,3 +9,8 @@ local function clampRate(adaptive, rate)
   -- '%.9f', never an exponent: the embedded store's tonumber refuses "1e+06".
   return string.format('%.9f', math.min(math.max(tonumber(rate), tonumber(lo)), tonumber(hi)))
 end
+
+-- withRate: hot with another rate (the adaptive rate moved).
+local function withRate(hot, rate)
+  return string.sub(hot, 1, 1) .. rate .. string.match(hot, '^.[^:]*(:.*)$')
+end

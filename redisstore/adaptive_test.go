@@ -283,7 +283,7 @@ func TestAdaptDecisionIsACompareAndSetOnTheWindow(t *testing.T) {
 		_, rdb := newStore(t, engine, testConfig())
 		src, _ := redisstore.Source("adapt.lua")
 		keys := []string{"wr:{r}:settings", "wr:{r}:control"}
-		rdb.HSet(ctx, keys[0], "rate", "100", "adaptive", "250:5:50", "erate", "50")
+		rdb.HSet(ctx, keys[0], "rate", "100", "adaptive", "250:5:50", "hot", "H50:0:0:100:300000:")
 		run := func(end int64, rate string) int64 {
 			n, err := redis.NewScript(src).Run(ctx, rdb, keys, end, "{}", "200", "0.0000", rate, 120000).Int64()
 			if err != nil {
@@ -297,11 +297,12 @@ func TestAdaptDecisionIsACompareAndSetOnTheWindow(t *testing.T) {
 		if run(3000, "500") != 1 {
 			t.Fatal("a newer window")
 		}
-		if e := rdb.HGet(ctx, keys[0], "erate").Val(); e != "50.000000000" {
+		if e := rdb.HGet(ctx, keys[0], "hot").Val(); e != "H50.000000000:0:0:100:300000:" {
 			t.Fatalf("the rate within the bounds: %q", e)
 		}
-		rdb.HDel(ctx, keys[0], "adaptive", "erate") // turned off meanwhile
-		if run(4000, "20") != 1 || rdb.HExists(ctx, keys[0], "erate").Val() {
+		rdb.HDel(ctx, keys[0], "adaptive")                    // turned off meanwhile
+		rdb.HSet(ctx, keys[0], "hot", "@100:0:0:100:300000:") // at its fixed rate
+		if run(4000, "20") != 1 || rdb.HGet(ctx, keys[0], "hot").Val() != "@100:0:0:100:300000:" {
 			t.Fatal("a room no longer adaptive got an adaptive rate")
 		}
 	})

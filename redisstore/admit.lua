@@ -10,12 +10,13 @@
 -- catches up by at most one batch. A lowered rate lowers the cap at once, so
 -- what was saved at the old rate never over-admits. No lock to lose.
 --
--- KEYS[1] settings  KEYS[2] line  KEYS[3] budget (hash: at = microseconds, avail = users)
+-- KEYS[1] the room's hash (settings.lua; with the limiter's buckets)  KEYS[2] line
+-- KEYS[3] budget (hash: at = microseconds, avail = users)
 -- KEYS[4] marks  KEYS[5] live tokens (zset user -> expiry ms)  KEYS[6] sequence counter
--- KEYS[7] admissions per second (hash second -> count)  KEYS[8] the limiter's buckets (ratelimit.lua)
--- ARGV[1] defaults (room.lua)  ARGV[2] batch interval seconds
+-- KEYS[7] admissions per second (hash second -> count)
+-- ARGV[1] the store's rooms ('1' or '0', OPEN_ROOMS, then defaultHot: room.lua)  ARGV[2] batch interval seconds
 -- ARGV[3] prefix of token records ("wr:{room}:u:")  ARGV[4] room  ARGV[5] idle expiry ms
--- KEYS[9] the order gate's downstream counters (downstream.lua)  KEYS[10] the controller's
+-- KEYS[8] the order gate's downstream counters (downstream.lua)  KEYS[9] the controller's
 --   state (adapt.lua)  ARGV[6] the control window ms  ARGV[7] the counters' expiry ms
 -- ARGV[8..] random token parts, one per user that may be admitted
 -- Returns {waiting, activeTokens, expired, expiresAtMs, tokensWanted, stored,
@@ -70,10 +71,10 @@ end
 -- by the gate's calls, lets an idle room's go. Appends the window (or 0
 -- and empty values) to out.
 local function handOver(nowMs, nowMsText, out)
-  local at = redis.call('HGET', KEYS[9], 'at')
+  local at = redis.call('HGET', KEYS[8], 'at')
   local window = nil
   if at and nowMs - tonumber(at) >= tonumber(ARGV[6]) then
-    local all = redis.call('HGETALL', KEYS[9])
+    local all = redis.call('HGETALL', KEYS[8])
     local counts = ''
     for i = 1, #all, 2 do -- strings all: the hash's fields and values
       if all[i] ~= 'at' then
@@ -81,16 +82,16 @@ local function handOver(nowMs, nowMsText, out)
       end
     end
     if counts ~= '' then
-      redis.call('DEL', KEYS[9])
+      redis.call('DEL', KEYS[8])
       window = {nowMsText, nowMs - tonumber(at), counts,
-        redis.call('HGET', KEYS[10], 'state') or '', redis.call('HGET', KEYS[1], 'adaptive') or ''}
+        redis.call('HGET', KEYS[9], 'state') or '', redis.call('HGET', KEYS[1], 'adaptive') or ''}
     end
-    redis.call('HSET', KEYS[9], 'at', nowMsText)
+    redis.call('HSET', KEYS[8], 'at', nowMsText)
     if window then
-      redis.call('PEXPIRE', KEYS[9], ARGV[7])
+      redis.call('PEXPIRE', KEYS[8], ARGV[7])
     end
-  elseif not at and redis.call('EXISTS', KEYS[9]) == 1 then
-    redis.call('HSET', KEYS[9], 'at', nowMsText) -- the first call since the counters were gone
+  elseif not at and redis.call('EXISTS', KEYS[8]) == 1 then
+    redis.call('HSET', KEYS[8], 'at', nowMsText) -- the first call since the counters were gone
   end
   window = window or {0, 0, '', '', ''}
   for i = 1, 5 do
@@ -100,30 +101,43 @@ end
 
 -- sweepBuckets removes the limiter's buckets that are full again (their
 -- time has passed: they hold nothing a call would not start afresh), a
--- tenth of the hash a batch, so that the hash holds the buckets of the last
--- second or so of callers, not of everyone who ever called. The scan's
--- cursor is the budget's 'gc'.
-local function sweepBuckets(nowUs, cursor)
-  local size = redis.call('HLEN', KEYS[8])
-  if size == 0 then
-    return '0'
+-- tenth of the room's hash a batch, so that it holds the buckets of the
+-- last second or so of callers, not of everyone who ever called. A
+-- bucket's field has ':' for its second character (ratelimit.go), no
+-- settings field has. The scan's cursor is the budget's 'gc'. The hash
+-- never empties (the settings stay), and after a crowd its table stays
+-- sparse (Redis shrinks it only so far), where HSCAN visits up to ten empty
+-- slots per field asked for: so a pass made in one scan that found no
+-- bucket leaves the hash's length as 'gcq' (quiet), and batches skip the
+-- scan while the length stays that (any new bucket is a new field).
+-- Returns the cursor and the quiet length ('' for none).
+local function sweepBuckets(nowUs, cursor, quiet)
+  local size = redis.call('HLEN', KEYS[1])
+  if size == 0 or tonumber(quiet) == size then
+    return '0', quiet or ''
   end
   local count = math.max(128, math.ceil(size / 10))
-  local scan = redis.call('HSCAN', KEYS[8], cursor or '0', 'COUNT', string.format('%d', count))
-  local found, stale = scan[2], {}
+  local scan = redis.call('HSCAN', KEYS[1], cursor or '0', 'COUNT', string.format('%d', count))
+  local found, stale, buckets = scan[2], {}, 0
   for i = 2, #found, 2 do
-    if tonumber(found[i]) <= nowUs then
-      stale[#stale + 1] = found[i - 1]
-      if #stale == 1000 then -- Lua's unpack takes a few thousand values at most
-        redis.call('HDEL', KEYS[8], unpack(stale))
-        stale = {}
+    if string.sub(found[i - 1], 2, 2) == ':' then
+      buckets = buckets + 1
+      if (tonumber(found[i]) or 0) <= nowUs then
+        stale[#stale + 1] = found[i - 1]
+        if #stale == 1000 then -- Lua's unpack takes a few thousand values at most
+          redis.call('HDEL', KEYS[1], unpack(stale))
+          stale = {}
+        end
       end
     end
   end
   if #stale > 0 then
-    redis.call('HDEL', KEYS[8], unpack(stale))
+    redis.call('HDEL', KEYS[1], unpack(stale))
   end
-  return scan[1]
+  if buckets == 0 and (cursor or '0') == '0' and scan[1] == '0' then
+    return '0', size
+  end
+  return scan[1], ''
 end
 
 -- releasePerBatch is how many places of a closed room's line one batch
@@ -136,8 +150,12 @@ local releasePerBatch = 5000
 -- marks and budget go too (reopening starts a fresh line). Live entry
 -- tokens stay until they expire; then the room's keys expire as an idle
 -- room's do. The reply is admit's, without admissions.
-local function releaseClosed(room, burst, nowMs, nowMsText)
+local function releaseClosed(room, burst, nowUs, nowMs, nowMsText)
   local gone = redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', nowMsText)
+  -- Callers still poll a closed room: their buckets go as an open room's.
+  local sweep = redis.call('HMGET', KEYS[3], 'gc', 'gcq')
+  local cursor, quiet = sweepBuckets(nowUs, sweep[1], sweep[2])
+  redis.call('HSET', KEYS[3], 'gc', cursor, 'gcq', quiet)
   local waiting = 0
   if redis.call('EXISTS', KEYS[2]) == 1 then
     redis.call('ZREMRANGEBYRANK', KEYS[2], 0, releasePerBatch - 1)
@@ -148,9 +166,10 @@ local function releaseClosed(room, burst, nowMs, nowMsText)
   end
   local active = redis.call('ZCARD', KEYS[5])
   local idleMs = math.max(tonumber(ARGV[5]), math.ceil(burst / room.rate * 1000))
-  if waiting == 0 and active == 0 and redis.call('EXISTS', KEYS[3], KEYS[4], KEYS[6], KEYS[7], KEYS[8]) > 0 then
+  if waiting == 0 and active == 0 and redis.call('EXISTS', KEYS[3], KEYS[4], KEYS[6], KEYS[7]) > 0 then
     -- Set once (not pushed back by every batch): what is left expires.
-    for _, k in ipairs({KEYS[3], KEYS[4], KEYS[6], KEYS[7], KEYS[8]}) do
+    -- A closed room is an operator's: its hash stays, swept by every batch.
+    for _, k in ipairs({KEYS[3], KEYS[4], KEYS[6], KEYS[7]}) do
       if redis.call('PTTL', k) == -1 then
         redis.call('PEXPIRE', k, idleMs)
       end
@@ -161,22 +180,22 @@ local function releaseClosed(room, burst, nowMs, nowMsText)
   return out
 end
 
-local room = roomSettings()
+local room = roomNumbers(roomOf(redis.call('HGET', KEYS[1], 'hot'), nil, true))
 local rate = room.rate
 local burst = math.max(1, rate * tonumber(ARGV[2]))
 local nowUs, nowMs, nowSec, nowSecText = serverTime()
 local nowMsText = string.format('%d', nowMs)
-if room.closed then
-  return releaseClosed(room, burst, nowMs, nowMsText)
+if roomHas(room, closedBit) then
+  return releaseClosed(room, burst, nowUs, nowMs, nowMsText)
 end
 
-local budget = redis.call('HMGET', KEYS[3], 'at', 'avail', 'gc')
+local budget = redis.call('HMGET', KEYS[3], 'at', 'avail', 'gc', 'gcq')
 local avail = refill(room, burst, nowUs, budget)
 
 local expired = redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', nowMsText)
 
 local n = 0
-if not room.paused and room.opensAt <= nowMs then
+if not roomHas(room, pausedBit) and room.opensAt <= nowMs then
   n = math.min(math.floor(avail), #ARGV - firstPart + 1)
   if room.maxActive > 0 then
     -- Closed loop: the live tokens never exceed maxActive, whatever the
@@ -192,9 +211,9 @@ local admitted = #popped / 2
 avail = avail - admitted
 -- An empty line leaves the budget alone (a missing one is a full one), so
 -- that visiting an idle created room writes nothing.
-local cursor = sweepBuckets(nowUs, budget[3])
+local cursor, quiet = sweepBuckets(nowUs, budget[3], budget[4])
 if admitted > 0 or redis.call('EXISTS', KEYS[2]) == 1 then
-  redis.call('HSET', KEYS[3], 'at', string.format('%d', nowUs), 'avail', string.format('%.9f', avail), 'gc', cursor)
+  redis.call('HSET', KEYS[3], 'at', string.format('%d', nowUs), 'avail', string.format('%.9f', avail), 'gc', cursor, 'gcq', quiet)
 end
 
 local expiresText = string.format('%d', nowMs + room.ttl)
@@ -209,14 +228,18 @@ out[2] = redis.call('ZCARD', KEYS[5])
 -- An idle room (nobody waiting, no live token) lets its keys expire, so an
 -- abandoned room costs nothing. Not at once: the budget must outlive a
 -- refill, or a room emptied by quick orders would start each user with a
--- full batch. enter.lua takes the expiry off again.
+-- full batch. enter.lua takes the expiry off again. The room's hash is
+-- the operator's when it holds settings; else it holds only its callers'
+-- buckets, which go with the room.
 local idleMs = math.max(tonumber(ARGV[5]), math.ceil(burst / rate * 1000))
 if out[1] == 0 and out[2] == 0 then
-  for _, k in ipairs({KEYS[3], KEYS[4], KEYS[6], KEYS[7], KEYS[8]}) do
+  for _, k in ipairs({KEYS[3], KEYS[4], KEYS[6], KEYS[7]}) do
     redis.call('PEXPIRE', k, idleMs)
   end
 else
   redis.call('PEXPIRE', KEYS[3], idleMs)
-  redis.call('PEXPIRE', KEYS[8], idleMs) -- while registered, a batch comes every interval
+end
+if not room.stored then
+  redis.call('PEXPIRE', KEYS[1], idleMs) -- while registered, a batch comes every interval
 end
 return out

@@ -1,14 +1,13 @@
 -- Join a room's line, or report where the user already stands.
 -- One script, so that no request slips between the capacity check and the insert.
--- KEYS[1] settings  KEYS[2] line (zset user -> sequence)  KEYS[3] sequence counter
+-- KEYS[1] the room's hash (settings.lua)  KEYS[2] line (zset user -> sequence)  KEYS[3] sequence counter
 -- KEYS[4] the user's entry-token record  KEYS[5] marks (zset member second -> first sequence of that second)
 -- KEYS[6] budget (enter sets 'since')  KEYS[7] live tokens
--- KEYS[8] the room's buckets (ratelimit.lua)
--- ARGV[1] defaults (room.lua)  ARGV[2] user  ARGV[3] random draw in (0, 1)
+-- ARGV[1] user  ARGV[2] random draw in (0, 1)
 -- The stall check's horizon and time are the store's (configHead: stallHorizonMs, stallAfterUs).
--- ARGV[4..7] the limiter's time and the fields of the caller's, its address's and its new visitors' buckets (ratelimit.lua)
--- KEYS[9] the caller's solved challenge  ARGV[8] its remaining life ms (challenge.lua)
--- KEYS[10] admissions per second  ARGV[9] the entry token an instant
+-- ARGV[3..6] the limiter's time and the fields of the caller's, its address's and its new visitors' buckets (ratelimit.lua)
+-- KEYS[8] the caller's solved challenge  ARGV[7] its remaining life ms (challenge.lua)
+-- KEYS[9] admissions per second  ARGV[8] the entry token an instant
 --   admission issues ("room.random"); the batch interval is configHead's batchSeconds
 -- Returns answer(kind, …) with the room's page: {'READY', record, admitted}
 --   (admitted: 0 held already, 2 admitted now, 3 admitted now as the room's only live token)
@@ -34,24 +33,25 @@ local function admitNow(room, nowUs, nowMs, nowSec, nowSecText)
   end
   redis.call('HSET', KEYS[6], 'at', string.format('%d', nowUs), 'avail', string.format('%.9f', avail - 1))
   local expiresText = string.format('%d', nowMs + room.ttl)
-  local record = expiresText .. ':' .. nowMsText .. ':' .. ARGV[9]
+  local record = expiresText .. ':' .. nowMsText .. ':' .. ARGV[8]
   redis.call('SET', KEYS[4], record, 'PXAT', expiresText)
-  redis.call('ZADD', KEYS[7], expiresText, ARGV[2])
-  countAdmitted(KEYS[10], 1, nowSec, nowSecText)
+  redis.call('ZADD', KEYS[7], expiresText, ARGV[1])
+  countAdmitted(KEYS[9], 1, nowSec, nowSecText)
   return record, live == 0
 end
 
-local room = roomSettings(false, true)
-if not room.open then
+local s = redis.call('HMGET', KEYS[1], 'hot', 'page', ARGV[4], ARGV[5], ARGV[6])
+local room = roomOf(s[1], s[2])
+if not room then
   return {'NOROOM'}
 end
 -- The abuse limiter (ratelimit.lua) right after the one read that refuses
 -- unknown rooms, so that those still write nothing; a refused call does nothing else.
-local limitWait = rateLimit(8, 3, 4)
+local limitWait = rateLimit(1, s, 2, 3, 3)
 if limitWait > 0 then
   return {'LIMITED', limitWait}
 end
-if room.closed then
+if roomHas(room, closedBit) then
   -- Sold out: a live entry token keeps its chance at checkout; nobody
   -- joins, and the line (being released by admission) is not read.
   local held = redis.call('GET', KEYS[4])
@@ -60,11 +60,12 @@ if room.closed then
   end
   return answer('CLOSED', 0, 0, room)
 end
+roomNumbers(room)
 local nowUs, nowMs, nowSec, second = serverTime()
 local prequeue = room.opensAt > nowMs
 -- The line first: a user in it holds no token (admission moves a user
 -- from the line to its token in one script).
-local rank = redis.call('ZRANK', KEYS[2], ARGV[2])
+local rank = redis.call('ZRANK', KEYS[2], ARGV[1])
 if rank then
   if prequeue then
     return answer('PREQUEUE', rank + 1, 0, room)
@@ -79,10 +80,10 @@ local waiting = redis.call('ZCARD', KEYS[2])
 if waiting >= room.capacity then
   return answer('FULL', waiting, 0, room)
 end
-if challengeSpent(9, 8) then
+if challengeSpent(8, 7) then
   return {'SPENT'}
 end
-if waiting == 0 and not prequeue and not room.paused and room.instant then
+if waiting == 0 and not prequeue and not roomHas(room, pausedBit) and roomHas(room, instantBit) then
   local admittedNow, only = admitNow(room, nowUs, nowMs, nowSec, second)
   if admittedNow then
     return answer('READY', admittedNow, only and 3 or 2, room)
@@ -99,13 +100,13 @@ if prequeue then
     redis.call('SET', KEYS[3], base) -- keeps base and drops an idle room's expiry
     redis.call('PERSIST', KEYS[5])
   end
-  redis.call('ZADD', KEYS[2], string.format('%.17g', base + tonumber(ARGV[3])), ARGV[2])
+  redis.call('ZADD', KEYS[2], string.format('%.17g', base + tonumber(ARGV[2])), ARGV[1])
   -- Pre-queued users have waited since the opening, for the wait metric.
   redis.call('ZADD', KEYS[5], 'NX', string.format('%.17g', base + 2 ^ -33), string.format('%d', math.floor(room.opensAt / 1000)) .. ':open')
   return answer('PREQUEUE', waiting + 1, 1, room)
 end
 local seq = redis.call('INCR', KEYS[3])
-redis.call('ZADD', KEYS[2], seq, ARGV[2])
+redis.call('ZADD', KEYS[2], seq, ARGV[1])
 if waiting == 0 then
   -- An idle room sees no batches (admission skips its budget, or idles
   -- itself): admission has not stalled before someone waits.

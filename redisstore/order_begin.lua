@@ -5,13 +5,16 @@
 -- The lock lives at least as long as the token: when the commit after a
 -- successful order cannot reach the store, the surviving lock keeps that
 -- token from ordering again (at most once wins over a retry; issue 12).
--- KEYS[4] the room's buckets  ARGV[5..7] the limiter's time and the fields of the caller's
---   and its address's buckets (ratelimit.lua)
+-- KEYS[4] the room's hash (settings.lua), whose fields the limiter's buckets are
+-- ARGV[5..7] the limiter's time and the fields of the caller's and its address's
+--   buckets (ratelimit.lua)
 -- Returns {'REPLAY', answer} | {'INVALID'} | {'BUSY'} | {'OK'}
 --   | {'LIMITED', ms until allowed}
-local limitWait = rateLimit(4, 2, 5)
-if limitWait > 0 then
-  return {'LIMITED', limitWait}
+if ARGV[6] ~= '' or ARGV[7] ~= '' then
+  local limitWait = rateLimit(4, redis.call('HMGET', KEYS[4], ARGV[6], ARGV[7]), 0, 5, 2)
+  if limitWait > 0 then
+    return {'LIMITED', limitWait}
+  end
 end
 if ARGV[4] == '1' then
   local answer = redis.call('GET', KEYS[3])

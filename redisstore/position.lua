@@ -2,11 +2,11 @@
 -- cannot make a waiting user look absent. The line first: most polls come
 -- from users in it, who hold no token (admission takes a user out of the
 -- line and writes its token in one script), so their poll reads no record.
--- KEYS[1] settings  KEYS[2] line  KEYS[3] the user's entry-token record
--- KEYS[4] budget  KEYS[5] live tokens  KEYS[6] the room's buckets (ratelimit.lua)
--- ARGV[1] defaults (room.lua)  ARGV[2] user
--- ARGV[3..5] the limiter's time and the fields of the caller's and its address's buckets (ratelimit.lua)
--- ARGV[6] 'seat' for a live stream's read (Store.Seat): a WAITING answer then
+-- KEYS[1] the room's hash (settings.lua)  KEYS[2] line  KEYS[3] the user's entry-token record
+-- KEYS[4] budget  KEYS[5] live tokens
+-- ARGV[1] user  ARGV[2..4] the limiter's time and the fields of the caller's and its
+--   address's buckets (ratelimit.lua)
+-- ARGV[5] 'seat' for a live stream's read (Store.Seat): a WAITING answer then
 --   carries two more elements, the place's sequence number and 1, or 0 in a
 --   room with stored settings, whose answers depend on more than the line
 --   (the stream then reads the seat again at every move instead of
@@ -14,17 +14,18 @@
 --   has passed the place)
 -- Returns answer(kind, …): {'READY', record} | {'WAITING', position}
 --   | {'PREQUEUE'} | {'NOT_IN_QUEUE'} | {'CLOSED'} | {'NOROOM'} | {'LIMITED', ms until allowed}
-local room = roomSettings(true)
-if not room.open then
+local s = redis.call('HMGET', KEYS[1], 'hot', ARGV[3], ARGV[4])
+local room = roomOf(s[1])
+if not room then
   return {'NOROOM'}
 end
 -- The abuse limiter (ratelimit.lua) right after the one read that refuses
 -- unknown rooms, so that those still write nothing; a refused call does nothing else.
-local limitWait = rateLimit(6, 2, 3)
+local limitWait = rateLimit(1, s, 1, 2, 2)
 if limitWait > 0 then
   return {'LIMITED', limitWait}
 end
-if room.closed then
+if roomHas(room, closedBit) then
   -- Sold out: the line is being released (admit.lua); a live entry token
   -- stays valid, everyone else is told CLOSED without a read of the line.
   local held = redis.call('GET', KEYS[3])
@@ -33,7 +34,7 @@ if room.closed then
   end
   return answer('CLOSED', 0, 0, room)
 end
-local rank = redis.call('ZRANK', KEYS[2], ARGV[2])
+local rank = redis.call('ZRANK', KEYS[2], ARGV[1])
 if not rank then
   local record = redis.call('GET', KEYS[3])
   if record then
@@ -41,15 +42,15 @@ if not rank then
   end
   return answer('NOT_IN_QUEUE', 0, 0, room)
 end
-if room.opensAt > 0 then -- the clock only for a scheduled opening
+if roomHas(room, scheduledBit) then -- the clock only for a scheduled opening
   local _, nowMs = serverTime()
-  if room.opensAt > nowMs then
+  if roomNumbers(room).opensAt > nowMs then
     return answer('PREQUEUE', 0, 0, room)
   end
 end
 local out = answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, KEYS[4], KEYS[5], stallHorizonMs, stallAfterUs))
-if ARGV[6] == 'seat' then
-  table.insert(out, tonumber(redis.call('ZSCORE', KEYS[2], ARGV[2])))
+if ARGV[5] == 'seat' then
+  table.insert(out, tonumber(redis.call('ZSCORE', KEYS[2], ARGV[1])))
   table.insert(out, room.stored and 0 or 1)
 end
 return out

@@ -19,17 +19,18 @@ const (
 	visitorBuckets = 3
 )
 
-// limited appends the abuse limiter's key (the room's buckets), the time
-// and n buckets' fields to a script call (ratelimit.lua; their steps and
-// limits are in the script's text: configHead): the caller's identity, its
-// source address (an IPv6 address by its /64: waitroom.SourceAddress), and
-// the new visitors of that address, charged only by an enter that makes
-// one. The buckets are in the room's hash slot, as every key of a script
-// must be on a cluster: a caller's budget is per room (docs/security.md,
-// "Floods across rooms"). A bucket whose rate is 0, or that the caller
-// lacks, travels as "", which the script skips; without a caller in ctx
-// every bucket does: admission, tools and benchmarks are not limited.
-func (s *Store) limited(ctx context.Context, k roomKeys, keys []string, args []any, n int) ([]string, []any) {
+// limited appends the abuse limiter's time and n buckets' fields to a
+// script call's arguments (ratelimit.lua; their steps and limits are in the
+// script's text: configHead): the caller's identity, its source address
+// (an IPv6 address by its /64: waitroom.SourceAddress), and the new
+// visitors of that address, charged only by an enter that makes one. The
+// buckets are fields of the room's hash, in the room's hash slot, as every
+// key of a script must be on a cluster: a caller's budget is per room
+// (docs/security.md, "Floods across rooms"). A bucket whose rate is 0, or
+// that the caller lacks, travels as "", which the script skips; without a
+// caller in ctx every bucket does: admission, tools and benchmarks are not
+// limited.
+func (s *Store) limited(ctx context.Context, args []any, n int) []any {
 	c, ok := waitroom.CallerOf(ctx)
 	l := s.limits
 	if !ok {
@@ -46,9 +47,8 @@ func (s *Store) limited(ctx context.Context, k roomKeys, keys []string, args []a
 	if !c.NewVisitor {
 		visitorRate = 0
 	}
-	// The buckets are fields of the room's hash; the id's length first: an
-	// id may contain ':'.
-	keys = append(keys, k.buckets())
+	// The id's length first: an id may contain ':'. Every field has ':' for
+	// its second character, and no settings field has (admit.lua's sweep).
 	args = append(args, s.now().UnixMicro())
 	field := func(rate float64, name string) string {
 		if rate <= 0 {
@@ -56,7 +56,7 @@ func (s *Store) limited(ctx context.Context, k roomKeys, keys []string, args []a
 		}
 		return name
 	}
-	return keys, append(args, []any{
+	return append(args, []any{
 		field(clientRate, "c:"+strconv.Itoa(len(c.ID))+":"+c.ID),
 		field(ipRate, "a:"+addr),
 		field(visitorRate, "v:"+addr),
@@ -64,7 +64,7 @@ func (s *Store) limited(ctx context.Context, k roomKeys, keys []string, args []a
 }
 
 // configHead is the first line of every script that takes the limiter
-// (limitedSources): the store's configuration as Lua constants, the
+// (limitedSources; roomsHead follows it): the store's configuration as Lua constants, the
 // buckets' steps and limits in the order of limited's fields (ratelimit.lua)
 // and the stall check's horizon and time (room.lua, stalled; position.lua),
 // and the batch interval in seconds that bounds the rate budget (enter.lua's
@@ -109,8 +109,7 @@ func limitedError(reply []any) error {
 // ctx is within the limiter (new visitors' bucket included).
 func (s *Store) Admissible(ctx context.Context, room string) error {
 	k := roomKeys(room)
-	keys, args := s.limited(ctx, k, []string{k.settings()}, s.args(), visitorBuckets)
-	keys, args = challenged(ctx, k, keys, args)
+	keys, args := challenged(ctx, k, []string{k.settings()}, s.limited(ctx, nil, visitorBuckets))
 	reply, err := s.scripts.accept.Run(ctx, s.rdb, keys, args...).Slice()
 	switch {
 	case err != nil:
@@ -122,7 +121,12 @@ func (s *Store) Admissible(ctx context.Context, room string) error {
 	case reply[0] == "SPENT":
 		return spentError()
 	case reply[0] == "CLOSED":
-		msg, _ := reply[1].(string)
+		hot, _ := reply[1].(string)
+		r, err := decodeHot(hot)
+		if err != nil {
+			return waitroom.Unavailable(err)
+		}
+		msg := r.message
 		if msg == "" {
 			msg = fmt.Sprintf("room %q is closed: nobody can join its line any more", room)
 		}

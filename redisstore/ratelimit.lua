@@ -3,8 +3,9 @@
 -- caller's identity's bucket, its source address's, and (enter and accept)
 -- the bucket of new visitors from that address, taken inside the script
 -- call the operation already makes (no extra round trip). The buckets are
--- fields of one hash per room, in the room's hash slot: a caller's budget is
--- per room, and one read and one write serve every bucket of a call.
+-- fields of the room's hash (settings.lua), in the room's hash slot: a
+-- caller's budget is per room, and the buckets are read in the very HMGET
+-- that reads the room's settings, and written in one HSET.
 --
 -- A bucket is a GCRA: one number, its theoretical arrival time (µs), the
 -- field's value. A call advances it by the bucket's step (1 s / rate) from
@@ -28,60 +29,38 @@
 -- time (every argument and every tonumber is a measurable share of a poll:
 -- docs/design.md, "What a poll costs Redis").
 --
--- rateLimit(k, n, a): KEYS[k] the room's buckets; ARGV[a] now (µs), then
--- ARGV[a + i] bucket i's field ('' skips the bucket: its rate is 0, or the
--- caller has no such bucket), n buckets. Returns 0 when allowed (each
--- bucket advanced), else the ms until allowed (nothing taken).
--- The field 'L' holds a value longer than hash-max-listpack-value (64
--- bytes, Redis's and Valkey's default): a hash holding it is a hash table
--- for good. A hash of a few dozen buckets would otherwise be a listpack,
--- which HMGET and HSET scan field by field: at 60 live buckets that cost a
--- call more than the rest of the limiter (docs/design.md, "What a poll costs
--- Redis"). The value is 72 zeros, the number 0, a time long past: admission
--- sweeps it with the full buckets (admit.lua), and the next call that
--- misses it writes it again.
-local bucketsLayout = '000000000000000000000000000000000000000000000000000000000000000000000000'
-
-local function rateLimit(k, n, a)
-  local fields, kinds = {}, {}
+-- rateLimit(k, held, h, a, n): KEYS[k] the room's hash; ARGV[a] now (µs),
+-- then ARGV[a + i] bucket i's field ('' skips the bucket: its rate is 0,
+-- or the caller has no such bucket), n buckets; held[h + i] bucket i's
+-- value as the script's HMGET read it. Returns 0 when allowed (each bucket
+-- advanced), else the ms until allowed (nothing taken).
+local function rateLimit(k, held, h, a, n)
+  local nowUs, due, d, over = nil, {}, 0, 0
   for i = 1, n do
     local field = ARGV[a + i]
     if field ~= '' then
-      fields[#fields + 1] = field
-      kinds[#kinds + 1] = i
-    end
-  end
-  if #fields == 0 then
-    return 0
-  end
-  local nowUs = tonumber(ARGV[a])
-  local held = redis.call('HMGET', KEYS[k], 'L', unpack(fields))
-  local due, over = {}, 0
-  for j = 1, #fields do
-    -- A bucket absent, or whose time has passed, starts from now; a
-    -- value that is no number (nobody's but an operator's) is full too.
-    local tat = nowUs
-    if held[j + 1] then
-      local was = tonumber(held[j + 1])
-      if was and was > nowUs then
-        tat = was
+      nowUs = nowUs or tonumber(ARGV[a])
+      -- A bucket absent, or whose time has passed, starts from now; a
+      -- value that is no number (nobody's but an operator's) is full too.
+      local tat = tonumber(held[h + i])
+      if not tat or tat < nowUs then
+        tat = nowUs
       end
+      tat = tat + limitStep[i]
+      local ahead = tat - nowUs - limitSpan[i]
+      if ahead > over then
+        over = ahead
+      end
+      due[d + 1] = field
+      due[d + 2] = string.format('%d', tat)
+      d = d + 2
     end
-    tat = tat + limitStep[kinds[j]]
-    local ahead = tat - nowUs - limitSpan[kinds[j]]
-    if ahead > over then
-      over = ahead
-    end
-    due[2 * j - 1] = fields[j]
-    due[2 * j] = string.format('%d', tat)
   end
   if over > 0 then
     return math.ceil(over / 1000)
   end
-  if not held[1] then
-    due[#due + 1] = 'L'
-    due[#due + 1] = bucketsLayout
+  if nowUs then
+    redis.call('HSET', KEYS[k], unpack(due))
   end
-  redis.call('HSET', KEYS[k], unpack(due))
   return 0
 end

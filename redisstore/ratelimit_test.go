@@ -125,9 +125,10 @@ func TestUnknownRoomWritesNoBuckets(t *testing.T) {
 	})
 }
 
-// The limiter's buckets are fields of one hash per room; admission sweeps
+// The limiter's buckets are fields of the room's hash; admission sweeps
 // those whose time has passed, so the hash holds the last moments' callers,
-// not everyone who ever called; the room's idle expiry takes the hash too.
+// not everyone who ever called; the idle expiry of a room nobody created
+// takes the hash too.
 func TestSweptBuckets(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		cfg := limitedConfig(waitroom.Limits{ClientRatePerSec: 5, ClientBurst: 20, IPRatePerSec: 500, IPBurst: 2000})
@@ -142,9 +143,9 @@ func TestSweptBuckets(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		// Two buckets a caller, and the field that keeps the hash a hash table.
-		if n := rdb.HLen(ctx, "wr:{r}:buckets").Val(); n != 601 {
-			t.Fatalf("%d fields after 300 callers, want 601", n)
+		// Two buckets a caller; a room nobody created has no settings.
+		if n := rdb.HLen(ctx, "wr:{r}:settings").Val(); n != 600 {
+			t.Fatalf("%d fields after 300 callers, want 600", n)
 		}
 		time.Sleep(250 * time.Millisecond) // every bucket is full again (a step is 200 ms)
 		for i := 0; i < 20; i++ {
@@ -152,7 +153,7 @@ func TestSweptBuckets(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if n := rdb.HLen(ctx, "wr:{r}:buckets").Val(); n != 0 {
+		if n := rdb.HLen(ctx, "wr:{r}:settings").Val(); n != 0 {
 			t.Fatalf("%d buckets left after the sweeps", n)
 		}
 	})
@@ -197,11 +198,11 @@ func TestLimitsAreEachStoresOwn(t *testing.T) {
 	})
 }
 
-// The settings and the limiter's buckets are hash tables from their first
-// write (a field past hash-max-listpack-value: settings_set.lua's layout,
-// ratelimit.lua's L), not listpacks that every poll's HMGET scans; the
-// buckets' marker is swept with the full buckets and written again by the
-// next call. The encoding is Redis's own: the embedded store has none.
+// A created room's hash, its settings and its callers' buckets, is a hash
+// table from its first write (a field past hash-max-listpack-value:
+// settings.lua's layout), not a listpack that every poll's HMGET scans;
+// the sweeps take the full buckets and leave the settings. The encoding is
+// Redis's own: the embedded store has none.
 func TestHashesAreHashTables(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		cfg := limitedConfig(waitroom.Limits{ClientRatePerSec: 5, ClientBurst: 20, IPRatePerSec: 500, IPBurst: 2000})
@@ -224,11 +225,14 @@ func TestHashesAreHashTables(t *testing.T) {
 				t.Fatalf("%s is a %q", key, enc)
 			}
 		}
+		settings := rdb.HLen(ctx, "wr:{r}:settings").Val()
 		poll()
 		encoded("wr:{r}:settings")
-		encoded("wr:{r}:buckets")
-		if !rdb.HExists(ctx, "wr:{r}:buckets", "L").Val() {
-			t.Fatal("no layout field in the buckets")
+		if !rdb.HExists(ctx, "wr:{r}:settings", "layout").Val() {
+			t.Fatal("no layout field in the room's hash")
+		}
+		if n := rdb.HLen(ctx, "wr:{r}:settings").Val(); n != settings+2 {
+			t.Fatalf("%d fields after one caller's poll, want the %d settings and its two buckets", n, settings)
 		}
 		time.Sleep(250 * time.Millisecond) // the buckets are full again (a step is 200 ms)
 		for range 20 {
@@ -236,13 +240,13 @@ func TestHashesAreHashTables(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if n := rdb.HLen(ctx, "wr:{r}:buckets").Val(); n != 0 {
-			t.Fatalf("%d fields left after the sweeps", n)
+		if n := rdb.HLen(ctx, "wr:{r}:settings").Val(); n != settings {
+			t.Fatalf("%d fields left after the sweeps, want the %d settings", n, settings)
+		}
+		if _, err := s.Status(ctx, "r"); err != nil {
+			t.Fatalf("the settings after the sweeps: %v", err)
 		}
 		poll()
-		encoded("wr:{r}:buckets")
-		if n := rdb.HLen(ctx, "wr:{r}:buckets").Val(); n != 3 {
-			t.Fatalf("%d fields after one caller's poll, want its two buckets and the layout field", n)
-		}
+		encoded("wr:{r}:settings")
 	})
 }

@@ -1,91 +1,70 @@
--- Shared head of every room script (prepended when the scripts load): the
--- room's settings are read inside the script call the operation already
--- makes, so a change costs no extra round trip and takes effect at the very
--- next call of every process.
--- KEYS[1] settings (hash: rate capacity ttl maxActive paused opensAt v closed message instant,
---   erate (the adaptive rate, present while adaptive is on: settings_set.lua, adapt.lua),
---   and the page's title brandColor logoUrl language, read by enter and status alone: roomSettings(poll, page))
--- ARGV[1] the defaults, "<rate>:<capacity>:<token TTL ms>:<open>:<instant>" (open:
---   '1' when rooms nobody created exist, OPEN_ROOMS; instant: INSTANT_ADMIT),
---   read only for a room without stored settings (or a stored room from
---   before instantAdmit existed): one argument, parsed when needed.
-local function defaults()
-  local rate, capacity, ttl, open, instant = string.match(ARGV[1], '^([^:]+):(%d+):(%d+):(%d):(%d)$')
-  return {stored = false, open = open == '1', rate = tonumber(rate), rateText = rate, setRate = tonumber(rate), capacity = tonumber(capacity),
-    ttl = tonumber(ttl), maxActive = 0, paused = false, opensAt = 0, opensAtText = '0', v = '', closed = false, message = '',
-    instant = instant == '1'}
-end
+-- Shared head of every room script (prepended, after settings.lua, when
+-- the scripts load): the room's settings are read inside the script call
+-- the operation already makes, so a change costs no extra round trip and
+-- takes effect at the very next call of every process. Each script reads
+-- the room's hash with the one HMGET its call needs ('hot', with enter and
+-- status 'page', and the limiter's buckets: settings.lua) and makes the
+-- room of it with roomOf.
+-- defaultHot and openRooms come before it: a room without stored settings
+-- is one of defaultHot (the store's configured rate, capacity, entry-token
+-- life and instant admission) when openRooms (OPEN_ROOMS), else no room.
 
--- The settings' fields in the order roomSettings reads them: the first
--- seven are all that a poll's answer and its stall check use; the last four
--- are the room's page.
-local settingsFields = {'rate', 'erate', 'maxActive', 'paused', 'opensAt', 'closed', 'message', 'capacity', 'ttl', 'v', 'instant',
-  'title', 'brandColor', 'logoUrl', 'language'}
-
--- roomSettings(poll, page): with poll, only the fields a poll uses
--- (position, accept): every field read costs Redis about 2,000
--- instructions and every number parsed about as many (docs/design.md,
--- "What a poll costs Redis"), so setRate, capacity, ttl, v and instant are then
--- absent. With page, also the room's page (title, colour, logo, language)
--- as room.page, for enter's answer (the page reads it once per load), in
--- the same HMGET.
-local function roomSettings(poll, page)
-  local s = redis.call('HMGET', KEYS[1], unpack(settingsFields, 1, poll and 7 or page and 15 or 11))
-  -- rateText and opensAtText are answered as read: no formatting on the hot path.
+-- upgradeSettings packs the settings of a room stored before 'hot'
+-- existed (one field each) into 'hot' and 'page', once: the first call of
+-- the room after the upgrade. Returns them, or nil when nothing is stored.
+local function upgradeSettings()
+  local s = redis.call('HMGET', KEYS[1], 'rate', 'erate', 'maxActive', 'paused', 'opensAt', 'closed', 'message', 'capacity', 'ttl',
+    'instant', 'title', 'brandColor', 'logoUrl', 'language')
   if not s[1] then
-    local room = defaults()
-    if page then
-      room.page = {}
+    return nil
+  end
+  local instant = s[10] == '1'
+  if not s[10] then -- stored before instantAdmit existed: the default's
+    instant = hasBit(string.byte(defaultHot, 1) - 64, instantBit)
+  end
+  local hot = packHot(s[4] == '1', s[6] == '1', s[2] ~= false, instant, s[2] or s[1], s[3] or '0', s[5] or '0', s[8], s[9], s[7] or '')
+  local page = packPage(s[11] or '', s[12] or '', s[13] or '', s[14] or '')
+  redis.call('HSET', KEYS[1], 'hot', hot, 'page', page)
+  redis.call('HDEL', KEYS[1], 'erate', 'maxActive', 'paused', 'opensAt', 'closed', 'message', 'capacity', 'ttl', 'instant',
+    'title', 'brandColor', 'logoUrl', 'language')
+  return hot, page
+end
+
+-- roomOf is the room of the hash's 'hot' and 'page' fields as read (false:
+-- not stored; page nil: not read): {hot, page, bits, stored}, or nil when
+-- there is no such room (always: a room of defaultHot then, for admission
+-- and status, which visit whatever rooms are registered). Nothing is parsed: a poll needs only the flags,
+-- and hands 'hot' to the Go side as it is; roomNumbers parses the rest
+-- for the scripts that compute with it.
+local function roomOf(hot, page, always)
+  local stored = true
+  if not hot then
+    local upgraded, upgradedPage = upgradeSettings()
+    if upgraded then
+      hot = upgraded
+      if page ~= nil then
+        page = upgradedPage
+      end
+    elseif not openRooms and not always then
+      return nil
+    else
+      hot, stored = defaultHot, false
     end
-    return room
   end
-  -- rate is what admission uses (the adaptive rate when there is one),
-  -- setRate the operator's ratePerSec.
-  local rate = s[2] or s[1]
-  local room = {stored = true, open = true, rate = tonumber(rate), rateText = rate, maxActive = tonumber(s[3]), paused = s[4] == '1',
-    opensAt = tonumber(s[5]), opensAtText = s[5], closed = s[6] == '1', message = s[7] or '', adaptive = s[2] ~= false}
-  if not poll then
-    room.setRate = tonumber(s[1])
-    room.capacity = tonumber(s[8])
-    room.ttl = tonumber(s[9])
-    room.v = s[10] or ''
-    -- A room stored before instantAdmit existed has no 'instant' field: the default's.
-    room.instant = s[11] == '1'
-    if not s[11] then
-      room.instant = defaults().instant
-    end
-  end
-  if page then
-    room.page = {s[12], s[13], s[14], s[15]}
-  end
+  return {hot = hot, page = page or (page == false and '' or nil), bits = string.byte(hot, 1) - 64, stored = stored}
+end
+
+local function roomHas(room, mask)
+  return hasBit(room.bits, mask)
+end
+
+-- roomNumbers adds hot's numbers to room: rate (and rateText as stored),
+-- maxActive, opensAt, capacity, ttl (ms). Returns room.
+local function roomNumbers(room)
+  local rate, maxActive, opensAt, capacity, ttl = string.match(room.hot, '^.([^:]*):(%d+):(%d+):(%d+):(%d+):')
+  room.rate, room.rateText, room.maxActive, room.opensAt = tonumber(rate), rate, tonumber(maxActive), tonumber(opensAt)
+  room.capacity, room.ttl = tonumber(capacity), tonumber(ttl)
   return room
-end
-
--- refill is the room's rate budget now, in users: a token bucket on the
--- server's clock that fills at the room's rate and holds at most one batch
--- (burst) plus the fraction of a user carried over (capping at one batch
--- exactly drops that fraction at nearly every batch, which loses up to half
--- the rate when batches are small). budget is the hash's {at (µs), avail};
--- a missing budget is a full one. admit.lua's batches and enter.lua's
--- instant admissions both spend it, so together they admit at most
--- rate x window + one batch, whatever the number of callers.
-local function refill(room, burst, nowUs, budget)
-  if not budget[1] then
-    return burst
-  end
-  local elapsed = nowUs - tonumber(budget[1])
-  if elapsed < 0 then elapsed = 0 end -- a failover to a node with a slower clock
-  local left = tonumber(budget[2])
-  return math.min(burst + left - math.floor(left), left + elapsed * room.rate / 1000000)
-end
-
--- countAdmitted adds n admissions to the admissions-per-second hash (status'
--- admittedLastMinute and admittedPerSec): a minute of history, gone a
--- minute after the last admission.
-local function countAdmitted(key, n, nowSec, nowSecText)
-  redis.call('HINCRBY', key, nowSecText, n)
-  redis.call('HDEL', key, string.format('%d', nowSec - 61), string.format('%d', nowSec - 62))
-  redis.call('PEXPIRE', key, 120000)
 end
 
 local function serverTime()
@@ -99,10 +78,15 @@ end
 -- the line stopped being empty, 'since'), or live tokens fill maxActive.
 -- Checked only for a position whose turn is nearer than horizonMs: farther
 -- back the answer is the far tier anyway, so most calls skip the reads (and
--- the clock, when the caller has not read it: nowUs nil).
+-- the clock, when the caller has not read it: nowUs nil). A poll's room
+-- has no numbers yet (roomNumbers): the rate alone decides most calls.
 local function stalled(room, position, budgetKey, tokensKey, horizonMs, stallUs, nowUs)
-  if position * 1000 / room.rate >= tonumber(horizonMs) then
+  local rate = room.rate or tonumber(string.match(room.hot, '^.([^:]*)'))
+  if position * 1000 / rate >= tonumber(horizonMs) then
     return 0
+  end
+  if not room.maxActive then
+    roomNumbers(room)
   end
   if not nowUs then
     nowUs = serverTime()
@@ -119,22 +103,13 @@ local function stalled(room, position, budgetKey, tokensKey, horizonMs, stallUs,
 end
 
 -- The answer of enter and position: what happened, then the room as seen:
--- its rate as stored, flags (1 paused, 2 stalled: stalled's value, 4
--- closed, 8 adaptive), its opening (ms, '0' for none) as stored and the operator's
--- message; enter's then carries the page (roomSettings(false, true)).
+-- its hot field (the Go side reads the rate, the flags, the opening and
+-- the message from it) and 2 when stalled (stalled's value), else 0;
+-- then the page when the script read it (enter).
 local function answer(kind, a, b, room, isStalled)
-  local out = {kind, a or 0, b or 0, room.rateText, (room.paused and 1 or 0) + (isStalled or 0) + (room.closed and 4 or 0) + (room.adaptive and 8 or 0),
-    room.opensAtText, room.message}
+  local out = {kind, a or 0, b or 0, room.hot, isStalled or 0}
   if room.page then
-    for i = 1, 4 do
-      out[7 + i] = room.page[i] or ''
-    end
+    out[6] = room.page
   end
   return out
-end
-
--- A pre-queue mark's member: the opening second, told apart from the
--- per-second marks of enter so that neither overwrites the other.
-local function markSecond(member)
-  return tonumber(string.match(member, '^%d+'))
 end

@@ -134,7 +134,7 @@ func (s *Store) readRooms(ctx context.Context, rooms []string) ([]roomRecord, er
 			for i, room := range rooms {
 				k := roomKeys(room)
 				keys := []string{k.settings(), k.line(), k.tokens(), k.seq(), k.marks(), k.admits(), k.control()}
-				cmds[i] = statusScript.EvalSha(ctx, p, keys, s.args(waitroom.AdaptWindow.Milliseconds())...)
+				cmds[i] = statusScript.EvalSha(ctx, p, keys, s.roomArgs(waitroom.AdaptWindow.Milliseconds())...)
 			}
 			return nil
 		})
@@ -161,33 +161,40 @@ func (s *Store) readRooms(ctx context.Context, rooms []string) ([]roomRecord, er
 }
 
 func decodeStatus(room string, r []any) (roomRecord, error) {
-	if len(r) != 27 {
+	if len(r) != 16 {
 		return roomRecord{}, fmt.Errorf("unexpected status reply %v", r)
 	}
 	num := func(i int) int64 { n, _ := r[i].(int64); return n }
 	str := func(i int) string { v, _ := r[i].(string); return v }
-	rate, _ := strconv.ParseFloat(str(3), 64)
-	st := waitroom.RoomStatus{Room: room, Settings: waitroom.Settings{
-		RatePerSec: rate, Capacity: num(4), EntryTokenTTLSeconds: num(5) / 1000, MaxActive: num(6), Paused: num(7) == 1,
-		Closed: num(16) == 1, Message: str(17), InstantAdmit: num(26) == 1, Page: waitroom.Page{Title: str(18), BrandColor: str(19), LogoURL: str(20), Language: str(21)},
-	}}
-	if ms, _ := strconv.ParseInt(str(8), 10, 64); ms > 0 {
-		t := time.UnixMilli(ms).UTC()
-		st.OpensAt = &t
-	}
-	st.State = waitroom.RoomState(str(9))
-	st.Waiting, st.PreQueued, st.ActiveTokens, st.AdmittedLastMinute = num(10), num(11), num(12), num(13)
-	st.AdmittedPerSec = math.Round(float64(num(14))/5*10) / 10
-	st.OldestWaitSeconds = num(15)
-	var err error
-	if st.Adaptive, err = waitroom.ParseAdaptive(str(22)); err != nil {
+	hot, err := decodeHot(str(4))
+	if err != nil {
 		return roomRecord{}, err
 	}
-	st.EffectiveRatePerSec, _ = strconv.ParseFloat(str(23), 64)
-	if p95, err := strconv.ParseInt(str(24), 10, 64); err == nil {
+	page, err := decodePage(str(5))
+	if err != nil {
+		return roomRecord{}, err
+	}
+	rate, _ := strconv.ParseFloat(str(3), 64)
+	st := waitroom.RoomStatus{Room: room, Settings: waitroom.Settings{
+		RatePerSec: rate, Capacity: hot.capacity, EntryTokenTTLSeconds: hot.entryTTLMs / 1000, MaxActive: hot.maxActive,
+		Paused: hot.has(hotPaused), Closed: hot.has(hotClosed), Message: hot.message, InstantAdmit: hot.has(hotInstant), Page: page,
+	}}
+	if hot.opensAtMs > 0 {
+		t := time.UnixMilli(hot.opensAtMs).UTC()
+		st.OpensAt = &t
+	}
+	if st.Adaptive, err = waitroom.ParseAdaptive(str(6)); err != nil {
+		return roomRecord{}, err
+	}
+	st.EffectiveRatePerSec = hot.rate
+	st.State = waitroom.RoomState(str(7))
+	st.Waiting, st.PreQueued, st.ActiveTokens, st.AdmittedLastMinute = num(8), num(9), num(10), num(11)
+	st.AdmittedPerSec = math.Round(float64(num(12))/5*10) / 10
+	st.OldestWaitSeconds = num(13)
+	if p95, err := strconv.ParseInt(str(14), 10, 64); err == nil {
 		st.DownstreamP95Ms = &p95
 	}
-	if e, err := strconv.ParseFloat(str(25), 64); err == nil {
+	if e, err := strconv.ParseFloat(str(15), 64); err == nil {
 		st.DownstreamErrorRate = &e
 	}
 	stored := num(0) == 1

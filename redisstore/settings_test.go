@@ -363,3 +363,43 @@ func TestEveryAcceptedRateRuns(t *testing.T) {
 		}
 	})
 }
+
+// A room stored before the settings were packed into 'hot' (one field
+// each, as settings_set.lua wrote them) keeps its settings across the
+// upgrade: its first call packs them (room.lua's upgradeSettings), and
+// every call, the admin's status among them, sees the operator's values.
+func TestSettingsStoredBeforeHotAreUpgraded(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		cfg := testConfig()
+		cfg.OpenRooms = false
+		s, rdb := newStore(t, engine, cfg)
+		ctx := context.Background()
+		rdb.HSet(ctx, "wr:{old}:settings", "rate", "7", "capacity", "2", "ttl", "90000", "maxActive", "0", "paused", "1",
+			"opensAt", "0", "v", "3", "closed", "0", "message", "be: patient", "title", "Old shop", "brandColor", "#112233",
+			"logoUrl", "", "language", "ko", "adaptive", "250:5:50", "erate", "12.5")
+		st, err := s.Enter(ctx, "old", "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := waitroom.Page{Title: "Old shop", BrandColor: "#112233", Language: "ko"}
+		if st.Status != waitroom.Waiting || st.RatePerSec != 12.5 || !st.Paused || !st.Adaptive || st.Message != "be: patient" || st.Page != want {
+			t.Fatalf("enter after the upgrade: %+v", st)
+		}
+		if rdb.HExists(ctx, "wr:{old}:settings", "erate").Val() || !rdb.HExists(ctx, "wr:{old}:settings", "hot").Val() {
+			t.Fatal("the fields were not packed once")
+		}
+		enterAll(t, s, "old", "b")
+		if _, err := s.Enter(ctx, "old", "c"); waitroom.ErrorCode(err) != waitroom.EQueueFull {
+			t.Fatalf("the stored capacity of 2: %v", err)
+		}
+		status, err := s.Status(ctx, "old")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := status.Settings
+		if got.RatePerSec != 7 || got.Capacity != 2 || got.EntryTokenTTLSeconds != 90 || !got.Paused || got.Page != want ||
+			got.Adaptive == nil || status.EffectiveRatePerSec != 12.5 || got.InstantAdmit != cfg.InstantAdmit {
+			t.Fatalf("status after the upgrade: %+v", status)
+		}
+	})
+}

@@ -1,14 +1,17 @@
--- A room's settings and what is happening in it, for operators. Read only.
--- KEYS[1] settings  KEYS[2] line  KEYS[3] live tokens  KEYS[4] sequence counter
+-- A room's settings and what is happening in it, for operators. Read only
+-- (but for a stored room's first read after an upgrade: room.lua).
+-- KEYS[1] the room's hash (settings.lua)  KEYS[2] line  KEYS[3] live tokens  KEYS[4] sequence counter
 -- KEYS[5] marks  KEYS[6] admissions per second  KEYS[7] the controller's (adapt.lua)
--- ARGV[1] defaults (room.lua)  ARGV[2] the control window ms
--- Returns {stored, hasKeys, version, rate, capacity, ttlMs, maxActive, paused, opensAtMs, state,
+-- ARGV[1] the store's rooms (admit.lua's ARGV[1])  ARGV[2] the control window ms
+-- Returns {stored, hasKeys, version, ratePerSec, hot, page, adaptive, state,
 --          waiting, prequeued, activeTokens, admittedLastMinute, admittedLast5s, oldestWaitSeconds,
---          closed, message, title, brandColor, logoUrl, language,
---          adaptive, effectiveRate, downstreamP95Ms, downstreamErrorRate, instant}
--- The downstream figures are the last window's, '' when it ended more than two
--- windows ago (no order finished since: nothing was handed over).
-local room = roomSettings(false, true)
+--          downstreamP95Ms, downstreamErrorRate}
+-- hot and page as stored (settings.lua): the Go side reads the rest of the
+-- settings and the effective rate from them. The downstream figures are the
+-- last window's, '' when it ended more than two windows ago (no order
+-- finished since: nothing was handed over).
+local s = redis.call('HMGET', KEYS[1], 'hot', 'page', 'rate', 'v', 'adaptive')
+local room = roomNumbers(roomOf(s[1], s[2], true))
 local _, nowMs, nowSec = serverTime()
 local inLine = redis.call('ZCARD', KEYS[2])
 local prequeued = 0
@@ -33,26 +36,16 @@ if first[2] then
 end
 local hasKeys = redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4])
 local state = 'open'
-if room.closed then
+if roomHas(room, closedBit) then
   state = 'closed'
-elseif room.paused then
+elseif roomHas(room, pausedBit) then
   state = 'paused'
 elseif room.opensAt > nowMs then
   state = 'prequeue'
-end
-local out = {room.stored and 1 or 0, hasKeys, room.v, string.format('%.17g', room.setRate), room.capacity, room.ttl,
-  room.maxActive, room.paused and 1 or 0, string.format('%d', room.opensAt), state,
-  inLine - prequeued, prequeued, active, minute, recent, oldest, room.closed and 1 or 0, room.message}
-for i = 1, 4 do
-  out[#out + 1] = room.page[i] or ''
 end
 local control = redis.call('HMGET', KEYS[7], 'at', 'p95', 'err')
 if not control[1] or nowMs - tonumber(control[1]) > 2 * tonumber(ARGV[2]) then
   control = {'', '', ''}
 end
-out[#out + 1] = room.stored and redis.call('HGET', KEYS[1], 'adaptive') or ''
-out[#out + 1] = string.format('%.17g', room.rate)
-out[#out + 1] = control[2] or ''
-out[#out + 1] = control[3] or ''
-out[#out + 1] = room.instant and 1 or 0
-return out
+return {room.stored and 1 or 0, hasKeys, s[4] or '', s[3] or room.rateText, room.hot, room.page, s[5] or '', state,
+  inLine - prequeued, prequeued, active, minute, recent, oldest, control[2] or '', control[3] or ''}

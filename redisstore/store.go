@@ -50,23 +50,28 @@ var (
 	acceptLua string
 	//go:embed downstream.lua
 	downstreamLua string
+	//go:embed settings.lua
+	settingsLua string
 	//go:embed adaptive.lua
 	adaptiveLua string
+	//go:embed admission.lua
+	admissionLua string
 	//go:embed adapt.lua
 	adaptLua string
 
 	// sources are the scripts as the store loads them, by file name: the
-	// room scripts begin with room.lua, the settings every one of them reads.
-	// Those that take the limiter are a store's own (limitedSources); here
-	// they have the head of a store without limits or stall horizon.
+	// room scripts begin with settings.lua and room.lua, the settings every
+	// one of them reads. Those that take the limiter are a store's own
+	// (limitedSources); here they have the head of a store without limits
+	// or stall horizon, whose rooms are OPEN_ROOMS's at the rate 1/s.
 	sources = withLimited(map[string]string{
-		"admit.lua":        roomLua + "\n" + admitLua,
-		"status.lua":       roomLua + "\n" + statusLua,
-		"settings_set.lua": adaptiveLua + "\n" + settingsSetLua,
+		"admit.lua":        roomsArgHead + settingsLua + "\n" + roomLua + "\n" + admissionLua + "\n" + admitLua,
+		"status.lua":       roomsArgHead + settingsLua + "\n" + roomLua + "\n" + admissionLua + "\n" + statusLua,
+		"settings_set.lua": settingsLua + "\n" + adaptiveLua + "\n" + settingsSetLua,
 		"order_commit.lua": downstreamLua + "\n" + orderCommitLua,
 		"unlock.lua":       downstreamLua + "\n" + unlockLua,
 		"adapt.lua":        adaptiveLua + "\n" + adaptLua,
-	}, limitedSources(configHead(waitroom.Limits{}, 0, 0, 0)))
+	}, limitedSources(configHead(waitroom.Limits{}, 0, 0, 0)+roomsHead(waitroom.Config{AdmitRatePerSec: 1, OpenRooms: true})))
 
 	admitScript       = redis.NewScript(sources["admit.lua"])
 	statusScript      = redis.NewScript(sources["status.lua"])
@@ -77,14 +82,19 @@ var (
 )
 
 // limitedSources are the scripts that take the abuse limiter, each
-// beginning with head (configHead: the store's limits and stall horizon).
+// beginning with head (configHead and roomsHead: the store's limits, stall
+// horizon and rooms without stored settings).
 func limitedSources(head string) map[string]string {
+	// Each script carries only the functions it calls: every function
+	// defined is a closure made at every call.
+	rooms := head + settingsLua + "\n" + roomLua + "\n" + rateLimitLua + "\n"
+	enter := rooms + admissionLua + "\n" + challengeLua + "\n" + enterLua
 	return map[string]string{
-		"enter.lua":       head + roomLua + "\n" + rateLimitLua + "\n" + challengeLua + "\n" + enterLua,
-		"position.lua":    head + roomLua + "\n" + rateLimitLua + "\n" + positionLua,
-		"accept.lua":      head + roomLua + "\n" + rateLimitLua + "\n" + challengeLua + "\n" + acceptLua,
+		"enter.lua":       enter,
+		"position.lua":    rooms + positionLua,
+		"accept.lua":      rooms + challengeLua + "\n" + acceptLua,
 		"order_begin.lua": head + rateLimitLua + "\n" + orderBeginLua,
-		"apply.lua":       head + applyHead + roomLua + "\n" + rateLimitLua + "\n" + challengeLua + "\n" + enterLua + "\n" + applyTail,
+		"apply.lua":       head + applyHead + strings.TrimPrefix(enter, head) + "\n" + applyTail,
 	}
 }
 
@@ -100,7 +110,7 @@ func withLimited(m, limited map[string]string) map[string]string {
 type limitedScripts struct{ enter, position, accept, orderBegin, apply *redis.Script }
 
 func newLimitedScripts(cfg waitroom.Config) limitedScripts {
-	src := limitedSources(configHead(cfg.Trust.Limits, cfg.FarHorizon(), stallIntervals*cfg.AdmitInterval, cfg.AdmitInterval))
+	src := limitedSources(configHead(cfg.Trust.Limits, cfg.FarHorizon(), stallIntervals*cfg.AdmitInterval, cfg.AdmitInterval) + roomsHead(cfg))
 	return limitedScripts{enter: redis.NewScript(src["enter.lua"]), position: redis.NewScript(src["position.lua"]),
 		accept: redis.NewScript(src["accept.lua"]), orderBegin: redis.NewScript(src["order_begin.lua"]), apply: redis.NewScript(src["apply.lua"])}
 }
@@ -162,7 +172,7 @@ const downstreamExpiry = 2 * time.Minute
 // Store implements waitroom.Queue and waitroom.Rooms.
 type Store struct {
 	rdb       Client
-	defaults  string // ARGV[1] of every room script (room.lua)
+	rooms     string // ARGV[1] of admit.lua and status.lua (roomsArg)
 	openRooms bool
 	interval  time.Duration
 	idle      time.Duration
@@ -187,9 +197,8 @@ var (
 // New returns a store for the rules in cfg.
 func New(rdb Client, cfg waitroom.Config) *Store {
 	return &Store{
-		rdb: rdb,
-		defaults: strconv.FormatFloat(cfg.AdmitRatePerSec, 'f', -1, 64) + ":" + strconv.FormatInt(cfg.QueueCapacity, 10) + ":" +
-			strconv.FormatInt(cfg.EntryTokenTTL.Milliseconds(), 10) + ":" + flag(cfg.OpenRooms) + ":" + flag(cfg.InstantAdmit),
+		rdb:           rdb,
+		rooms:         roomsArg(cfg),
 		openRooms:     cfg.OpenRooms,
 		interval:      cfg.AdmitInterval,
 		idle:          idleExpiry,
@@ -203,9 +212,10 @@ func New(rdb Client, cfg waitroom.Config) *Store {
 	}
 }
 
-// args are the defaults followed by a script's own arguments.
-func (s *Store) args(own ...any) []any {
-	return append(append(make([]any, 0, 1+len(own)), s.defaults), own...)
+// roomArgs are the store's rooms (roomsArg) followed by admit.lua's or
+// status.lua's own arguments.
+func (s *Store) roomArgs(own ...any) []any {
+	return append(append(make([]any, 0, 1+len(own)), s.rooms), own...)
 }
 
 // roomKeys names the keys of one room; the {room} hash tag keeps them in one slot.
@@ -219,7 +229,6 @@ func (r roomKeys) seq() string            { return r.key("seq") }
 func (r roomKeys) marks() string          { return r.key("marks") }
 func (r roomKeys) budget() string         { return r.key("budget") }
 func (r roomKeys) tokens() string         { return r.key("tokens") }
-func (r roomKeys) buckets() string        { return r.key("buckets") } // the limiter's (ratelimit.lua)
 func (r roomKeys) tokenPrefix() string    { return r.key("u:") }
 func (r roomKeys) downstream() string     { return r.key("downstream") } // the gate's counters (downstream.lua)
 func (r roomKeys) control() string        { return r.key("control") }    // the controller's state (adapt.lua)
@@ -260,7 +269,7 @@ func (s *Store) runEnter(ctx context.Context, script *redis.Script, room, user s
 	}
 	k := roomKeys(room)
 	keys := []string{k.settings(), k.line(), k.seq(), k.token(user), k.marks(), k.budget(), k.tokens()}
-	keys, args := s.limited(ctx, k, keys, s.args(user, draw), visitorBuckets)
+	args := s.limited(ctx, []any{user, draw}, visitorBuckets)
 	keys, args = challenged(ctx, k, keys, args)
 	// The token an instant admission issues (enter.lua's admitNow): drawn
 	// for every enter, used by the few that find nobody waiting.
@@ -335,7 +344,7 @@ func queueFull(room string) error {
 func (s *Store) Position(ctx context.Context, room, user string) (waitroom.Standing, error) {
 	k := roomKeys(room)
 	keys := []string{k.settings(), k.line(), k.token(user), k.budget(), k.tokens()}
-	keys, args := s.limited(ctx, k, keys, s.args(user), callerBuckets)
+	args := s.limited(ctx, []any{user}, callerBuckets)
 	if !s.openRooms {
 		reply, err := s.scripts.position.Run(ctx, s.rdb, keys, args...).Slice()
 		if err != nil {
@@ -374,13 +383,10 @@ func (s *Store) draw() (float64, error) {
 }
 
 // answerLen is the length of room.lua's answer: kind, two values, then the
-// room as the script saw it (rate, flags: 1 paused, 2 stalled, 4 closed, 8 adaptive;
-// opening; message). Enter's answer carries the room's page after it
-// (pageLen more values: title, brandColor, logoUrl, language).
-const (
-	answerLen = 7
-	pageLen   = 4
-)
+// room as the script saw it (its hot field: the rate, the flags, the
+// opening and the message; hot.go) and 2 when stalled, else 0. Enter's
+// answer carries the room's page after it.
+const answerLen = 5
 
 // standing decodes the answers of enter.lua and position.lua.
 func standing(room string, reply []any) (waitroom.Standing, error) {
@@ -390,22 +396,25 @@ func standing(room string, reply []any) (waitroom.Standing, error) {
 	if reply[0] == "LIMITED" {
 		return waitroom.Standing{}, limitedError(reply)
 	}
-	if len(reply) != answerLen && len(reply) != answerLen+pageLen {
+	if len(reply) != answerLen && len(reply) != answerLen+1 {
 		return waitroom.Standing{}, waitroom.Unavailable(malformed("script", reply))
 	}
-	var st waitroom.Standing
-	rate, _ := reply[3].(string)
-	st.RatePerSec, _ = strconv.ParseFloat(rate, 64)
-	flags, _ := reply[4].(int64)
-	st.Paused, st.Stalled, st.Adaptive = flags&1 != 0, flags&2 != 0, flags&8 != 0
-	opensAt, _ := reply[5].(string)
-	if ms, _ := strconv.ParseInt(opensAt, 10, 64); ms > 0 {
-		st.OpensAt = time.UnixMilli(ms).UTC()
+	hot, _ := reply[3].(string)
+	r, err := decodeHot(hot)
+	if err != nil {
+		return waitroom.Standing{}, waitroom.Unavailable(err)
 	}
-	st.Message, _ = reply[6].(string)
-	if len(reply) == answerLen+pageLen {
-		text := func(i int) string { v, _ := reply[answerLen+i].(string); return v }
-		st.Page = waitroom.Page{Title: text(0), BrandColor: text(1), LogoURL: text(2), Language: text(3)}
+	stalled, _ := reply[4].(int64)
+	st := waitroom.Standing{RatePerSec: r.rate, Paused: r.has(hotPaused), Stalled: stalled&hotStalled != 0,
+		Adaptive: r.has(hotAdaptive), Message: r.message}
+	if r.opensAtMs > 0 {
+		st.OpensAt = time.UnixMilli(r.opensAtMs).UTC()
+	}
+	if len(reply) == answerLen+1 {
+		page, _ := reply[answerLen].(string)
+		if st.Page, err = decodePage(page); err != nil {
+			return waitroom.Standing{}, waitroom.Unavailable(err)
+		}
 	}
 	switch reply[0] {
 	case "READY":
@@ -512,7 +521,7 @@ func (s *Store) admitCall(room string) (admitCall, error) {
 	if w, ok := s.wanted.Load(room); ok {
 		n = w.(int)
 	}
-	args := s.args(strconv.FormatFloat(s.interval.Seconds(), 'f', -1, 64), k.tokenPrefix(), room, s.idle.Milliseconds(),
+	args := s.roomArgs(strconv.FormatFloat(s.interval.Seconds(), 'f', -1, 64), k.tokenPrefix(), room, s.idle.Milliseconds(),
 		waitroom.AdaptWindow.Milliseconds(), downstreamExpiry.Milliseconds())
 	for i := 0; i < n; i++ {
 		t, err := s.randomToken()
@@ -521,7 +530,7 @@ func (s *Store) admitCall(room string) (admitCall, error) {
 		}
 		args = append(args, t)
 	}
-	keys := []string{k.settings(), k.line(), k.budget(), k.marks(), k.tokens(), k.seq(), k.admits(), k.buckets(), k.downstream(), k.control()}
+	keys := []string{k.settings(), k.line(), k.budget(), k.marks(), k.tokens(), k.seq(), k.admits(), k.downstream(), k.control()}
 	return admitCall{room: room, keys: keys, args: args}, nil
 }
 
@@ -614,8 +623,9 @@ func (s *Store) BeginOrder(ctx context.Context, o waitroom.OrderAttempt) (waitro
 		return waitroom.Lease{}, waitroom.Unavailable(err)
 	}
 	k := roomKeys(o.Room)
-	keys := []string{k.token(o.User), k.lock(o.User), k.idempotency(o.User, o.IdempotencyKey)}
-	keys, args := s.limited(ctx, k, keys, []any{o.Token, lockValue, s.lockTTL.Milliseconds(), flag(o.IdempotencyKey != "")}, callerBuckets)
+	// The limiter's buckets are fields of the room's hash (ratelimit.lua).
+	keys := []string{k.token(o.User), k.lock(o.User), k.idempotency(o.User, o.IdempotencyKey), k.settings()}
+	args := s.limited(ctx, []any{o.Token, lockValue, s.lockTTL.Milliseconds(), flag(o.IdempotencyKey != "")}, callerBuckets)
 	raw, replicated, err := s.runGateWrite(ctx, s.scripts.orderBegin, keys, args...)
 	reply, _ := raw.([]any)
 	if len(reply) > 0 && reply[0] == "OK" && (err != nil || (s.durable && !replicated)) {

@@ -31,7 +31,7 @@ var (
 func (s *Store) Seat(ctx context.Context, room, user string) (waitroom.Standing, waitroom.Place, error) {
 	k := roomKeys(room)
 	keys := []string{k.settings(), k.line(), k.token(user), k.budget(), k.tokens()}
-	keys, args := s.limited(ctx, k, keys, s.args(user), callerBuckets)
+	args := s.limited(ctx, []any{user}, callerBuckets)
 	reply, err := s.scripts.position.Run(ctx, s.rdb, keys, append(args, "seat")...).Slice()
 	if err != nil {
 		return waitroom.Standing{}, waitroom.Place{}, waitroom.Unavailable(err)
@@ -51,14 +51,16 @@ func (s *Store) Seat(ctx context.Context, room, user string) (waitroom.Standing,
 func (s *Store) Front(ctx context.Context, room string) (waitroom.Front, error) {
 	k := roomKeys(room)
 	reply, err := frontScript.Run(ctx, s.rdb, []string{k.line(), k.settings()}).Slice()
-	if err == nil && len(reply) != 3 {
+	if err == nil && len(reply) != 2 {
 		err = malformed("front", reply)
+	}
+	var r hotRoom
+	if hot, _ := reply[1].(string); err == nil && hot != "" { // "": no stored settings
+		r, err = decodeHot(hot)
 	}
 	if err != nil {
 		return waitroom.Front{}, waitroom.Unavailable(fmt.Errorf("front of %s: %w", room, err))
 	}
 	seq, _ := reply[0].(int64)
-	closed, _ := reply[1].(int64)
-	message, _ := reply[2].(string)
-	return waitroom.Front{Seq: seq, Empty: seq < 0, Closed: closed == 1, Message: message}, nil
+	return waitroom.Front{Seq: seq, Empty: seq < 0, Closed: r.has(hotClosed), Message: r.message}, nil
 }
