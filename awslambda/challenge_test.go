@@ -96,14 +96,14 @@ func TestNewVisitorsSolveAChallenge(t *testing.T) {
 	})
 }
 
-// stateKeys are the store's keys but the limiter's buckets hash
-// (wr:{room}:buckets: a replay pays its buckets as any enter that would make
-// a visitor does).
+// stateKeys are the store's keys but the room's hash, which holds the
+// limiter's buckets (wr:{room}:settings: a replay pays its buckets as any
+// enter that would make a visitor does).
 func stateKeys(t *testing.T, h *harness) string {
 	t.Helper()
 	var keys []string
 	for _, k := range h.redis.Client().Keys(context.Background(), "*").Val() {
-		if !strings.HasSuffix(k, ":buckets") {
+		if !strings.HasSuffix(k, ":settings") {
 			keys = append(keys, k)
 		}
 	}

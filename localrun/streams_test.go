@@ -134,9 +134,9 @@ func TestStreamsPerSourceAddressAreCapped(t *testing.T) {
 		}
 
 		// A connect's store call takes a token from the limiter's bucket of
-		// its identity: a field naming it in the room's hash of buckets.
+		// its identity: a field naming it in the room's hash (its settings and buckets).
 		named := func(user string) []string {
-			fields, _, _ := srv.Client().HScan(context.Background(), "wr:{tv}:buckets", 0, "*"+user+"*", 1000).Result()
+			fields, _, _ := srv.Client().HScan(context.Background(), "wr:{tv}:settings", 0, "*"+user+"*", 1000).Result()
 			return append(fields, srv.Client().Keys(context.Background(), "*"+user+"*").Val()...)
 		}
 		third, _ := openStream(t, http.DefaultClient, url, userHeader("stranger"))

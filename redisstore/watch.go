@@ -55,7 +55,8 @@ func (s *Store) Front(ctx context.Context, room string) (waitroom.Front, error) 
 		err = malformed("front", reply)
 	}
 	var r hotRoom
-	if hot, _ := reply[1].(string); err == nil && hot != "" { // "": no stored settings
+	if err == nil && reply[1] != "" { // "": no stored settings
+		hot, _ := reply[1].(string)
 		r, err = decodeHot(hot)
 	}
 	if err != nil {
