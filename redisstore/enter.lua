@@ -20,7 +20,9 @@
 -- the rate and maxActive hold whoever admits. The token record and the
 -- live token are admit.lua's. Returns the record (nil: the caller queues)
 -- and whether no other live token exists (the room may be unregistered).
-local function admitNow(room, nowUs, nowMs, nowSec, nowSecText)
+-- Its clock is the store's, as admit.lua's, whose budget it spends.
+local function admitNow(room)
+  local nowUs, nowMs, nowSec, nowSecText = serverTime()
   local burst = math.max(1, room.rate * batchSeconds)
   local avail = refill(room, burst, nowUs, redis.call('HMGET', KEYS[6], 'at', 'avail'))
   if avail < 1 then
@@ -61,7 +63,18 @@ if roomHas(room, closedBit) then
   return answer('CLOSED', 0, 0, room)
 end
 roomNumbers(room)
-local nowUs, nowMs, nowSec, second = serverTime()
+-- The clock: the caller's (the limiter's time, ARGV[3]) for the second's
+-- mark and the stall check, where a millisecond between two clocks is
+-- nothing; the store's for a scheduled opening, which every caller must
+-- see at the same instant (pre-queue places are drawn until then), and for
+-- an instant admission (admitNow). A TIME is a tenth of a new user's enter.
+local nowUs, nowMs
+if roomHas(room, scheduledBit) then
+  nowUs, nowMs = serverTime()
+else
+  nowUs = tonumber(ARGV[3])
+  nowMs = math.floor(nowUs / 1000)
+end
 local prequeue = room.opensAt > nowMs
 -- The line first: a user in it holds no token (admission moves a user
 -- from the line to its token in one script).
@@ -84,7 +97,7 @@ if challengeSpent(8, 7) then
   return {'SPENT'}
 end
 if waiting == 0 and not prequeue and not roomHas(room, pausedBit) and roomHas(room, instantBit) then
-  local admittedNow, only = admitNow(room, nowUs, nowMs, nowSec, second)
+  local admittedNow, only = admitNow(room)
   if admittedNow then
     return answer('READY', admittedNow, only and 3 or 2, room)
   end
@@ -118,6 +131,6 @@ if waiting == 0 then
 end
 -- One mark a second lets admission tell how long a user waited without
 -- storing a timestamp per user: the first sequence of each second (NX: the
--- second's later enters leave it), the second as TIME answered it.
-redis.call('ZADD', KEYS[5], 'NX', seq, second)
+-- second's later enters leave it), the second of the clock above.
+redis.call('ZADD', KEYS[5], 'NX', seq, string.format('%d', math.floor(nowUs / 1000000)))
 return answer('WAITING', waiting + 1, 1, room, stalled(room, waiting + 1, KEYS[6], KEYS[7], stallHorizonMs, stallAfterUs, nowUs))

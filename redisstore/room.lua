@@ -13,11 +13,13 @@
 -- existed (one field each) into 'hot' and 'page', once: the first call of
 -- the room after the upgrade. Returns them, or nil when nothing is stored.
 local function upgradeSettings()
-  local s = redis.call('HMGET', KEYS[1], 'rate', 'erate', 'maxActive', 'paused', 'opensAt', 'closed', 'message', 'capacity', 'ttl',
-    'instant', 'title', 'brandColor', 'logoUrl', 'language')
-  if not s[1] then
+  -- Most rooms without 'hot' have no settings at all (OPEN_ROOMS's): one
+  -- HEXISTS tells them apart before any read of the old fields.
+  if redis.call('HEXISTS', KEYS[1], 'rate') == 0 then
     return nil
   end
+  local s = redis.call('HMGET', KEYS[1], 'rate', 'erate', 'maxActive', 'paused', 'opensAt', 'closed', 'message', 'capacity', 'ttl',
+    'instant', 'title', 'brandColor', 'logoUrl', 'language')
   local instant = s[10] == '1'
   if not s[10] then -- stored before instantAdmit existed: the default's
     instant = hasBit(string.byte(defaultHot, 1) - 64, instantBit)

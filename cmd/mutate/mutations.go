@@ -320,7 +320,7 @@ var mutations = []Mutation{
 	{Name: "admit.lua: the sweep takes the settings with the buckets", File: "redisstore/admit.lua",
 		From: "    if string.sub(found[i - 1], 2, 2) == ':' then\n      buckets = buckets + 1", To: "    if true then\n      buckets = buckets + 1", Pkgs: store, Hint: `^TestHashesAreHashTables$`},
 	{Name: "room.lua: settings stored before 'hot' are lost", File: "redisstore/room.lua",
-		From: "  if not s[1] then\n    return nil\n  end\n  local instant", To: "  if true then\n    return nil\n  end\n  local instant", Pkgs: store, Hint: `^TestSettingsStoredBeforeHotAreUpgraded$`},
+		From: "  if redis.call('HEXISTS', KEYS[1], 'rate') == 0 then\n    return nil", To: "  if true then\n    return nil", Pkgs: store, Hint: `^TestSettingsStoredBeforeHotAreUpgraded$`},
 	{Name: "settings_set.lua: the settings stay a listpack", File: "redisstore/settings_set.lua",
 		From: "'v', next, 'layout', layout)", To: "'v', next)", Pkgs: store, Hint: `^TestHashesAreHashTables$`},
 	{Name: "admit.lua: the limiter's spent buckets never swept", File: "redisstore/admit.lua",
