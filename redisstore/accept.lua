@@ -7,11 +7,11 @@
 -- ARGV[1..4] the limiter's time and the fields of the caller's, its address's and its
 --   new visitors' buckets (ratelimit.lua)
 -- KEYS[2] the caller's solved challenge  ARGV[5] its remaining life ms (challenge.lua)
--- Returns {'NOROOM'} | {'LIMITED', ms until allowed} | {'CLOSED', hot} | {'SPENT'} | {'OK'}
+-- Returns {'NOROOM'} | {'UPGRADE'} (room.lua's roomOf) | {'LIMITED', ms until allowed} | {'CLOSED', hot} | {'SPENT'} | {'OK'}
 local s = redis.call('HMGET', KEYS[1], 'hot', ARGV[2], ARGV[3], ARGV[4])
-local room = roomOf(s[1])
+local room, upgrade = roomOf(s[1])
 if not room then
-  return {'NOROOM'}
+  return {upgrade and 'UPGRADE' or 'NOROOM'}
 end
 local limitWait = rateLimit(1, s, 1, 1, 3)
 if limitWait > 0 then

@@ -180,7 +180,7 @@ local function releaseClosed(room, burst, nowUs, nowMs, nowMsText)
   return out
 end
 
-local room = roomNumbers(roomOf(redis.call('HGET', KEYS[1], 'hot'), nil, true))
+local room = roomNumbers(roomOf(redis.call('HGET', KEYS[1], 'hot') or upgradeSettings(), nil, true))
 local rate = room.rate
 local burst = math.max(1, rate * tonumber(ARGV[2]))
 local nowUs, nowMs, nowSec, nowSecText = serverTime()

@@ -32,10 +32,12 @@ func (r roomKeys) applied(user string) string {
 // check, the enter and the record are one script, so a redelivered entry is
 // never applied twice, whatever happened to the consumer in between.
 func (s *Store) Apply(ctx context.Context, e waitroom.Entry, keep time.Duration) (waitroom.Standing, bool, error) {
-	reply, err := s.runEnter(ctx, s.scripts.apply, e.Room, e.User, []string{roomKeys(e.Room).applied(e.User)},
-		e.AcceptedAt.UnixMicro(), keep.Milliseconds())
+	reply, err := s.withUpgrade(ctx, e.Room, func() ([]any, error) {
+		return s.runEnter(ctx, s.scripts.apply, e.Room, e.User, []string{roomKeys(e.Room).applied(e.User)},
+			e.AcceptedAt.UnixMicro(), keep.Milliseconds())
+	})
 	if err != nil {
-		return waitroom.Standing{}, false, err
+		return waitroom.Standing{}, false, waitroom.Unavailable(err)
 	}
 	if reply[0] == "APPLIED" {
 		return waitroom.Standing{}, true, nil

@@ -110,7 +110,7 @@ func limitedError(reply []any) error {
 func (s *Store) Admissible(ctx context.Context, room string) error {
 	k := roomKeys(room)
 	keys, args := challenged(ctx, k, []string{k.settings()}, s.limited(ctx, nil, visitorBuckets))
-	reply, err := s.scripts.accept.Run(ctx, s.rdb, keys, args...).Slice()
+	reply, err := s.withUpgrade(ctx, room, func() ([]any, error) { return s.scripts.accept.Run(ctx, s.rdb, keys, args...).Slice() })
 	switch {
 	case err != nil:
 		return waitroom.Unavailable(err)

@@ -9,49 +9,27 @@
 -- is one of defaultHot (the store's configured rate, capacity, entry-token
 -- life and instant admission) when openRooms (OPEN_ROOMS), else no room.
 
--- upgradeSettings packs the settings of a room stored before 'hot'
--- existed (one field each) into 'hot' and 'page', once: the first call of
--- the room after the upgrade. Returns them, or nil when nothing is stored.
-local function upgradeSettings()
-  -- Most rooms without 'hot' have no settings at all (OPEN_ROOMS's): one
-  -- HEXISTS tells them apart before any read of the old fields.
-  if redis.call('HEXISTS', KEYS[1], 'rate') == 0 then
-    return nil
-  end
-  local s = redis.call('HMGET', KEYS[1], 'rate', 'erate', 'maxActive', 'paused', 'opensAt', 'closed', 'message', 'capacity', 'ttl',
-    'instant', 'title', 'brandColor', 'logoUrl', 'language')
-  local instant = s[10] == '1'
-  if not s[10] then -- stored before instantAdmit existed: the default's
-    instant = hasBit(string.byte(defaultHot, 1) - 64, instantBit)
-  end
-  local hot = packHot(s[4] == '1', s[6] == '1', s[2] ~= false, instant, s[2] or s[1], s[3] or '0', s[5] or '0', s[8], s[9], s[7] or '')
-  local page = packPage(s[11] or '', s[12] or '', s[13] or '', s[14] or '')
-  redis.call('HSET', KEYS[1], 'hot', hot, 'page', page)
-  redis.call('HDEL', KEYS[1], 'erate', 'maxActive', 'paused', 'opensAt', 'closed', 'message', 'capacity', 'ttl', 'instant',
-    'title', 'brandColor', 'logoUrl', 'language')
-  return hot, page
-end
-
 -- roomOf is the room of the hash's 'hot' and 'page' fields as read (false:
 -- not stored; page nil: not read): {hot, page, bits, stored}, or nil when
 -- there is no such room (always: a room of defaultHot then, for admission
--- and status, which visit whatever rooms are registered). Nothing is parsed: a poll needs only the flags,
--- and hands 'hot' to the Go side as it is; roomNumbers parses the rest
--- for the scripts that compute with it.
+-- and status, which visit whatever rooms are registered), and then true
+-- when the room's settings were stored before 'hot' existed: the script
+-- answers {'UPGRADE'}, and the Go side has them packed (upgrade.lua) and
+-- calls again, so that no script of a call carries the packing. Nothing
+-- is parsed: a poll needs only the flags, and hands 'hot' to the Go side
+-- as it is; roomNumbers parses the rest for the scripts that compute with it.
 local function roomOf(hot, page, always)
   local stored = true
   if not hot then
-    local upgraded, upgradedPage = upgradeSettings()
-    if upgraded then
-      hot = upgraded
-      if page ~= nil then
-        page = upgradedPage
-      end
-    elseif not openRooms and not always then
-      return nil
-    else
-      hot, stored = defaultHot, false
+    -- Most rooms without 'hot' have no settings at all (OPEN_ROOMS's): one
+    -- HEXISTS tells them from those stored before 'hot'.
+    if redis.call('HEXISTS', KEYS[1], 'rate') == 1 then
+      return nil, true
     end
+    if not openRooms and not always then
+      return nil
+    end
+    hot, stored = defaultHot, false
   end
   return {hot = hot, page = page or (page == false and '' or nil), bits = string.byte(hot, 1) - 64, stored = stored}
 end

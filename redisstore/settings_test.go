@@ -392,6 +392,12 @@ func TestSettingsStoredBeforeHotAreUpgraded(t *testing.T) {
 		if _, err := s.Enter(ctx, "old", "c"); waitroom.ErrorCode(err) != waitroom.EQueueFull {
 			t.Fatalf("the stored capacity of 2: %v", err)
 		}
+		// A poll may be a legacy room's first call too.
+		rdb.HSet(ctx, "wr:{old2}:settings", "rate", "3", "capacity", "5", "ttl", "90000", "maxActive", "0", "paused", "0",
+			"opensAt", "0", "v", "1", "closed", "1", "message", "sold out")
+		if st, err := s.Position(ctx, "old2", "a"); err != nil || st.Status != waitroom.Closed || st.Message != "sold out" || st.RatePerSec != 3 {
+			t.Fatalf("position after the upgrade: %+v %v", st, err)
+		}
 		status, err := s.Status(ctx, "old")
 		if err != nil {
 			t.Fatal(err)

@@ -52,6 +52,10 @@ var (
 	downstreamLua string
 	//go:embed settings.lua
 	settingsLua string
+	//go:embed pack.lua
+	packLua string
+	//go:embed upgrade.lua
+	upgradeLua string
 	//go:embed adaptive.lua
 	adaptiveLua string
 	//go:embed admission.lua
@@ -65,9 +69,10 @@ var (
 	// (limitedSources); here they have the head of a store without limits
 	// or stall horizon, whose rooms are OPEN_ROOMS's at the rate 1/s.
 	sources = withLimited(map[string]string{
-		"admit.lua":        roomsArgHead + settingsLua + "\n" + roomLua + "\n" + admissionLua + "\n" + admitLua,
-		"status.lua":       roomsArgHead + settingsLua + "\n" + roomLua + "\n" + admissionLua + "\n" + statusLua,
-		"settings_set.lua": settingsLua + "\n" + adaptiveLua + "\n" + settingsSetLua,
+		"admit.lua":        roomsArgHead + settingsLua + "\n" + packLua + "\n" + upgradeLua + "\n" + roomLua + "\n" + admissionLua + "\n" + admitLua,
+		"status.lua":       roomsArgHead + settingsLua + "\n" + packLua + "\n" + upgradeLua + "\n" + roomLua + "\n" + admissionLua + "\n" + statusLua,
+		"upgrade.lua":      roomsArgHead + settingsLua + "\n" + packLua + "\n" + upgradeLua + "\nreturn upgradeSettings() and 1 or 0\n",
+		"settings_set.lua": settingsLua + "\n" + packLua + "\n" + adaptiveLua + "\n" + settingsSetLua,
 		"order_commit.lua": downstreamLua + "\n" + orderCommitLua,
 		"unlock.lua":       downstreamLua + "\n" + unlockLua,
 		"adapt.lua":        adaptiveLua + "\n" + adaptLua,
@@ -79,6 +84,7 @@ var (
 	orderCommitScript = redis.NewScript(sources["order_commit.lua"])
 	unlockScript      = redis.NewScript(sources["unlock.lua"])
 	adaptScript       = redis.NewScript(sources["adapt.lua"])
+	upgradeScript     = redis.NewScript(sources["upgrade.lua"])
 )
 
 // limitedSources are the scripts that take the abuse limiter, each
@@ -253,19 +259,20 @@ func (r roomKeys) idempotency(user, key string) string {
 // forgetRoom, which re-checks the line after unregistering a room, must never
 // miss a user this enter put in line.
 func (s *Store) Enter(ctx context.Context, room, user string) (waitroom.Standing, error) {
-	reply, err := s.runEnter(ctx, s.scripts.enter, room, user, nil)
+	reply, err := s.withUpgrade(ctx, room, func() ([]any, error) { return s.runEnter(ctx, s.scripts.enter, room, user, nil) })
 	if err != nil {
-		return waitroom.Standing{}, err
+		return waitroom.Standing{}, waitroom.Unavailable(err)
 	}
 	return s.entered(ctx, room, reply)
 }
 
 // runEnter runs enter.lua, or a script that wraps it (Apply), with enter's
-// keys and arguments followed by extraKeys and extraArgs.
+// keys and arguments followed by extraKeys and extraArgs. Its errors are
+// the store's, for the caller to report unavailable.
 func (s *Store) runEnter(ctx context.Context, script *redis.Script, room, user string, extraKeys []string, extraArgs ...any) ([]any, error) {
 	draw, err := s.draw()
 	if err != nil {
-		return nil, waitroom.Unavailable(err)
+		return nil, err
 	}
 	k := roomKeys(room)
 	keys := []string{k.settings(), k.line(), k.seq(), k.token(user), k.marks(), k.budget(), k.tokens()}
@@ -275,7 +282,7 @@ func (s *Store) runEnter(ctx context.Context, script *redis.Script, room, user s
 	// for every enter, used by the few that find nobody waiting.
 	token, err := s.randomToken()
 	if err != nil {
-		return nil, waitroom.Unavailable(err)
+		return nil, err
 	}
 	keys, args = append(keys, k.admits()), append(args, room+"."+token)
 	keys, args = append(keys, extraKeys...), append(args, extraArgs...)
@@ -292,11 +299,11 @@ func (s *Store) runEnter(ctx context.Context, script *redis.Script, room, user s
 		err = res.Err()
 	}
 	if err != nil {
-		return nil, waitroom.Unavailable(err)
+		return nil, err
 	}
 	reply, err := res.Slice()
 	if err != nil {
-		return nil, waitroom.Unavailable(err)
+		return nil, err
 	}
 	return reply, nil
 }
@@ -345,31 +352,45 @@ func (s *Store) Position(ctx context.Context, room, user string) (waitroom.Stand
 	k := roomKeys(room)
 	keys := []string{k.settings(), k.line(), k.token(user), k.budget(), k.tokens()}
 	args := s.limited(ctx, []any{user}, callerBuckets)
-	if !s.openRooms {
-		reply, err := s.scripts.position.Run(ctx, s.rdb, keys, args...).Slice()
-		if err != nil {
-			return waitroom.Standing{}, waitroom.Unavailable(err)
+	reply, err := s.withUpgrade(ctx, room, func() ([]any, error) {
+		if !s.openRooms {
+			return s.scripts.position.Run(ctx, s.rdb, keys, args...).Slice()
 		}
-		return standing(room, reply)
-	}
-	var res *redis.Cmd
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		res = s.scripts.position.EvalSha(ctx, p, keys, args...)
-		p.SAdd(ctx, roomsKey, room)
-		return nil
+		var res *redis.Cmd
+		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			res = s.scripts.position.EvalSha(ctx, p, keys, args...)
+			p.SAdd(ctx, roomsKey, room)
+			return nil
+		})
+		if isNoScript(err) {
+			res = s.scripts.position.Run(ctx, s.rdb, keys, args...)
+			err = res.Err()
+		}
+		if err != nil {
+			return nil, err
+		}
+		return res.Slice()
 	})
-	if isNoScript(err) {
-		res = s.scripts.position.Run(ctx, s.rdb, keys, args...)
-		err = res.Err()
-	}
-	if err != nil {
-		return waitroom.Standing{}, waitroom.Unavailable(err)
-	}
-	reply, err := res.Slice()
 	if err != nil {
 		return waitroom.Standing{}, waitroom.Unavailable(err)
 	}
 	return standing(room, reply)
+}
+
+// withUpgrade runs call, a script of the hot paths; when it answers
+// UPGRADE (the room's settings were stored before 'hot' existed: room.lua's
+// roomOf), it has them packed (upgrade.lua) and runs call once more. No
+// script of a call then carries the packing, which the room's first call
+// after an upgrade alone needs.
+func (s *Store) withUpgrade(ctx context.Context, room string, call func() ([]any, error)) ([]any, error) {
+	reply, err := call()
+	if err != nil || len(reply) != 1 || reply[0] != "UPGRADE" {
+		return reply, err
+	}
+	if err := upgradeScript.Run(ctx, s.rdb, []string{roomKeys(room).settings()}, s.rooms).Err(); err != nil {
+		return nil, err
+	}
+	return call()
 }
 
 // draw is a pre-queue place: uniform in (0, 1), never either end, from

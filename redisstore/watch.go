@@ -32,7 +32,9 @@ func (s *Store) Seat(ctx context.Context, room, user string) (waitroom.Standing,
 	k := roomKeys(room)
 	keys := []string{k.settings(), k.line(), k.token(user), k.budget(), k.tokens()}
 	args := s.limited(ctx, []any{user}, callerBuckets)
-	reply, err := s.scripts.position.Run(ctx, s.rdb, keys, append(args, "seat")...).Slice()
+	reply, err := s.withUpgrade(ctx, room, func() ([]any, error) {
+		return s.scripts.position.Run(ctx, s.rdb, keys, append(args, "seat")...).Slice()
+	})
 	if err != nil {
 		return waitroom.Standing{}, waitroom.Place{}, waitroom.Unavailable(err)
 	}
