@@ -102,6 +102,10 @@ type Decision struct {
 	P95       time.Duration // the window's p95; 0 without calls
 	ErrorRate float64
 	Reason    string // for logs and tests: errors, queueing, probe, hold
+	// Debt: admit nobody until this many visitors would have been admitted
+	// at Rate (the room's budget starts again at -Debt): a pause that
+	// drains the API's queue without a lower rate. 0: none.
+	Debt float64
 }
 
 // Next is the law: the effective rate after window w, from the current

@@ -282,10 +282,10 @@ func TestAdaptDecisionIsACompareAndSetOnTheWindow(t *testing.T) {
 		ctx := context.Background()
 		_, rdb := newStore(t, engine, testConfig())
 		src, _ := redisstore.Source("adapt.lua")
-		keys := []string{"wr:{r}:settings", "wr:{r}:control"}
+		keys := []string{"wr:{r}:settings", "wr:{r}:control", "wr:{r}:budget"}
 		rdb.HSet(ctx, keys[0], "rate", "100", "adaptive", "250:5:50", "erate", "50")
 		run := func(end int64, rate string) int64 {
-			n, err := redis.NewScript(src).Run(ctx, rdb, keys, end, "{}", "200", "0.0000", rate, 120000).Int64()
+			n, err := redis.NewScript(src).Run(ctx, rdb, keys, end, "{}", "200", "0.0000", rate, 120000, "").Int64()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -303,6 +303,42 @@ func TestAdaptDecisionIsACompareAndSetOnTheWindow(t *testing.T) {
 		rdb.HDel(ctx, keys[0], "adaptive", "erate") // turned off meanwhile
 		if run(4000, "20") != 1 || rdb.HExists(ctx, keys[0], "erate").Val() {
 			t.Fatal("a room no longer adaptive got an adaptive rate")
+		}
+	})
+}
+
+// A decision that owes a pause leaves the budget owing that many users
+// (admission resumes at the rate once they are paid back); a budget not
+// there (an idle room's) and a room no longer adaptive owe nothing.
+func TestAdaptOwesAPause(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		_, rdb := newStore(t, engine, testConfig())
+		src, _ := redisstore.Source("adapt.lua")
+		keys := []string{"wr:{r}:settings", "wr:{r}:control", "wr:{r}:budget"}
+		rdb.HSet(ctx, keys[0], "rate", "100", "adaptive", "250:5:50", "erate", "50")
+		run := func(end int64, debt string) {
+			if err := redis.NewScript(src).Run(ctx, rdb, keys, end, "{}", "200", "0.0000", "40", 120000, debt).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		run(1000, "12.5")
+		if rdb.Exists(ctx, keys[2]).Val() != 0 {
+			t.Fatal("an idle room's budget created")
+		}
+		rdb.HSet(ctx, keys[2], "at", "1000000", "avail", "3.5")
+		run(2000, "")
+		if a := rdb.HGet(ctx, keys[2], "avail").Val(); a != "3.5" {
+			t.Fatalf("no pause owed, yet the budget is %q", a)
+		}
+		run(3000, "12.5")
+		if a := rdb.HGet(ctx, keys[2], "avail").Val(); a != "-12.500000000" || rdb.HGet(ctx, keys[2], "at").Val() != "1000000" {
+			t.Fatalf("the budget owes %q", a)
+		}
+		rdb.HDel(ctx, keys[0], "adaptive", "erate")
+		rdb.HSet(ctx, keys[2], "avail", "3.5")
+		if run(4000, "12.5"); rdb.HGet(ctx, keys[2], "avail").Val() != "3.5" {
+			t.Fatal("a room no longer adaptive paused")
 		}
 	})
 }

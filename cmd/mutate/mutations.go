@@ -386,6 +386,10 @@ var mutations = []Mutation{
 		From: "(throughput >= probeUse*rate || rate < nearCap*highest(st.Caps)):", To: "(throughput >= probeUse*rate):", Pkgs: domain, Hint: `^TestAdaptiveLawDirections$`},
 	{Name: "adaptive_law.go: queueing cuts nothing", File: "adaptive_law.go",
 		From: `d.Rate = min(rate, max(throughput-queue/drainTime.Seconds(), rate*maxCut, throughput*maxCut))`, To: `d.Rate = rate`, Pkgs: domain, Hint: `^(TestAdaptiveLawDirections|TestAdaptiveLawMeetsTheTargetsInTheModel)$`},
+	{Name: "adapt.lua: a pause owed never reaches the budget", File: "redisstore/adapt.lua",
+		From: "if ARGV[7] ~= '' and redis.call('EXISTS', KEYS[3]) == 1 then", To: "if false then", Pkgs: store, Hint: `^(TestAdaptOwesAPause|TestAdaptiveRateDrivesAdmissionAndAnswers)$`},
+	{Name: "adapt.lua: a pause owed creates an idle room's budget", File: "redisstore/adapt.lua",
+		From: "if ARGV[7] ~= '' and redis.call('EXISTS', KEYS[3]) == 1 then", To: "if ARGV[7] ~= '' then", Pkgs: store, Hint: `^TestAdaptOwesAPause$`},
 	{Name: "api.go: the order API's latency not measured", File: "awslambda/api.go",
 		From: "lease.Downstream = waitroom.DownstreamCall{Latency: a.now().Sub(start),", To: "lease.Downstream = waitroom.DownstreamCall{Latency: start.Sub(start),", Pkgs: handlers, Hint: `^TestGateMeasuresTheOrderAPI$`},
 }
