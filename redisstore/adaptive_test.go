@@ -143,8 +143,9 @@ func TestDownstreamCallsAreCountedAndHandedOver(t *testing.T) {
 }
 
 // An adaptive room admits at its effective rate: the budget refills at it
-// and the answers' estimates use it; errors halve it, within the bounds;
-// turning adaptive off goes back to ratePerSec.
+// and the answers' estimates use it; refusals cut it by a fifth, within the
+// bounds, and pause admission for a window; turning adaptive off goes back
+// to ratePerSec.
 func TestAdaptiveRateDrivesAdmissionAndAnswers(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		ctx := context.Background()
@@ -162,10 +163,14 @@ func TestAdaptiveRateDrivesAdmissionAndAnswers(t *testing.T) {
 		}
 		enterAll(t, s, "r", names("w", 300)...)
 		handOver(t, s, "r")
-		// Halved once a window (twice when a loaded machine spread the
-		// orders over two), never below the minimum.
-		if st, err = s.Status(ctx, "r"); err != nil || st.EffectiveRatePerSec > 20 || st.EffectiveRatePerSec < 5 {
-			t.Fatalf("errors halve the rate: %v (%v)", st.EffectiveRatePerSec, err)
+		// Cut by a fifth once (a window after the pause, when a loaded
+		// machine spread the orders over two, holds it).
+		if st, err = s.Status(ctx, "r"); err != nil || st.EffectiveRatePerSec != 32 {
+			t.Fatalf("errors cut the rate by a fifth: %v (%v)", st.EffectiveRatePerSec, err)
+		}
+		// The pause: the budget owes a window's admissions (40 users).
+		if b, err := s.AdmitBatch(ctx); err != nil || len(admittedUsers(b)) != 0 {
+			t.Fatalf("admitted during the pause: %v (%v)", admittedUsers(b), err)
 		}
 		rate := st.EffectiveRatePerSec
 		pos, err := s.Position(ctx, "r", "w0299")
