@@ -218,3 +218,19 @@ func (h *Histogram) Mean() time.Duration {
 	}
 	return time.Duration(sum / float64(h.calls))
 }
+
+// StdDev is the calls' standard deviation of latency, from the buckets' middles.
+func (h *Histogram) StdDev() time.Duration {
+	if h.calls == 0 {
+		return 0
+	}
+	mean := float64(h.Mean())
+	var sum float64
+	for o := range h.counts {
+		for b, c := range h.counts[o] {
+			d := float64(bucketLatency(b)) - mean
+			sum += float64(c) * d * d
+		}
+	}
+	return time.Duration(math.Sqrt(sum / float64(h.calls)))
+}

@@ -2,6 +2,7 @@ package waitroom
 
 import (
 	"encoding/json"
+	"math"
 	"time"
 )
 
@@ -27,8 +28,6 @@ const (
 	queueCalls = 0.5
 	// errorShare of overload answers and timeouts halves the rate.
 	errorShare = 0.05
-	// drainTime is how fast a saturated window's queue is to be drained.
-	drainTime = 2 * time.Second
 	// minSamples: fewer calls in a window say nothing about latency.
 	minSamples = 5
 	// Probing raises the rate by probeStep more for every calm window in a
@@ -45,10 +44,21 @@ const (
 	// Probing is thus clocked by the visitors' own arrivals, as TCP's window
 	// is by its acknowledgements; climbing back towards a capacity measured
 	// within capSpan (after errors, say) is not: that capacity is known.
-	probeUse = 0.85
+	probeUse = 0.9
 	// maxCut bounds one window's cut for latency, as a share of the rate:
 	// a latency spike of one window must not throw the rate away.
 	maxCut = 0.5
+	// keepCap: a saturated window sets the rate to this share of what the
+	// API completed, just under its capacity. The queue it holds is drained
+	// by a pause (Decision.Debt), not by a lower rate.
+	keepCap = 0.95
+	// errorCut bounds the cut of a window of refusals: an outage says
+	// nothing of the capacity after it, and the line's turns are reckoned
+	// at the rate (a deep cut, climbed back from, makes them all late).
+	errorCut = 0.8
+	// minPause: a pause shorter than this share of a window leaves the
+	// next window's calls about as many as the rate.
+	minPause = 0.25
 )
 
 // Window is one control window's measurements, as the store hands it over.
@@ -72,6 +82,9 @@ type ControlState struct {
 	Caps []Sample `json:"c,omitempty"`
 	// Calm counts the windows in a row that let the rate rise.
 	Calm int `json:"n,omitempty"`
+	// Paused: the last decision owed a pause (Decision.Debt), so the next
+	// window's calls are fewer than the rate for want of admissions.
+	Paused bool `json:"p,omitempty"`
 }
 
 // Sample is one window's value (and p95, for bases) and its end (Unix ms).
@@ -102,6 +115,10 @@ type Decision struct {
 	P95       time.Duration // the window's p95; 0 without calls
 	ErrorRate float64
 	Reason    string // for logs and tests: errors, queueing, probe, hold
+	// Debt: admit nobody until this many visitors would have been admitted
+	// at Rate (the room's budget starts again at -Debt): a pause that
+	// drains the API's queue without a lower rate. 0: none.
+	Debt float64
 }
 
 // Next is the law: the effective rate after window w, from the current
@@ -122,21 +139,42 @@ func (a Adaptive) Next(rate float64, w Window, st ControlState) (Decision, Contr
 	base, baseP95 := lowest(st.Bases)
 	throughput := float64(n) / w.Duration.Seconds()
 	// Vegas: the queue at the API in calls (Little: throughput × the time
-	// over base), and as a share of the unloaded latency.
-	excess, queue := ms(d.P95)/baseP95-1, throughput*(mean-base)/1000
+	// over base), and as a share of the unloaded latency. The queue counts
+	// only beyond two standard errors of the window's mean: a few dozen
+	// calls' noise against a base that is the least of several windows'
+	// must not read as one.
+	noise := 2 * ms(w.Calls.StdDev()) / math.Sqrt(float64(n))
+	excess, queue := ms(d.P95)/baseP95-1, throughput*(mean-base-noise)/1000
 	calm := 0
 	switch {
 	case d.ErrorRate > errorShare:
-		d.Rate, d.Reason = rate/2, "errors"
+		// The API refuses: admit nobody in the next window (visitors
+		// admitted now would only retry against it). The first window of
+		// refusals lowers the rate to what the API still served (a
+		// load-shedding API's capacity), by errorCut at most.
+		d.Debt, d.Reason = rate*w.Duration.Seconds(), "errors"
+		if !st.Paused {
+			served := float64(n-w.Calls.Count(OutcomeOverload)-w.Calls.Count(OutcomeTimeout)) / w.Duration.Seconds()
+			d.Rate = min(rate, max(served*keepCap, rate*errorCut))
+		}
 	case n < minSamples:
 	case queue > queueCalls && (excess > queueHigh || excess > queueLow && ms(d.P95) > float64(a.TargetP95Ms)):
-		// Saturated: what the API completed is its capacity. Admit less than
-		// that by the queue (Little: throughput × the time over base) over
-		// drainTime, so that the line at the API empties. A p95 above the
-		// target with no queue is the API's own pace: cutting cannot help.
-		st.Caps = []Sample{{At: now, V: throughput}} // the latest: the API may have slowed
-		d.Rate = min(rate, max(throughput-queue/drainTime.Seconds(), rate*maxCut, throughput*maxCut))
-		d.Reason = "queueing"
+		// Saturated: what the API completed is its capacity; the rate goes
+		// just under it, and the queue is drained by a pause as long as it
+		// takes to admit as many visitors as it holds. Cutting the rate
+		// below the capacity to drain it instead would make the line's
+		// turns, reckoned at the cut rate, late once it climbed back: the
+		// visitors then reach the API together (docs/design.md). A p95
+		// above the target with no queue is the API's own pace: cutting
+		// cannot help. After a pause the API was sent fewer calls than the
+		// rate, and its throughput says little of its capacity.
+		capacity := rate
+		if !st.Paused {
+			capacity = throughput
+			st.Caps = []Sample{{At: now, V: throughput}} // the latest: the API may have slowed
+		}
+		d.Rate = min(rate, max(capacity*keepCap, rate*maxCut))
+		d.Debt, d.Reason = queue, "queueing"
 	case (excess < queueLow || queue < queueCalls/2) && w.Backlog && (throughput >= probeUse*rate || rate < nearCap*highest(st.Caps)):
 		calm = st.Calm + 1
 		d.Rate, d.Reason = rate*(1+min(maxProbe, probeStep*float64(calm))), "probe"
@@ -144,7 +182,7 @@ func (a Adaptive) Next(rate float64, w Window, st ControlState) (Decision, Contr
 			d.Rate = max(d.Rate, min(rate*fastProbe, nearCap*c))
 		}
 	}
-	st.Calm = calm
+	st.Calm, st.Paused = calm, d.Debt >= minPause*d.Rate*w.Duration.Seconds()
 	d.Rate = a.Clamp(d.Rate)
 	return d, st
 }

@@ -79,16 +79,54 @@ func TestAdaptiveLawDirections(t *testing.T) {
 			t.Fatalf("window %d: %+v", i, d)
 		}
 	}
-	// Calls waiting: the rate goes to what the API completed, less its queue.
-	d, st = a.Next(150, window(100, 400*time.Millisecond, OutcomeOK, 5*time.Second), st)
-	if d.Reason != "queueing" || d.Rate >= 100 || d.Rate < 50 {
-		t.Fatalf("queueing: %+v", d)
+	// Calls waiting: the rate goes just under what the API completed, and
+	// the queue (30 calls: 100/s × 300 ms over the base) is drained by a
+	// pause as long as admitting that many takes, not by a lower rate.
+	d, st = a.Next(150, window(100, 500*time.Millisecond, OutcomeOK, 5*time.Second), st)
+	if d.Reason != "queueing" || d.Rate != 95 || d.Debt < 25 || d.Debt > 35 || !st.Paused {
+		t.Fatalf("queueing: %+v %+v", d, st)
 	}
-	// Errors halve it, never below the minimum.
-	if d, _ = a.Next(100, window(100, 5*time.Millisecond, OutcomeOverload, 6*time.Second), st); d.Reason != "errors" || d.Rate != 50 {
+	// The window after a pause had fewer calls than the rate for want of
+	// admissions: its throughput is not the capacity, the rate eases.
+	if d, _ = a.Next(95, window(50, 400*time.Millisecond, OutcomeOK, 6*time.Second), st); d.Reason != "queueing" || d.Rate < 90 || d.Debt <= 0 {
+		t.Fatalf("queueing after a pause: %+v", d)
+	}
+	// A pause of less than a quarter of a window leaves the next window's
+	// calls about as many as the rate: its throughput is the capacity.
+	var small ControlState
+	for i := range 5 {
+		_, small = a.Next(100, window(100, 200*time.Millisecond, OutcomeOK, time.Duration(i)*time.Second), small)
+	}
+	if d, small = a.Next(100, window(100, 225*time.Millisecond, OutcomeOK, 5*time.Second), small); d.Reason != "queueing" || d.Debt <= 0 || small.Paused {
+		t.Fatalf("a small queue: %+v %+v", d, small)
+	}
+	if d, _ = a.Next(95, window(50, 400*time.Millisecond, OutcomeOK, 6*time.Second), small); d.Rate > 50 {
+		t.Fatalf("queueing after a short pause: %+v", d)
+	}
+	// Refusals pause the next window and cut the rate by a fifth at most
+	// (an outage says nothing of the capacity after it); while they last,
+	// the rate holds.
+	var fresh ControlState
+	d, paused := a.Next(100, window(100, 5*time.Millisecond, OutcomeOverload, 6*time.Second), fresh)
+	if d.Reason != "errors" || d.Rate != 80 || d.Debt != 100 {
 		t.Fatalf("errors: %+v", d)
 	}
-	if d, _ = a.Next(12, window(100, 5*time.Millisecond, OutcomeTimeout, 6*time.Second), st); d.Rate != 10 {
+	if d, _ = a.Next(80, window(100, 5*time.Millisecond, OutcomeOverload, 7*time.Second), paused); d.Rate != 80 || d.Debt != 80 {
+		t.Fatalf("errors go on: %+v", d)
+	}
+	// A load-shedding API: the rate goes to what it served.
+	var shed Histogram
+	for i := range 100 {
+		o := OutcomeOK
+		if i%10 == 0 {
+			o = OutcomeOverload
+		}
+		shed.Add(DownstreamCall{Latency: 200 * time.Millisecond, Outcome: o})
+	}
+	if d, _ = a.Next(100, Window{End: time.Unix(1006, 0), Duration: time.Second, Calls: shed, Backlog: true}, fresh); d.Rate != 90*keepCap {
+		t.Fatalf("shedding: %+v", d)
+	}
+	if d, _ = a.Next(12, window(100, 5*time.Millisecond, OutcomeTimeout, 6*time.Second), fresh); d.Rate != 10 {
 		t.Fatalf("the minimum: %+v", d)
 	}
 	// Nobody waiting: a calm API says nothing about a higher rate.
@@ -117,11 +155,37 @@ func TestAdaptiveLawDirections(t *testing.T) {
 	}
 }
 
+// A few dozen calls' spread around the base is noise, not a queue: the
+// base is the least of several windows' means, and a window's mean is off
+// by its standard error.
+func TestAdaptiveLawTellsNoiseFromAQueue(t *testing.T) {
+	a := Adaptive{TargetP95Ms: 250, MinRatePerSec: 10, MaxRatePerSec: 200}
+	var st ControlState
+	spread := func(calls int, mean time.Duration, end time.Duration) Window {
+		var h Histogram
+		for i := range calls { // uniform within ±20% of mean
+			h.Add(DownstreamCall{Latency: mean * time.Duration(80+40*i/calls) / 100, Outcome: OutcomeOK})
+		}
+		return Window{End: time.Unix(1000, 0).Add(end), Duration: time.Second, Calls: h, Backlog: true}
+	}
+	for i := range 5 {
+		_, st = a.Next(40, spread(40, 400*time.Millisecond, time.Duration(i)*time.Second), st)
+	}
+	// 40 calls 5% slower on average than the base: within the noise.
+	if d, _ := a.Next(40, spread(40, 420*time.Millisecond, 5*time.Second), st); d.Reason == "queueing" {
+		t.Fatalf("noise read as a queue: %+v", d)
+	}
+	// 40 calls a quarter slower: a queue.
+	if d, _ := a.Next(40, spread(40, 500*time.Millisecond, 5*time.Second), st); d.Reason != "queueing" {
+		t.Fatalf("a queue missed: %+v", d)
+	}
+}
+
 // The state survives the store's spelling; a foreign one is a fresh start.
 func TestControlStateRoundTrip(t *testing.T) {
-	st := ControlState{Bases: []Sample{{At: 5, V: 200, P95: 230}}, Caps: []Sample{{At: 5, V: 99.5}}, Calm: 3}
+	st := ControlState{Bases: []Sample{{At: 5, V: 200, P95: 230}}, Caps: []Sample{{At: 5, V: 99.5}}, Calm: 3, Paused: true}
 	got := DecodeControl(EncodeControl(st))
-	if len(got.Bases) != 1 || got.Bases[0] != st.Bases[0] || got.Caps[0] != st.Caps[0] || got.Calm != 3 {
+	if len(got.Bases) != 1 || got.Bases[0] != st.Bases[0] || got.Caps[0] != st.Caps[0] || got.Calm != 3 || !got.Paused {
 		t.Fatalf("%+v", got)
 	}
 	if got := DecodeControl("not json"); got.Calm != 0 || got.Bases != nil {

@@ -43,9 +43,9 @@ type Config struct {
 	// PageImageOrigins (PAGE_IMAGE_ORIGINS) are the https origins a room's
 	// logoUrl may name: the waiting page's Content-Security-Policy img-src.
 	PageImageOrigins []string
-	// turnAhead (ForRoom, an adaptive room): PollAfterMs reckons the
-	// user's turn at the rate raised by this share.
-	turnAhead float64
+	// adaptive (ForRoom): the room's rate is the adaptive law's, and
+	// PollAfterMs reckons the user's turn ahead of it (turnAhead).
+	adaptive bool
 }
 
 // Default values of the configuration (docs/API.md, "Configuration"). They

@@ -163,8 +163,10 @@ func TestPollAfterNeverPastTheTurn(t *testing.T) {
 }
 
 // In an adaptive room the turn is reckoned at the rate the law may reach
-// by then (a probe's most, 25% more): the user comes back before its turn
-// as the rate is now, and learns of an earlier admission in time.
+// by then (a probe's most a window, compounded: 25% more for a turn a
+// second away, twice the rate from about 3 s on): the user comes back
+// before its turn as the rate is now, and learns of an earlier admission
+// in time.
 func TestPollAfterInAnAdaptiveRoom(t *testing.T) {
 	c := waitroom.Config{AdmitRatePerSec: 100, AdmitInterval: 100 * time.Millisecond, PollTiers: threeTiers}
 	fixed := c.ForRoom(waitroom.Standing{RatePerSec: 40})
@@ -175,6 +177,17 @@ func TestPollAfterInAnAdaptiveRoom(t *testing.T) {
 	}
 	if got := adaptive.PollAfterMs(40, 0); got != 850 {
 		t.Errorf("adaptive: %d, want 850 (the turn at 50/s and half an interval)", got)
+	}
+	// 80 users: the turn in 2 s, or at 1.25² × 40/s = 62.5/s in 1.28 s.
+	if got := adaptive.PollAfterMs(80, 0); got != 1330 {
+		t.Errorf("adaptive, 2 s away: %d, want 1330", got)
+	}
+	// 400 users: the turn in 10 s, or in 5 s at twice the rate, the most
+	// (a tier of a minute, which the turn caps).
+	c.PollTiers = waitroom.PollTiers{{0, 60000}}
+	fixed, adaptive = c.ForRoom(waitroom.Standing{RatePerSec: 40}), c.ForRoom(waitroom.Standing{RatePerSec: 40, Adaptive: true})
+	if got, fix := adaptive.PollAfterMs(400, 0), fixed.PollAfterMs(400, 0); got != 5050 || fix != 10050 {
+		t.Errorf("10 s away: adaptive %d, want 5050; fixed %d, want 10050", got, fix)
 	}
 	if fixed.EstimatedWaitSeconds(400) != adaptive.EstimatedWaitSeconds(400) {
 		t.Error("the estimate the user is shown is the rate's as it is")

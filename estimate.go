@@ -103,17 +103,40 @@ func (c Config) EstimatedWaitSeconds(position int64) int64 {
 	return int64(math.Ceil(float64(position) / c.AdmitRatePerSec))
 }
 
+// maxTurnAhead bounds how much faster than its rate an adaptive room
+// reckons a turn (turnAhead): twice the rate.
+const maxTurnAhead = 1.0
+
+// turnAhead is the share by which PollAfterMs raises an adaptive room's
+// rate to reckon a turn wait seconds away (0 in a room at a fixed rate):
+// what the law may raise the rate by before then, a probe's most a window
+// compounded, (1+maxProbe)^wait - 1, from maxProbe up to maxTurnAhead. A
+// user told a turn at the rate as it is would come back late whenever the
+// rate rose meanwhile, and those told in the same seconds would reach the
+// order API together, late (docs/design.md, "Adaptive admission"). Near
+// the front this costs about one poll more a wait (the wait left shrinks
+// fivefold at each); farther back, about one more for each doubling of
+// the wait beyond 3 s (it halves at each), so that a raised rate, even
+// doubled, finds its visitors back in time.
+func (c Config) turnAhead(wait float64) float64 {
+	if !c.adaptive {
+		return 0
+	}
+	return max(maxProbe, min(maxTurnAhead, math.Pow(1+maxProbe, wait)-1))
+}
+
 // PollAfterMs is when a user waiting at position should ask again: the tier
 // of the estimated wait spread by ±20% (PollTiers.Ms), but never later than
 // just after the user's own turn, position / rate from now plus half to one
 // admission interval (in an adaptive room, at the rate the law may raise it
-// to: ForRoom). Admission is FIFO at an exact rate, so that last poll
+// to: turnAhead). Admission is FIFO at an exact rate, so that last poll
 // lands right after the user is admitted: users who entered together in a
 // spike reach the order API as evenly as admission paces them, instead of
 // together at their next tier poll (BENCHMARKS.md measures the difference).
 // u is uniform in [0, 1).
 func (c Config) PollAfterMs(position int64, u float64) int64 {
 	tier := c.PollTiers.Ms(c.EstimatedWaitSeconds(position), u)
-	turn := float64(position)/(c.AdmitRatePerSec*(1+c.turnAhead))*1000 + float64(c.AdmitInterval.Milliseconds())*(0.5+0.5*u)
+	wait := float64(position) / c.AdmitRatePerSec
+	turn := wait/(1+c.turnAhead(wait))*1000 + float64(c.AdmitInterval.Milliseconds())*(0.5+0.5*u)
 	return min(tier, int64(math.Round(turn)))
 }

@@ -347,16 +347,9 @@ func (c Config) ForRoom(st Standing) Config {
 	if st.RatePerSec > 0 {
 		c.AdmitRatePerSec = st.RatePerSec
 	}
-	if st.Adaptive {
-		// The law may raise the rate before the user's turn, by up to a
-		// probe's most a window: a user who came back at its turn as the
-		// rate is now would learn of its admission late, and the order API
-		// would see the raised rate seconds after the law (docs/design.md,
-		// "Adaptive admission"). Coming back at the turn reckoned at the
-		// raised rate costs about one poll more a wait: the remaining wait
-		// shrinks fivefold at each.
-		c.turnAhead = maxProbe
-	}
+	// The law may raise the rate before the user's turn: PollAfterMs
+	// reckons it ahead (turnAhead).
+	c.adaptive = st.Adaptive
 	return c
 }
 

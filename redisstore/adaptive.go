@@ -46,7 +46,7 @@ func decodeWindow(rb waitroom.RoomBatch, v []any) (*handedWindow, error) {
 }
 
 // decide runs the control law on every window the batch handed over and
-// stores the decisions in one pipeline: one more round trip, once a window,
+// stores the decisions (the rate, and a pause owed) in one pipeline: one more round trip, once a window,
 // and only in a batch that handed one over (adapt.lua). A decision that
 // does not land leaves the rate as it was; the next window decides again.
 func (s *Store) decide(ctx context.Context, calls []admitCall) {
@@ -61,15 +61,18 @@ func (s *Store) decide(ctx context.Context, calls []admitCall) {
 			continue
 		}
 		p95, errRate := h.window.Calls.Quantile(0.95), h.window.Calls.ErrorRate()
-		state, rate := h.state, ""
+		state, rate, debt := h.state, "", ""
 		if h.adaptive != nil {
 			var d waitroom.Decision
 			d, state = h.adaptive.Next(h.rate, h.window, h.state)
 			rate = strconv.FormatFloat(d.Rate, 'f', -1, 64)
+			if d.Debt > 0 {
+				debt = strconv.FormatFloat(d.Debt, 'f', 3, 64) // no exponent: the embedded store's tonumber refuses one
+			}
 		}
 		k := roomKeys(c.room)
-		todo = append(todo, decision{keys: []string{k.settings(), k.control()}, args: []any{h.endMs, waitroom.EncodeControl(state),
-			strconv.FormatInt(p95.Milliseconds(), 10), strconv.FormatFloat(errRate, 'f', 4, 64), rate, downstreamExpiry.Milliseconds()}})
+		todo = append(todo, decision{keys: []string{k.settings(), k.control(), k.budget()}, args: []any{h.endMs, waitroom.EncodeControl(state),
+			strconv.FormatInt(p95.Milliseconds(), 10), strconv.FormatFloat(errRate, 'f', 4, 64), rate, downstreamExpiry.Milliseconds(), debt}})
 	}
 	if len(todo) == 0 {
 		return

@@ -143,8 +143,9 @@ func TestDownstreamCallsAreCountedAndHandedOver(t *testing.T) {
 }
 
 // An adaptive room admits at its effective rate: the budget refills at it
-// and the answers' estimates use it; errors halve it, within the bounds;
-// turning adaptive off goes back to ratePerSec.
+// and the answers' estimates use it; refusals cut it by a fifth, within the
+// bounds, and pause admission for a window; turning adaptive off goes back
+// to ratePerSec.
 func TestAdaptiveRateDrivesAdmissionAndAnswers(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		ctx := context.Background()
@@ -162,10 +163,14 @@ func TestAdaptiveRateDrivesAdmissionAndAnswers(t *testing.T) {
 		}
 		enterAll(t, s, "r", names("w", 300)...)
 		handOver(t, s, "r")
-		// Halved once a window (twice when a loaded machine spread the
-		// orders over two), never below the minimum.
-		if st, err = s.Status(ctx, "r"); err != nil || st.EffectiveRatePerSec > 20 || st.EffectiveRatePerSec < 5 {
-			t.Fatalf("errors halve the rate: %v (%v)", st.EffectiveRatePerSec, err)
+		// Cut by a fifth once (a window after the pause, when a loaded
+		// machine spread the orders over two, holds it).
+		if st, err = s.Status(ctx, "r"); err != nil || st.EffectiveRatePerSec != 32 {
+			t.Fatalf("errors cut the rate by a fifth: %v (%v)", st.EffectiveRatePerSec, err)
+		}
+		// The pause: the budget owes a window's admissions (40 users).
+		if b, err := s.AdmitBatch(ctx); err != nil || len(admittedUsers(b)) != 0 {
+			t.Fatalf("admitted during the pause: %v (%v)", admittedUsers(b), err)
 		}
 		rate := st.EffectiveRatePerSec
 		pos, err := s.Position(ctx, "r", "w0299")
@@ -282,10 +287,10 @@ func TestAdaptDecisionIsACompareAndSetOnTheWindow(t *testing.T) {
 		ctx := context.Background()
 		_, rdb := newStore(t, engine, testConfig())
 		src, _ := redisstore.Source("adapt.lua")
-		keys := []string{"wr:{r}:settings", "wr:{r}:control"}
+		keys := []string{"wr:{r}:settings", "wr:{r}:control", "wr:{r}:budget"}
 		rdb.HSet(ctx, keys[0], "rate", "100", "adaptive", "250:5:50", "hot", "H50:0:0:100:300000:")
 		run := func(end int64, rate string) int64 {
-			n, err := redis.NewScript(src).Run(ctx, rdb, keys, end, "{}", "200", "0.0000", rate, 120000).Int64()
+			n, err := redis.NewScript(src).Run(ctx, rdb, keys, end, "{}", "200", "0.0000", rate, 120000, "").Int64()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -304,6 +309,43 @@ func TestAdaptDecisionIsACompareAndSetOnTheWindow(t *testing.T) {
 		rdb.HSet(ctx, keys[0], "hot", "@100:0:0:100:300000:") // at its fixed rate
 		if run(4000, "20") != 1 || rdb.HGet(ctx, keys[0], "hot").Val() != "@100:0:0:100:300000:" {
 			t.Fatal("a room no longer adaptive got an adaptive rate")
+		}
+	})
+}
+
+// A decision that owes a pause leaves the budget owing that many users
+// (admission resumes at the rate once they are paid back); a budget not
+// there (an idle room's) and a room no longer adaptive owe nothing.
+func TestAdaptOwesAPause(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		_, rdb := newStore(t, engine, testConfig())
+		src, _ := redisstore.Source("adapt.lua")
+		keys := []string{"wr:{r}:settings", "wr:{r}:control", "wr:{r}:budget"}
+		rdb.HSet(ctx, keys[0], "rate", "100", "adaptive", "250:5:50", "hot", "H50:0:0:100:300000:")
+		run := func(end int64, debt string) {
+			if err := redis.NewScript(src).Run(ctx, rdb, keys, end, "{}", "200", "0.0000", "40", 120000, debt).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		run(1000, "12.5")
+		if rdb.Exists(ctx, keys[2]).Val() != 0 {
+			t.Fatal("an idle room's budget created")
+		}
+		rdb.HSet(ctx, keys[2], "at", "1000000", "avail", "3.5")
+		run(2000, "")
+		if a := rdb.HGet(ctx, keys[2], "avail").Val(); a != "3.5" {
+			t.Fatalf("no pause owed, yet the budget is %q", a)
+		}
+		run(3000, "12.5")
+		if a := rdb.HGet(ctx, keys[2], "avail").Val(); a != "-12.500000000" || rdb.HGet(ctx, keys[2], "at").Val() != "1000000" {
+			t.Fatalf("the budget owes %q", a)
+		}
+		rdb.HDel(ctx, keys[0], "adaptive")
+		rdb.HSet(ctx, keys[0], "hot", "@100:0:0:100:300000:")
+		rdb.HSet(ctx, keys[2], "avail", "3.5")
+		if run(4000, "12.5"); rdb.HGet(ctx, keys[2], "avail").Val() != "3.5" {
+			t.Fatal("a room no longer adaptive paused")
 		}
 	})
 }
