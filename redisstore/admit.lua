@@ -180,7 +180,11 @@ local function releaseClosed(room, burst, nowUs, nowMs, nowMsText)
   return out
 end
 
-local room = roomNumbers(roomOf(redis.call('HGET', KEYS[1], 'hot') or upgradeSettings(), nil, true))
+local room, upgrade = roomOf(redis.call('HGET', KEYS[1], 'hot'), nil, true)
+if upgrade then -- stored before 'hot' (room.lua's roomOf): packed here, once
+  room = roomOf(upgradeSettings(), nil, true)
+end
+roomNumbers(room)
 local rate = room.rate
 local burst = math.max(1, rate * tonumber(ARGV[2]))
 local nowUs, nowMs, nowSec, nowSecText = serverTime()

@@ -398,6 +398,13 @@ func TestSettingsStoredBeforeHotAreUpgraded(t *testing.T) {
 		if st, err := s.Position(ctx, "old2", "a"); err != nil || st.Status != waitroom.Closed || st.Message != "sold out" || st.RatePerSec != 3 {
 			t.Fatalf("position after the upgrade: %+v %v", st, err)
 		}
+		// Admission packs a legacy room's settings in its own call.
+		rdb.HSet(ctx, "wr:{old3}:settings", "rate", "3", "capacity", "5", "ttl", "90000", "maxActive", "0", "paused", "1",
+			"opensAt", "0", "v", "1", "closed", "0", "message", "")
+		rdb.SAdd(ctx, "wr:rooms", "old3")
+		if _, err := s.AdmitBatch(ctx); err != nil || rdb.HGet(ctx, "wr:{old3}:settings", "hot").Val() != "A3:0:0:5:90000:" {
+			t.Fatalf("admission's upgrade: %q %v", rdb.HGet(ctx, "wr:{old3}:settings", "hot").Val(), err)
+		}
 		status, err := s.Status(ctx, "old")
 		if err != nil {
 			t.Fatal(err)

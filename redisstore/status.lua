@@ -11,13 +11,11 @@
 -- last window's, '' when it ended more than two windows ago (no order
 -- finished since: nothing was handed over).
 local s = redis.call('HMGET', KEYS[1], 'hot', 'page', 'rate', 'v', 'adaptive')
-if not s[1] then
-  local hot, page = upgradeSettings()
-  if hot then
-    s[1], s[2] = hot, page
-  end
+local room, upgrade = roomOf(s[1], s[2], true)
+if upgrade then -- stored before 'hot' (room.lua's roomOf): packed here, once
+  room = roomOf(upgradeSettings())
 end
-local room = roomNumbers(roomOf(s[1], s[2], true))
+roomNumbers(room)
 local _, nowMs, nowSec = serverTime()
 local inLine = redis.call('ZCARD', KEYS[2])
 local prequeued = 0
