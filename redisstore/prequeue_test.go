@@ -81,106 +81,143 @@ func TestPreQueueDrawIsUniform(t *testing.T) {
 // is admitted entirely before anyone who entered after the opening.
 func TestPreQueueOpeningRaceLosesNobody(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
-		ctx := context.Background()
 		s, _ := internalStore(t, engine, false)
-		if _, err := s.Update(ctx, "sale", true, func(o waitroom.Settings) (waitroom.Settings, error) { o.RatePerSec = 400; return o, nil }); err != nil {
-			t.Fatal(err)
-		}
-		// The enters are timed from the opening, not from the start: on a
-		// loaded machine the setup alone can outlast a fixed lead.
-		opens := time.Now().Add(300 * time.Millisecond)
-		setOpensAt(t, s, "sale", &opens)
-		first := opens.Add(-300 * time.Millisecond)
-
-		var mu sync.Mutex
-		pre, post := map[string]bool{}, map[string]bool{}
-		admittedAt := map[string]time.Time{} // the token's expiry: the store's clock at admission plus the TTL
-		admittedTwice := ""
-		seen := map[string]bool{}
-		runCtx, cancel := context.WithCancel(ctx)
-		var admitters sync.WaitGroup
-		for range 3 {
-			admitters.Add(1)
-			go func() {
-				defer admitters.Done()
-				for runCtx.Err() == nil {
-					b, err := s.AdmitBatch(runCtx)
-					mu.Lock()
-					for _, r := range b.Rooms {
-						for _, a := range r.Admitted {
-							if seen[a.User] {
-								admittedTwice = a.User
-							}
-							seen[a.User] = true
-							admittedAt[a.User] = a.ExpiresAt
-						}
-					}
-					mu.Unlock()
-					if err == nil {
-						time.Sleep(20 * time.Millisecond)
-					}
-				}
-			}()
-		}
-		var enters sync.WaitGroup
-		for i := range 500 {
-			enters.Add(1)
-			go func() {
-				defer enters.Done()
-				time.Sleep(time.Until(first.Add(time.Duration(i) * 1200 * time.Microsecond))) // 0–600 ms: across the opening
-				u := fmt.Sprintf("u%03d", i)
-				st, err := s.Enter(ctx, "sale", u)
-				mu.Lock()
-				defer mu.Unlock()
-				switch {
-				case err != nil:
-					t.Errorf("enter %s: %v", u, err)
-				case st.Status == waitroom.PreQueue:
-					pre[u] = true
-				case st.Status == waitroom.Waiting:
-					post[u] = true
-				}
-			}()
-		}
-		enters.Wait()
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			mu.Lock()
-			n := len(seen)
-			mu.Unlock()
-			if n == 500 || time.Now().After(deadline) {
-				break
+		// That the enters straddle the opening is the experiment's condition,
+		// not its result: on a loaded machine (-race, the embedded store's
+		// Lua, CI's other packages) the first enters can arrive after a short
+		// lead. Such a run proves nothing, so it is run again in a fresh room
+		// with a longer lead; the invariants are checked on every run that
+		// straddled.
+		for attempt, lead := range []time.Duration{300 * time.Millisecond, 1500 * time.Millisecond, 5 * time.Second} {
+			r := openingRace(t, s, fmt.Sprintf("sale%d", attempt), lead)
+			t.Logf("lead %v: %d pre-queued, %d entered after the opening", lead, len(r.pre), len(r.post))
+			if len(r.pre) == 0 || len(r.post) == 0 {
+				continue
 			}
-			time.Sleep(50 * time.Millisecond)
+			r.check(t)
+			return
 		}
-		cancel()
-		admitters.Wait()
-		t.Logf("%d pre-queued, %d entered after the opening", len(pre), len(post))
-		if len(pre) == 0 || len(post) == 0 || len(pre)+len(post) != 500 {
-			t.Fatalf("the enters did not straddle the opening: %d before, %d after", len(pre), len(post))
-		}
-		if admittedTwice != "" || len(seen) != 500 {
-			t.Fatalf("admitted twice: %q; admitted %d of 500", admittedTwice, len(seen))
-		}
-		// Concurrent admitters may report their batches out of order, so the
-		// order is the store's own: every token's expiry is the store's clock at
-		// its admission plus the same TTL, and batches run one after another. No
-		// pre-queued user may be admitted after anyone who entered after the
-		// opening (equal times are one batch, or batches within a millisecond).
-		var latePre, firstPost string
-		for u, at := range admittedAt {
-			if pre[u] && (latePre == "" || at.After(admittedAt[latePre])) {
-				latePre = u
-			}
-			if post[u] && (firstPost == "" || at.Before(admittedAt[firstPost])) {
-				firstPost = u
-			}
-		}
-		if admittedAt[latePre].After(admittedAt[firstPost]) {
-			t.Fatalf("pre-queued %s admitted at %v, after %s (entered after the opening) at %v",
-				latePre, admittedAt[latePre], firstPost, admittedAt[firstPost])
-		}
+		t.Fatal("the enters never straddled the opening, even with a 5 s lead")
 	})
+}
+
+type openingRun struct {
+	pre, post   map[string]bool
+	admittedAt  map[string]time.Time // the token's expiry: the store's clock at admission plus the TTL
+	seen        map[string]bool
+	admitTwice  string
+	enterErrors []error
+}
+
+// openingRace schedules room to open lead from now and enters 500 users
+// evenly from now to 2×lead while three admitters run; once the run
+// straddled the opening, it waits until all 500 are admitted.
+func openingRace(t *testing.T, s *Store, room string, lead time.Duration) *openingRun {
+	ctx := context.Background()
+	if _, err := s.Update(ctx, room, true, func(o waitroom.Settings) (waitroom.Settings, error) { o.RatePerSec = 400; return o, nil }); err != nil {
+		t.Fatal(err)
+	}
+	opens := time.Now().Add(lead)
+	setOpensAt(t, s, room, &opens)
+	first := opens.Add(-lead)
+	r := &openingRun{pre: map[string]bool{}, post: map[string]bool{}, admittedAt: map[string]time.Time{}, seen: map[string]bool{}}
+	var mu sync.Mutex
+	runCtx, cancel := context.WithCancel(ctx)
+	var admitters sync.WaitGroup
+	for range 3 {
+		admitters.Add(1)
+		go func() {
+			defer admitters.Done()
+			for runCtx.Err() == nil {
+				b, err := s.AdmitBatch(runCtx)
+				mu.Lock()
+				for _, rb := range b.Rooms {
+					for _, a := range rb.Admitted {
+						if rb.Room != room {
+							continue
+						}
+						if r.seen[a.User] {
+							r.admitTwice = a.User
+						}
+						r.seen[a.User] = true
+						r.admittedAt[a.User] = a.ExpiresAt
+					}
+				}
+				mu.Unlock()
+				if err == nil {
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+		}()
+	}
+	defer func() { cancel(); admitters.Wait() }()
+	step := 2 * lead / 500
+	var enters sync.WaitGroup
+	for i := range 500 {
+		enters.Add(1)
+		go func() {
+			defer enters.Done()
+			time.Sleep(time.Until(first.Add(time.Duration(i) * step))) // across the opening
+			u := fmt.Sprintf("u%03d", i)
+			st, err := s.Enter(ctx, room, u)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil:
+				r.enterErrors = append(r.enterErrors, fmt.Errorf("enter %s: %w", u, err))
+			case st.Status == waitroom.PreQueue:
+				r.pre[u] = true
+			case st.Status == waitroom.Waiting:
+				r.post[u] = true
+			}
+		}()
+	}
+	enters.Wait()
+	if len(r.pre) == 0 || len(r.post) == 0 {
+		return r
+	}
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		mu.Lock()
+		n := len(r.seen)
+		mu.Unlock()
+		if n == 500 {
+			break
+		}
+	}
+	return r
+}
+
+// check: nobody lost, nobody admitted twice, and no pre-queued user admitted
+// after anyone who entered after the opening.
+func (r *openingRun) check(t *testing.T) {
+	t.Helper()
+	for _, err := range r.enterErrors {
+		t.Error(err)
+	}
+	if len(r.pre)+len(r.post) != 500 {
+		t.Fatalf("%d pre-queued + %d after the opening != 500", len(r.pre), len(r.post))
+	}
+	if r.admitTwice != "" || len(r.seen) != 500 {
+		t.Fatalf("admitted twice: %q; admitted %d of 500", r.admitTwice, len(r.seen))
+	}
+	// Concurrent admitters may report their batches out of order, so the
+	// order is the store's own: every token's expiry is the store's clock at
+	// its admission plus the same TTL, and batches run one after another. No
+	// pre-queued user may be admitted after anyone who entered after the
+	// opening (equal times are one batch, or batches within a millisecond).
+	var latePre, firstPost string
+	for u, at := range r.admittedAt {
+		if r.pre[u] && (latePre == "" || at.After(r.admittedAt[latePre])) {
+			latePre = u
+		}
+		if r.post[u] && (firstPost == "" || at.Before(r.admittedAt[firstPost])) {
+			firstPost = u
+		}
+	}
+	if r.admittedAt[latePre].After(r.admittedAt[firstPost]) {
+		t.Fatalf("pre-queued %s admitted at %v, after %s (entered after the opening) at %v",
+			latePre, r.admittedAt[latePre], firstPost, r.admittedAt[firstPost])
+	}
 }
 
 func admittedOf(b waitroom.Batch) []string {
