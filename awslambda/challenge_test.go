@@ -90,8 +90,14 @@ func TestNewVisitorsSolveAChallenge(t *testing.T) {
 			t.Fatalf("an account: %d %s", r.StatusCode, r.Body)
 		}
 		wantError(t, h.call(request("GET", "/queue/position", "", nil)), 401, "unauthenticated")
-		if n := rdb.ZCard(context.Background(), "wr:{tv}:line").Val(); n != 3 {
-			t.Fatalf("the line holds %d; want the visitor, alice and bob", n)
+		// Each solution is spent on its own record: another one makes
+		// another visitor.
+		value, bits = challengeOf(t, h.call(enterWith("tv", "")))
+		if r := h.call(enterWith("tv", waitroom.SolveChallenge(value, bits))); r.StatusCode != 200 || decode(t, r)["status"] != "WAITING" {
+			t.Fatalf("enter with a second solution: %d %s", r.StatusCode, r.Body)
+		}
+		if n := rdb.ZCard(context.Background(), "wr:{tv}:line").Val(); n != 4 {
+			t.Fatalf("the line holds %d; want two visitors, alice and bob", n)
 		}
 	})
 }

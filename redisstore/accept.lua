@@ -6,7 +6,8 @@
 -- KEYS[1] the room's hash (settings.lua)
 -- ARGV[1..4] the limiter's time and the fields of the caller's, its address's and its
 --   new visitors' buckets (ratelimit.lua)
--- KEYS[2] the caller's solved challenge  ARGV[5] its remaining life ms (challenge.lua)
+-- ARGV[5] the caller's solved challenge's remaining life ms, KEYS[2] its record,
+--   present only when ARGV[5] is not '0' (challenge.lua)
 -- Returns {'NOROOM'} | {'UPGRADE'} (room.lua's roomOf) | {'LIMITED', ms until allowed} | {'CLOSED', hot} | {'SPENT'} | {'OK'}
 local s = redis.call('HMGET', KEYS[1], 'hot', ARGV[2], ARGV[3], ARGV[4])
 local room, upgrade = roomOf(s[1])

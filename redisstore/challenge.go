@@ -17,18 +17,18 @@ var challengeLua string
 // room's slot: a challenge names its room and is solved for it alone.
 func (r roomKeys) challenge(nonce string) string { return r.key("pow:" + nonce) }
 
-// challenged appends the solved challenge of the caller in ctx to an enter's
-// (or the broker's accept's) script call: the key of its nonce's record and
-// how long to keep it, in whole milliseconds rounded up (challenge.lua). A
-// caller without one (every caller with CHALLENGE=off, every caller that is
-// no new visitor) passes a key the script never touches and 0.
-func challenged(ctx context.Context, k roomKeys, keys []string, args []any) ([]string, []any) {
+// challengeOf is the solved challenge of the caller in ctx for an enter's
+// (or the broker's accept's) script call: how long to keep its nonce's
+// record, in whole milliseconds rounded up, and the record's key
+// (challenge.lua). A caller without one (every caller with CHALLENGE=off,
+// every caller that is no new visitor) has 0 and no key: its call carries
+// no key for it, one string less for Redis to make into Lua's KEYS.
+func challengeOf(ctx context.Context, k roomKeys) (ms int64, key []string) {
 	c, _ := waitroom.CallerOf(ctx)
-	ms := int64(0)
-	if c.Challenge.Nonce != "" {
-		ms = max(1, int64((c.Challenge.TTL+time.Millisecond-1)/time.Millisecond))
+	if c.Challenge.Nonce == "" {
+		return 0, nil
 	}
-	return append(keys, k.challenge(c.Challenge.Nonce)), append(args, ms)
+	return max(1, int64((c.Challenge.TTL+time.Millisecond-1)/time.Millisecond)), []string{k.challenge(c.Challenge.Nonce)}
 }
 
 // spentError is the answer of a script that found the caller's challenge

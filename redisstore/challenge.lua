@@ -5,7 +5,7 @@
 -- life, so that every instance sees it and one solution makes one visitor.
 --
 -- challengeSpent(k, a): KEYS[k] the nonce's record, ARGV[a] how long to
--- keep it in ms ('0': this call spends no challenge). Returns true when the
+-- keep it in ms ('0': this call spends no challenge, and has no KEYS[k]). Returns true when the
 -- nonce was spent already (a replay: the caller makes nothing), false when
 -- this call spent it or has none to spend.
 local function challengeSpent(k, a)

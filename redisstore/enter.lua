@@ -6,8 +6,9 @@
 -- ARGV[1] user  ARGV[2] random draw in (0, 1)
 -- The stall check's horizon and time are the store's (configHead: stallHorizonMs, stallAfterUs).
 -- ARGV[3..6] the limiter's time and the fields of the caller's, its address's and its new visitors' buckets (ratelimit.lua)
--- KEYS[8] the caller's solved challenge  ARGV[7] its remaining life ms (challenge.lua)
--- KEYS[9] admissions per second  ARGV[8] the entry token an instant
+-- ARGV[7] the caller's solved challenge's remaining life ms, KEYS[9] its record,
+--   present only when ARGV[7] is not '0' (challenge.lua)
+-- KEYS[8] admissions per second  ARGV[8] the entry token an instant
 --   admission issues ("room.random"); the batch interval is configHead's batchSeconds
 -- Returns answer(kind, …) with the room's page: {'READY', record, admitted}
 --   (admitted: 0 held already, 2 admitted now, 3 admitted now as the room's only live token)
@@ -38,18 +39,18 @@ local function admitNow(room)
   local record = expiresText .. ':' .. nowMsText .. ':' .. ARGV[8]
   redis.call('SET', KEYS[4], record, 'PXAT', expiresText)
   redis.call('ZADD', KEYS[7], expiresText, ARGV[1])
-  countAdmitted(KEYS[9], 1, nowSec, nowSecText)
+  countAdmitted(KEYS[8], 1, nowSec, nowSecText)
   return record, live == 0
 end
 
-local s = redis.call('HMGET', KEYS[1], 'hot', 'page', ARGV[4], ARGV[5], ARGV[6])
-local room, upgrade = roomOf(s[1], s[2])
+local s = redis.call('HMGET', KEYS[1], 'hot', 'page', 'mark', ARGV[4], ARGV[5], ARGV[6])
+local room, upgrade = roomOf(s[1], s[2], false, true)
 if not room then
   return {upgrade and 'UPGRADE' or 'NOROOM'}
 end
 -- The abuse limiter (ratelimit.lua) right after the one read that refuses
 -- unknown rooms, so that those still write nothing; a refused call does nothing else.
-local limitWait = rateLimit(1, s, 2, 3, 3)
+local limitWait, limitNow = rateLimit(1, s, 3, 3, 3)
 if limitWait > 0 then
   return {'LIMITED', limitWait}
 end
@@ -62,7 +63,6 @@ if roomHas(room, closedBit) then
   end
   return answer('CLOSED', 0, 0, room)
 end
-roomNumbers(room)
 -- The clock: the caller's (the limiter's time, ARGV[3]) for the second's
 -- mark and the stall check, where a millisecond between two clocks is
 -- nothing; the store's for a scheduled opening, which every caller must
@@ -72,7 +72,7 @@ local nowUs, nowMs
 if roomHas(room, scheduledBit) then
   nowUs, nowMs = serverTime()
 else
-  nowUs = tonumber(ARGV[3])
+  nowUs = limitNow or tonumber(ARGV[3])
   nowMs = math.floor(nowUs / 1000)
 end
 local prequeue = room.opensAt > nowMs
@@ -93,7 +93,7 @@ local waiting = redis.call('ZCARD', KEYS[2])
 if waiting >= room.capacity then
   return answer('FULL', waiting, 0, room)
 end
-if challengeSpent(8, 7) then
+if challengeSpent(9, 7) then
   return {'SPENT'}
 end
 if waiting == 0 and not prequeue and not roomHas(room, pausedBit) and roomHas(room, instantBit) then
@@ -118,7 +118,9 @@ if prequeue then
   redis.call('ZADD', KEYS[5], 'NX', string.format('%.17g', base + 2 ^ -33), string.format('%d', math.floor(room.opensAt / 1000)) .. ':open')
   return answer('PREQUEUE', waiting + 1, 1, room)
 end
-local seq = redis.call('INCR', KEYS[3])
+-- The sequence as text once: a number argument of redis.call is printed
+-- with %.17g at every call that carries it.
+local seq = string.format('%d', redis.call('INCR', KEYS[3]))
 redis.call('ZADD', KEYS[2], seq, ARGV[1])
 if waiting == 0 then
   -- An idle room sees no batches (admission skips its budget, or idles
@@ -130,7 +132,15 @@ if waiting == 0 then
   redis.call('PERSIST', KEYS[5])
 end
 -- One mark a second lets admission tell how long a user waited without
--- storing a timestamp per user: the first sequence of each second (NX: the
--- second's later enters leave it), the second of the clock above.
-redis.call('ZADD', KEYS[5], 'NX', seq, string.format('%d', math.floor(nowUs / 1000000)))
+-- storing a timestamp per user: the first sequence of each second, the
+-- second of the clock above. The room's hash holds the last second marked
+-- ('mark', read with the settings), so that the second's later enters
+-- write nothing: a ZADD NX that finds its member costs as much as a new
+-- user's ZADD to the line. The marks go only with an empty line
+-- (admit.lua), whose first enter always marks.
+local second = string.format('%d', math.floor(nowUs / 1000000))
+if waiting == 0 or s[3] ~= second then
+  redis.call('ZADD', KEYS[5], 'NX', seq, second)
+  redis.call('HSET', KEYS[1], 'mark', second)
+end
 return answer('WAITING', waiting + 1, 1, room, stalled(room, waiting + 1, KEYS[6], KEYS[7], stallHorizonMs, stallAfterUs, nowUs))

@@ -228,7 +228,9 @@ func TestConcurrentSettingsChangesBothLand(t *testing.T) {
 	})
 }
 
-// Admission tells how long each user waited, from the per-second marks.
+// Admission tells how long each user waited, from the per-second marks:
+// also a user who joined a line that was not empty, in a later second than
+// the last mark (enter.lua marks each second once, 'mark').
 func TestAdmissionMeasuresTheWait(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		ctx := context.Background()
@@ -237,12 +239,22 @@ func TestAdmissionMeasuresTheWait(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(2100 * time.Millisecond) // two second boundaries at least
+		if _, err := s.Enter(ctx, "r", "prompt"); err != nil {
+			t.Fatal(err)
+		}
 		b, err := s.AdmitBatch(ctx)
-		if err != nil || admittedCount(b) != 1 {
+		if err != nil || admittedCount(b) != 2 {
 			t.Fatalf("%+v %v", b, err)
 		}
-		if w := b.Rooms[0].Admitted[0].Waited; w < 2*time.Second || w > 5*time.Second {
-			t.Fatalf("waited %v, want 2 s or a little more", w)
+		waited := map[string]time.Duration{}
+		for _, a := range b.Rooms[0].Admitted {
+			waited[a.User] = a.Waited
+		}
+		if w := waited["patient"]; w < 2*time.Second || w > 5*time.Second {
+			t.Fatalf("patient waited %v, want 2 s or a little more", w)
+		}
+		if w := waited["prompt"]; w > time.Second {
+			t.Fatalf("prompt waited %v, want under a second: the second it joined was not marked", w)
 		}
 	})
 }

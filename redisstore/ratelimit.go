@@ -109,7 +109,8 @@ func limitedError(reply []any) error {
 // ctx is within the limiter (new visitors' bucket included).
 func (s *Store) Admissible(ctx context.Context, room string) error {
 	k := roomKeys(room)
-	keys, args := challenged(ctx, k, []string{k.settings()}, s.limited(ctx, nil, visitorBuckets))
+	ms, challenge := challengeOf(ctx, k)
+	keys, args := append([]string{k.settings()}, challenge...), append(s.limited(ctx, nil, visitorBuckets), ms)
 	reply, err := s.withUpgrade(ctx, room, func() ([]any, error) { return s.scripts.accept.Run(ctx, s.rdb, keys, args...).Slice() })
 	switch {
 	case err != nil:

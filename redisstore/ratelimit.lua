@@ -33,9 +33,12 @@
 -- then ARGV[a + i] bucket i's field ('' skips the bucket: its rate is 0,
 -- or the caller has no such bucket), n buckets; held[h + i] bucket i's
 -- value as the script's HMGET read it. Returns 0 when allowed (each bucket
--- advanced), else the ms until allowed (nothing taken).
+-- advanced) and the time as a number (nil: no bucket read it), else the ms
+-- until allowed (nothing taken).
 local function rateLimit(k, held, h, a, n)
-  local nowUs, due, d, over = nil, {}, 0, 0
+  -- due is sized at once for three buckets' fields and values: grown
+  -- element by element it would be reallocated three times.
+  local nowUs, due, d, over = nil, {false, false, false, false, false, false}, 0, 0
   for i = 1, n do
     local field = ARGV[a + i]
     if field ~= '' then
@@ -60,7 +63,7 @@ local function rateLimit(k, held, h, a, n)
     return math.ceil(over / 1000)
   end
   if nowUs then
-    redis.call('HSET', KEYS[k], unpack(due))
+    redis.call('HSET', KEYS[k], unpack(due, 1, d))
   end
-  return 0
+  return 0, nowUs
 end

@@ -10,7 +10,8 @@
 -- life and instant admission) when openRooms (OPEN_ROOMS), else no room.
 
 -- roomOf is the room of the hash's 'hot' and 'page' fields as read (false:
--- not stored; page nil: not read): {hot, page, bits, stored}, or nil when
+-- not stored; page nil: not read): {hot, page, bits, stored} (and hot's
+-- numbers when asked: roomNumbers), or nil when
 -- there is no such room (always: a room of defaultHot then, for admission
 -- and status, which visit whatever rooms are registered), and then true
 -- when the room's settings were stored before 'hot' existed: the script
@@ -18,7 +19,9 @@
 -- calls again, so that no script of a call carries the packing. Nothing
 -- is parsed: a poll needs only the flags, and hands 'hot' to the Go side
 -- as it is; roomNumbers parses the rest for the scripts that compute with it.
-local function roomOf(hot, page, always)
+local hotNumbers = '^.([^:]*):(%d+):(%d+):(%d+):(%d+):'
+
+local function roomOf(hot, page, always, numbers)
   local stored = true
   if not hot then
     -- Most rooms without 'hot' have no settings at all (OPEN_ROOMS's): one
@@ -31,19 +34,32 @@ local function roomOf(hot, page, always)
     end
     hot, stored = defaultHot, false
   end
-  return {hot = hot, page = page or (page == false and '' or nil), bits = string.byte(hot, 1) - 64, stored = stored}
+  page = page or (page == false and '' or nil)
+  if not numbers then
+    return {hot = hot, page = page, bits = string.byte(hot, 1) - 64, stored = stored}
+  end
+  -- With its numbers, in one constructor: a table grown field by field
+  -- is reallocated twice on the way to ten fields.
+  local rate, maxActive, opensAt, capacity, ttl = string.match(hot, hotNumbers)
+  return {hot = hot, page = page, bits = string.byte(hot, 1) - 64, stored = stored, rate = tonumber(rate), rateText = rate,
+    maxActive = maxActive == '0' and 0 or tonumber(maxActive), opensAt = opensAt == '0' and 0 or tonumber(opensAt),
+    capacity = tonumber(capacity), ttl = ttl}
 end
 
 local function roomHas(room, mask)
   return hasBit(room.bits, mask)
 end
 
--- roomNumbers adds hot's numbers to room: rate (and rateText as stored),
--- maxActive, opensAt, capacity, ttl (ms). Returns room.
+-- roomNumbers adds hot's numbers to a room made without them (roomOf's
+-- numbers): rate (and rateText as stored), maxActive, opensAt, capacity,
+-- ttl (ms, as text: it is only ever added to a time, which converts it).
+-- Returns room. maxActive and opensAt are mostly 0 (none), which is told
+-- without a tonumber: each is a strtod, about 500 instructions.
 local function roomNumbers(room)
-  local rate, maxActive, opensAt, capacity, ttl = string.match(room.hot, '^.([^:]*):(%d+):(%d+):(%d+):(%d+):')
-  room.rate, room.rateText, room.maxActive, room.opensAt = tonumber(rate), rate, tonumber(maxActive), tonumber(opensAt)
-  room.capacity, room.ttl = tonumber(capacity), tonumber(ttl)
+  local rate, maxActive, opensAt, capacity, ttl = string.match(room.hot, hotNumbers)
+  room.rate, room.rateText = tonumber(rate), rate
+  room.maxActive, room.opensAt = maxActive == '0' and 0 or tonumber(maxActive), opensAt == '0' and 0 or tonumber(opensAt)
+  room.capacity, room.ttl = tonumber(capacity), ttl
   return room
 end
 
@@ -87,9 +103,7 @@ end
 -- the message from it) and 2 when stalled (stalled's value), else 0;
 -- then the page when the script read it (enter).
 local function answer(kind, a, b, room, isStalled)
-  local out = {kind, a or 0, b or 0, room.hot, isStalled or 0}
-  if room.page then
-    out[6] = room.page
-  end
-  return out
+  -- One constructor: a reply array ends at its first nil, so a room
+  -- without its page read answers five elements.
+  return {kind, a or 0, b or 0, room.hot, isStalled or 0, room.page}
 end

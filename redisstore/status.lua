@@ -11,11 +11,11 @@
 -- last window's, '' when it ended more than two windows ago (no order
 -- finished since: nothing was handed over).
 local s = redis.call('HMGET', KEYS[1], 'hot', 'page', 'rate', 'v', 'adaptive')
-local room, upgrade = roomOf(s[1], s[2], true)
+local room, upgrade = roomOf(s[1], s[2], true, true)
 if upgrade then -- stored before 'hot' (room.lua's roomOf): packed here, once
-  room = roomOf(upgradeSettings())
+  local hot, page = upgradeSettings()
+  room = roomOf(hot, page, false, true)
 end
-roomNumbers(room)
 local _, nowMs, nowSec = serverTime()
 local inLine = redis.call('ZCARD', KEYS[2])
 local prequeued = 0

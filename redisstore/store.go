@@ -276,15 +276,15 @@ func (s *Store) runEnter(ctx context.Context, script *redis.Script, room, user s
 	}
 	k := roomKeys(room)
 	keys := []string{k.settings(), k.line(), k.seq(), k.token(user), k.marks(), k.budget(), k.tokens()}
-	args := s.limited(ctx, []any{user, draw}, visitorBuckets)
-	keys, args = challenged(ctx, k, keys, args)
 	// The token an instant admission issues (enter.lua's admitNow): drawn
 	// for every enter, used by the few that find nobody waiting.
 	token, err := s.randomToken()
 	if err != nil {
 		return nil, err
 	}
-	keys, args = append(keys, k.admits()), append(args, room+"."+token)
+	ms, challenge := challengeOf(ctx, k)
+	keys = append(append(keys, k.admits()), challenge...)
+	args := append(s.limited(ctx, []any{user, draw}, visitorBuckets), ms, room+"."+token)
 	keys, args = append(keys, extraKeys...), append(args, extraArgs...)
 	var res *redis.Cmd
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {

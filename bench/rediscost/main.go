@@ -78,6 +78,11 @@
 // JSON object: {"positionInstructions":…,"enterNewInstructions":…,
 // "limiterShare":…,"bytesPerWaitingUser":…} (position and enter of a new
 // user with the limiter on; limiterShare = (position on − off) / on).
+//
+// While changing a script: -only 'enterNew/on|position/on' measures just
+// those operations (about a minute with -calls 500) and prints them,
+// writing nothing; -profiles DIR adds each one's costliest functions,
+// named when the redis-server first on the PATH was built with symbols.
 package main
 
 import (
@@ -89,6 +94,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -112,7 +118,16 @@ func main() {
 	flag.IntVar(&p.memoryCallers, "memory-callers", 50_000, "callers with live buckets for the limiter's memory figure (at most 65,536)")
 	flag.IntVar(&p.fillClients, "fill-clients", 16, "connections that fill the line (not measured)")
 	flag.StringVar(&p.profiles, "profiles", "", "write each operation's costliest functions (callgrind, per call) into this directory")
+	only := flag.String("only", "", "measure only the operations whose key/limiter matches this regexp (enterNew/on, position/.*: the keys of the results' ops), and not memory: a quick look while changing a script, whose results are printed, never written")
 	flag.Parse()
+	if *only != "" {
+		re, err := regexp.Compile(*only)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "rediscost: -only:", err)
+			os.Exit(2)
+		}
+		p.only, *out = re, ""
+	}
 	if err := p.validate(); err != nil {
 		fmt.Fprintln(os.Stderr, "rediscost:", err)
 		os.Exit(2)
@@ -165,6 +180,10 @@ func run(ctx context.Context, p params, out string) error {
 	res.Machine.Redis = version("redis-server", "--version")
 	if err := instructions(ctx, p, res); err != nil {
 		return err
+	}
+	if p.only != nil {
+		fmt.Print(table(res))
+		return nil
 	}
 	fmt.Fprintf(os.Stderr, "memory: %d users through Store.Enter on a plain redis-server ...\n", p.memoryUsers)
 	mem, err := measureMemory(ctx, p)
@@ -236,7 +255,9 @@ func instructions(ctx context.Context, p params, res *sim.RedisCostResults) erro
 	if err != nil {
 		return err
 	}
-	res.Functions = functions(profiles["position/on"], profiles["position/off"], p.calls)
+	if p.only == nil {
+		res.Functions = functions(profiles["position/on"], profiles["position/off"], p.calls)
+	}
 	return nil
 }
 
@@ -264,6 +285,9 @@ func (b *bench) measureAll(ctx context.Context, tokens map[string]string, res *s
 	}
 	run := func(ops []op) error {
 		for _, o := range ops {
+			if !b.p.wants(o.key, o.limiter) {
+				continue
+			}
 			t := time.Now()
 			r, prof, err := b.measure(ctx, o)
 			if err == nil {
@@ -278,10 +302,14 @@ func (b *bench) measureAll(ctx context.Context, tokens map[string]string, res *s
 	if err := run(gate); err != nil {
 		return nil, err
 	}
-	t := time.Now()
-	r, prof, err := b.admitBatch(ctx)
-	if err == nil {
-		err = keep(r, prof, t)
+	var err error
+	if b.p.wants("admitBatch", "") {
+		t := time.Now()
+		var r sim.RedisCostOp
+		var prof *profile
+		if r, prof, err = b.admitBatch(ctx); err == nil {
+			err = keep(r, prof, t)
+		}
 	}
 	if err == nil {
 		err = run(append(line, b.scaleOps()...))

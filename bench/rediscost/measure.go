@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strconv"
 	"time"
 
@@ -19,7 +20,13 @@ type params struct {
 	admitCalls                    int
 	memoryUsers, memoryCallers    int
 	fillClients                   int
-	profiles                      string // directory for each operation's per-function costs ("": none)
+	profiles                      string         // directory for each operation's per-function costs ("": none)
+	only                          *regexp.Regexp // measure only the operations whose "key/limiter" it matches (nil: all, and memory)
+}
+
+// wants reports whether the run measures the operation key with limiter.
+func (p params) wants(key, limiter string) bool {
+	return p.only == nil || p.only.MatchString(key+"/"+or(limiter, "none"))
 }
 
 // stores are the same store twice on one client: the limiter at the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,19 @@ import (
 func TestEveryAnchorIsCurrent(t *testing.T) {
 	if err := checkAnchors(filepath.Join("..", ".."), mutations); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// README's count of the deliberate bugs is the list's: a mutation added or
+// removed without the README fails here.
+func TestReadmeCountsTheMutations(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("each of the %d deliberate bugs in `cmd/mutate/mutations.go`", len(mutations))
+	if !strings.Contains(string(readme), want) {
+		t.Fatalf("README.md's `make mutate` row should say %q", want)
 	}
 }
 
