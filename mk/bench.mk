@@ -50,7 +50,7 @@ bench-tiers: redis-server
 	@mkdir -p $(BENCH_DIR)
 	$(GO) run ./bench/spike tiers -out $(BENCH_DIR)/tiers-results.json
 
-## adaptive-model: the adaptive law in its virtual-time model (seeded, under a second), its figures into docs/design.md ("Adaptive admission")
+## adaptive-model: the adaptive law in its virtual-time model (seeded, about 2 s): its table, the oracle's frontier and the eight seeds' checks into docs/design.md ("Adaptive admission")
 adaptive-model:
 	WAITROOM_UPDATE_DOCS=1 $(GO) test -count=1 -run '^TestAdaptiveModelTableIsCurrent$$' .
 
