@@ -22,7 +22,10 @@ func TestBrowserJourney(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		ctx := browsertest.Start(t)
 		r, srv := startRunner(t, engine, map[string]string{"ADMIT_RATE_PER_SEC": "4", "ENTRY_TOKEN_TTL_SECONDS": "300"})
-		const ahead = 24
+		// 15 s of line at 4/s: on a loaded machine the browser can take
+		// seconds to open its tab, and the page must find the line not yet
+		// admitted.
+		const ahead = 60
 		for i := range ahead {
 			enter(t, r, "tv", fmt.Sprintf("early-%02d", i))
 		}
