@@ -1,6 +1,7 @@
 package localrun_test
 
 import (
+	"fmt"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -24,8 +25,8 @@ func TestLimiterAcrossTwoRunners(t *testing.T) {
 		cfg := runnertest.Config(t, env)
 		runners := []*localrun.Runner{runnertest.Start(t, cfg), runnertest.Start(t, cfg)}
 		client := openapitest.Client(t)
-		poll := func(r *localrun.Runner, user string) int {
-			req, _ := http.NewRequest("POST", r.URL+"/queue/enter?room=drop", nil)
+		poll := func(r *localrun.Runner, room, user string) int {
+			req, _ := http.NewRequest("POST", r.URL+"/queue/enter?room="+room, nil)
 			req.Header.Set("X-User-Id", user)
 			resp, err := client.Do(req)
 			if err != nil {
@@ -38,33 +39,52 @@ func TestLimiterAcrossTwoRunners(t *testing.T) {
 			}
 			return resp.StatusCode
 		}
-		var allowed, limited, calmFailed atomic.Int64
-		var wg sync.WaitGroup
-		for i := 0; i < 40; i++ {
-			wg.Add(1)
-			go func(i int) {
-				defer wg.Done()
-				switch poll(runners[i%2], "flood") {
-				case 200:
-					allowed.Add(1)
-				case 429:
-					limited.Add(1)
-				}
-			}(i)
+		// A call the store could not answer in time (503 on a loaded
+		// machine) may or may not have taken its token: such a run says
+		// nothing of the limit, and is run again in a fresh room (the
+		// buckets are the room's).
+		for attempt := range 3 {
+			room := fmt.Sprint("drop", attempt)
+			var allowed, limited, other, calmFailed atomic.Int64
+			var wg sync.WaitGroup
+			for i := 0; i < 40; i++ {
+				wg.Add(1)
+				go func(i int) {
+					defer wg.Done()
+					switch poll(runners[i%2], room, "flood") {
+					case 200:
+						allowed.Add(1)
+					case 429:
+						limited.Add(1)
+					default:
+						other.Add(1)
+					}
+				}(i)
+			}
+			for i := 0; i < 8; i++ { // meanwhile, within its own burst
+				wg.Add(1)
+				go func(i int) {
+					defer wg.Done()
+					switch poll(runners[i%2], room, "calm") {
+					case 200:
+					case 429:
+						calmFailed.Add(1)
+					default:
+						other.Add(1)
+					}
+				}(i)
+			}
+			wg.Wait()
+			if other.Load() > 0 {
+				t.Logf("%s: %d calls unanswered by the store; again in a fresh room", room, other.Load())
+				continue
+			}
+			if allowed.Load() != 10 || limited.Load() != 30 || calmFailed.Load() != 0 {
+				t.Fatalf("flood: %d allowed, %d limited (want 10, 30); calm refused %d times", allowed.Load(), limited.Load(), calmFailed.Load())
+			}
+			return
 		}
-		for i := 0; i < 8; i++ { // meanwhile, within its own burst
-			wg.Add(1)
-			go func(i int) {
-				defer wg.Done()
-				if poll(runners[i%2], "calm") != 200 {
-					calmFailed.Add(1)
-				}
-			}(i)
-		}
-		wg.Wait()
-		if allowed.Load() != 10 || limited.Load() != 30 || calmFailed.Load() != 0 {
-			t.Fatalf("flood: %d allowed, %d limited (want 10, 30); calm refused %d times", allowed.Load(), limited.Load(), calmFailed.Load())
-		}
+		t.Fatal("three runs in a row had calls the store did not answer")
 	})
 }
 
