@@ -18,7 +18,7 @@
 -- answers {'UPGRADE'}, and the Go side has them packed (upgrade.lua) and
 -- calls again, so that no script of a call carries the packing. Nothing
 -- is parsed: a poll needs only the flags, and hands 'hot' to the Go side
--- as it is; roomNumbers parses the rest for the scripts that compute with it.
+-- as it is; roomNumbers gives the rest where a poll computes with it.
 local hotNumbers = '^.([^:]*):(%d+):(%d+):(%d+):(%d+):'
 
 local function roomOf(hot, page, always, numbers)
@@ -50,17 +50,15 @@ local function roomHas(room, mask)
   return hasBit(room.bits, mask)
 end
 
--- roomNumbers adds hot's numbers to a room made without them (roomOf's
--- numbers): rate (and rateText as stored), maxActive, opensAt, capacity,
--- ttl (ms, as text: it is only ever added to a time, which converts it).
--- Returns room. maxActive and opensAt are mostly 0 (none), which is told
--- without a tonumber: each is a strtod, about 500 instructions.
+-- roomNumbers is room with hot's numbers (roomOf's numbers): room itself
+-- when it was made with them, else a room made of its 'hot' with them, of
+-- which only the numbers are to be read (a room without stored settings
+-- has 'hot' too: defaultHot).
 local function roomNumbers(room)
-  local rate, maxActive, opensAt, capacity, ttl = string.match(room.hot, hotNumbers)
-  room.rate, room.rateText = tonumber(rate), rate
-  room.maxActive, room.opensAt = maxActive == '0' and 0 or tonumber(maxActive), opensAt == '0' and 0 or tonumber(opensAt)
-  room.capacity, room.ttl = tonumber(capacity), ttl
-  return room
+  if room.rate then
+    return room
+  end
+  return roomOf(room.hot, nil, true, true)
 end
 
 local function serverTime()
@@ -81,9 +79,7 @@ local function stalled(room, position, budgetKey, tokensKey, horizonMs, stallUs,
   if position * 1000 / rate >= tonumber(horizonMs) then
     return 0
   end
-  if not room.maxActive then
-    roomNumbers(room)
-  end
+  local maxActive = roomNumbers(room).maxActive
   if not nowUs then
     nowUs = serverTime()
   end
@@ -92,7 +88,7 @@ local function stalled(room, position, budgetKey, tokensKey, horizonMs, stallUs,
   if last > 0 and nowUs - last > tonumber(stallUs) then
     return 2
   end
-  if room.maxActive > 0 and redis.call('ZCARD', tokensKey) >= room.maxActive then
+  if maxActive > 0 and redis.call('ZCARD', tokensKey) >= maxActive then
     return 2
   end
   return 0

@@ -246,7 +246,7 @@ var mutations = []Mutation{
 	{Name: "room.lua: a stall is never seen", File: "redisstore/room.lua",
 		From: "if last > 0 and nowUs - last > tonumber(stallUs) then", To: "if false then", Pkgs: store, Hint: `^TestStallCountsFromTheFirstWaiter$`},
 	{Name: "room.lua: a full maxActive is not a stall", File: "redisstore/room.lua",
-		From: "if room.maxActive > 0 and redis.call('ZCARD', tokensKey) >= room.maxActive then", To: "if false then", Pkgs: store, Hint: `^(TestStalledAdmissionBacksOff|TestMaxActiveNeverExceeded)$`},
+		From: "if maxActive > 0 and redis.call('ZCARD', tokensKey) >= maxActive then", To: "if false then", Pkgs: store, Hint: `^(TestStalledAdmissionBacksOff|TestMaxActiveNeverExceeded)$`},
 	{Name: "settings_set.lua: no compare-and-set on the version", File: "redisstore/settings_set.lua",
 		From: "if v ~= ARGV[1] then", To: "if false then", Pkgs: store, Hint: `^TestConcurrentSettingsChangesBothLand$`},
 	{Name: "settings.go: capacity 0 accepted", File: "settings.go",
