@@ -167,9 +167,16 @@ func buildAdaptiveRun(in adaptiveInputs) *AdaptiveRun {
 	return run
 }
 
-// tokens counts admissions and what became of their tokens.
+// tokens counts admissions and what became of their tokens. An admission
+// is the run's when it falls in one of its seconds: a batch the admitter
+// began before the deadline can report after it on a loaded machine, and
+// the total must be the sum of the seconds.
 func (run *AdaptiveRun) tokens(in adaptiveInputs) {
-	run.Admitted = len(in.admissions)
+	for _, t := range in.admissions {
+		if t >= 0 && t < in.end {
+			run.Admitted++
+		}
+	}
 	for _, u := range in.users {
 		if u.instant {
 			run.Instant++

@@ -20,7 +20,7 @@ func TestPerSecondAndTokens(t *testing.T) {
 		cond: Conditions{Slow: []Slowdown{{Span{2 * s, 4 * s}, 2}}, Down: []Span{{3 * s, 4 * s}}},
 		events: []PoolEvent{served(300*tms, 100*tms), served(600*tms, 120*tms), served(900*tms, 400*tms),
 			{Arrive: 1100 * tms, End: 1100 * tms, Refused: true}, {Arrive: 1000 * tms, End: 1800 * tms}, served(5*s, 100*tms)},
-		admissions: []time.Duration{100 * tms, 200 * tms, 1500 * tms},
+		admissions: []time.Duration{100 * tms, 200 * tms, 1500 * tms, 4100 * tms}, // the last reported after the end
 		users: []userRec{
 			{arrive: 0, admittedAt: 100 * tms, readyAt: 200 * tms, waited: 200 * tms, expiresAt: 30 * s, ordered: true, tries: 1},
 			{arrive: 0, admittedAt: 200 * tms, readyAt: 300 * tms, waited: 300 * tms, expiresAt: 1500 * tms, abandon: true},
