@@ -14,6 +14,7 @@ import (
 
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/awslambda"
+	"github.com/waitroom/waitroom/internal/linetest"
 	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/orderapi"
 	"github.com/waitroom/waitroom/redisstore"
@@ -96,7 +97,7 @@ func TestNewVisitorsSolveAChallenge(t *testing.T) {
 		if r := h.call(enterWith("tv", waitroom.SolveChallenge(value, bits))); r.StatusCode != 200 || decode(t, r)["status"] != "WAITING" {
 			t.Fatalf("enter with a second solution: %d %s", r.StatusCode, r.Body)
 		}
-		if n := rdb.ZCard(context.Background(), "wr:{tv}:line").Val(); n != 4 {
+		if n := linetest.Length(t, rdb, "tv"); n != 4 {
 			t.Fatalf("the line holds %d; want two visitors, alice and bob", n)
 		}
 	})
@@ -142,7 +143,7 @@ func TestBadSolutionsCreateNothing(t *testing.T) {
 		altered[len("c1.")+9] ^= 1 // in the room
 		rdb := h.redis.Client()
 		before := stateKeys(t, h)
-		lineBefore := rdb.ZCard(context.Background(), "wr:{tv}:line").Val()
+		lineBefore := linetest.Length(t, rdb, "tv")
 		// The message says why, so that a client (or its developer) can tell
 		// a replay from a bug.
 		for _, c := range []struct{ name, solution, why string }{
@@ -173,7 +174,7 @@ func TestBadSolutionsCreateNothing(t *testing.T) {
 		if after := stateKeys(t, h); after != before {
 			t.Errorf("keys %v → %v: a refused solution wrote something", before, after)
 		}
-		if n := rdb.ZCard(context.Background(), "wr:{tv}:line").Val(); n != lineBefore {
+		if n := linetest.Length(t, rdb, "tv"); n != lineBefore {
 			t.Errorf("the line went from %d to %d", lineBefore, n)
 		}
 	})
@@ -209,7 +210,7 @@ func TestOneSolutionOneVisitorAcrossProcesses(t *testing.T) {
 		if made.Load() != 1 || refused.Load() != 15 {
 			t.Fatalf("one solution: %d visitors, %d refused; want 1 and 15", made.Load(), refused.Load())
 		}
-		if n := h.redis.Client().ZCard(context.Background(), "wr:{tv}:line").Val(); n != 1 {
+		if n := linetest.Length(t, h.redis.Client(), "tv"); n != 1 {
 			t.Fatalf("the line holds %d", n)
 		}
 	})

@@ -20,6 +20,7 @@ import (
 	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/internal/sqstest"
 	"github.com/waitroom/waitroom/metrics"
+	"github.com/waitroom/waitroom/redisstore"
 	"github.com/waitroom/waitroom/sqs"
 )
 
@@ -105,7 +106,7 @@ func (h *intakeHarness) receiptPosition(receipt string) events.APIGatewayV2HTTPR
 // the tests send as X-User-Id (the store's "h:<id>").
 func (h *intakeHarness) line(t *testing.T, room string) []string {
 	t.Helper()
-	users, err := h.redis.Client().ZRange(t.Context(), "wr:{"+room+"}:line", 0, -1).Result()
+	users, err := redisstore.Line(t.Context(), h.redis.Client(), room)
 	if err != nil {
 		t.Fatal(err)
 	}

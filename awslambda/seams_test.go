@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/internal/linetest"
 	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/redisstore"
 )
@@ -158,7 +159,7 @@ func TestOneClientCannotMintACrowd(t *testing.T) {
 		if created < waitroom.DefaultVisitorBurst || created > waitroom.DefaultVisitorBurst+refilled {
 			t.Fatalf("one address made %d visitors from 320 enters; want the burst of %d and at most the %d refilled meanwhile", created, waitroom.DefaultVisitorBurst, refilled)
 		}
-		if n := h.redis.Client().ZCard(context.Background(), "wr:{default}:line").Val(); n != int64(created) {
+		if n := linetest.Length(t, h.redis.Client(), "default"); n != int64(created) {
 			t.Fatalf("%d places for %d visitors made", n, created)
 		}
 		for i := 0; i < 3; i++ { // the same /64

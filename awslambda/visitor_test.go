@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/internal/linetest"
 	"github.com/waitroom/waitroom/internal/redistest"
 )
 
@@ -85,7 +86,7 @@ func TestAnonymousVisitorKeepsPlaceWithTicket(t *testing.T) {
 		if again.StatusCode != 200 || decode(t, again)["position"] != 2.0 {
 			t.Fatalf("re-enter by header: %s", again.Body)
 		}
-		if n, _ := h.redis.Client().ZCard(context.Background(), "wr:{default}:line").Result(); n != 2 {
+		if n := linetest.Length(t, h.redis.Client(), "default"); n != 2 {
 			t.Fatalf("line holds %d, want 2: a reload must not take a second place", n)
 		}
 	})
@@ -125,7 +126,7 @@ func TestInvalidTicketsCreateNothing(t *testing.T) {
 		if after, _ := rdb.DBSize(context.Background()).Result(); after != before {
 			t.Errorf("keys %d → %d: an invalid ticket created something", before, after)
 		}
-		if n, _ := rdb.ZCard(context.Background(), "wr:{default}:line").Result(); n != 1 {
+		if n := linetest.Length(t, rdb, "default"); n != 1 {
 			t.Errorf("line holds %d, want 1", n)
 		}
 	})

@@ -2,8 +2,6 @@ package bench
 
 import (
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -110,22 +108,6 @@ func flush(tb testing.TB, c *redis.Client) {
 	if err := c.FlushAll(context.Background()).Err(); err != nil {
 		tb.Fatal(err)
 	}
-}
-
-// script loads one of the store's scripts (the very text the store loads,
-// redisstore.Source) and returns its SHA.
-func script(tb testing.TB, c *redis.Client, name string) string {
-	text, ok := redisstore.Source(name)
-	if !ok {
-		tb.Fatalf("no script %s", name)
-	}
-	b := []byte(text)
-	sum := sha1.Sum(b)
-	sha := hex.EncodeToString(sum[:])
-	if got, err := c.ScriptLoad(context.Background(), string(b)).Result(); err != nil || got != sha {
-		tb.Fatalf("SCRIPT LOAD %s: %v %v", name, got, err)
-	}
-	return sha
 }
 
 func config() waitroom.Config {
@@ -257,18 +239,15 @@ func finish(b *testing.B, op sim.MicroOp) {
 	record(op)
 }
 
-// fillLine puts n users u%012d (from `from`) in room's line with pipelined
-// ZADD (no marks, no sequence: only the line matters to these benchmarks),
-// as the store keeps the users X-User-Id names: "h:<id>".
+// fillLine puts n users u%012d (from `from`) at the back of room's line
+// (redisstore.Append: no marks, no limiter: only the line matters to these
+// benchmarks), as the store keeps the users X-User-Id names: "h:<id>".
 func fillLine(tb testing.TB, c *redis.Client, room, prefix string, from, n int) {
-	ctx := context.Background()
-	for i := from; i < from+n; i += 10_000 {
-		members := make([]redis.Z, 0, 10_000)
-		for j := i; j < min(i+10_000, from+n); j++ {
-			members = append(members, redis.Z{Score: float64(j + 1), Member: "h:" + uid(prefix, j)})
-		}
-		if err := c.ZAdd(ctx, "wr:{"+room+"}:line", members...).Err(); err != nil {
-			tb.Fatal(err)
-		}
+	users := make([]string, n)
+	for i := range users {
+		users[i] = "h:" + uid(prefix, from+i)
+	}
+	if err := redisstore.Append(context.Background(), c, room, users); err != nil {
+		tb.Fatal(err)
 	}
 }

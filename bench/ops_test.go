@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/awslambda"
 	"github.com/waitroom/waitroom/bench/spike/sim"
@@ -31,7 +33,6 @@ func api(c redisstore.Client, cfg waitroom.Config, orders awslambda.OrderPlacer)
 func BenchmarkEnter(b *testing.B) {
 	c := client(b, concurrency)
 	flush(b, c)
-	sha := script(b, c, "enter.lua")
 	a := api(c, config(), nil)
 	var seq atomic.Int64
 	ops, p50, p99 := parallel(b, concurrency, func(_ *rand.Rand, _ int) error {
@@ -45,11 +46,13 @@ func BenchmarkEnter(b *testing.B) {
 	if b.N < minOps {
 		return
 	}
-	k := "wr:{bench}:"
-	// KEYS and ARGV as redisstore.Store.Enter sends them (room.lua's defaults
-	// first; the limiter's three buckets, its time and limits off).
-	rb := redisBenchmark(b, concurrency, b.N, 1_000_000_000, "EVALSHA", sha, "8", k+"settings", k+"line", k+"seq", k+"u:r__rand_int__", k+"marks", k+"budget", k+"tokens",
-		k+"buckets", "100:100000000:300000:1", "r__rand_int__", "0.5", "60000", "500000", "0", "c", "0", "0", "a", "0", "0", "v", "0", "0")
+	// The script call of Store.Enter for a new user, as it sends it (the
+	// limiter off), each replay a new random user.
+	calls := recordCalls(b, c, uid("r", 0), "r__rand_int__", func(rc *redis.Client) error {
+		_, err := redisstore.New(rc, config()).Enter(context.Background(), "bench", "h:"+uid("r", 0))
+		return err
+	})
+	rb := redisBenchmark(b, concurrency, b.N, 1_000_000_000, calls[0]...)
 	finish(b, sim.MicroOp{Name: "enter", Path: "Route POST /queue/enter (pipeline: EVALSHA enter + SADD rooms)", Script: "EVALSHA enter.lua", Concurrency: concurrency,
 		GoOpsPerSec: ops, GoP50Us: p50, GoP99Us: p99, RedisBenchPerSec: rb})
 }
@@ -59,7 +62,6 @@ func BenchmarkPosition(b *testing.B) {
 	const waiting = 10_000
 	c := client(b, concurrency)
 	flush(b, c)
-	sha := script(b, c, "position.lua")
 	fillLine(b, c, "bench", "u", 0, waiting)
 	a := api(c, config(), nil)
 	q := map[string]string{"room": "bench"}
@@ -73,9 +75,11 @@ func BenchmarkPosition(b *testing.B) {
 	if b.N < minOps {
 		return
 	}
-	k := "wr:{bench}:"
-	rb := redisBenchmark(b, concurrency, b.N, waiting, "EVALSHA", sha, "6", k+"settings", k+"line", k+"u:h:u__rand_int__", k+"budget", k+"tokens",
-		k+"buckets", "100:100000000:300000:1", "h:u__rand_int__", "60000", "500000", "0", "c", "0", "0", "a", "0", "0")
+	calls := recordCalls(b, c, uid("u", 0), "u__rand_int__", func(rc *redis.Client) error {
+		_, err := redisstore.New(rc, config()).Position(context.Background(), "bench", "h:"+uid("u", 0))
+		return err
+	})
+	rb := redisBenchmark(b, concurrency, b.N, waiting, calls[0]...)
 	finish(b, sim.MicroOp{Name: "position", Path: "Route GET /queue/position (EVALSHA position), 10k waiting", Script: "EVALSHA position.lua", Concurrency: concurrency,
 		GoOpsPerSec: ops, GoP50Us: p50, GoP99Us: p99, RedisBenchPerSec: rb})
 }
@@ -94,7 +98,6 @@ func BenchmarkGateCheck(b *testing.B) {
 	const users = 10_000
 	c := client(b, concurrency)
 	flush(b, c)
-	begin, unlock := script(b, c, "order_begin.lua"), script(b, c, "unlock.lua")
 	token := "bench.AAAAAAAAAAAAAAAAAAAAAA"
 	exp := time.Now().Add(time.Hour).UnixMilli()
 	ctx := context.Background()
@@ -119,12 +122,21 @@ func BenchmarkGateCheck(b *testing.B) {
 	if b.N < minOps {
 		return
 	}
-	k := "wr:{bench}:"
-	// The two scripts of one gate check, each at the same concurrency; one
-	// check costs the sum of their times.
-	rb1 := redisBenchmark(b, concurrency, b.N, users, "EVALSHA", begin, "4", k+"u:h:g__rand_int__", k+"lock:h:g__rand_int__", k+"idem:x", k+"buckets",
-		token, "lockvalue", "15000", "0", "0", "c", "0", "0", "a", "0", "0")
-	rb2 := redisBenchmark(b, concurrency, b.N, users, "EVALSHA", unlock, "1", k+"lock:h:g__rand_int__", "lockvalue")
+	// The two scripts of one gate check as the store sends them, each at the
+	// same concurrency; one check costs the sum of their times.
+	calls := recordCalls(b, c, uid("g", 0), "g__rand_int__", func(rc *redis.Client) error {
+		s := redisstore.New(rc, config())
+		l, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "bench", User: "h:" + uid("g", 0), Token: token})
+		if err != nil {
+			return err
+		}
+		return s.ReleaseOrder(ctx, l)
+	})
+	if len(calls) != 2 {
+		b.Fatalf("a gate check made %d script calls, want order_begin and unlock: %q", len(calls), calls)
+	}
+	rb1 := redisBenchmark(b, concurrency, b.N, users, calls[0]...)
+	rb2 := redisBenchmark(b, concurrency, b.N, users, calls[1]...)
 	finish(b, sim.MicroOp{Name: "gate check", Path: "Route POST /orders, instant 409 downstream (EVALSHA order_begin + EVALSHA unlock)", Script: "EVALSHA order_begin.lua, then unlock.lua (1/(1/a+1/b))", Concurrency: concurrency,
 		GoOpsPerSec: ops, GoP50Us: p50, GoP99Us: p99, RedisBenchPerSec: 1 / (1/rb1 + 1/rb2)})
 }
@@ -137,7 +149,6 @@ func BenchmarkAdmitBatch(b *testing.B) {
 	const batch = 10
 	c := client(b, 4)
 	flush(b, c)
-	sha := script(b, c, "admit.lua")
 	ctx := context.Background()
 	cfg := config()
 	cfg.AdmitRatePerSec, cfg.AdmitInterval = 1_000_000, 10*time.Microsecond // batch of 10, refilled in 10 µs
@@ -158,13 +169,13 @@ func BenchmarkAdmitBatch(b *testing.B) {
 		return
 	}
 	fillLine(b, c, "bench", "a", need, batch*(b.N+10))
-	k := "wr:{bench}:"
-	args := []string{"EVALSHA", sha, "7", k + "settings", k + "line", k + "budget", k + "marks", k + "tokens", k + "seq", k + "admits",
-		"1000000:100000000:300000:1", "0.00001", k + "u:", "bench", "60000"}
-	for i := 0; i < batch; i++ {
-		args = append(args, "t__rand_int__")
-	}
-	rb := redisBenchmark(b, 1, b.N, 1_000_000_000, args...)
+	// The admit script's call as the store sends it (its token parts are
+	// replayed as they were drawn: each batch gives them to other users).
+	calls := recordCalls(b, c, "\x00", "\x00", func(rc *redis.Client) error {
+		_, err := redisstore.New(rc, cfg).AdmitBatch(ctx)
+		return err
+	})
+	rb := redisBenchmark(b, 1, b.N, 1_000_000_000, calls[0]...)
 	finish(b, sim.MicroOp{Name: "admit batch", Path: "AdmitFunction (1 batch of 10): SMEMBERS rooms + EVALSHA admit", Script: "EVALSHA admit.lua (10 users)", Concurrency: 1,
 		GoOpsPerSec: ops, GoP50Us: p50, GoP99Us: p99, RedisBenchPerSec: rb})
 }

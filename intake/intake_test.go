@@ -34,7 +34,7 @@ func TestConsumerDropsEntriesOlderThanTheirReceipt(t *testing.T) {
 	if err != nil || done != 2 {
 		t.Fatalf("apply: %d %v", done, err)
 	}
-	line, err := rdb.ZRange(context.Background(), "wr:{r}:line", 0, -1).Result()
+	line, err := redisstore.Line(context.Background(), rdb, "r")
 	if err != nil || len(line) != 1 || line[0] != "fresh" {
 		t.Fatalf("line %v %v, want only the fresh entry", line, err)
 	}

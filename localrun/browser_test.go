@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/waitroom/waitroom/internal/browsertest"
+	"github.com/waitroom/waitroom/internal/linetest"
 	"github.com/waitroom/waitroom/internal/redistest"
 )
 
@@ -51,12 +52,12 @@ func TestBrowserJourney(t *testing.T) {
 		browsertest.Screenshot(t, page, "waiting.png")
 
 		// Reload: the ticket cookie keeps the place; no second place is taken.
-		lineBefore := srv.Client().ZCard(context.Background(), "wr:{tv}:line").Val()
+		lineBefore := linetest.Length(t, srv.Client(), "tv")
 		browsertest.Do(t, page, "reload", chromedp.Reload(), chromedp.WaitVisible(chromedp.ID("waiting")))
 		if again := shownPosition(t, page); again > first {
 			t.Errorf("after a reload the position is %d, was %d", again, first)
 		}
-		if after := srv.Client().ZCard(context.Background(), "wr:{tv}:line").Val(); after > lineBefore {
+		if after := linetest.Length(t, srv.Client(), "tv"); after > lineBefore {
 			t.Errorf("the reload took another place: line %d → %d", lineBefore, after)
 		}
 
@@ -201,7 +202,7 @@ func TestBrowserHumanStates(t *testing.T) {
 		}
 		browsertest.Do(t, other, "rejoin", chromedp.Click(chromedp.ID("rejoin")))
 		browsertest.Get(t, other, "rejoined", chromedp.Poll[bool](`["waiting","ready"].includes(document.getElementById("main").dataset.state)`))
-		if n := srv.Client().Exists(context.Background(), "wr:{fresh}:line", "wr:{fresh}:tokens").Val(); n == 0 {
+		if n := srv.Client().Exists(context.Background(), "wr:{fresh}:queue", "wr:{fresh}:tokens").Val(); n == 0 {
 			t.Error("the rejoin took no place")
 		}
 		console.Check(t, "429")

@@ -11,7 +11,9 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/waitroom/waitroom/internal/browsertest"
+	"github.com/waitroom/waitroom/internal/linetest"
 	"github.com/waitroom/waitroom/internal/redistest"
+	"github.com/waitroom/waitroom/redisstore"
 )
 
 // recordStates keeps, in window.seen, every state the page shows and the
@@ -47,7 +49,7 @@ func TestBrowserSolvesTheChallenge(t *testing.T) {
 		if pos := shownPosition(t, page); pos < 1 || pos > 2 {
 			t.Errorf("position %d, want behind the one still waiting", pos)
 		}
-		line := srv.Client().ZRange(context.Background(), "wr:{tv}:line", 0, -1).Val()
+		line, _ := redisstore.Line(context.Background(), srv.Client(), "tv")
 		if len(line) != 2 || !strings.HasPrefix(line[1], "v-") || len(srv.Client().Keys(context.Background(), "wr:{tv}:pow:*").Val()) != 1 {
 			t.Errorf("line %v: want the visitor behind h:second, with its challenge spent", line)
 		}
@@ -56,7 +58,7 @@ func TestBrowserSolvesTheChallenge(t *testing.T) {
 		if again := browsertest.Get(t, page, "states", chromedp.Evaluate[[]string](`window.seen`)); strings.Contains(strings.Join(again, " "), "solving") {
 			t.Errorf("a reload solved again: %v", again)
 		}
-		if n := srv.Client().ZCard(context.Background(), "wr:{tv}:line").Val(); n != 2 {
+		if n := linetest.Length(t, srv.Client(), "tv"); n != 2 {
 			t.Errorf("the reload took another place: %d in line", n)
 		}
 		console.Check(t, "428")

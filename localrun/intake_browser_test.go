@@ -1,7 +1,6 @@
 package localrun_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/waitroom/waitroom/internal/browsertest"
+	"github.com/waitroom/waitroom/internal/linetest"
 	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/internal/sqstest"
 )
@@ -43,9 +43,9 @@ func TestBrowserBrokerIntake(t *testing.T) {
 			}
 		}
 		// The first is admitted at once (admission starts with one batch's budget).
-		for deadline := time.Now().Add(20 * time.Second); srv.Client().ZCard(context.Background(), "wr:{tv}:line").Val() < 2; time.Sleep(10 * time.Millisecond) {
+		for deadline := time.Now().Add(20 * time.Second); linetest.Length(t, srv.Client(), "tv") < 2; time.Sleep(10 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				t.Fatalf("the consumer applied %d of 3 entries", srv.Client().ZCard(context.Background(), "wr:{tv}:line").Val())
+				t.Fatalf("the consumer applied %d of 3 entries", linetest.Length(t, srv.Client(), "tv"))
 			}
 		}
 
@@ -76,7 +76,7 @@ func TestBrowserBrokerIntake(t *testing.T) {
 			t.Errorf("invalid receipt: %q", text)
 		}
 		browsertest.Get(t, tabB, "rejoined", chromedp.Poll[bool](`document.getElementById("main").dataset.state === "waiting" && !document.getElementById("position").parentNode.hidden`))
-		if n := srv.Client().ZCard(context.Background(), "wr:{tv}:line").Val(); n != 4 {
+		if n := linetest.Length(t, srv.Client(), "tv"); n != 4 {
 			t.Errorf("%d in line, want the 2 still ahead and the two visitors, once each", n)
 		}
 		consoleB.Check(t, "401")

@@ -10,7 +10,7 @@
 -- catches up by at most one batch. A lowered rate lowers the cap at once, so
 -- what was saved at the old rate never over-admits. No lock to lose.
 --
--- KEYS[1] the room's hash (settings.lua; with the limiter's buckets)  KEYS[2] line
+-- KEYS[1] the room's hash (settings.lua; with the limiter's buckets)  KEYS[2] line (the sorted set)
 -- KEYS[3] budget (hash: at = microseconds, avail = users)
 -- KEYS[4] marks  KEYS[5] live tokens (zset user -> expiry ms)  KEYS[6] sequence counter
 -- KEYS[7] admissions per second (hash second -> count)
@@ -18,6 +18,7 @@
 -- ARGV[3] prefix of token records ("wr:{room}:u:")  ARGV[4] room  ARGV[5] idle expiry ms
 -- KEYS[8] the order gate's downstream counters (downstream.lua)  KEYS[9] the controller's
 --   state (adapt.lua)  ARGV[6] the control window ms  ARGV[7] the counters' expiry ms
+-- KEYS[10] queue  KEYS[11] places (line.lua)
 -- ARGV[8..] random token parts, one per user that may be admitted
 -- Returns {waiting, activeTokens, expired, expiresAtMs, tokensWanted, stored,
 --          effectiveRate, windowEndMs (0: no window handed over), windowMs, counters,
@@ -62,6 +63,69 @@ local function admitTokens(popped, admitted, expiresText, recordHead, nowSec, ou
   if mark[2] then
     redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', '(' .. mark[2])
   end
+end
+
+-- forget takes users out of places (line.lua) when they leave the queue.
+local function forget(users)
+  for i = 1, #users, 1000 do -- Lua's unpack takes a few thousand values at most
+    redis.call('HDEL', KEYS[11], unpack(users, i, math.min(#users, i + 999)))
+  end
+end
+
+-- popLine takes the line's first n users, the sorted set's and the
+-- queue's merged by number (line.lua), and returns them as ZPOPMIN would:
+-- user, sequence, user, sequence, ... The front moves past the queue's,
+-- and says so once the sorted set is empty.
+local function popLine(n)
+  local front, maySort = frontOf(redis.call('HGET', KEYS[11], ''))
+  local sorted, queued = {}, {}
+  if maySort then
+    sorted = redis.call('ZRANGE', KEYS[2], 0, n - 1, 'WITHSCORES')
+  end
+  if front then
+    queued = redis.call('LRANGE', KEYS[10], 0, n - 1)
+  end
+  local popped, i, j = {}, 1, 1
+  for k = 1, 2 * n, 2 do
+    local seq = queued[j] and front + j - 1
+    if sorted[2 * i] and (not seq or tonumber(sorted[2 * i]) < seq) then
+      popped[k] = sorted[2 * i - 1]
+      popped[k + 1] = sorted[2 * i]
+      i = i + 1
+    elseif seq then
+      popped[k] = queued[j]
+      popped[k + 1] = string.format('%d', seq)
+      j = j + 1
+    else
+      break
+    end
+  end
+  if i > 1 then
+    redis.call('ZREMRANGEBYRANK', KEYS[2], 0, i - 2)
+  end
+  if not front or (j == 1 and not (maySort and i > 1)) then
+    return popped -- no queue, or its front as it was
+  end
+  redis.call('LTRIM', KEYS[10], j - 1, -1)
+  for k = #queued, j, -1 do
+    queued[k] = nil
+  end
+  forget(queued)
+  -- The front's both copies (line.lua) move, or go with the queue's last
+  -- user, whose sequence the counter then holds.
+  if redis.call('EXISTS', KEYS[10]) == 0 then
+    redis.call('HDEL', KEYS[11], '')
+    redis.call('HDEL', KEYS[1], 'front')
+    redis.call('SET', KEYS[6], string.format('%d', front + j - 2))
+    return popped
+  end
+  local stored = string.format('%d', front + j - 1)
+  if maySort and redis.call('EXISTS', KEYS[2]) == 1 then
+    stored = '-' .. stored
+  end
+  redis.call('HSET', KEYS[11], '', stored)
+  redis.call('HSET', KEYS[1], 'front', stored)
+  return popped
 end
 
 -- handOver ends the control window once it has lasted ARGV[6] ms: the
@@ -157,9 +221,9 @@ local function releaseClosed(room, burst, nowUs, nowMs, nowMsText)
   local cursor, quiet = sweepBuckets(nowUs, sweep[1], sweep[2])
   redis.call('HSET', KEYS[3], 'gc', cursor, 'gcq', quiet)
   local waiting = 0
-  if redis.call('EXISTS', KEYS[2]) == 1 then
-    redis.call('ZREMRANGEBYRANK', KEYS[2], 0, releasePerBatch - 1)
-    waiting = redis.call('ZCARD', KEYS[2])
+  if redis.call('EXISTS', KEYS[2], KEYS[10]) > 0 then
+    popLine(releasePerBatch)
+    waiting = redis.call('ZCARD', KEYS[2]) + redis.call('LLEN', KEYS[10])
     if waiting == 0 then
       redis.call('DEL', KEYS[3], KEYS[4], KEYS[6])
     end
@@ -208,14 +272,14 @@ if not roomHas(room, pausedBit) and room.opensAt <= nowMs then
 end
 local popped = {}
 if n > 0 then
-  popped = redis.call('ZPOPMIN', KEYS[2], n)
+  popped = popLine(n)
 end
 local admitted = #popped / 2
 avail = avail - admitted
 -- An empty line leaves the budget alone (a missing one is a full one), so
 -- that visiting an idle created room writes nothing.
 local cursor, quiet = sweepBuckets(nowUs, budget[3], budget[4])
-if admitted > 0 or redis.call('EXISTS', KEYS[2]) == 1 then
+if admitted > 0 or redis.call('EXISTS', KEYS[2], KEYS[10]) > 0 then
   redis.call('HSET', KEYS[3], 'at', string.format('%d', nowUs), 'avail', string.format('%.9f', avail), 'gc', cursor, 'gcq', quiet)
 end
 
@@ -226,7 +290,7 @@ if admitted > 0 then
   admitTokens(popped, admitted, expiresText, expiresText .. ':' .. nowMsText .. ':', nowSec, out)
   countAdmitted(KEYS[7], admitted, nowSec, nowSecText)
 end
-out[1] = redis.call('ZCARD', KEYS[2])
+out[1] = redis.call('ZCARD', KEYS[2]) + redis.call('LLEN', KEYS[10])
 out[2] = redis.call('ZCARD', KEYS[5])
 -- An idle room (nobody waiting, no live token) lets its keys expire, so an
 -- abandoned room costs nothing. Not at once: the budget must outlive a

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/internal/linetest"
 	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/redisstore"
 )
@@ -52,7 +53,7 @@ func TestSolvedChallengeMakesOneVisitorAcrossProcesses(t *testing.T) {
 		if made.Load() != 1 || spent.Load() != 31 {
 			t.Fatalf("%d visitors made and %d refused with one challenge; want 1 and 31", made.Load(), spent.Load())
 		}
-		if n := rdb.ZCard(context.Background(), "wr:{r}:line").Val(); n != 1 {
+		if n := linetest.Length(t, rdb, "r"); n != 1 {
 			t.Fatalf("the line holds %d", n)
 		}
 		if ttl := rdb.PTTL(context.Background(), "wr:{r}:pow:nonce-1").Val(); ttl <= 89*time.Second || ttl > 90*time.Second+time.Millisecond {

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/internal/linetest"
 	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/redisstore"
 )
@@ -58,11 +59,11 @@ func TestClosedRoomReleasesItsLine(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n := rdb.ZCard(ctx, k("line")).Val(); n != want || len(b.Rooms) != 1 || len(b.Rooms[0].Admitted) != 0 {
+			if n := linetest.Length(t, rdb, room); n != want || len(b.Rooms) != 1 || len(b.Rooms[0].Admitted) != 0 {
 				t.Fatalf("batch %d: line %d, want %d; batch %+v", batch, n, want, b)
 			}
 		}
-		if n := rdb.Exists(ctx, k("line"), k("seq"), k("marks"), k("budget")).Val(); n != 0 {
+		if n := rdb.Exists(ctx, k("line"), k("queue"), k("places"), k("seq"), k("marks"), k("budget")).Val(); n != 0 {
 			t.Errorf("%d of the line's keys are left after it was released", n)
 		}
 		if n := rdb.Exists(ctx, k("u:buyer"), k("tokens")).Val(); n != 2 {
@@ -77,23 +78,34 @@ func TestClosedRoomReleasesItsLine(t *testing.T) {
 	})
 }
 
-// fill puts n users w-0 … in room's line, the way enter numbers them.
+// fill puts n users w-0 … in room's line, the way enter numbers them: the
+// first half in the sorted set, as a line stored before the queue was
+// (line.lua), the rest in the queue behind them.
 func fill(t *testing.T, rdb *redis.Client, room string, n int) {
 	t.Helper()
 	ctx := context.Background()
-	seq := rdb.Get(ctx, "wr:{"+room+"}:seq").Val()
+	k := func(name string) string { return "wr:{" + room + "}:" + name }
 	var base int64
-	fmt.Sscan(seq, &base)
-	members := make([]redis.Z, n)
-	for i := range members {
-		members[i] = redis.Z{Score: float64(base + int64(i) + 1), Member: fmt.Sprintf("w-%d", i)}
-	}
+	fmt.Sscan(rdb.Get(ctx, k("seq")).Val(), &base)
 	for i := 0; i < n; i += 1000 {
-		if err := rdb.ZAdd(ctx, "wr:{"+room+"}:line", members[i:min(n, i+1000)]...).Err(); err != nil {
+		p := rdb.Pipeline()
+		for j := i; j < min(n, i+1000); j++ {
+			user, seq := fmt.Sprintf("w-%d", j), base+int64(j)+1
+			if j < n/2 {
+				p.ZAdd(ctx, k("line"), redis.Z{Score: float64(seq), Member: user})
+				continue
+			}
+			if j == n/2 {
+				p.HSet(ctx, k("places"), "", -seq) // the front, negated: the sorted set holds users
+			}
+			p.RPush(ctx, k("queue"), user)
+			p.HSet(ctx, k("places"), user, seq)
+		}
+		if _, err := p.Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
-	rdb.Set(ctx, "wr:{"+room+"}:seq", base+int64(n), 0)
+	rdb.Set(ctx, k("seq"), base+int64(n), 0)
 }
 
 // Once its line is released and its last token gone, everything a closed

@@ -1,12 +1,13 @@
 -- Join a room's line, or report where the user already stands.
 -- One script, so that no request slips between the capacity check and the insert.
--- KEYS[1] the room's hash (settings.lua)  KEYS[2] line (zset user -> sequence)  KEYS[3] sequence counter
+-- KEYS[1] the room's hash (settings.lua)  KEYS[2] line (the sorted set: line.lua)  KEYS[3] sequence counter
 -- KEYS[4] the user's entry-token record  KEYS[5] marks (zset member second -> first sequence of that second)
 -- KEYS[6] budget (enter sets 'since')  KEYS[7] live tokens
 -- ARGV[1] user  ARGV[2] random draw in (0, 1)
 -- The stall check's horizon and time are the store's (configHead: stallHorizonMs, stallAfterUs).
 -- ARGV[3..6] the limiter's time and the fields of the caller's, its address's and its new visitors' buckets (ratelimit.lua)
--- ARGV[7] the caller's solved challenge's remaining life ms, KEYS[9] its record,
+-- KEYS[9] queue  KEYS[10] places (line.lua)
+-- ARGV[7] the caller's solved challenge's remaining life ms, KEYS[11] its record,
 --   present only when ARGV[7] is not '0' (challenge.lua)
 -- KEYS[8] admissions per second  ARGV[8] the entry token an instant
 --   admission issues ("room.random"); the batch interval is configHead's batchSeconds
@@ -43,7 +44,7 @@ local function admitNow(room)
   return record, live == 0
 end
 
-local s = redis.call('HMGET', KEYS[1], 'hot', 'page', 'mark', ARGV[4], ARGV[5], ARGV[6])
+local s = redis.call('HMGET', KEYS[1], 'hot', 'page', 'mark', ARGV[4], ARGV[5], ARGV[6], 'front')
 local room, upgrade = roomOf(s[1], s[2], false, true)
 if not room then
   return {upgrade and 'UPGRADE' or 'NOROOM'}
@@ -77,8 +78,18 @@ else
 end
 local prequeue = room.opensAt > nowMs
 -- The line first: a user in it holds no token (admission moves a user
--- from the line to its token in one script).
-local rank = redis.call('ZRANK', KEYS[2], ARGV[1])
+-- from the line to its token in one script). The common cases inline
+-- (line.lua): a queue with its front's copy and nobody in the sorted set.
+local seq = redis.call('HGET', KEYS[10], ARGV[1])
+local front, sorted = tonumber(s[7]), true
+local rank
+if front and front > 0 then
+  sorted = false
+  rank = seq and seq - front
+else
+  rank = placeOf(KEYS[2], KEYS[10], ARGV[1], seq, s[7])
+  front, sorted = frontOf(s[7] or redis.call('HGET', KEYS[10], ''))
+end
 if rank then
   if prequeue then
     return answer('PREQUEUE', rank + 1, 0, room)
@@ -89,11 +100,17 @@ local record = redis.call('GET', KEYS[4])
 if record then
   return answer('READY', record, 0, room)
 end
-local waiting = redis.call('ZCARD', KEYS[2])
+-- Everyone in line: the queue, and the sorted set unless the front says
+-- it is empty.
+local queued = front and redis.call('LLEN', KEYS[9]) or 0
+local waiting = queued
+if sorted then
+  waiting = waiting + redis.call('ZCARD', KEYS[2])
+end
 if waiting >= room.capacity then
   return answer('FULL', waiting, 0, room)
 end
-if challengeSpent(9, 7) then
+if challengeSpent(11, 7) then
   return {'SPENT'}
 end
 if waiting == 0 and not prequeue and not roomHas(room, pausedBit) and roomHas(room, instantBit) then
@@ -107,21 +124,42 @@ if prequeue then
   -- sequence given out and the next one: the pre-queue is ahead of everyone
   -- who enters after the opening and behind anyone already in line, in a
   -- uniformly random order that re-entering (ZRANK above) never changes.
-  -- Nobody takes a sequence during a pre-queue, so base is the same for all.
-  local base = tonumber(redis.call('GET', KEYS[3]) or '0')
+  -- Nobody takes a sequence during a pre-queue, so base is the same for all:
+  -- the queue's last, else the counter's (line.lua).
+  local base = front and front + queued - 1 or tonumber(redis.call('GET', KEYS[3]) or '0')
   if waiting == 0 then
     redis.call('SET', KEYS[3], base) -- keeps base and drops an idle room's expiry
     redis.call('PERSIST', KEYS[5])
   end
   redis.call('ZADD', KEYS[2], string.format('%.17g', base + tonumber(ARGV[2])), ARGV[1])
+  if not sorted then -- the front says so, in both copies (line.lua)
+    local negated = string.format('%d', -front)
+    redis.call('HSET', KEYS[10], '', negated)
+    redis.call('HSET', KEYS[1], 'front', negated)
+  end
   -- Pre-queued users have waited since the opening, for the wait metric.
   redis.call('ZADD', KEYS[5], 'NX', string.format('%.17g', base + 2 ^ -33), string.format('%d', math.floor(room.opensAt / 1000)) .. ':open')
   return answer('PREQUEUE', waiting + 1, 1, room)
 end
 -- The sequence as text once: a number argument of redis.call is printed
--- with %.17g at every call that carries it.
-local seq = string.format('%d', redis.call('INCR', KEYS[3]))
-redis.call('ZADD', KEYS[2], seq, ARGV[1])
+-- with %.17g at every call that carries it. Behind a queue it follows the
+-- queue's last; the first of a queue follows the last given out, which the
+-- counter holds while there is no queue (line.lua).
+if front then
+  seq = string.format('%d', front + queued)
+else
+  seq = string.format('%d', tonumber(redis.call('GET', KEYS[3]) or '0') + 1)
+end
+redis.call('RPUSH', KEYS[9], ARGV[1])
+if queued == 0 then
+  -- The queue's first: the front (line.lua, both copies), negated when
+  -- the sorted set holds anyone.
+  local stored = waiting > 0 and '-' .. seq or seq
+  redis.call('HSET', KEYS[10], ARGV[1], seq, '', stored)
+  redis.call('HSET', KEYS[1], 'front', stored)
+else
+  redis.call('HSET', KEYS[10], ARGV[1], seq)
+end
 if waiting == 0 then
   -- An idle room sees no batches (admission skips its budget, or idles
   -- itself): admission has not stalled before someone waits.

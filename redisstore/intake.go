@@ -32,6 +32,9 @@ func (r roomKeys) applied(user string) string {
 // check, the enter and the record are one script, so a redelivered entry is
 // never applied twice, whatever happened to the consumer in between.
 func (s *Store) Apply(ctx context.Context, e waitroom.Entry, keep time.Duration) (waitroom.Standing, bool, error) {
+	if err := checkUser(e.User); err != nil {
+		return waitroom.Standing{}, false, err
+	}
 	reply, err := s.withUpgrade(ctx, e.Room, func() ([]any, error) {
 		return s.runEnter(ctx, s.scripts.apply, e.Room, e.User, []string{roomKeys(e.Room).applied(e.User)},
 			e.AcceptedAt.UnixMicro(), keep.Milliseconds())

@@ -2,19 +2,20 @@
 -- cannot make a waiting user look absent. The line first: most polls come
 -- from users in it, who hold no token (admission takes a user out of the
 -- line and writes its token in one script), so their poll reads no record.
--- KEYS[1] the room's hash (settings.lua)  KEYS[2] line  KEYS[3] the user's entry-token record
--- KEYS[4] budget  KEYS[5] live tokens
+-- KEYS[1] the room's hash (settings.lua)  KEYS[2] line (sorted set: line.lua)  KEYS[3] the user's entry-token record
+-- KEYS[4] budget  KEYS[5] live tokens  KEYS[6] places (line.lua)
 -- ARGV[1] user  ARGV[2..4] the limiter's time and the fields of the caller's and its
 --   address's buckets (ratelimit.lua)
 -- ARGV[5] 'seat' for a live stream's read (Store.Seat): a WAITING answer then
 --   carries two more elements, the place's sequence number and 1, or 0 in a
---   room with stored settings, whose answers depend on more than the line
+--   room with stored settings, whose answers depend on more than the line,
+--   or while the sorted set may hold anyone, whose places are not consecutive
 --   (the stream then reads the seat again at every move instead of
 --   computing from the front; the number still tells it whether the front
 --   has passed the place)
 -- Returns answer(kind, …): {'READY', record} | {'WAITING', position}
 --   | {'PREQUEUE'} | {'NOT_IN_QUEUE'} | {'CLOSED'} | {'NOROOM'} | {'UPGRADE'} (room.lua's roomOf) | {'LIMITED', ms until allowed}
-local s = redis.call('HMGET', KEYS[1], 'hot', ARGV[3], ARGV[4])
+local s = redis.call('HMGET', KEYS[1], 'hot', ARGV[3], ARGV[4], 'front')
 local room, upgrade = roomOf(s[1])
 if not room then
   return {upgrade and 'UPGRADE' or 'NOROOM'}
@@ -34,7 +35,16 @@ if roomHas(room, closedBit) then
   end
   return answer('CLOSED', 0, 0, room)
 end
-local rank = redis.call('ZRANK', KEYS[2], ARGV[1])
+-- The common case inline (line.lua): a user in the queue, the front's
+-- copy in the room's hash, and nobody in the sorted set.
+local queued = redis.call('HGET', KEYS[6], ARGV[1])
+local front = queued and tonumber(s[4])
+local rank, seq
+if front and front > 0 then
+  rank, seq = queued - front, queued
+else
+  rank, seq = placeOf(KEYS[2], KEYS[6], ARGV[1], queued, s[4])
+end
 if not rank then
   local record = redis.call('GET', KEYS[3])
   if record then
@@ -50,7 +60,8 @@ if roomHas(room, scheduledBit) then -- the clock only for a scheduled opening
 end
 local out = answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, KEYS[4], KEYS[5], stallHorizonMs, stallAfterUs))
 if ARGV[5] == 'seat' then
-  table.insert(out, tonumber(redis.call('ZSCORE', KEYS[2], ARGV[1])))
-  table.insert(out, room.stored and 0 or 1)
+  local _, sorted = frontOf(s[4])
+  table.insert(out, tonumber(seq))
+  table.insert(out, (room.stored or sorted) and 0 or 1)
 end
 return out

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/internal/linetest"
 	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/redisstore"
 )
@@ -78,7 +79,7 @@ func TestLimiterPerIP(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if n := rdb.ZCard(context.Background(), "wr:{r}:line").Val(); refused != 3 || n != 5 {
+		if n := linetest.Length(t, rdb, "r"); refused != 3 || n != 5 {
 			t.Fatalf("%d refused, %d in line; want 3 and 5", refused, n)
 		}
 	})
@@ -144,9 +145,10 @@ func TestSweptBuckets(t *testing.T) {
 			}
 		}
 		// Two buckets a caller; a room nobody created has no settings, only
-		// the last second its line marked (enter.lua's 'mark').
-		if n := rdb.HLen(ctx, "wr:{r}:settings").Val(); n != 601 {
-			t.Fatalf("%d fields after 300 callers, want 600 and 'mark'", n)
+		// the last second its line marked (enter.lua's 'mark') and the copy
+		// of its queue's front (line.lua's 'front').
+		if n := rdb.HLen(ctx, "wr:{r}:settings").Val(); n != 602 {
+			t.Fatalf("%d fields after 300 callers, want 600, 'mark' and 'front'", n)
 		}
 		time.Sleep(250 * time.Millisecond) // every bucket is full again (a step is 200 ms)
 		for i := 0; i < 20; i++ {

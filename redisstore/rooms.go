@@ -85,7 +85,7 @@ func (s *Store) Update(ctx context.Context, room string, create bool, change fun
 			return waitroom.SettingsChange{}, err
 		}
 		k := roomKeys(room)
-		v, err := settingsSetScript.Run(ctx, s.rdb, []string{k.settings(), k.line(), k.seq(), k.marks(), k.budget()}, settingsArgs(rec.version, rec.status.Settings, next)...).Int64()
+		v, err := settingsSetScript.Run(ctx, s.rdb, []string{k.settings(), k.line(), k.seq(), k.marks(), k.budget(), k.queue(), k.places()}, settingsArgs(rec.version, rec.status.Settings, next)...).Int64()
 		if err != nil {
 			return waitroom.SettingsChange{}, waitroom.Unavailable(err)
 		}
@@ -133,7 +133,7 @@ func (s *Store) readRooms(ctx context.Context, rooms []string) ([]roomRecord, er
 		_, _ = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for i, room := range rooms {
 				k := roomKeys(room)
-				keys := []string{k.settings(), k.line(), k.tokens(), k.seq(), k.marks(), k.admits(), k.control()}
+				keys := []string{k.settings(), k.line(), k.tokens(), k.seq(), k.marks(), k.admits(), k.control(), k.queue(), k.places()}
 				cmds[i] = statusScript.EvalSha(ctx, p, keys, s.roomArgs(waitroom.AdaptWindow.Milliseconds())...)
 			}
 			return nil

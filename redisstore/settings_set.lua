@@ -3,7 +3,7 @@
 -- silently mix. The settings key has no expiry: it is the operator's.
 -- KEYS[1] settings (the room's hash: settings.lua)  ARGV[1] version read ('' when none was stored)
 -- ARGV[2..7] rate capacity ttlMs maxActive paused('1'|'0') opensAtMs (0 = none)
--- KEYS[2..5] line, sequence, marks, budget: what a reopened room starts afresh
+-- KEYS[2..7] line, sequence, marks, budget, queue, places: what a reopened room starts afresh
 -- ARGV[8..13] closed('1'|'0') message title brandColor logoUrl language
 -- ARGV[14] adaptive ('' off: waitroom.Adaptive.String)  ARGV[15] '1' to start the effective
 --   rate afresh from the rate (adaptive turned on, or the rate changed); else the
@@ -19,7 +19,8 @@ if ARGV[8] == '0' and was[2] and hasBit(string.byte(was[2], 1) - 64, closedBit) 
   -- Reopened: a fresh line. Admission releases a closed room's line in
   -- slices (admit.lua); whatever it has not released yet goes now, freed
   -- off the main thread.
-  redis.call('UNLINK', KEYS[2], KEYS[3], KEYS[4], KEYS[5])
+  redis.call('UNLINK', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7])
+  redis.call('HDEL', KEYS[1], 'front') -- the queue's front (line.lua)
 end
 local next = (tonumber(v) or 0) + 1
 -- The adaptive rate reached so far is the hot rate of an adaptive room.

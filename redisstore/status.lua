@@ -1,7 +1,8 @@
 -- A room's settings and what is happening in it, for operators. Read only
 -- (but for a stored room's first read after an upgrade: room.lua).
--- KEYS[1] the room's hash (settings.lua)  KEYS[2] line  KEYS[3] live tokens  KEYS[4] sequence counter
+-- KEYS[1] the room's hash (settings.lua)  KEYS[2] line (the sorted set)  KEYS[3] live tokens  KEYS[4] sequence counter
 -- KEYS[5] marks  KEYS[6] admissions per second  KEYS[7] the controller's (adapt.lua)
+-- KEYS[8] queue  KEYS[9] places (line.lua)
 -- ARGV[1] the store's rooms (admit.lua's ARGV[1])  ARGV[2] the control window ms
 -- Returns {stored, hasKeys, version, ratePerSec, hot, page, adaptive, state,
 --          waiting, prequeued, activeTokens, admittedLastMinute, admittedLast5s, oldestWaitSeconds,
@@ -17,7 +18,8 @@ if upgrade then -- stored before 'hot' (room.lua's roomOf): packed here, once
   room = roomOf(hot, page, false, true)
 end
 local _, nowMs, nowSec = serverTime()
-local inLine = redis.call('ZCARD', KEYS[2])
+local queued = redis.call('LLEN', KEYS[8])
+local inLine = redis.call('ZCARD', KEYS[2]) + queued
 local prequeued = 0
 if room.opensAt > nowMs then
   -- The pre-queue is everyone placed after the last sequence (enter.lua).
@@ -33,12 +35,18 @@ for i = 1, #counts, 2 do
   if sec >= nowSec - 5 and sec < nowSec then recent = recent + c end
 end
 local oldest = 0
-local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-if first[2] then
-  local mark = redis.call('ZREVRANGEBYSCORE', KEYS[5], first[2], '-inf', 'LIMIT', 0, 1)
+-- The first in line: the sorted set's first or the queue's, whichever is
+-- ahead (line.lua).
+local first = tonumber((redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES'))[2])
+local front = frontOf(redis.call('HGET', KEYS[9], ''))
+if front then
+  first = math.min(first or front, front)
+end
+if first then
+  local mark = redis.call('ZREVRANGEBYSCORE', KEYS[5], string.format('%.17g', first), '-inf', 'LIMIT', 0, 1)
   if mark[1] then oldest = math.max(0, nowSec - markSecond(mark[1])) end
 end
-local hasKeys = redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4])
+local hasKeys = redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4], KEYS[8])
 local state = 'open'
 if roomHas(room, closedBit) then
   state = 'closed'

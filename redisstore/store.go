@@ -40,6 +40,8 @@ var (
 	unlockLua string
 	//go:embed room.lua
 	roomLua string
+	//go:embed line.lua
+	lineLua string
 	//go:embed status.lua
 	statusLua string
 	//go:embed settings_set.lua
@@ -69,8 +71,9 @@ var (
 	// (limitedSources); here they have the head of a store without limits
 	// or stall horizon, whose rooms are OPEN_ROOMS's at the rate 1/s.
 	sources = withLimited(map[string]string{
-		"admit.lua":        roomsArgHead + settingsLua + "\n" + packLua + "\n" + upgradeLua + "\n" + roomLua + "\n" + admissionLua + "\n" + admitLua,
-		"status.lua":       roomsArgHead + settingsLua + "\n" + packLua + "\n" + upgradeLua + "\n" + roomLua + "\n" + admissionLua + "\n" + statusLua,
+		"admit.lua":        roomsArgHead + settingsLua + "\n" + packLua + "\n" + upgradeLua + "\n" + roomLua + "\n" + admissionLua + "\n" + lineLua + "\n" + admitLua,
+		"status.lua":       roomsArgHead + settingsLua + "\n" + packLua + "\n" + upgradeLua + "\n" + roomLua + "\n" + admissionLua + "\n" + lineLua + "\n" + statusLua,
+		"front.lua":        lineLua + "\n" + frontLua,
 		"upgrade.lua":      roomsArgHead + settingsLua + "\n" + packLua + "\n" + upgradeLua + "\nreturn upgradeSettings() and 1 or 0\n",
 		"settings_set.lua": settingsLua + "\n" + packLua + "\n" + adaptiveLua + "\n" + settingsSetLua,
 		"order_commit.lua": downstreamLua + "\n" + orderCommitLua,
@@ -94,10 +97,10 @@ func limitedSources(head string) map[string]string {
 	// Each script carries only the functions it calls: every function
 	// defined is a closure made at every call.
 	rooms := head + settingsLua + "\n" + roomLua + "\n" + rateLimitLua + "\n"
-	enter := rooms + admissionLua + "\n" + challengeLua + "\n" + enterLua
+	enter := rooms + admissionLua + "\n" + challengeLua + "\n" + lineLua + "\n" + enterLua
 	return map[string]string{
 		"enter.lua":       enter,
-		"position.lua":    rooms + positionLua,
+		"position.lua":    rooms + lineLua + "\n" + positionLua,
 		"accept.lua":      rooms + challengeLua + "\n" + acceptLua,
 		"order_begin.lua": head + rateLimitLua + "\n" + orderBeginLua,
 		"apply.lua":       head + applyHead + strings.TrimPrefix(enter, head) + "\n" + applyTail,
@@ -230,7 +233,9 @@ type roomKeys string
 func (r roomKeys) key(name string) string { return "wr:{" + string(r) + "}:" + name }
 func (r roomKeys) settings() string       { return r.key("settings") }
 func (r roomKeys) admits() string         { return r.key("admits") }
-func (r roomKeys) line() string           { return r.key("line") }
+func (r roomKeys) line() string           { return r.key("line") }   // the sorted part (line.lua)
+func (r roomKeys) queue() string          { return r.key("queue") }  // the queue (line.lua)
+func (r roomKeys) places() string         { return r.key("places") } // user -> sequence (line.lua)
 func (r roomKeys) seq() string            { return r.key("seq") }
 func (r roomKeys) marks() string          { return r.key("marks") }
 func (r roomKeys) budget() string         { return r.key("budget") }
@@ -242,6 +247,21 @@ func (r roomKeys) token(user string) string {
 	return r.tokenPrefix() + user
 }
 func (r roomKeys) lock(user string) string { return r.key("lock:" + user) }
+
+// checkUser refuses the empty id: no user's id is empty (the handlers
+// never make one), and the line keeps its front under the field ” of the
+// places (line.lua), which an empty id would overwrite.
+func checkUser(user string) error {
+	if user == "" {
+		return waitroom.Errorf(waitroom.EInvalidUser, "a user's id is never empty")
+	}
+	return nil
+}
+
+// positionKeys are position.lua's keys, Position's and Seat's.
+func (r roomKeys) positionKeys(user string) []string {
+	return []string{r.settings(), r.line(), r.token(user), r.budget(), r.tokens(), r.places()}
+}
 
 // idempotency names the answer of user's key; the user's length comes first
 // because both parts may contain any printable character, ':' included.
@@ -259,6 +279,9 @@ func (r roomKeys) idempotency(user, key string) string {
 // forgetRoom, which re-checks the line after unregistering a room, must never
 // miss a user this enter put in line.
 func (s *Store) Enter(ctx context.Context, room, user string) (waitroom.Standing, error) {
+	if err := checkUser(user); err != nil {
+		return waitroom.Standing{}, err
+	}
 	reply, err := s.withUpgrade(ctx, room, func() ([]any, error) { return s.runEnter(ctx, s.scripts.enter, room, user, nil) })
 	if err != nil {
 		return waitroom.Standing{}, waitroom.Unavailable(err)
@@ -283,7 +306,7 @@ func (s *Store) runEnter(ctx context.Context, script *redis.Script, room, user s
 		return nil, err
 	}
 	ms, challenge := challengeOf(ctx, k)
-	keys = append(append(keys, k.admits()), challenge...)
+	keys = append(append(keys, k.admits(), k.queue(), k.places()), challenge...)
 	args := append(s.limited(ctx, []any{user, draw}, visitorBuckets), ms, room+"."+token)
 	keys, args = append(keys, extraKeys...), append(args, extraArgs...)
 	var res *redis.Cmd
@@ -349,8 +372,11 @@ func queueFull(room string) error {
 // forgets a room someone waits in. Operator-created rooms are never
 // forgotten, so closed stores need none.
 func (s *Store) Position(ctx context.Context, room, user string) (waitroom.Standing, error) {
+	if err := checkUser(user); err != nil {
+		return waitroom.Standing{}, err
+	}
 	k := roomKeys(room)
-	keys := []string{k.settings(), k.line(), k.token(user), k.budget(), k.tokens()}
+	keys := k.positionKeys(user)
 	args := s.limited(ctx, []any{user}, callerBuckets)
 	reply, err := s.withUpgrade(ctx, room, func() ([]any, error) {
 		if !s.openRooms {
@@ -551,7 +577,7 @@ func (s *Store) admitCall(room string) (admitCall, error) {
 		}
 		args = append(args, t)
 	}
-	keys := []string{k.settings(), k.line(), k.budget(), k.marks(), k.tokens(), k.seq(), k.admits(), k.downstream(), k.control()}
+	keys := []string{k.settings(), k.line(), k.budget(), k.marks(), k.tokens(), k.seq(), k.admits(), k.downstream(), k.control(), k.queue(), k.places()}
 	return admitCall{room: room, keys: keys, args: args}, nil
 }
 
@@ -623,7 +649,7 @@ func (s *Store) forgetRoom(ctx context.Context, room string) {
 		return
 	}
 	k := roomKeys(room)
-	if n, err := s.rdb.Exists(ctx, k.line(), k.tokens()).Result(); err != nil || n > 0 {
+	if n, err := s.rdb.Exists(ctx, k.line(), k.queue(), k.tokens()).Result(); err != nil || n > 0 {
 		s.rdb.SAdd(ctx, roomsKey, room)
 	}
 }

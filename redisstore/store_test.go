@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -174,13 +175,14 @@ func TestConcurrentEntersGapFree(t *testing.T) {
 			}
 		}
 		// The position each user was told is the rank their sequence number gives.
-		seqs, err := rdb.ZRangeWithScores(ctx, "wr:{crowd}:line", 0, -1).Result()
-		if err != nil || len(seqs) != users {
-			t.Fatalf("line: %d entries, %v", len(seqs), err)
+		line, err := redisstore.Line(ctx, rdb, "crowd")
+		if err != nil || len(line) != users {
+			t.Fatalf("line: %d entries, %v", len(line), err)
 		}
-		for i, z := range seqs {
-			if int(z.Score) != i+1 {
-				t.Fatalf("sequence numbers not gap-free at %d: %v", i, z.Score)
+		places := rdb.HGetAll(ctx, "wr:{crowd}:places").Val()
+		for i, u := range line {
+			if places[u] != strconv.Itoa(i+1) {
+				t.Fatalf("sequence numbers not gap-free at %d: %s has %q", i, u, places[u])
 			}
 		}
 	})

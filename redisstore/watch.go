@@ -21,7 +21,7 @@ var (
 	//go:embed front.lua
 	frontLua string
 
-	frontScript = redis.NewScript(frontLua)
+	frontScript = redis.NewScript(sources["front.lua"])
 )
 
 // Seat is Position plus, while waiting, the place: its sequence number, and
@@ -29,8 +29,11 @@ var (
 // stored settings: its answers depend on them; a pre-queue has no place, its
 // numbers are not whole), else the stream reads the seat again at every move.
 func (s *Store) Seat(ctx context.Context, room, user string) (waitroom.Standing, waitroom.Place, error) {
+	if err := checkUser(user); err != nil {
+		return waitroom.Standing{}, waitroom.Place{}, err
+	}
 	k := roomKeys(room)
-	keys := []string{k.settings(), k.line(), k.token(user), k.budget(), k.tokens()}
+	keys := k.positionKeys(user)
 	args := s.limited(ctx, []any{user}, callerBuckets)
 	reply, err := s.withUpgrade(ctx, room, func() ([]any, error) {
 		return s.scripts.position.Run(ctx, s.rdb, keys, append(args, "seat")...).Slice()
@@ -52,7 +55,7 @@ func (s *Store) Seat(ctx context.Context, room, user string) (waitroom.Standing,
 // in one script.
 func (s *Store) Front(ctx context.Context, room string) (waitroom.Front, error) {
 	k := roomKeys(room)
-	reply, err := frontScript.Run(ctx, s.rdb, []string{k.line(), k.settings()}).Slice()
+	reply, err := frontScript.Run(ctx, s.rdb, []string{k.settings(), k.line(), k.places()}).Slice()
 	if err == nil && len(reply) != 2 {
 		err = malformed("front", reply)
 	}

@@ -210,16 +210,18 @@ type lineSampler struct {
 
 func (l *lineSampler) sample(ctx context.Context, rdb redis.UniversalClient) {
 	for pause(ctx, 50*time.Millisecond) {
-		zs, err := rdb.ZRangeWithScores(ctx, "wr:{"+room+"}:line", 0, -1).Result()
+		// The queue's places (redisstore's line.lua): user -> sequence.
+		places, err := rdb.HGetAll(ctx, "wr:{"+room+"}:places").Result()
 		if err != nil {
 			continue
 		}
 		l.mu.Lock()
-		for _, z := range zs {
-			if l.scores[z.Score] == nil {
-				l.scores[z.Score] = map[string]bool{}
+		for user, seq := range places {
+			score, _ := strconv.ParseFloat(seq, 64)
+			if l.scores[score] == nil {
+				l.scores[score] = map[string]bool{}
 			}
-			l.scores[z.Score][fmt.Sprint(z.Member)] = true
+			l.scores[score][user] = true
 		}
 		l.mu.Unlock()
 	}

@@ -32,7 +32,8 @@ wait_for "the local runner (limiter off)" curl -sf "http://127.0.0.1:$offport/he
 wait_for "the local runner (limiter on)" curl -sf "http://127.0.0.1:$onport/healthz"
 go run ./bench/load/fill -url "http://127.0.0.1:$offport" -users 100000
 redis=$(redis-server --version | grep -o 'v=[0-9.]*' | cut -c3-); cores=$(nproc)
-users=$(redis-cli -p "$rport" zcard 'wr:{default}:line')
+# The line's length: its queue and its sorted set (redisstore/line.lua).
+users=$(( $(redis-cli -p "$rport" llen 'wr:{default}:queue') + $(redis-cli -p "$rport" zcard 'wr:{default}:line') ))
 echo "redis-server $redis, $cores cores, $users users waiting"
 threads=2; seconds=10
 # ms VALUE: wrk's latency (690.00us, 4.20ms, 1.02s) in milliseconds.

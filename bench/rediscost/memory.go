@@ -11,6 +11,7 @@ import (
 
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/bench/spike/sim"
+	"github.com/waitroom/waitroom/redisstore"
 )
 
 // The room that warms the memory run's clients up, and its users.
@@ -61,7 +62,7 @@ func measureMemory(ctx context.Context, p params) (sim.RedisCostMemory, error) {
 	if m.After, err = sim.InfoField(ctx, rdb, "memory", "used_memory"); err != nil {
 		return m, err
 	}
-	if m.LineBytes, err = largestSortedSet(ctx, rdb, int64(p.memoryUsers)); err != nil {
+	if m.LineBytes, err = lineBytes(ctx, rdb, room); err != nil {
 		return m, err
 	}
 	m.FillMethod = fmt.Sprintf("Store.Enter, one call per user (the enter script and nothing else, no caller), %d clients at once, ids %q…, "+
@@ -137,21 +138,19 @@ func keyspace(ctx context.Context, rdb *redis.Client) (keys, expires int64, err 
 	return 0, 0, fmt.Errorf("INFO keyspace has no db0")
 }
 
-// largestSortedSet is MEMORY USAGE (every member counted) of the sorted
-// set of n members: the line, found by what it is rather than by its name.
-func largestSortedSet(ctx context.Context, rdb *redis.Client, n int64) (int64, error) {
-	iter := rdb.Scan(ctx, 0, "*", 1000).Iterator()
-	for iter.Next(ctx) {
-		key := iter.Val()
-		if t, err := rdb.Type(ctx, key).Result(); err != nil || t != "zset" {
-			continue
+// lineBytes is MEMORY USAGE (every element counted) of the keys that hold
+// room's line, as the store names them (redisstore.LineKeys).
+func lineBytes(ctx context.Context, rdb *redis.Client, room string) (int64, error) {
+	var total int64
+	for _, key := range redisstore.LineKeys(room) {
+		n, err := rdb.MemoryUsage(ctx, key, 0).Result()
+		if err != nil && err != redis.Nil {
+			return 0, fmt.Errorf("MEMORY USAGE %s: %w", key, err)
 		}
-		if c, err := rdb.ZCard(ctx, key).Result(); err == nil && c == n {
-			return rdb.MemoryUsage(ctx, key, 0).Result()
-		}
+		total += n
 	}
-	if err := iter.Err(); err != nil {
-		return 0, err
+	if total == 0 {
+		return 0, fmt.Errorf("room %q has no line: where did the users go?", room)
 	}
-	return 0, fmt.Errorf("no sorted set of %d members: where is the line?", n)
+	return total, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/waitroom/waitroom/internal/redistest"
+	"github.com/waitroom/waitroom/redisstore"
 )
 
 // lineWatcher samples a room's line length every 2 ms: each drop is an
@@ -26,7 +27,7 @@ func watchLine(ctx context.Context, rdb *redis.Client, room string) *lineWatcher
 	go func() {
 		last := int64(-1)
 		for ctx.Err() == nil {
-			n, err := rdb.ZCard(ctx, "wr:{"+room+"}:line").Result()
+			n, err := redisstore.LineLength(ctx, rdb, room)
 			now := time.Now()
 			if err == nil {
 				w.mu.Lock()
@@ -67,12 +68,13 @@ func TestMeasureSettingChanges(t *testing.T) {
 	if res := ctl(t, ctx, r.URL, "set", "sale", "--paused", "true", "--rate", "100"); res.code != 0 {
 		t.Fatal(res)
 	}
-	for i := range 1500 {
-		if err := rdb.ZAdd(ctx, "wr:{sale}:line", redis.Z{Score: float64(i + 1), Member: fmt.Sprint(i)}).Err(); err != nil {
-			t.Fatal(err)
-		}
+	users := make([]string, 1500)
+	for i := range users {
+		users[i] = fmt.Sprint(i)
 	}
-	rdb.Set(ctx, "wr:{sale}:seq", 1500, 0)
+	if err := redisstore.Append(ctx, rdb, "sale", users); err != nil {
+		t.Fatal(err)
+	}
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
 	w := watchLine(wctx, rdb, "sale")

@@ -80,7 +80,7 @@ type RedisCostMemory struct {
 	Before             int64   `json:"before"`
 	After              int64   `json:"after"`
 	FillSeconds        float64 `json:"fillSeconds"`
-	LineBytes          int64   `json:"lineBytes"` // MEMORY USAGE of the line's sorted set
+	LineBytes          int64   `json:"lineBytes"` // MEMORY USAGE of the keys that hold the line (redisstore.LineKeys)
 	Callers            int     `json:"callers"`   // distinct callers (own id and IP) with live buckets
 	CallersBefore      int64   `json:"callersBefore"`
 	CallersAfter       int64   `json:"callersAfter"`

@@ -92,14 +92,16 @@ type MicroResults struct {
 	PositionLargeUs   float64   `json:"positionLargeUs"`
 	PositionRatio     float64   `json:"positionRatio"`
 	PositionRatioRuns []float64 `json:"positionRatioRuns,omitempty"` // every run's; the figures are the median run's
-	ZrankSmallUs      float64   `json:"zrankSmallUs"`
-	ZrankLargeUs      float64   `json:"zrankLargeUs"`
+	LookupSmallUs     float64   `json:"lookupSmallUs"`               // HGET of a place alone (redis-benchmark, one client)
+	LookupLargeUs     float64   `json:"lookupLargeUs"`
 	MemUsers          int       `json:"memUsers"`
 	MemBefore         int64     `json:"memBefore"`
 	MemAfter          int64     `json:"memAfter"`
 	MemPerUser        float64   `json:"memPerUser"`
-	MemLinePerUser    float64   `json:"memLinePerUser"` // MEMORY USAGE of the line zset / users
-	MemMarks          int64     `json:"memMarks"`       // marks zset entries
+	MemLinePerUser    float64   `json:"memLinePerUser"`   // MEMORY USAGE of the line's keys / users
+	MemQueuePerUser   float64   `json:"memQueuePerUser"`  // of which the queue (a list)
+	MemPlacesPerUser  float64   `json:"memPlacesPerUser"` // and the places (a hash)
+	MemMarks          int64     `json:"memMarks"`         // marks zset entries
 	MemUserIDBytes    int       `json:"memUserIdBytes"`
 	FillMethod        string    `json:"fillMethod"`
 	FillSeconds       float64   `json:"fillSeconds"`

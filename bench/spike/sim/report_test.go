@@ -40,7 +40,7 @@ func fakeInputs() *Inputs {
 		tiers.Runs = append(tiers.Runs, fakeRun("tiers", BatchedJitter, s))
 	}
 	micro := &MicroResults{Ops: []MicroOp{{Name: "enter", Ratio: 0.9, RatioRuns: []float64{0.8, 0.9, 1}}}, PositionSmallN: 10_000, PositionLargeN: 1_000_000,
-		PositionSmallUs: 10, PositionLargeUs: 11, PositionRatio: 1.1, ZrankSmallUs: 1, ZrankLargeUs: 1.2, MemUsers: 1 << 20, MemPerUser: 110, MemLinePerUser: 93, MemUserIDBytes: 13}
+		PositionSmallUs: 10, PositionLargeUs: 11, PositionRatio: 1.1, LookupSmallUs: 1, LookupLargeUs: 1.2, MemUsers: 1 << 20, MemPerUser: 110, MemLinePerUser: 93, MemUserIDBytes: 13}
 	notify := &NotifyResults{Machine: Machine{Redis: "redis-server 7.9"}, Started: "c", Finished: "d",
 		Scenario: NotifyScenario{Visitors: 400, AdmitRatePerSec: 25, AdmitIntervalMs: 150, WarmupSeconds: 2, EntryTokenTTLSeconds: 300},
 		Results: []NotifyResult{{Mode: NotifySSE, Visitors: 360, P50Ms: 1.5, P95Ms: 5, MaxMs: 13, Requests: 800},
@@ -117,8 +117,9 @@ func TestReportRendersFromTheResults(t *testing.T) {
 		"## Poll tiers: requests per visitor",                    // the tier sweep
 		"**The choice: `POLL_TIERS=" + waitroom.DefaultPollTiers, // the default, marked chosen
 		"**11.00** (5)",                                          // requests per visitor at ≥ 270 s, from ByWait
-		"ids of at most 12 bytes",                                // derived from the 13-byte ids
-		"an sds in the 40 B class (16 B more",                    // a UUID against 13-byte ids
+		"That is ≈ 87 B",                                         // 15 + 32 + 16 + 16 + 8 for 13-byte ids at 2^20 users
+		"would cost ≈ 109 B each",                                // 53 + 32 + 16 + 8
+		"an sds in the 48 B class (55 B more",                    // a UUID against 13-byte ids: 32 in the places, 23 in the queue
 		"## How soon the visitor knows",                          // bench/notify's section
 		"`r/notify.json`",                                        // named among the inputs
 		"`ADMIT_INTERVAL_MS` 150, 400 visitors",                  // the recorded scenario, not constants
@@ -185,7 +186,7 @@ func TestRequestsForWait(t *testing.T) {
 }
 
 func TestSizeClass(t *testing.T) {
-	for n, want := range map[int]int{1: 8, 16: 16, 17: 24, 40: 40, 64: 64, 65: 80, 72: 80} {
+	for n, want := range map[int]int{1: 8, 9: 16, 16: 16, 17: 32, 40: 48, 64: 64, 65: 80, 72: 80, 128: 128, 129: 160, 200: 224, 257: 320} {
 		if got := sizeClass(n); got != want {
 			t.Errorf("sizeClass(%d) = %d, want %d", n, got, want)
 		}

@@ -3,6 +3,8 @@ package sim
 import (
 	"fmt"
 	"math"
+	"math/bits"
+	"strconv"
 
 	"github.com/waitroom/waitroom"
 )
@@ -286,8 +288,7 @@ type micro struct {
 	Runs               int
 	Rows               []microRow
 	Below, BelowPinned int
-	ExtraLevels        float64 // skiplist levels between the two position sizes
-	ZrankRatio         float64
+	LookupRatio        float64 // a place's HGET alone, large line over small
 	Mem                memModel
 }
 
@@ -317,63 +318,72 @@ func buildMicro(mr, pinned *MicroResults) *micro {
 			m.Below++
 		}
 	}
-	if mr.PositionSmallN > 0 && mr.ZrankSmallUs > 0 {
-		// A Redis skiplist promotes a node with probability 1/4: one level per factor 4.
-		m.ExtraLevels = math.Log(float64(mr.PositionLargeN)/float64(mr.PositionSmallN)) / math.Log(4)
-		m.ZrankRatio = mr.ZrankLargeUs / mr.ZrankSmallUs
+	if mr.LookupSmallUs > 0 {
+		m.LookupRatio = mr.LookupLargeUs / mr.LookupSmallUs
 	}
 	m.Mem = memModelOf(mr)
 	return m
 }
 
-// memModel is what a member of the line costs in Redis 7.0's sorted set
-// (skiplist + dict, jemalloc), for the measured id length and line size.
+// memModel is what a waiting user costs in Redis 7.0's line (redisstore's
+// line.lua: a queue, a list of users, and places, a hash of user ->
+// sequence), for the measured id length and line size, with jemalloc.
 type memModel struct {
-	IDBytes, Sds, SdsClass int     // id length; its sds (3 B header + id + NUL) and size class
-	Node, Entry            int     // skiplist node with the allocator's rounding; dict entry
-	Bucket                 float64 // the dict's bucket array per member
-	Total                  float64 // the model's bytes per member
+	IDBytes, Sds, SdsClass int     // id length; its sds (1 B header + id + NUL) and size class
+	ListEntry              int     // the id in the queue's listpack: its length byte, the id, its back-length byte
+	Entry, SeqClass        int     // the places' dict entry (with rounding); the sequence's sds class
+	Bucket                 float64 // the dict's bucket array per user
+	Total                  float64 // the model's bytes per user
 	Unattributed           float64 // used_memory per user beyond the line's MEMORY USAGE
-	FitsSmaller            int     // the longest id of the next smaller size class (0: none)
+	SortedSet              float64 // what a sorted set of the same users would cost (the layout before the queue)
 	UUIDClass, UUIDExtra   int     // a 36-byte UUID's sds class, and its bytes beyond these ids'
 	QueueMB, MillionMB     float64 // used_memory of a full default room and of a million waiting
 }
 
-// Redis sorted-set overheads per member on a 64-bit build: a skiplist node
-// (element, score, backward pointer, 16 B of forward pointer + span per
-// level at 1.33 levels on average, ≈ 45 B with the allocator's rounding)
-// and a dict entry (key, value, next: 24 B).
+// Redis 7.0's overheads on a 64-bit build: a dict entry (key, value, next:
+// 24 B, in jemalloc's 32 B class); a short sds (1 B header, type 5, up to
+// 31 bytes, + NUL); a listpack entry (1 B encoding, the bytes, 1 B back
+// length); a sorted set's skiplist node (element, score, backward pointer,
+// 16 B of forward pointer + span per level at 1.33 levels on average,
+// ≈ 53 B with the allocator's rounding).
 const (
-	skiplistNodeBytes = 45
-	dictEntryBytes    = 24
-	sdsOverhead       = 3 + 1 // sdshdr8 header + NUL
+	dictEntryBytes    = 32
+	sdsOverhead       = 1 + 1
+	listpackOverhead  = 2
+	skiplistNodeBytes = 53
 	uuidBytes         = 36
 )
 
 func memModelOf(mr *MicroResults) memModel {
-	m := memModel{IDBytes: mr.MemUserIDBytes, Sds: sdsOverhead + mr.MemUserIDBytes, Node: skiplistNodeBytes, Entry: dictEntryBytes}
+	m := memModel{IDBytes: mr.MemUserIDBytes, Sds: sdsOverhead + mr.MemUserIDBytes, Entry: dictEntryBytes}
 	m.SdsClass = sizeClass(m.Sds)
+	m.ListEntry = listpackOverhead + mr.MemUserIDBytes
+	// The sequences run to the line's length: nearly all have the digits
+	// of the length less one (1,000,000 users: 999,999 and below).
+	m.SeqClass = sizeClass(sdsOverhead + len(strconv.Itoa(max(1, mr.MemUsers-1))))
 	if mr.MemUsers > 0 {
 		buckets := math.Pow(2, math.Ceil(math.Log2(float64(mr.MemUsers))))
 		m.Bucket = 8 * buckets / float64(mr.MemUsers)
 	}
-	m.Total = float64(m.Node+m.Entry+m.SdsClass) + m.Bucket
+	m.Total = float64(m.ListEntry+m.Entry+m.SdsClass+m.SeqClass) + m.Bucket
+	m.SortedSet = float64(skiplistNodeBytes+m.Entry+m.SdsClass) + m.Bucket
 	m.Unattributed = mr.MemPerUser - mr.MemLinePerUser
-	if smaller := m.SdsClass - 8; smaller > sdsOverhead {
-		m.FitsSmaller = smaller - sdsOverhead
-	}
 	m.UUIDClass = sizeClass(sdsOverhead + uuidBytes)
-	m.UUIDExtra = m.UUIDClass - m.SdsClass
+	m.UUIDExtra = m.UUIDClass + uuidBytes - m.SdsClass - mr.MemUserIDBytes
 	m.QueueMB = mr.MemPerUser * waitroom.DefaultQueueCapacity / 1e6
 	m.MillionMB = mr.MemPerUser
 	return m
 }
 
-// sizeClass is jemalloc's size class for n bytes (8-byte quantum up to 64,
-// 16 B steps up to 128).
+// sizeClass is jemalloc's size class for n bytes on x86-64 (a 16 B
+// quantum: 8, then steps of 16 up to 128, then four classes a doubling).
 func sizeClass(n int) int {
-	if n <= 64 {
-		return (n + 7) / 8 * 8
+	switch {
+	case n <= 8:
+		return 8
+	case n <= 128:
+		return (n + 15) / 16 * 16
 	}
-	return (n + 15) / 16 * 16
+	step := 1 << (bits.Len(uint(n-1)) - 3)
+	return (n + step - 1) / step * step
 }
