@@ -80,32 +80,31 @@ func TestClosedRoomReleasesItsLine(t *testing.T) {
 
 // fill puts n users w-0 … in room's line, the way enter numbers them: the
 // first half in the sorted set, as a line stored before the queue was
-// (line.lua), the rest in the queue behind them.
+// (line.lua), the rest queued behind them (redisstore.Append).
 func fill(t *testing.T, rdb *redis.Client, room string, n int) {
 	t.Helper()
 	ctx := context.Background()
-	k := func(name string) string { return "wr:{" + room + "}:" + name }
+	seqKey := "wr:{" + room + "}:seq"
 	var base int64
-	fmt.Sscan(rdb.Get(ctx, k("seq")).Val(), &base)
-	for i := 0; i < n; i += 1000 {
-		p := rdb.Pipeline()
-		for j := i; j < min(n, i+1000); j++ {
-			user, seq := fmt.Sprintf("w-%d", j), base+int64(j)+1
-			if j < n/2 {
-				p.ZAdd(ctx, k("line"), redis.Z{Score: float64(seq), Member: user})
-				continue
-			}
-			if j == n/2 {
-				p.HSet(ctx, k("places"), "", -seq) // the front, negated: the sorted set holds users
-			}
-			p.RPush(ctx, k("queue"), user)
-			p.HSet(ctx, k("places"), user, seq)
+	fmt.Sscan(rdb.Get(ctx, seqKey).Val(), &base)
+	var kept []redis.Z
+	var queued []string
+	for i := range n {
+		if i < n/2 {
+			kept = append(kept, redis.Z{Score: float64(base + int64(i) + 1), Member: fmt.Sprintf("w-%d", i)})
+		} else {
+			queued = append(queued, fmt.Sprintf("w-%d", i))
 		}
-		if _, err := p.Exec(ctx); err != nil {
+	}
+	for i := 0; i < len(kept); i += 1000 {
+		if err := rdb.ZAdd(ctx, "wr:{"+room+"}:line", kept[i:min(len(kept), i+1000)]...).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	rdb.Set(ctx, k("seq"), base+int64(n), 0)
+	rdb.Set(ctx, seqKey, base+int64(len(kept)), 0)
+	if err := redisstore.Append(ctx, rdb, room, queued); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Once its line is released and its last token gone, everything a closed

@@ -77,7 +77,7 @@ func Line(ctx context.Context, rdb redis.Cmdable, room string) ([]string, error)
 }
 
 // Append puts users at the back of room's line as enter.lua does (the
-// queue, their places and the front: line.lua), in pipelined slices,
+// queue, their places and the front's two copies: line.lua), in pipelined slices,
 // without the rest of an enter (no limiter, capacity, marks or instant
 // admission): for tools and benchmarks that need a long line fast, with
 // nobody else entering the room meanwhile.
@@ -102,6 +102,7 @@ func Append(ctx context.Context, rdb redis.Cmdable, room string, users []string)
 					front = -front
 				}
 				places = append(places, "", front)
+				p.HSet(ctx, k.settings(), "front", front)
 			}
 			for j, u := range part {
 				places = append(places, u, seq+int64(j)+1)
