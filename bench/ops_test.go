@@ -171,7 +171,7 @@ func BenchmarkAdmitBatch(b *testing.B) {
 	fillLine(b, c, "bench", "a", need, batch*(b.N+10))
 	// The admit script's call as the store sends it (its token parts are
 	// replayed as they were drawn: each batch gives them to other users).
-	calls := recordCalls(b, c, "\x00", "\x00", func(rc *redis.Client) error {
+	calls := recordCalls(b, c, "", "", func(rc *redis.Client) error {
 		_, err := redisstore.New(rc, cfg).AdmitBatch(ctx)
 		return err
 	})

@@ -101,7 +101,7 @@ func fill(t *testing.T, rdb *redis.Client, room string, n int) {
 			t.Fatal(err)
 		}
 	}
-	rdb.Set(ctx, seqKey, base+int64(len(kept)), 0)
+	rdb.Set(ctx, seqKey, base+int64(len(kept)), 0) // the last number given out, as enter left it
 	if err := redisstore.Append(ctx, rdb, room, queued); err != nil {
 		t.Fatal(err)
 	}

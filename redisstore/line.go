@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 
@@ -80,18 +81,27 @@ func Line(ctx context.Context, rdb redis.Cmdable, room string) ([]string, error)
 // queue, their places and the front's two copies: line.lua), in pipelined slices,
 // without the rest of an enter (no limiter, capacity, marks or instant
 // admission): for tools and benchmarks that need a long line fast, with
-// nobody else entering the room meanwhile.
+// nobody else entering the room meanwhile. As enter, it numbers them after
+// the queue's last, else after the counter's, and leaves the counter alone.
 func Append(ctx context.Context, rdb redis.Cmdable, room string, users []string) error {
 	k := roomKeys(room)
-	var last, queued, sorted *redis.IntCmd
+	var counter, front *redis.StringCmd
+	var queued, sorted *redis.IntCmd
 	if _, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		last = p.IncrBy(ctx, k.seq(), 0)
+		counter, front = p.Get(ctx, k.seq()), p.HGet(ctx, k.places(), "")
 		queued, sorted = p.LLen(ctx, k.queue()), p.ZCard(ctx, k.line())
 		return nil
-	}); err != nil {
+	}); err != nil && err != redis.Nil {
 		return err
 	}
-	seq := last.Val()
+	seq, _ := strconv.ParseInt(counter.Val(), 10, 64) // none: 0
+	if queued.Val() > 0 {
+		head, err := strconv.ParseInt(front.Val(), 10, 64)
+		if err != nil {
+			return fmt.Errorf("the queue of %q has no front: %w", room, err)
+		}
+		seq = max(head, -head) + queued.Val() - 1
+	}
 	for i := 0; i < len(users); i += 10_000 {
 		part := users[i:min(len(users), i+10_000)]
 		_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -109,7 +119,6 @@ func Append(ctx context.Context, rdb redis.Cmdable, room string, users []string)
 			}
 			p.RPush(ctx, k.queue(), anys(part)...)
 			p.HSet(ctx, k.places(), places...)
-			p.IncrBy(ctx, k.seq(), int64(len(part)))
 			return nil
 		})
 		if err != nil {

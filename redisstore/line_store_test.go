@@ -164,3 +164,25 @@ func TestEmptyUserIsRefused(t *testing.T) {
 		}
 	})
 }
+
+// Append numbers its users after the queue's last, as enter does, whoever
+// made the queue: behind users who entered, no number is given twice.
+func TestAppendFollowsTheQueue(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		s, rdb := newStore(t, engine, testConfig())
+		for _, u := range []string{"a", "b"} {
+			if _, err := s.Enter(ctx, "r", u); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := redisstore.Append(ctx, rdb, "r", []string{"c", "d"}); err != nil {
+			t.Fatal(err)
+		}
+		for i, u := range []string{"a", "b", "c", "d"} {
+			if st, place, err := s.Seat(ctx, "r", u); err != nil || st.Position != int64(i+1) || place.Seq != int64(i+1) {
+				t.Fatalf("%s: %+v %+v %v, want position and sequence %d", u, st, place, err, i+1)
+			}
+		}
+	})
+}
