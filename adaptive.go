@@ -124,9 +124,7 @@ func latencyBucket(d time.Duration) int {
 }
 
 // bucketLatency is a bucket's geometric middle.
-func bucketLatency(b int) time.Duration {
-	return time.Duration(math.Exp2((float64(b)+0.5)/bucketsPerOctave) * float64(time.Millisecond))
-}
+func bucketLatency(b int) time.Duration { return bucketAt(b, 0.5) }
 
 // Field is the store's counter of c: outcome letter and latency bucket ("o123").
 func (c DownstreamCall) Field() string {
@@ -187,22 +185,31 @@ func (h *Histogram) ErrorRate() float64 {
 }
 
 // Quantile is the latency below which share q of the calls (every outcome)
-// finished, to a bucket's width; 0 without calls.
+// finished, interpolated within its bucket (log-linearly, by rank): a p95
+// that moves by less than a bucket's width moves too, instead of jumping
+// from one bucket's middle to the next. 0 without calls.
 func (h *Histogram) Quantile(q float64) time.Duration {
 	if h.calls == 0 {
 		return 0
 	}
-	rank := int64(math.Ceil(q * float64(h.calls)))
+	rank := max(math.Ceil(q*float64(h.calls)), 1)
 	var seen int64
 	for b := 0; b < latencyBuckets; b++ {
+		var in int64
 		for o := range h.counts {
-			seen += h.counts[o][b]
+			in += h.counts[o][b]
 		}
-		if seen >= max(rank, 1) {
-			return bucketLatency(b)
+		if in > 0 && float64(seen+in) >= rank {
+			return bucketAt(b, (rank-float64(seen)-0.5)/float64(in))
 		}
+		seen += in
 	}
 	return bucketLatency(latencyBuckets - 1)
+}
+
+// bucketAt is the latency at share f (0 to 1) of bucket b's width.
+func bucketAt(b int, f float64) time.Duration {
+	return time.Duration(math.Exp2((float64(b)+f)/bucketsPerOctave) * float64(time.Millisecond))
 }
 
 // Mean is the calls' mean latency, from the buckets' middles.

@@ -17,7 +17,8 @@ const (
 	// a slower API is the new base within this span of its last fast window.
 	baseSpan = 5 * time.Second
 	// capSpan is how long a saturated window's throughput stands for the
-	// API's capacity, the level probing climbs back to quickly.
+	// API's capacity (the capacity known), the level probing climbs back
+	// to quickly and holds just under.
 	capSpan = 30 * time.Second
 	// Queueing is told by a window's p95 over the base p95 (the least of
 	// the recent windows'): above queueHigh calls wait for the API; below
@@ -48,8 +49,8 @@ const (
 	// maxCut bounds one window's cut for latency, as a share of the rate:
 	// a latency spike of one window must not throw the rate away.
 	maxCut = 0.5
-	// keepCap: a saturated window sets the rate to this share of what the
-	// API completed, just under its capacity. The queue it holds is drained
+	// keepCap: saturation (a queue lasting two windows) sets the rate to
+	// this share of what the API completed, just under its capacity. The queue it holds is drained
 	// by a pause (Decision.Debt), not by a lower rate.
 	keepCap = 0.95
 	// errorCut bounds the cut of a window of refusals: an outage says
@@ -59,6 +60,13 @@ const (
 	// minPause: a pause shorter than this share of a window leaves the
 	// next window's calls about as many as the rate.
 	minPause = 0.25
+	// fasterBase: a base this much below the last one is an API that got
+	// faster (its capacity known grows in proportion), not noise.
+	fasterBase = 0.8
+	// holdCap: below a capacity known, probing creeps (probeStep a window)
+	// up to this share of it and holds there: the model's frontier
+	// (docs/design.md) puts both targets at about 96-98 % of the capacity.
+	holdCap = 0.97
 )
 
 // Window is one control window's measurements, as the store hands it over.
@@ -83,8 +91,12 @@ type ControlState struct {
 	// Calm counts the windows in a row that let the rate rise.
 	Calm int `json:"n,omitempty"`
 	// Paused: the last decision owed a pause (Decision.Debt), so the next
-	// window's calls are fewer than the rate for want of admissions.
+	// window's calls are fewer than the rate for want of admissions (a
+	// window of refusals after it says nothing new of the capacity).
 	Paused bool `json:"p,omitempty"`
+	// Queued is the last window's throughput (calls a second) if it saw a
+	// queue at the API, else 0.
+	Queued float64 `json:"q,omitempty"`
 }
 
 // Sample is one window's value (and p95, for bases) and its end (Unix ms).
@@ -92,6 +104,8 @@ type Sample struct {
 	At  int64   `json:"t"`
 	V   float64 `json:"v"`
 	P95 float64 `json:"p,omitempty"`
+	// Base, for a capacity: the base mean (ms) it was measured at.
+	Base float64 `json:"m,omitempty"`
 }
 
 // EncodeControl and DecodeControl are the store's spelling of the state;
@@ -137,6 +151,9 @@ func (a Adaptive) Next(rate float64, w Window, st ControlState) (Decision, Contr
 		st.Bases = append(st.Bases, Sample{At: now, V: mean, P95: ms(d.P95)})
 	}
 	base, baseP95 := lowest(st.Bases)
+	for i := range st.Caps { // the base it was measured at: a slower API's is the base within baseSpan
+		st.Caps[i].Base = max(st.Caps[i].Base, base)
+	}
 	throughput := float64(n) / w.Duration.Seconds()
 	// Vegas: the queue at the API in calls (Little: throughput × the time
 	// over base), and as a share of the unloaded latency. The queue counts
@@ -145,7 +162,7 @@ func (a Adaptive) Next(rate float64, w Window, st ControlState) (Decision, Contr
 	// must not read as one.
 	noise := 2 * ms(w.Calls.StdDev()) / math.Sqrt(float64(n))
 	excess, queue := ms(d.P95)/baseP95-1, throughput*(mean-base-noise)/1000
-	calm := 0
+	calm, queued := 0, 0.0
 	switch {
 	case d.ErrorRate > errorShare:
 		// The API refuses: admit nobody in the next window (visitors
@@ -159,30 +176,38 @@ func (a Adaptive) Next(rate float64, w Window, st ControlState) (Decision, Contr
 		}
 	case n < minSamples:
 	case queue > queueCalls && (excess > queueHigh || excess > queueLow && ms(d.P95) > float64(a.TargetP95Ms)):
-		// Saturated: what the API completed is its capacity; the rate goes
-		// just under it, and the queue is drained by a pause as long as it
-		// takes to admit as many visitors as it holds. Cutting the rate
-		// below the capacity to drain it instead would make the line's
-		// turns, reckoned at the cut rate, late once it climbed back: the
-		// visitors then reach the API together (docs/design.md). A p95
-		// above the target with no queue is the API's own pace: cutting
-		// cannot help. After a pause the API was sent fewer calls than the
-		// rate, and its throughput says little of its capacity.
-		capacity := rate
-		if !st.Paused {
-			capacity = throughput
-			st.Caps = []Sample{{At: now, V: throughput}} // the latest: the API may have slowed
+		// Calls wait for the API. The queue is drained by a pause as long
+		// as it takes to admit as many visitors as it holds, not by a lower
+		// rate: the line's turns, reckoned at a cut rate, would be late once
+		// it climbed back, and the visitors reach the API together
+		// (docs/design.md). One window of it may be a hiccup of the API (a
+		// garbage collector's pause), which completes fewer calls for a
+		// moment whatever its capacity: the rate holds. A queue that lasts
+		// into the next window is saturation: the API's capacity is what it
+		// completed, the more of the two windows (a pause in the first
+		// idles the API in the second), and the rate goes just under it. A
+		// p95 above the target with no queue is the API's own pace: cutting
+		// cannot help.
+		if st.Queued > 0 {
+			capacity := max(throughput, st.Queued)
+			st.Caps = []Sample{{At: now, V: capacity, Base: base}} // the latest: the API may have slowed
+			d.Rate = min(rate, max(capacity*keepCap, rate*maxCut))
 		}
-		d.Rate = min(rate, max(capacity*keepCap, rate*maxCut))
+		queued = throughput
 		d.Debt, d.Reason = queue, "queueing"
-	case (excess < queueLow || queue < queueCalls/2) && w.Backlog && (throughput >= probeUse*rate || rate < nearCap*highest(st.Caps)):
+	case (excess < queueLow || queue < queueCalls/2) && w.Backlog && (throughput >= probeUse*rate || rate < nearCap*known(st.Caps, base)):
 		calm = st.Calm + 1
 		d.Rate, d.Reason = rate*(1+min(maxProbe, probeStep*float64(calm))), "probe"
-		if c := highest(st.Caps); c > 0 && rate < nearCap*c {
-			d.Rate = max(d.Rate, min(rate*fastProbe, nearCap*c))
+		if c := known(st.Caps, base); c > 0 && rate < c {
+			// Below a capacity known: back quickly to nearCap of it, then
+			// creeping up to holdCap of it, and holding there.
+			d.Rate = max(rate, min(rate*fastProbe, nearCap*c), min(rate*(1+probeStep), holdCap*c))
+		}
+		if d.Rate == rate {
+			d.Reason = "hold"
 		}
 	}
-	st.Calm, st.Paused = calm, d.Debt >= minPause*d.Rate*w.Duration.Seconds()
+	st.Calm, st.Queued, st.Paused = calm, queued, d.Debt >= minPause*d.Rate*w.Duration.Seconds()
 	d.Rate = a.Clamp(d.Rate)
 	return d, st
 }
@@ -211,6 +236,21 @@ func lowest(s []Sample) (mean, p95 float64) {
 		}
 	}
 	return mean, p95
+}
+
+// known is the capacity known: the latest saturated window's throughput,
+// grown in the ratio of the service times if the API got faster since (by
+// Little's law, as many connections serve more calls a second).
+func known(caps []Sample, base float64) float64 {
+	c := 0.0
+	for _, x := range caps {
+		v := x.V
+		if base > 0 && base < fasterBase*x.Base {
+			v *= x.Base / base
+		}
+		c = max(c, v)
+	}
+	return c
 }
 
 func highest(s []Sample) float64 {
