@@ -58,6 +58,10 @@ func (i Identity) Ticketed() bool {
 // "v-" and 22 characters, which neither prefix below can begin.
 var namespaces = map[Source]string{FromAuthorizer: "a:", FromHeader: "h:", FromTicket: "", NewVisitor: ""}
 
+// HeaderUser is the store's user of a request whose X-User-Id is id (with
+// TRUST_USER_HEADER): what an admission batch names it by.
+func HeaderUser(id string) string { return namespaces[FromHeader] + id }
+
 func identityOf(s Source, id string) Identity {
 	return Identity{Source: s, ID: id, User: namespaces[s] + id}
 }

@@ -69,6 +69,6 @@ bench-report:
 ## bench-close: close a room with 10,000 waiting (1,000 on streams): polls and streams told CLOSED, line keys gone, used_memory before/after (~30 s), into docs/bench/close-results.json and BENCHMARKS.md
 bench-close: redis-server
 	@mkdir -p docs/bench
-	WAITROOM_CLOSE_BENCH=1 CLOSE_OUT=$(CURDIR)/docs/bench/close-results.json \
+	set -o pipefail; WAITROOM_CLOSE_BENCH=1 CLOSE_OUT=$(CURDIR)/docs/bench/close-results.json \
 	  $(GO) test -count=1 -v -timeout 10m -run '^TestCloseBench$$' ./bench/close | grep -E 'polls:|^(ok|FAIL|--- )'
 	$(GO) run ./bench/spike report

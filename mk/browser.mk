@@ -16,4 +16,4 @@ test-go: chromium
 screenshots: redis-server chromium
 	@fc-list :lang=ko 2>/dev/null | grep -q . || $(call apt_get,fonts-nanum)
 	@mkdir -p docs/img
-	WAITROOM_SCREENSHOTS=$(CURDIR)/docs/img $(GO) test -count=1 -run '^TestBrowser' -v ./localrun | grep -E '^(--- |ok|FAIL|PASS)|saved'
+	set -o pipefail; WAITROOM_SCREENSHOTS=$(CURDIR)/docs/img $(GO) test -count=1 -run '^TestBrowser' -v ./localrun | grep -E '^(--- |ok|FAIL|PASS)|saved'

@@ -8,6 +8,6 @@
 ## bench-challenge: hashes per solve by CHALLENGE_BITS, the page's solve time in chromium, verify cost (~1 min) into docs/bench/challenge-results.json, then BENCHMARKS.md
 bench-challenge: chromium
 	@mkdir -p docs/bench
-	WAITROOM_CHALLENGE_BENCH=1 CHALLENGE_OUT=$(CURDIR)/docs/bench/challenge-results.json \
+	set -o pipefail; WAITROOM_CHALLENGE_BENCH=1 CHALLENGE_OUT=$(CURDIR)/docs/bench/challenge-results.json \
 	  $(GO) test -count=1 -v -timeout 15m -run '^TestChallengeCost$$' ./bench/challenge | grep -E 'bits|verify|chromium|^(ok|FAIL|--- )'
 	@$(MAKE) --no-print-directory bench-report

@@ -37,7 +37,7 @@ e2e-localstack:
 ## e2e-measure: cold init and warm latency under the emulator; binary and zip sizes (make build, both archs); writes both tables into docs/e2e.md
 e2e-measure: redis-server e2e-rie e2e-build
 	@mkdir -p build && rm -f build/e2e-latency.md build/e2e-sizes.md
-	WAITROOM_RIE=$(RIE) WAITROOM_E2E_BUILD=$(E2E_BUILD) WAITROOM_E2E_MEASURE=1 WAITROOM_E2E_MEASURE_OUT=$(CURDIR)/build/e2e-latency.md \
+	set -o pipefail; WAITROOM_RIE=$(RIE) WAITROOM_E2E_BUILD=$(E2E_BUILD) WAITROOM_E2E_MEASURE=1 WAITROOM_E2E_MEASURE_OUT=$(CURDIR)/build/e2e-latency.md \
 	  $(GO) test -count=1 -v -run TestMeasure ./e2e/rie | grep -v '^=== '
 	$(GO) run ./cmd/fragment -file docs/e2e.md -name e2e-latency <build/e2e-latency.md
 	FUNCTIONS="$(FUNCTIONS)" e2e/sizes.sh $(ARCH) $(filter-out $(ARCH),arm64 amd64) >build/e2e-sizes.md

@@ -11,5 +11,5 @@
 ## bench-failover: every failover scenario on real redis-servers and WAIT's cost to the gate (~4 min) into docs/bench/failover-results.json
 bench-failover: redis-server
 	@mkdir -p docs/bench
-	FAILOVER_OUT=$(CURDIR)/docs/bench/failover-results.json \
+	set -o pipefail; FAILOVER_OUT=$(CURDIR)/docs/bench/failover-results.json \
 	  $(GO) test -count=1 -v -timeout 30m -run '^TestFailoverScenarios$$' ./bench/failover | grep -E 'enters acked|wait cost|^(ok|FAIL|--- )'

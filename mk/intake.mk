@@ -8,5 +8,5 @@
 ## bench-intake: enter direct vs broker (throughput, p50/p95/p99) and a 10,000-entry drain (~20 s) into docs/bench/intake-results.json
 bench-intake: redis-server
 	@mkdir -p docs/bench
-	WAITROOM_INTAKE_BENCH=1 INTAKE_OUT=$(CURDIR)/docs/bench/intake-results.json \
+	set -o pipefail; WAITROOM_INTAKE_BENCH=1 INTAKE_OUT=$(CURDIR)/docs/bench/intake-results.json \
 	  $(GO) test -count=1 -v -timeout 20m -run '^TestIntakeBench$$' ./bench/intake | grep -E 'requests|drain|^(ok|FAIL|--- )'

@@ -6,5 +6,5 @@
 ## bench-notify: admission → client knows, p50/p95, SSE vs polling (~1.5 min) into docs/bench/notify-results.json
 bench-notify: redis-server
 	@mkdir -p docs/bench
-	WAITROOM_NOTIFY_BENCH=1 NOTIFY_OUT=$(CURDIR)/docs/bench/notify-results.json \
+	set -o pipefail; WAITROOM_NOTIFY_BENCH=1 NOTIFY_OUT=$(CURDIR)/docs/bench/notify-results.json \
 	  $(GO) test -count=1 -v -timeout 10m -run '^TestNotifyLatency$$' ./bench/notify | grep -E 'admission|^(ok|FAIL|--- )'

@@ -6,6 +6,6 @@
 ## stream-memory: memory, goroutines and file descriptors per open event stream, 1,000 streams on each store, into docs/design.md (~20 s)
 stream-memory: redis-server
 	@mkdir -p build && rm -f build/stream-memory.md
-	WAITROOM_STREAM_MEMORY_OUT=$(CURDIR)/build/stream-memory.md \
+	set -o pipefail; WAITROOM_STREAM_MEMORY_OUT=$(CURDIR)/build/stream-memory.md \
 	  $(GO) test -count=1 -v -run '^TestMeasureStreamMemory$$' ./localrun | grep -E '^(ok|FAIL|\s*--- )|\| '
 	$(GO) run ./cmd/fragment -file docs/design.md -name stream-memory <build/stream-memory.md

@@ -73,7 +73,10 @@ func measure(t *testing.T, mode string) (sim.NotifyResult, string) {
 	cfg, err := waitroom.LoadConfig(func(k string) (string, bool) {
 		v, ok := map[string]string{"REDIS_URL": srv.URL(), "ADDR": "127.0.0.1:0", "ADMIT_RATE_PER_SEC": localRate,
 			"ADMIT_INTERVAL_MS":       strconv.Itoa(waitroom.DefaultAdmitIntervalMs),
-			"ENTRY_TOKEN_TTL_SECONDS": strconv.Itoa(int(tokenTTL.Seconds()))}[k]
+			"ENTRY_TOKEN_TTL_SECONDS": strconv.Itoa(int(tokenTTL.Seconds())),
+			// Every visitor streams from this machine's one address, as
+			// behind a proxy: the per-address cap would refuse all but 10.
+			"STREAMS_PER_IP": "0"}[k]
 		return v, ok
 	}, waitroom.LocalDefaults)
 	if err != nil {
@@ -210,7 +213,9 @@ func (v *visitor) stream() (time.Time, error) {
 	}
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
+	last := ""
 	for sc.Scan() {
+		last = sc.Text()
 		data, ok := strings.CutPrefix(sc.Text(), "data: ")
 		if !ok {
 			continue
@@ -223,5 +228,5 @@ func (v *visitor) stream() (time.Time, error) {
 			return time.Now(), nil
 		}
 	}
-	return time.Time{}, fmt.Errorf("the stream ended before READY: %v", sc.Err())
+	return time.Time{}, fmt.Errorf("the stream (%d) ended before READY, its last line %q: %v", resp.StatusCode, last, sc.Err())
 }

@@ -380,6 +380,8 @@ var mutations = []Mutation{
 		From: "_, _ = io.Copy(io.Discard, r.Body)", To: "_ = io.Discard", Pkgs: sim, Hint: `^TestPoolDropsCallersThatGaveUp$`},
 	{Name: "sim: capacity used at steady state always met", File: "bench/spike/sim/adaptivestats.go",
 		From: "t.Applies, t.Pass = true, p.SteadyUsed >= MinUsed", To: "t.Applies, t.Pass = true, true", Pkgs: sim, Hint: `^TestTargets$`},
+	{Name: "sim: admissions looked up by the runner's id, not the store's", File: "bench/spike/sim/run.go",
+		From: "r.byID[awslambda.HeaderUser(u.id)] = u", To: "r.byID[u.id] = u", Pkgs: sim, Hint: `^TestAdaptiveRunShort$`},
 	{Name: "sim: tokens lost for lack of capacity counted as other", File: "bench/spike/sim/adaptivestats.go",
 		From: "case u.tries > 0:\n\t\t\trun.Expired++\n\t\t\trun.ExpiredNoCapacity++", To: "case u.tries > 0:\n\t\t\trun.Expired++\n\t\t\trun.ExpiredOther++", Pkgs: sim, Hint: `^(TestPerSecondAndTokens|TestAdaptiveSection.*)$`},
 

@@ -167,6 +167,9 @@ func RunAdaptive(ctx context.Context, env *Env, as AdaptiveScenario, strategy st
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
+	if err := r.strayed(); err != nil {
+		return nil, err
+	}
 	run := r.adaptiveRun(as, strategy, pool.Events(), samples.wait())
 	run.WallSeconds = round1(time.Since(t0).Seconds())
 	if strategy == AdaptiveOn && !run.EffectiveShown {

@@ -96,12 +96,13 @@ type runner struct {
 	api    *awslambda.API
 	orders *orderapi.Client
 	users  []*user
-	byID   map[string]*user
+	byID   map[string]*user // by the store's user (awslambda.HeaderUser)
 	rng    *rand.Rand
 
 	mu      sync.Mutex
 	status  map[string]int
 	admSeq  int64
+	strays  int // admissions that named no user of the run
 	batches []batchRec
 	accepts []time.Duration // limiter: first accepts, in order
 	pollAt  []int           // position requests per PollStep
@@ -142,6 +143,9 @@ func Run(ctx context.Context, env *Env, sc Scenario, st Strategy) (*Result, erro
 	if runCtx.Err() != nil && ctx.Err() == nil {
 		// Report what happened; users still out are counted as gave up.
 		fmt.Printf("warning: %s did not finish within %s\n", st.Name, limit)
+	}
+	if err := r.strayed(); err != nil {
+		return nil, err
 	}
 	res := r.result(pool, end)
 	if cmds, err := CommandStats(ctx, env.Admin); err == nil {
@@ -211,7 +215,7 @@ func newRunner(env *Env, sc Scenario, st Strategy, orderURL string, arrivals []t
 			u.push = make(chan string, 1)
 		}
 		r.users = append(r.users, u)
-		r.byID[u.id] = u
+		r.byID[awslambda.HeaderUser(u.id)] = u
 	}
 	return r, store, nil
 }
@@ -297,6 +301,18 @@ func (r *runner) pollSent() {
 	r.mu.Unlock()
 }
 
+// strayed fails a run whose batches admitted users it cannot name: its
+// admission order, times and tokens would be silently missing (the store
+// names a user as its identity keeps it, awslambda.HeaderUser).
+func (r *runner) strayed() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.strays > 0 {
+		return fmt.Errorf("%d admissions named no user of the run (the store's user ids differ from the runner's)", r.strays)
+	}
+	return nil
+}
+
 func (r *runner) onBatch(b waitroom.Batch) {
 	now := r.since()
 	r.mu.Lock()
@@ -304,12 +320,15 @@ func (r *runner) onBatch(b waitroom.Batch) {
 	for _, rb := range b.Rooms {
 		for _, a := range rb.Admitted {
 			r.admSeq++
-			if u := r.byID[a.User]; u != nil {
-				u.admission, u.admittedAt = r.admSeq, now
-				u.expiresAt = a.ExpiresAt.Sub(r.epoch)
-				if u.push != nil {
-					u.push <- a.Token
-				}
+			u := r.byID[a.User]
+			if u == nil {
+				r.strays++
+				continue
+			}
+			u.admission, u.admittedAt = r.admSeq, now
+			u.expiresAt = a.ExpiresAt.Sub(r.epoch)
+			if u.push != nil {
+				u.push <- a.Token
 			}
 		}
 		r.batches = append(r.batches, batchRec{at: now, admitted: len(rb.Admitted), waiting: rb.Waiting})
