@@ -252,11 +252,3 @@ func known(caps []Sample, base float64) float64 {
 	}
 	return c
 }
-
-func highest(s []Sample) float64 {
-	v := 0.0
-	for _, x := range s {
-		v = max(v, x.V)
-	}
-	return v
-}
