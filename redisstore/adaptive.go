@@ -81,14 +81,14 @@ func (s *Store) decide(ctx context.Context, calls []admitCall) {
 		cmds := make([]*redis.Cmd, len(todo))
 		_, _ = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for i, d := range todo {
-				cmds[i] = adaptScript.EvalSha(ctx, p, d.keys, d.args...)
+				cmds[i] = adaptScript.evalSha(ctx, p, d.keys, d.args...)
 			}
 			return nil
 		})
 		return cmds
 	}
 	if cmds := run(); isNoScript(cmds[0].Err()) {
-		if adaptScript.Load(ctx, s.rdb).Err() == nil {
+		if adaptScript.load(ctx, s.rdb) == nil {
 			run()
 		}
 	}

@@ -11,7 +11,9 @@ import (
 )
 
 // Timeouts and retries short enough that a dead store is answered with 503
-// within a few seconds, long enough for a healthy one under load.
+// within a few seconds, long enough for a healthy one under load. The retry
+// (MaxRetries) is plain commands' only: a script's call is sent once
+// (script.go), since a call whose reply is late may have run.
 const (
 	dialTimeout = time.Second
 	ioTimeout   = time.Second

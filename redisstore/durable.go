@@ -34,9 +34,9 @@ func (s *Store) nodeClient(ctx context.Context, key string) (Client, error) {
 // replicated says whether a replica acknowledged the script's writes. A
 // store that refuses WAIT (ElastiCache Serverless) fails the call, with a
 // message that names the variable.
-func (s *Store) runGateWrite(ctx context.Context, script *redis.Script, keys []string, args ...any) (reply any, replicated bool, err error) {
+func (s *Store) runGateWrite(ctx context.Context, script *luaScript, keys []string, args ...any) (reply any, replicated bool, err error) {
 	if !s.durable {
-		reply, err = script.Run(ctx, s.rdb, keys, args...).Result()
+		reply, err = script.run(ctx, s.rdb, keys, args...).Result()
 		return reply, false, err
 	}
 	node, err := s.nodeClient(ctx, keys[0])
@@ -53,9 +53,9 @@ func (s *Store) runGateWrite(ctx context.Context, script *redis.Script, keys []s
 		})
 		return res, wait, err
 	}
-	res, wait, err := run(func(p redis.Pipeliner) *redis.Cmd { return script.EvalSha(ctx, p, keys, args...) })
+	res, wait, err := run(func(p redis.Pipeliner) *redis.Cmd { return script.evalSha(ctx, p, keys, args...) })
 	if isNoScript(res.Err()) { // the node lost its script cache
-		res, wait, err = run(func(p redis.Pipeliner) *redis.Cmd { return script.Eval(ctx, p, keys, args...) })
+		res, wait, err = run(func(p redis.Pipeliner) *redis.Cmd { return script.eval(ctx, p, keys, args...) })
 	}
 	s.reloadAfter(res.Err())
 	if res.Err() != nil {
@@ -87,7 +87,7 @@ func (s *Store) unavailableUnlessReplicated(replicated bool, err error) error {
 // effort: if it stays, it expires with the token, and the user's retries
 // meet 409 order_in_progress until then.
 func (s *Store) dropLock(ctx context.Context, room, user, lockValue string) {
-	_ = unlockScript.Run(ctx, s.rdb, []string{roomKeys(room).lock(user)}, lockValue).Err()
+	_ = unlockScript.run(ctx, s.rdb, []string{roomKeys(room).lock(user)}, lockValue).Err()
 }
 
 // reloadAfter reloads a cluster client's slot map after a call on one of

@@ -85,7 +85,7 @@ func (s *Store) Update(ctx context.Context, room string, create bool, change fun
 			return waitroom.SettingsChange{}, err
 		}
 		k := roomKeys(room)
-		v, err := settingsSetScript.Run(ctx, s.rdb, []string{k.settings(), k.line(), k.seq(), k.marks(), k.budget(), k.queue(), k.places()}, settingsArgs(rec.version, rec.status.Settings, next)...).Int64()
+		v, err := settingsSetScript.run(ctx, s.rdb, []string{k.settings(), k.line(), k.seq(), k.marks(), k.budget(), k.queue(), k.places()}, settingsArgs(rec.version, rec.status.Settings, next)...).Int64()
 		if err != nil {
 			return waitroom.SettingsChange{}, waitroom.Unavailable(err)
 		}
@@ -134,7 +134,7 @@ func (s *Store) readRooms(ctx context.Context, rooms []string) ([]roomRecord, er
 			for i, room := range rooms {
 				k := roomKeys(room)
 				keys := []string{k.settings(), k.line(), k.tokens(), k.seq(), k.marks(), k.admits(), k.control(), k.queue(), k.places()}
-				cmds[i] = statusScript.EvalSha(ctx, p, keys, s.roomArgs(waitroom.AdaptWindow.Milliseconds())...)
+				cmds[i] = statusScript.evalSha(ctx, p, keys, s.roomArgs(waitroom.AdaptWindow.Milliseconds())...)
 			}
 			return nil
 		})
@@ -142,7 +142,7 @@ func (s *Store) readRooms(ctx context.Context, rooms []string) ([]roomRecord, er
 	}
 	cmds := run()
 	if len(cmds) > 0 && isNoScript(cmds[0].Err()) {
-		if err := statusScript.Load(ctx, s.rdb).Err(); err != nil {
+		if err := statusScript.load(ctx, s.rdb); err != nil {
 			return nil, waitroom.Unavailable(err)
 		}
 		cmds = run()

@@ -81,13 +81,13 @@ var (
 		"adapt.lua":        adaptiveLua + "\n" + adaptLua,
 	}, limitedSources(configHead(waitroom.Limits{}, 0, 0, 0)+roomsHead(waitroom.Config{AdmitRatePerSec: 1, OpenRooms: true})))
 
-	admitScript       = redis.NewScript(sources["admit.lua"])
-	statusScript      = redis.NewScript(sources["status.lua"])
-	settingsSetScript = redis.NewScript(sources["settings_set.lua"])
-	orderCommitScript = redis.NewScript(sources["order_commit.lua"])
-	unlockScript      = redis.NewScript(sources["unlock.lua"])
-	adaptScript       = redis.NewScript(sources["adapt.lua"])
-	upgradeScript     = redis.NewScript(sources["upgrade.lua"])
+	admitScript       = newScript(sources["admit.lua"])
+	statusScript      = newScript(sources["status.lua"])
+	settingsSetScript = newScript(sources["settings_set.lua"])
+	orderCommitScript = newScript(sources["order_commit.lua"])
+	unlockScript      = newScript(sources["unlock.lua"])
+	adaptScript       = newScript(sources["adapt.lua"])
+	upgradeScript     = newScript(sources["upgrade.lua"])
 )
 
 // limitedSources are the scripts that take the abuse limiter, each
@@ -116,12 +116,12 @@ func withLimited(m, limited map[string]string) map[string]string {
 // with its configuration (configHead).
 // (apply wraps enter.lua itself, so that an applied entry joins the line
 // exactly as a direct enter does.)
-type limitedScripts struct{ enter, position, accept, orderBegin, apply *redis.Script }
+type limitedScripts struct{ enter, position, accept, orderBegin, apply *luaScript }
 
 func newLimitedScripts(cfg waitroom.Config) limitedScripts {
 	src := limitedSources(configHead(cfg.Trust.Limits, cfg.FarHorizon(), stallIntervals*cfg.AdmitInterval, cfg.AdmitInterval) + roomsHead(cfg))
-	return limitedScripts{enter: redis.NewScript(src["enter.lua"]), position: redis.NewScript(src["position.lua"]),
-		accept: redis.NewScript(src["accept.lua"]), orderBegin: redis.NewScript(src["order_begin.lua"]), apply: redis.NewScript(src["apply.lua"])}
+	return limitedScripts{enter: newScript(src["enter.lua"]), position: newScript(src["position.lua"]),
+		accept: newScript(src["accept.lua"]), orderBegin: newScript(src["order_begin.lua"]), apply: newScript(src["apply.lua"])}
 }
 
 // Scripts names every script the store loads, for the checks that read
@@ -142,6 +142,7 @@ func Source(name string) (text string, ok bool) {
 // *redis.ClusterClient both satisfy it.
 type Client interface {
 	redis.Scripter
+	Process(ctx context.Context, cmd redis.Cmder) error
 	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
 	SMembers(ctx context.Context, key string) *redis.StringSliceCmd
 	SRem(ctx context.Context, key string, members ...any) *redis.IntCmd
@@ -292,7 +293,7 @@ func (s *Store) Enter(ctx context.Context, room, user string) (waitroom.Standing
 // runEnter runs enter.lua, or a script that wraps it (Apply), with enter's
 // keys and arguments followed by extraKeys and extraArgs. Its errors are
 // the store's, for the caller to report unavailable.
-func (s *Store) runEnter(ctx context.Context, script *redis.Script, room, user string, extraKeys []string, extraArgs ...any) ([]any, error) {
+func (s *Store) runEnter(ctx context.Context, script *luaScript, room, user string, extraKeys []string, extraArgs ...any) ([]any, error) {
 	draw, err := s.draw()
 	if err != nil {
 		return nil, err
@@ -311,14 +312,14 @@ func (s *Store) runEnter(ctx context.Context, script *redis.Script, room, user s
 	keys, args = append(keys, extraKeys...), append(args, extraArgs...)
 	var res *redis.Cmd
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		res = script.EvalSha(ctx, p, keys, args...)
+		res = script.evalSha(ctx, p, keys, args...)
 		if s.openRooms {
 			p.SAdd(ctx, roomsKey, room)
 		}
 		return nil
 	})
 	if isNoScript(err) { // the node lost its script cache
-		res = script.Run(ctx, s.rdb, keys, args...)
+		res = script.run(ctx, s.rdb, keys, args...)
 		err = res.Err()
 	}
 	if err != nil {
@@ -380,16 +381,16 @@ func (s *Store) Position(ctx context.Context, room, user string) (waitroom.Stand
 	args := s.limited(ctx, []any{user}, callerBuckets)
 	reply, err := s.withUpgrade(ctx, room, func() ([]any, error) {
 		if !s.openRooms {
-			return s.scripts.position.Run(ctx, s.rdb, keys, args...).Slice()
+			return s.scripts.position.run(ctx, s.rdb, keys, args...).Slice()
 		}
 		var res *redis.Cmd
 		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			res = s.scripts.position.EvalSha(ctx, p, keys, args...)
+			res = s.scripts.position.evalSha(ctx, p, keys, args...)
 			p.SAdd(ctx, roomsKey, room)
 			return nil
 		})
 		if isNoScript(err) {
-			res = s.scripts.position.Run(ctx, s.rdb, keys, args...)
+			res = s.scripts.position.run(ctx, s.rdb, keys, args...)
 			err = res.Err()
 		}
 		if err != nil {
@@ -413,7 +414,7 @@ func (s *Store) withUpgrade(ctx context.Context, room string, call func() ([]any
 	if err != nil || len(reply) != 1 || reply[0] != "UPGRADE" {
 		return reply, err
 	}
-	if err := upgradeScript.Run(ctx, s.rdb, []string{roomKeys(room).settings()}, s.rooms).Err(); err != nil {
+	if err := upgradeScript.run(ctx, s.rdb, []string{roomKeys(room).settings()}, s.rooms).Err(); err != nil {
 		return nil, err
 	}
 	return call()
@@ -525,7 +526,7 @@ func (s *Store) AdmitBatch(ctx context.Context) (waitroom.Batch, error) {
 	if isNoScript(firstErr(calls)) {
 		// A restarted or new node has no scripts cached: load once, run again.
 		// A NOSCRIPT reply ran nothing, so running again is safe.
-		if err := admitScript.Load(ctx, s.rdb).Err(); err != nil {
+		if err := admitScript.load(ctx, s.rdb); err != nil {
 			return waitroom.Batch{}, waitroom.Unavailable(err)
 		}
 		s.runAdmitCalls(ctx, calls)
@@ -584,7 +585,7 @@ func (s *Store) admitCall(room string) (admitCall, error) {
 func (s *Store) runAdmitCalls(ctx context.Context, calls []admitCall) {
 	_, _ = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i := range calls {
-			calls[i].cmd = admitScript.EvalSha(ctx, p, calls[i].keys, calls[i].args...)
+			calls[i].cmd = admitScript.evalSha(ctx, p, calls[i].keys, calls[i].args...)
 		}
 		return nil
 	})
@@ -734,7 +735,7 @@ func (s *Store) ReleaseOrder(ctx context.Context, l waitroom.Lease) error {
 		return nil
 	}
 	k := roomKeys(l.Room)
-	if err := unlockScript.Run(ctx, s.rdb, []string{k.lock(l.User), k.downstream()}, l.LockValue, l.Downstream.Field(), downstreamExpiry.Milliseconds()).Err(); err != nil {
+	if err := unlockScript.run(ctx, s.rdb, []string{k.lock(l.User), k.downstream()}, l.LockValue, l.Downstream.Field(), downstreamExpiry.Milliseconds()).Err(); err != nil {
 		return waitroom.Unavailable(err)
 	}
 	return nil

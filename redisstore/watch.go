@@ -5,8 +5,6 @@ import (
 	_ "embed"
 	"fmt"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/waitroom/waitroom"
 )
 
@@ -21,7 +19,7 @@ var (
 	//go:embed front.lua
 	frontLua string
 
-	frontScript = redis.NewScript(sources["front.lua"])
+	frontScript = newScript(sources["front.lua"])
 )
 
 // Seat is Position plus, while waiting, the place: its sequence number, and
@@ -36,7 +34,7 @@ func (s *Store) Seat(ctx context.Context, room, user string) (waitroom.Standing,
 	keys := k.positionKeys(user)
 	args := s.limited(ctx, []any{user}, callerBuckets)
 	reply, err := s.withUpgrade(ctx, room, func() ([]any, error) {
-		return s.scripts.position.Run(ctx, s.rdb, keys, append(args, "seat")...).Slice()
+		return s.scripts.position.run(ctx, s.rdb, keys, append(args, "seat")...).Slice()
 	})
 	if err != nil {
 		return waitroom.Standing{}, waitroom.Place{}, waitroom.Unavailable(err)
@@ -55,7 +53,7 @@ func (s *Store) Seat(ctx context.Context, room, user string) (waitroom.Standing,
 // in one script.
 func (s *Store) Front(ctx context.Context, room string) (waitroom.Front, error) {
 	k := roomKeys(room)
-	reply, err := frontScript.Run(ctx, s.rdb, []string{k.settings(), k.line(), k.places()}).Slice()
+	reply, err := frontScript.run(ctx, s.rdb, []string{k.settings(), k.line(), k.places()}).Slice()
 	if err == nil && len(reply) != 2 {
 		err = malformed("front", reply)
 	}

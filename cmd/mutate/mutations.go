@@ -148,6 +148,10 @@ var mutations = []Mutation{
 	{Name: "position.lua: an admitted user looks absent", File: "redisstore/position.lua",
 		From: "local record = redis.call('GET', KEYS[3])", To: "local record = false", Pkgs: store, Hint: `^TestAdmitIssuesTokensInOrder$`},
 
+	// A script's call is sent once (script.go).
+	{Name: "script.go: a late script sent again", File: "redisstore/script.go",
+		From: "func (once) NoRetry() bool { return true }", To: "func (once) NoRetry() bool { return false }", Pkgs: store, Hint: `^TestALateScriptRunsOnce`},
+
 	// The order gate: order_begin.lua, order_commit.lua, unlock.lua, store.go.
 	{Name: "order_begin.lua: any token accepted", File: "redisstore/order_begin.lua",
 		From: "if string.sub(record, -#ARGV[1] - 1) ~= ':' .. ARGV[1] then", To: "if false then", Pkgs: store, Hint: `^TestJourneyAndTokenRules$`},
@@ -360,7 +364,7 @@ var mutations = []Mutation{
 	{Name: "api.go: fail-open orders not counted", File: "awslambda/api.go",
 		From: "\t\t\ta.Metrics.Record(room, metrics.Of(metrics.OrdersFailOpen, metrics.Count, 1))\n", To: "", Pkgs: handlers, Hint: `^TestFailOpenIsLoggedAndCounted$`},
 	{Name: "store.go: position no longer re-registers an open room", File: "redisstore/store.go",
-		From: "\t\t\tres = s.scripts.position.EvalSha(ctx, p, keys, args...)\n\t\t\tp.SAdd(ctx, roomsKey, room)", To: "\t\t\tres = s.scripts.position.EvalSha(ctx, p, keys, args...)", Pkgs: store, Hint: `^TestPositionReregistersAWaitingRoom$`},
+		From: "\t\t\tres = s.scripts.position.evalSha(ctx, p, keys, args...)\n\t\t\tp.SAdd(ctx, roomsKey, room)", To: "\t\t\tres = s.scripts.position.evalSha(ctx, p, keys, args...)", Pkgs: store, Hint: `^TestPositionReregistersAWaitingRoom$`},
 
 	// The intake (w-integ2): entries applied once, stale ones dropped.
 	{Name: "apply_head.lua: a redelivered entry applied again", File: "redisstore/apply_head.lua",
