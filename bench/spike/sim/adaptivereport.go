@@ -49,6 +49,9 @@ func buildAdaptive(res *AdaptiveResults) *adaptiveSection {
 	var order []string // scenarios in the order of their first run
 	byKey := map[string]*adaptiveView{}
 	for _, r := range res.Runs {
+		// The targets are the phases' figures judged: judged again here, so
+		// that their wording follows this code, not the code of the run.
+		r.Targets = targetsOf(r)
 		v := byKey[r.Scenario]
 		if v == nil {
 			v = &adaptiveView{Key: r.Scenario, Name: r.Name, P95Plot: adaptivePlot(r.Scenario, "p95"), RatePlot: adaptivePlot(r.Scenario, "rate")}

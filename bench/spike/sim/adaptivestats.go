@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 )
 
@@ -383,9 +384,21 @@ func p95Target(p AdaptivePhase) AdaptiveTarget {
 		t.Measured = "n/a: no order served from " + SettleWithin.String() + " on"
 	default:
 		t.Applies, t.Pass = true, p.SettledP95Ms <= p.LimitMs
-		t.Measured = fmt.Sprintf("%s ms (%s orders)", thousands(p.SettledP95Ms), itoa(p.SettledServed))
+		t.Measured = fmt.Sprintf("%s ms (%s orders)", nearLimit(p.SettledP95Ms, p.LimitMs, math.Ceil), itoa(p.SettledServed))
 	}
 	return t
+}
+
+// nearLimit writes a measure as a whole number, but with a tenth where the
+// whole number would be the limit itself (250.4 ms against 250, 89.96 %
+// against 90): there the tenth is rounded away from the limit on the side
+// that fails (toward: math.Ceil for a ceiling, math.Floor for a floor), so
+// the figure shown says what the check decided.
+func nearLimit(v, limit float64, toward func(float64) float64) string {
+	if math.Round(v) == limit && v != limit {
+		return strconv.FormatFloat(toward(v*10)/10, 'f', 1, 64)
+	}
+	return thousands(v)
 }
 
 func usedTarget(p AdaptivePhase) AdaptiveTarget {
@@ -395,7 +408,7 @@ func usedTarget(p AdaptivePhase) AdaptiveTarget {
 		return t
 	}
 	t.Applies, t.Pass = true, p.SteadyUsed >= MinUsed
-	t.Measured = fmt.Sprintf("%.0f%% (of %s/s)", 100*p.SteadyUsed, fmtTick(p.SteadyCapacity))
+	t.Measured = fmt.Sprintf("%s%% (of %s/s)", nearLimit(100*p.SteadyUsed, 100*MinUsed, math.Floor), fmtTick(p.SteadyCapacity))
 	return t
 }
 

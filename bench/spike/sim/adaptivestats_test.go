@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -132,6 +133,25 @@ func TestTargetsNotApplicable(t *testing.T) {
 	for _, tg := range run.Targets {
 		if w, ok := want[tg.Phase+" "+tg.Key]; ok && (tg.Measured != w || tg.Applies != (tg.Phase == "before" && tg.Key != "p95")) {
 			t.Errorf("%s %s: applies %v, %q; want %q", tg.Phase, tg.Key, tg.Applies, tg.Measured, w)
+		}
+	}
+}
+
+// A measure shown as a whole number where that number is the limit itself
+// carries a tenth, rounded to the side the check decided: a p95 of 250.4 ms
+// fails ≤ 250 and must not read "250 ms (not met)".
+func TestNearLimitShowsWhatTheCheckDecided(t *testing.T) {
+	for _, c := range []struct {
+		v, limit float64
+		toward   func(float64) float64
+		want     string
+	}{
+		{250.4, 250, math.Ceil, "250.4"}, {250.04, 250, math.Ceil, "250.1"}, {249.96, 250, math.Ceil, "250.0"},
+		{250, 250, math.Ceil, "250"}, {243.5, 250, math.Ceil, "244"}, {1523.2, 500, math.Ceil, "1,523"},
+		{89.96, 90, math.Floor, "89.9"}, {90.04, 90, math.Floor, "90.0"}, {89.4, 90, math.Floor, "89"},
+	} {
+		if got := nearLimit(c.v, c.limit, c.toward); got != c.want {
+			t.Errorf("nearLimit(%v, %v) = %q, want %q", c.v, c.limit, got, c.want)
 		}
 	}
 }
