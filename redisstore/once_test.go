@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -90,31 +91,27 @@ func stall(t *testing.T, addrs []string, d time.Duration) <-chan struct{} {
 	t.Helper()
 	const busy = `local t0 = redis.call('TIME')
 repeat local t = redis.call('TIME') until (t[1] - t0[1]) * 1000000 + (t[2] - t0[2]) >= tonumber(ARGV[1])`
-	done := make(chan struct{})
-	started := make(chan struct{}, len(addrs))
-	left := len(addrs)
-	finished := make(chan struct{}, len(addrs))
+	var busyNodes sync.WaitGroup
+	connected := make(chan struct{}, len(addrs))
 	for _, addr := range addrs {
-		go func() {
+		busyNodes.Go(func() {
 			c := redis.NewClient(&redis.Options{Addr: addr, ReadTimeout: time.Minute, MaxRetries: -1})
 			defer c.Close()
 			_ = c.Ping(context.Background()).Err() // connected before the stall begins
-			started <- struct{}{}
+			connected <- struct{}{}
 			if err := c.Eval(context.Background(), busy, nil, d.Microseconds()).Err(); err != nil && err != redis.Nil {
 				t.Errorf("stalling %s: %v", addr, err)
 			}
-			finished <- struct{}{}
-		}()
+		})
 	}
 	for range addrs {
-		<-started
+		<-connected
 	}
 	time.Sleep(50 * time.Millisecond) // the scripts have begun
+	free := make(chan struct{})
 	go func() {
-		for ; left > 0; left-- {
-			<-finished
-		}
-		close(done)
+		busyNodes.Wait()
+		close(free)
 	}()
-	return done
+	return free
 }
