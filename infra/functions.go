@@ -54,7 +54,7 @@ func functionEnv(p WaitroomProps, cache *Cache, fn string) map[string]*string {
 	env := cache.Env()
 	if servesVisitors(fn) {
 		// Validate ran visitorEnv on these props first and refused any error.
-		visitors, _ := visitorEnv(p.PageProps())
+		visitors, _ := visitorEnv(visitorProps(p, fn))
 		merge(env, visitors, callerEnv(p))
 	}
 	if fn == FnEnter {
@@ -83,6 +83,18 @@ func functionEnv(p WaitroomProps, cache *Cache, fn string) map[string]*string {
 		env["PAGE_IMAGE_ORIGINS"] = jsii.String(strings.Join(p.PageImageOrigins, ","))
 	}
 	return merge(env, entryTokenEnv(p, fn))
+}
+
+// visitorProps are the visitor settings of fn. Receipts are enter's and
+// position's (enter signs them, position checks them): the order gate,
+// the one function with a way out of the VPC, holds the ticket key only
+// where it verifies tickets, with anonymous visitors (issue 32).
+func visitorProps(p WaitroomProps, fn string) PageProps {
+	pp := p.PageProps()
+	if fn == FnOrderGate {
+		pp.Receipts = false
+	}
+	return pp
 }
 
 // callerEnv is how the visitor functions tell who is calling: whether to

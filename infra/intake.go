@@ -118,7 +118,7 @@ func newIntakeConsumer(stack awscdk.Stack, p WaitroomProps, net *network, cache 
 // other functions' group stays out to the cache alone.
 func addSQSEndpoint(stack awscdk.Stack, net *network) {
 	sg := awsec2.NewSecurityGroup(stack, jsii.String("SqsEndpointSG"), &awsec2.SecurityGroupProps{
-		Vpc: net.vpc, AllowAllOutbound: jsii.Bool(false), Description: jsii.String("SQS interface endpoint: HTTPS from the functions"),
+		Vpc: net.vpc, AllowAllOutbound: jsii.Bool(false), Description: jsii.String("SQS interface endpoint: HTTPS from enter only"),
 	})
 	https := awsec2.Port_Tcp(jsii.Number(443))
 	sg.AddIngressRule(net.enterSG, https, jsii.String("HTTPS from enter"), nil)
@@ -128,5 +128,7 @@ func addSQSEndpoint(stack awscdk.Stack, net *network) {
 		Subnets:           net.isolated,
 		SecurityGroups:    &[]awsec2.ISecurityGroup{sg},
 		PrivateDnsEnabled: jsii.Bool(true),
+		// Not CDK's default of HTTPS from the whole VPC: enter's group alone.
+		Open: jsii.Bool(false),
 	})
 }

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/waitroom/waitroom"
+)
+
+// Issue 32, "least privilege to the last key": what each function may
+// read, reach and be reached by, on the synthesized templates.
+
+// The order gate, the one function with a way out of the VPC, holds the
+// ticket key only where it verifies tickets: with anonymous visitors. With
+// a broker (receipts are signed by enter and checked by position) or any
+// other identity it never reads one, and without another secret its role
+// may not use KMS at all.
+func TestOrderGateHoldsTheTicketKeyOnlyWhereItVerifiesTickets(t *testing.T) {
+	_, stacks := documentedConfigurations(t)
+	stacks["fallback with a proxy"] = synthesize(t, func(p *WaitroomProps) {
+		p.JwtIssuer, p.JwtAudience = "", nil
+		p.TrustUserHeaderFromProxy, p.ProxySecretSSMParameter = true, "/waitroom/proxy-secret:1"
+		p.Intake, p.TicketSecretSSMParameter = waitroom.IntakeFallback, testTicketParam
+	})
+	checked := 0
+	for name, s := range stacks {
+		env := s.env(t, FnOrderGate)
+		_, holds := env["TICKET_SECRET"]
+		if want := s.w.Props.AnonymousVisitors; holds != want {
+			t.Errorf("%s: the order gate holds TICKET_SECRET: %v, want %v (it verifies tickets only with anonymous visitors)", name, holds, want)
+		}
+		if s.w.Props.TicketSecretSSMParameter != "" && !s.w.Props.AnonymousVisitors {
+			checked++
+			if kms := roleKMSStatements(s, js(s.fnProps(t, FnOrderGate)["Role"])); !holdsSecretVar(env) && len(kms) != 0 {
+				t.Errorf("%s: the order gate holds no secret, yet its role may use KMS: %s", name, js(kms))
+			}
+			for _, fn := range []string{FnEnter, FnPosition} { // they sign and check the receipts
+				if _, ok := s.env(t, fn)["TICKET_SECRET"]; !ok {
+					t.Errorf("%s: %s lacks TICKET_SECRET", name, fn)
+				}
+			}
+		}
+	}
+	if checked < 3 {
+		t.Errorf("only %d stacks hold a ticket key without anonymous visitors", checked)
+	}
+}
+
+// ingress lists the sources (as JSON) of a security group's inbound rules,
+// wherever the template writes them (inline or as
+// AWS::EC2::SecurityGroupIngress), with their ports.
+func (s *synth) ingress(sg string) []egressRule {
+	var out []egressRule
+	add := func(r map[string]any) {
+		from := ""
+		for _, k := range []string{"CidrIp", "CidrIpv6", "SourcePrefixListId", "SourceSecurityGroupId"} {
+			if v, ok := r[k]; ok {
+				from = js(v)
+			}
+		}
+		first, _ := r["FromPort"].(float64)
+		last, _ := r["ToPort"].(float64)
+		out = append(out, egressRule{from, first, last})
+	}
+	if r, ok := s.resources("AWS::EC2::SecurityGroup")[sg]; ok {
+		for _, e := range asSlice(props(r)["SecurityGroupIngress"]) {
+			add(e.(map[string]any))
+		}
+	}
+	for _, r := range s.resources("AWS::EC2::SecurityGroupIngress") {
+		if p := props(r); js(p["GroupId"]) == js(map[string]any{"Fn::GetAtt": []any{sg, "GroupId"}}) {
+			add(p)
+		}
+	}
+	return out
+}
+
+// The SQS interface endpoint admits enter's security group alone, on 443:
+// not the VPC's range (CDK's default for an interface endpoint), which
+// would let every function, the order gate among them, send to the queue's
+// endpoint.
+func TestSQSEndpointAdmitsEnterAlone(t *testing.T) {
+	_, stacks := documentedConfigurations(t)
+	for _, name := range []string{"broker", "fallback"} {
+		s := stacks[name]
+		fromEnter := js(map[string]any{"Fn::GetAtt": []any{s.sgOf(t, FnEnter), "GroupId"}})
+		for _, r := range s.resources("AWS::EC2::VPCEndpoint") {
+			sgs := asSlice(props(r)["SecurityGroupIds"])
+			if len(sgs) != 1 {
+				t.Fatalf("%s: the endpoint has %d security groups, want 1", name, len(sgs))
+			}
+			got := s.ingress(sgs[0].(map[string]any)["Fn::GetAtt"].([]any)[0].(string))
+			if len(got) != 1 || got[0] != (egressRule{fromEnter, 443, 443}) {
+				t.Errorf("%s: the SQS endpoint admits %+v, want only enter's group (%s) on 443", name, got, fromEnter)
+			}
+		}
+	}
+}
