@@ -23,22 +23,24 @@ type Cache struct {
 	Address, Port *string
 	Cluster       bool
 	// Name is the serverless cache name or the replication group id
-	// (REDIS_IAM_CACHE_NAME); UserID the IAM-authenticated user, whose name
-	// is its id (REDIS_IAM_USER).
-	Name, UserID string
-	// Arn and UserArn are the resources of elasticache:Connect.
-	Arn, UserArn *string
-	SecGroup     awsec2.SecurityGroup
-	Resource     awscdk.CfnResource
-	UserGroup    awselasticache.CfnUserGroup
+	// (REDIS_IAM_CACHE_NAME).
+	Name string
+	// Users are the functions' IAM-authenticated users, one each
+	// (cacheusers.go), by function.
+	Users map[string]CacheUser
+	// Arn is the cache's resource of elasticache:Connect.
+	Arn       *string
+	SecGroup  awsec2.SecurityGroup
+	Resource  awscdk.CfnResource
+	UserGroup awselasticache.CfnUserGroup
 }
 
-// Env is the cache part of every function's environment.
-func (c *Cache) Env() map[string]*string {
+// Env is the cache part of function fn's environment: its own user.
+func (c *Cache) Env(fn string) map[string]*string {
 	return map[string]*string{
 		"REDIS_URL":            awscdk.Fn_Join(jsii.String(""), &[]*string{jsii.String("rediss://"), c.Address, jsii.String(":"), c.Port}),
 		"REDIS_CLUSTER":        jsii.String(strconv.FormatBool(c.Cluster)),
-		"REDIS_IAM_USER":       jsii.String(c.UserID),
+		"REDIS_IAM_USER":       jsii.String(c.Users[fn].ID),
 		"REDIS_IAM_CACHE_NAME": jsii.String(c.Name),
 		"REDIS_IAM_SERVERLESS": jsii.String(strconv.FormatBool(c.Cluster)),
 	}
@@ -47,7 +49,7 @@ func (c *Cache) Env() map[string]*string {
 // newCache provisions the store, its IAM-authenticated user and its
 // security group (ingress is added per function security group).
 func newCache(stack awscdk.Stack, p WaitroomProps, net *network) *Cache {
-	c := &Cache{Name: p.NamePrefix, UserID: p.NamePrefix + "-app"}
+	c := &Cache{Name: p.NamePrefix}
 	c.SecGroup = awsec2.NewSecurityGroup(stack, jsii.String("CacheSecurityGroup"), &awsec2.SecurityGroupProps{
 		Vpc:              net.vpc,
 		Description:      jsii.String("Waitroom cache: reachable from the functions only"),
@@ -64,34 +66,6 @@ func newCache(stack awscdk.Stack, p WaitroomProps, net *network) *Cache {
 		newServerlessCache(stack, p, c, sids)
 	}
 	return c
-}
-
-// newCacheUsers: the functions' user authenticates with IAM (a SigV4 token
-// presigned by the function itself, no password anywhere; ElastiCache wants
-// the user name equal to the id), and the "default" user every user group
-// must contain is switched off.
-func newCacheUsers(stack awscdk.Stack, p WaitroomProps, c *Cache) {
-	// AuthenticationMode is untyped JSON in the L1: CloudFormation's spelling.
-	app := awselasticache.NewCfnUser(stack, jsii.String("CacheUser"), &awselasticache.CfnUserProps{
-		Engine:             jsii.String("redis"),
-		UserId:             jsii.String(c.UserID),
-		UserName:           jsii.String(c.UserID),
-		AccessString:       jsii.String(p.CacheAccessString),
-		AuthenticationMode: map[string]interface{}{"Type": "iam"},
-	})
-	dflt := awselasticache.NewCfnUser(stack, jsii.String("CacheDefaultUser"), &awselasticache.CfnUserProps{
-		Engine:             jsii.String("redis"),
-		UserId:             jsii.String(p.NamePrefix + "-default"),
-		UserName:           jsii.String("default"),
-		AccessString:       jsii.String("off -@all"),
-		AuthenticationMode: map[string]interface{}{"Type": "no-password-required"},
-	})
-	c.UserArn = app.AttrArn()
-	c.UserGroup = awselasticache.NewCfnUserGroup(stack, jsii.String("CacheUserGroup"), &awselasticache.CfnUserGroupProps{
-		Engine:      jsii.String("redis"),
-		UserGroupId: jsii.String(p.NamePrefix + "-users"),
-		UserIds:     &[]*string{dflt.Ref(), app.Ref()},
-	})
 }
 
 // newServerlessCache: ElastiCache Serverless for Valkey (cluster mode),

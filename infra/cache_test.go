@@ -21,10 +21,9 @@ func TestServerlessCacheIAMAuthLimitsAndSnapshots(t *testing.T) {
 		"DailySnapshotTime":      "03:00",
 	})
 	users := s.resources("AWS::ElastiCache::User")
-	app := props(users["CacheUser"])
-	if app["UserName"] != "waitroom-app" || app["UserId"] != "waitroom-app" || js(app["AuthenticationMode"]) != `{"Type":"iam"}` ||
-		app["AccessString"] != "on ~* +@all -@dangerous" {
-		t.Errorf("app user = %s, want IAM auth with user name = user id", js(app))
+	gate := props(users["OrderGateCacheUser"]) // each function's: TestEveryFunctionHasItsOwnCacheUser
+	if gate["UserName"] != "waitroom-gate" || gate["UserId"] != "waitroom-gate" || js(gate["AuthenticationMode"]) != `{"Type":"iam"}` {
+		t.Errorf("order gate's user = %s, want IAM auth with user name = user id", js(gate))
 	}
 	dflt := props(users["CacheDefaultUser"])
 	if dflt["UserName"] != "default" || dflt["AccessString"] != "off -@all" {
@@ -109,8 +108,8 @@ func TestIAMLeastPrivilege(t *testing.T) {
 		}
 		connect := s.statement(t, name, "ConnectToCacheWithIAM")
 		if connect["Action"] != "elasticache:Connect" ||
-			js(connect["Resource"]) != js([]any{map[string]any{"Fn::GetAtt": []any{"Cache", "ARN"}}, map[string]any{"Fn::GetAtt": []any{"CacheUser", "Arn"}}}) {
-			t.Errorf("%s connect statement = %s, want elasticache:Connect on the cache and its user", name, js(connect))
+			js(connect["Resource"]) != js([]any{map[string]any{"Fn::GetAtt": []any{"Cache", "ARN"}}, map[string]any{"Fn::GetAtt": []any{logicalName(name) + "CacheUser", "Arn"}}}) {
+			t.Errorf("%s connect statement = %s, want elasticache:Connect on the cache and its own user", name, js(connect))
 		}
 		for _, st := range asSlice(asSlice(rp["Policies"])[0].(map[string]any)["PolicyDocument"].(map[string]any)["Statement"]) {
 			stm := st.(map[string]any)

@@ -51,7 +51,7 @@ func servesVisitors(fn string) bool {
 // and the proxy secret among them), and the entry-token key each uses.
 // Admit, admin and the consumer take no visitor's request: they get no key.
 func functionEnv(p WaitroomProps, cache *Cache, fn string) map[string]*string {
-	env := cache.Env()
+	env := cache.Env(fn)
 	if servesVisitors(fn) {
 		// Validate ran visitorEnv on these props first and refused any error.
 		visitors, _ := visitorEnv(visitorProps(p, fn))
@@ -209,7 +209,7 @@ func newFunctions(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cach
 
 // newFunctionRole is least privilege: write to its own log group, manage its
 // VPC network interfaces, as every function runs in the VPC (these EC2
-// actions take no resource scoping), log in to the cache as its IAM user,
+// actions take no resource scoping), log in to the cache as its own IAM user,
 // and nothing else.
 func newFunctionRole(stack awscdk.Stack, name string, logGroup awslogs.LogGroup, cache *Cache) awsiam.Role {
 	statements := []awsiam.PolicyStatement{awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
@@ -225,7 +225,7 @@ func newFunctionRole(stack awscdk.Stack, name string, logGroup awslogs.LogGroup,
 	statements = append(statements, awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:       jsii.String("ConnectToCacheWithIAM"),
 		Actions:   jsii.Strings("elasticache:Connect"),
-		Resources: &[]*string{cache.Arn, cache.UserArn},
+		Resources: &[]*string{cache.Arn, cache.Users[name].Arn},
 	}))
 	return awsiam.NewRole(stack, jsii.String(logicalName(name)+"Role"), &awsiam.RoleProps{
 		AssumedBy:   awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),

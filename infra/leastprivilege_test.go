@@ -1,9 +1,11 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/internal/cacheacl"
 )
 
 // Issue 32, "least privilege to the last key": what each function may
@@ -91,6 +93,60 @@ func TestSQSEndpointAdmitsEnterAlone(t *testing.T) {
 			got := s.ingress(sgs[0].(map[string]any)["Fn::GetAtt"].([]any)[0].(string))
 			if len(got) != 1 || got[0] != (egressRule{fromEnter, 443, 443}) {
 				t.Errorf("%s: the SQS endpoint admits %+v, want only enter's group (%s) on 443", name, got, fromEnter)
+			}
+		}
+	}
+}
+
+// Each function logs in to the cache as a user of its own, whose access
+// string is internal/cacheacl's for it (proven against a real server
+// there), and its role may connect as that user alone: a function's
+// credentials never reach another function's keys or commands. No user
+// has every key or every command.
+func TestEveryFunctionHasItsOwnCacheUser(t *testing.T) {
+	_, stacks := documentedConfigurations(t)
+	for name, s := range stacks {
+		users := map[string]map[string]any{} // by UserId
+		ref := map[string]string{}           // logical id -> UserId
+		for id, r := range s.resources("AWS::ElastiCache::User") {
+			p := props(r)
+			users[p["UserId"].(string)], ref[id] = p, p["UserId"].(string)
+			if acl := p["AccessString"].(string); p["UserName"] != "default" && (strings.Contains(acl, "~* ") || strings.Contains(acl, "+@all") || strings.Contains(acl, "allkeys")) {
+				t.Errorf("%s: user %s has every key or command: %s", name, p["UserId"], acl)
+			}
+		}
+		fns := s.w.Props.FunctionNames()
+		if len(users) != len(fns)+1 {
+			t.Errorf("%s: %d cache users, want one per function (%d) and the default", name, len(users), len(fns))
+		}
+		seen := map[string]string{}
+		for _, fn := range fns {
+			id, _ := s.env(t, fn)["REDIS_IAM_USER"].(string)
+			if other, dup := seen[id]; dup {
+				t.Errorf("%s: %s and %s share the cache user %s", name, fn, other, id)
+			}
+			seen[id] = fn
+			u := users[id]
+			acl, _ := cacheacl.AccessString(fn)
+			if id != s.w.Props.NamePrefix+"-"+cacheacl.Grants[fn].UserSuffix || u == nil || u["UserName"] != id ||
+				js(u["AuthenticationMode"]) != `{"Type":"iam"}` || u["AccessString"] != acl {
+				t.Errorf("%s, %s: REDIS_IAM_USER %q, user %s; want IAM auth, user name = id, access %q", name, fn, id, js(u), acl)
+			}
+			var userID string
+			for lid, uid := range ref {
+				if uid == id {
+					userID = lid
+				}
+			}
+			connect := s.statement(t, fn, "ConnectToCacheWithIAM")
+			resources := asSlice(connect["Resource"])
+			if len(resources) != 2 || js(resources[1]) != js(map[string]any{"Fn::GetAtt": []any{userID, "Arn"}}) {
+				t.Errorf("%s, %s: may connect as %s, want its own user %s alone", name, fn, js(connect["Resource"]), userID)
+			}
+		}
+		for _, g := range s.resources("AWS::ElastiCache::UserGroup") {
+			if n := len(asSlice(props(g)["UserIds"])); n != len(users) {
+				t.Errorf("%s: the user group holds %d users, want all %d", name, n, len(users))
 			}
 		}
 	}

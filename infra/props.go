@@ -179,8 +179,6 @@ type WaitroomProps struct {
 
 	CacheMode     CacheMode // default CacheServerless
 	CacheNodeType string    // replication group only, default cache.r7g.large
-	// CacheAccessString is the ACL of the functions' cache user.
-	CacheAccessString string
 	// CacheMaxStorageGB and CacheMaxECPUPerSecond are the serverless cache's
 	// CacheUsageLimits: the most it may grow to, and so cost.
 	CacheMaxStorageGB     int
@@ -287,8 +285,6 @@ func (p WaitroomProps) WithDefaults(stackID string) WaitroomProps {
 	}
 	setDefault(&p.CacheMode, CacheServerless)
 	setDefault(&p.CacheNodeType, "cache.r7g.large")
-	// Every command but the dangerous ones (FLUSHALL, KEYS, CONFIG, ...).
-	setDefault(&p.CacheAccessString, "on ~* +@all -@dangerous")
 	setDefault(&p.CacheMaxStorageGB, 2)
 	setDefault(&p.CacheMaxECPUPerSecond, 100_000)
 	setDefault(&p.CacheSnapshotRetentionDays, 7)

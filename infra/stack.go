@@ -111,7 +111,7 @@ func newOutputs(stack awscdk.Stack, w *Waitroom) {
 	out("DashboardName", w.Dashboard, "CloudWatch dashboard")
 	out("AdminOperatorPolicyArn", *w.Admin.OperatorPolicy.ManagedPolicyArn(), "Attach to operators: execute-api:Invoke on /admin/* (waitroomctl --aws)")
 	out("CacheEndpoint", *awscdk.Fn_Join(jsii.String(":"), &[]*string{w.Cache.Address, w.Cache.Port}), "Cache endpoint (TLS)")
-	out("CacheUserId", w.Cache.UserID, "ElastiCache user the functions log in as (IAM authentication)")
+	out("CacheUserIds", w.Cache.cacheUserIDs(w.Props.FunctionNames()), "ElastiCache user each function logs in as (IAM authentication; its own keys and commands only)")
 	if w.Page != nil {
 		out("PageUrl", *w.Page.URL, "The waiting page; the API is on the same origin under /queue/* and /orders")
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/waitroom/waitroom/web"
 
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/internal/cacheacl"
 	"github.com/waitroom/waitroom/metrics"
 )
 
@@ -226,7 +227,6 @@ func TestFunctionEnvironmentMatchesAPIContract(t *testing.T) {
 		"POLL_TIERS":              waitroom.DefaultPollTiers,
 		"TRUST_USER_HEADER":       "false",
 		"REDIS_CLUSTER":           "true",
-		"REDIS_IAM_USER":          "waitroom-app",
 		"REDIS_IAM_CACHE_NAME":    "waitroom",
 		"REDIS_IAM_SERVERLESS":    "true",
 	}
@@ -254,6 +254,9 @@ func TestFunctionEnvironmentMatchesAPIContract(t *testing.T) {
 			if vars[k] != v {
 				t.Errorf("%s %s = %v, want %q", name, k, vars[k], v)
 			}
+		}
+		if user := "waitroom-" + cacheacl.Grants[name].UserSuffix; vars["REDIS_IAM_USER"] != user {
+			t.Errorf("%s REDIS_IAM_USER = %v, want its own user %q", name, vars["REDIS_IAM_USER"], user)
 		}
 		url := js(vars["REDIS_URL"])
 		if !strings.Contains(url, `"rediss://"`) || !strings.Contains(url, `"Endpoint.Address"`) || !strings.Contains(url, `"Endpoint.Port"`) {
@@ -451,7 +454,7 @@ func TestReplicationGroupCache(t *testing.T) {
 func TestOutputs(t *testing.T) {
 	s := def(t)
 	for _, o := range []string{"ApiUrl", "EnterFunctionName", "PositionFunctionName", "AdmitFunctionName",
-		"OrderGateFunctionName", "DashboardName", "CacheEndpoint", "CacheUserId", "AdmitScheduleRuleName"} {
+		"OrderGateFunctionName", "DashboardName", "CacheEndpoint", "CacheUserIds", "AdmitScheduleRuleName"} {
 		s.tpl.HasOutput(jsii.String(o), map[string]any{})
 	}
 	s.tpl.HasOutput(jsii.String("DashboardName"), map[string]any{"Value": "waitroom"})

@@ -440,4 +440,18 @@ var mutations = []Mutation{
 		From: "if ARGV[7] ~= '' and redis.call('EXISTS', KEYS[3]) == 1 then", To: "if ARGV[7] ~= '' then", Pkgs: store, Hint: `^TestAdaptOwesAPause$`},
 	{Name: "api.go: the order API's latency not measured", File: "awslambda/api.go",
 		From: "lease.Downstream = waitroom.DownstreamCall{Latency: a.now().Sub(start),", To: "lease.Downstream = waitroom.DownstreamCall{Latency: start.Sub(start),", Pkgs: handlers, Hint: `^TestGateMeasuresTheOrderAPI$`},
+	// issue 32: infra (least privilege on the cache: internal/cacheacl).
+	{Name: "cacheacl: position may not register an open room", File: "internal/cacheacl/cacheacl.go",
+		From: `Commands: join(connection, scripts, []string{"sadd", "get", "hdel", "hexists", "hget", "hlen", "hmget", "hset",`,
+		To:   `Commands: join(connection, scripts, []string{"get", "hdel", "hexists", "hget", "hlen", "hmget", "hset",`,
+		Pkgs: []string{"./internal/cacheacl/"}, Hint: `^TestEveryFunctionWorksAsItsUserOnRedisServer$`},
+	{Name: "cacheacl: the order gate may touch every key of a room", File: "internal/cacheacl/cacheacl.go",
+		From: `Keys:       []string{Room("u:*"), Room("lock:*"),`, To: `Keys:       []string{Room("*"), Room("lock:*"),`,
+		Pkgs: []string{"./internal/cacheacl/"}, Hint: `^TestUsersAreTightOnRedisServer$`},
+	{Name: "cacheacl: the admin reads the visitors' token records", File: "internal/cacheacl/cacheacl.go",
+		From: `Keys: []string{roomsKey, createdKey, Room("settings"),`, To: `Keys: []string{roomsKey, createdKey, Room("u:*"), Room("settings"),`,
+		Pkgs: []string{"./internal/cacheacl/"}, Hint: `^TestUsersAreTightOnRedisServer$`},
+	{Name: "cacheacl: the cluster client may not read the commands' key positions", File: "internal/cacheacl/cacheacl.go",
+		From: `var connection = []string{"cluster|slots", "command"}`, To: `var connection = []string{"cluster|slots"}`,
+		Pkgs: []string{"./internal/cacheacl/"}, Run: `Cluster`, Hint: `^TestEveryFunctionWorksAsItsUserOnACluster$`},
 }
