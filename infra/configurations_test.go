@@ -57,6 +57,7 @@ func TestDocumentedConfigurations(t *testing.T) {
 		"ipv6":                    "AWS::EC2::EgressOnlyInternetGateway",
 		"nat":                     "AWS::EC2::NatGateway",
 		"page":                    "AWS::CloudFront::Distribution",
+		"page-edge":               "AWS::WAFv2::WebACL",
 		"broker":                  "AWS::SQS::Queue",
 		"fallback":                "AWS::EC2::VPCEndpoint",
 		"proxy-replication-group": "AWS::ElastiCache::ReplicationGroup",

@@ -103,6 +103,27 @@ func TestPageOnTheStack(t *testing.T) {
 	}
 }
 
+// The edge rate rule on the stack (configuration page-edge against page):
+// idle, the web ACL and its one rule by the month; per visitor, every
+// request through CloudFront inspected once; nothing else changes.
+func TestEdgeRuleOnTheStack(t *testing.T) {
+	by := pricedConfigurations(t)
+	edge, page := by["page-edge"], by["page"]
+	p := cost.USEast1
+	if got, want := edge.R.IdleMonthlyUSD-page.R.IdleMonthlyUSD, p.WAFWebACLMonth.USD+p.WAFRuleMonth.USD; math.Abs(got-want) > 1e-9 {
+		t.Errorf("the edge rule adds $%.4f a month idle, want the web ACL and its rule, $%.2f", got, want)
+	}
+	inspected, ok := cost.LineUSD(edge.R.PerMillion, "AWS WAF requests (edge rate rule)")
+	cloudFront, _ := cost.LineUSD(page.R.PerMillion, "CloudFront HTTPS requests")
+	requests := cloudFront / cost.CloudFrontRegions[0].HTTPSRequest.USD // every request CloudFront takes
+	if want := requests * p.WAFRequest.USD; !ok || math.Abs(inspected-want) > 1e-6 {
+		t.Errorf("AWS WAF per million visitors $%.4f (listed: %v), want %.0f requests × $%.2f a million", inspected, ok, requests, p.WAFRequest.USD*1e6)
+	}
+	if got := edge.R.PerMillionUSD - page.R.PerMillionUSD; math.Abs(got-inspected) > 1e-6 {
+		t.Errorf("per million the edge rule changes $%.4f, want its inspected requests alone ($%.4f)", got, inspected)
+	}
+}
+
 // The intake modes on the stack: both add the SQS interface endpoint (enter
 // sends from the VPC, where it reaches the store); broker adds the queue's
 // idle polling and two alarm metrics (the dead letters, the consumer's

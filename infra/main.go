@@ -145,6 +145,7 @@ func propsFromContext(ctx contextGetter) (WaitroomProps, error) {
 		OrderTimeoutMs:                   r.integer(CtxOrderTimeout),
 		OrderGateFailOpen:                r.boolean(CtxOrderFailOpen),
 		PollTiers:                        r.str(CtxPollTiers),
+		EdgeRateLimit:                    r.integer(CtxEdgeRateLimit),
 		Egress: Egress{
 			Mode: EgressMode(r.str(CtxOrderGateEgress)), OrderAPICidr: r.str(CtxOrderAPICidr),
 			OrderAPIPrefixList: r.str(CtxOrderAPIPrefixList), OrderAPIRouteTarget: r.str(CtxOrderAPIRoute),

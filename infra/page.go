@@ -54,6 +54,9 @@ type PageProps struct {
 	ImageOrigins []string
 	// WebDir holds the page's files; "" means DefaultWebDir.
 	WebDir string
+	// WebACLArn is the distribution's AWS WAF web ACL (edgeRateLimit,
+	// edge.go); nil for none.
+	WebACLArn *string
 }
 
 // Page is the waiting page's share of the stack.
@@ -135,6 +138,7 @@ func newPage(scope constructs.Construct, p PageProps) *Page {
 			ResponseHeadersPolicy: pageHeaders(scope, p.ImageOrigins),
 		},
 		AdditionalBehaviors: apiBehaviors(scope, p),
+		WebAclId:            p.WebACLArn,
 	})
 	pg.URL = awscdk.Fn_Join(jsii.String(""), &[]*string{jsii.String("https://"), pg.Distribution.DistributionDomainName(), jsii.String("/")})
 

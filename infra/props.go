@@ -169,6 +169,10 @@ type WaitroomProps struct {
 	// PollTiers is POLL_TIERS, "minWaitSeconds:pollMs,…"; checked with
 	// waitroom.ParsePollTiers at synthesis so a bad table never deploys.
 	PollTiers string
+	// EdgeRateLimit is the per-client rate rule at the edge (edge.go):
+	// requests a client address may send through CloudFront in 5
+	// minutes; 0 for none.
+	EdgeRateLimit int
 	// OrderGateFailOpen sets ORDER_GATE_FAIL_OPEN=true: while the store is
 	// unreachable the gate forwards orders unguarded (docs/design.md, failure
 	// policy). Off by default: the gate answers 503.
@@ -325,7 +329,7 @@ func (p WaitroomProps) OrderGateTimeoutSeconds() int {
 // Validate reports the first problem with (defaulted) props.
 func (p WaitroomProps) Validate() error {
 	for _, check := range []func() error{p.validateImageOrigins, p.validateIdentity, p.validateVisitors, p.validateChallenge, p.validateFront, p.validateEntryTokens, p.validateConfig,
-		p.Egress.validate(p.OrderAPIURL), p.validateCache, p.validateAPI} {
+		p.Egress.validate(p.OrderAPIURL), p.validateCache, p.validateAPI, p.validateEdge} {
 		if err := check(); err != nil {
 			return err
 		}

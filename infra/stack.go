@@ -91,6 +91,7 @@ func newVisitorPage(stack awscdk.Stack, p WaitroomProps) *Page {
 	}
 	pp := p.PageProps()
 	pp.APIDomain = p.APIDomainName
+	pp.WebACLArn = newEdgeRateRule(stack, p)
 	return newPage(stack, pp)
 }
 

@@ -74,6 +74,7 @@ var createOnly = map[string][]string{
 	"AWS::SNS::TopicPolicy":        {},
 	"AWS::SQS::Queue":              {"FifoQueue", "QueueName"},
 	"AWS::SQS::QueuePolicy":        {},
+	"AWS::WAFv2::WebACL":           {"Name", "Scope"},
 	"Custom::CDKBucketDeployment":  {},
 	"Custom::S3AutoDeleteObjects":  {},
 	"Custom::VpcRestrictDefaultSG": {},

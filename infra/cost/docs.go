@@ -25,7 +25,7 @@ const (
 )
 
 // DocumentedConfigurations are the configurations the documents price.
-var DocumentedConfigurations = []string{"default", "page", "nat", "broker", "fallback"}
+var DocumentedConfigurations = []string{"default", "page", "page-edge", "nat", "broker", "fallback"}
 
 // Documents renders every generated fragment of DocCost and DocReadme from
 // the documented configurations, priced with DefaultOptions: every figure
@@ -60,6 +60,7 @@ func Documents(priced []Priced) ([]Fragment, error) {
 		{DocCost, "cost-idle-how", idleHowDoc(def)},
 		{DocCost, "cost-default", "```\n" + printout.String() + "```\n\n" + defaultSummary(def)},
 		{DocCost, "cost-page", page},
+		{DocCost, "cost-edge", edgeDoc(by["page-edge"], by["page"])},
 		{DocCost, "cost-network", networkDoc(def, by["nat"], by["fallback"])},
 		{DocCost, "cost-intake", intakeDoc(def, by["broker"], by["fallback"])},
 		{DocCost, "cost-prices", pricesDoc(USEast1)},

@@ -30,6 +30,13 @@ type Inventory struct {
 	PriceClass             string // the distribution's (PriceClass_All when unset)
 	Queues                 []Queue
 	QueueConsumers         []QueueConsumer
+	WebACLs                []WebACL // AWS WAF (edgeRateLimit, on the page's distribution)
+}
+
+// WebACL is an AWS WAF web ACL: a monthly fee, one per rule, and every
+// request it inspects.
+type WebACL struct {
+	Rules int
 }
 
 // Function is one Lambda function.

@@ -61,6 +61,11 @@ func Estimate(inv Inventory, m Measured, p Prices, opt Options) (Report, error) 
 		return Report{}, err
 	}
 	r.PerMillion = append(r.PerMillion, page...)
+	edge, err := edgePerMillion(inv, m.Walk, p)
+	if err != nil {
+		return Report{}, err
+	}
+	r.PerMillion = append(r.PerMillion, edge...)
 	intake, notes := intakePerMillionItems(inv, fns, m, p)
 	r.PerMillion = append(r.PerMillion, intake...)
 	r.Notes = append(r.Notes, notes...)
@@ -178,6 +183,7 @@ func idleItems(inv Inventory, fns roles, m Measured, p Prices) ([]Item, error) {
 		return nil, err
 	}
 	items = append(items, page...)
+	items = append(items, edgeIdleItems(inv, p)...)
 	add("EventBridge schedule", fns.schedule.Expression+": scheduled rules on the default bus are free", 0)
 	return items, nil
 }

@@ -42,6 +42,10 @@ type Prices struct {
 	// CloudFront's rates are by region: CloudFrontRegions (cloudfront.go).
 	S3StorageGBMonth Price
 
+	// AWS WAF: a web ACL and each of its rules by the month, and each
+	// request it inspects.
+	WAFWebACLMonth, WAFRuleMonth, WAFRequest Price
+
 	// SQS requests (each 64 KB chunk of a payload is one).
 	SQSStandardRequest, SQSFifoRequest Price
 
@@ -74,6 +78,7 @@ const (
 	srcSQS         = "https://aws.amazon.com/sqs/pricing/"
 	srcEC2         = "https://aws.amazon.com/ec2/pricing/on-demand/"
 	srcSteps       = "https://aws.amazon.com/step-functions/pricing/"
+	srcWAF         = "https://aws.amazon.com/waf/pricing/"
 )
 
 // USEast1 is the table for us-east-1, taken on the date in Taken.
@@ -118,6 +123,10 @@ var USEast1 = Prices{
 	BudgetActionDay: Price{0.10, "action-enabled budget-day beyond the first two", srcBudgets, true},
 
 	S3StorageGBMonth: Price{0.023, "GB-month (S3 Standard, first 50 TB)", srcS3, false},
+
+	WAFWebACLMonth: Price{5.00, "web ACL-month", srcWAF, true},
+	WAFRuleMonth:   Price{1.00, "rule-month", srcWAF, true},
+	WAFRequest:     Price{0.60 / 1e6, "request inspected (allowed or blocked)", srcWAF, true},
 
 	// Beyond the free first million a month (not counted), first 100 B.
 	SQSStandardRequest: Price{0.40 / 1e6, "request (SQS standard, 64 KB chunk)", srcSQS, false},

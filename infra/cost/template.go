@@ -121,6 +121,8 @@ func (inv *Inventory) add(id string, r resource) error {
 		inv.Distributions++
 		dc, _ := p["DistributionConfig"].(map[string]any)
 		inv.PriceClass = str(dc["PriceClass"], "PriceClass_All")
+	case "AWS::WAFv2::WebACL":
+		inv.WebACLs = append(inv.WebACLs, WebACL{Rules: len(list(p["Rules"]))})
 	case "AWS::SecretsManager::Secret":
 		inv.Secrets++
 	case "AWS::KMS::Key":
