@@ -469,4 +469,6 @@ var mutations = []Mutation{
 		From: "return err == nil && addr.Unmap().IsLoopback()", To: "return err == nil && addr.IsValid()", Pkgs: []string{"./cmd/waitroomctl/"}, Hint: `^TestAdminTokenNeverInPlainTextToAnotherHost$`},
 	{Name: "waitroomctl: a redirect to plain http followed with the token", File: "cmd/waitroomctl/client.go",
 		From: "\t\tif !private(req.URL) {", To: "\t\tif false {", Pkgs: []string{"./cmd/waitroomctl/"}, Hint: `^TestAdminTokenNotFollowedToPlainHTTP$`},
+	{Name: "ratelimit.go: an unparsable address turns the address buckets off", File: "redisstore/ratelimit.go",
+		From: `case addr == "" && c.IP != "":`, To: `case addr == "" && c.IP == "?":`, Pkgs: store, Hint: `^TestUnparsableAddressIsLimitedStrictly$`},
 }
