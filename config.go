@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -43,6 +44,9 @@ type Config struct {
 	// PageImageOrigins (PAGE_IMAGE_ORIGINS) are the https origins a room's
 	// logoUrl may name: the waiting page's Content-Security-Policy img-src.
 	PageImageOrigins []string
+	// TrustedProxies (TRUSTED_PROXIES): the reverse proxies whose
+	// X-Forwarded-For (or Forwarded) names the client the limiter counts.
+	TrustedProxies []netip.Prefix
 	// adaptive (ForRoom): the room's rate is the adaptive law's, and
 	// PollAfterMs reckons the user's turn ahead of it (turnAhead).
 	adaptive bool
@@ -121,6 +125,7 @@ func loadConfig(r envReader, d Defaults) (Config, error) {
 		TrustUserHeader:  r.boolean("TRUST_USER_HEADER", d.TrustUserHeader),
 		ProxySecret:      r.secret("PROXY_SECRET"),
 		OriginSecret:     r.secret("ORIGIN_SECRET"),
+		TrustedProxies:   r.prefixes("TRUSTED_PROXIES"),
 		FailOpenOrders:   r.boolean("ORDER_GATE_FAIL_OPEN", false),
 		Addr:             r.str("ADDR", DefaultAddr),
 		PollTiers:        r.pollTiers("POLL_TIERS"),
@@ -151,6 +156,9 @@ func loadConfig(r envReader, d Defaults) (Config, error) {
 	if c.TrustUserHeader && c.ProxySecret == "" && !(d.LoopbackTrust && loopbackOnly(c.Addr)) {
 		// Anyone who can reach the process could then name any user.
 		r.fail("TRUST_USER_HEADER", fmt.Sprintf("is true without PROXY_SECRET: X-User-Id would be believed from anyone who reaches %s; set PROXY_SECRET to the secret your proxy sends, or TRUST_USER_HEADER=false", trustScope(d, c.Addr)))
+	}
+	if len(c.TrustedProxies) > 0 && c.OriginSecret != "" {
+		r.fail("TRUSTED_PROXIES", "is set with ORIGIN_SECRET: behind CloudFront the client is CloudFront-Viewer-Address; set one")
 	}
 	if c.OrderAPIURL == "" && d.RequireOrderAPIURL {
 		r.fail("ORDER_API_URL", "is required")
@@ -285,6 +293,32 @@ func (r *envReader) imageOrigins(name string) []string {
 			continue
 		}
 		out = append(out, origin)
+	}
+	return out
+}
+
+// prefixes reads a comma-separated list of CIDRs or addresses (one
+// address: its /32 or /128), masked. A prefix of length 0 is refused: it
+// would trust every peer, and any client could name its own address.
+func (r *envReader) prefixes(name string) []netip.Prefix {
+	var out []netip.Prefix
+	for _, s := range strings.Split(r.str(name, ""), ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(s)
+		a, aerr := netip.ParseAddr(s)
+		if aerr == nil {
+			p, err = a.Unmap().Prefix(a.Unmap().BitLen())
+		}
+		switch {
+		case err != nil || a.Zone() != "":
+			r.fail(name, fmt.Sprintf("names %q, which is neither a CIDR (10.0.0.0/8, fd00::/8) nor an IP address", s))
+		case p.Bits() == 0:
+			r.fail(name, fmt.Sprintf("names %q, which trusts every address: any client could then name its own", s))
+		default:
+			out = append(out, p.Masked())
+		}
 	}
 	return out
 }

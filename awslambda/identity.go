@@ -3,7 +3,6 @@ package awslambda
 import (
 	"crypto/sha256"
 	"crypto/subtle"
-	"net"
 	"strings"
 	"time"
 
@@ -133,26 +132,28 @@ const (
 // address is where req comes from. With ORIGIN_SECRET a request must carry
 // it (it came through CloudFront, which adds it and forwards
 // CloudFront-Viewer-Address, "<ip>:<port>"): else 403 forbidden; the
-// viewer's address is believed then and only then. Without, API Gateway's
-// sourceIp (never X-Forwarded-For: any client can write it).
+// viewer's address is believed then and only then, and one that is not an
+// address is 400 invalid_request (never counted under no address).
+// Without, API Gateway's sourceIp (the local runner: the peer's), or the
+// client a trusted proxy reports for it (TRUSTED_PROXIES: forwardedClient);
+// never X-Forwarded-For from anyone else: any client can write it.
 func (a *API) address(req events.APIGatewayV2HTTPRequest) (string, error) {
+	peer := req.RequestContext.HTTP.SourceIP
 	if a.Config.OriginSecret == "" {
-		return req.RequestContext.HTTP.SourceIP, nil
+		return a.forwardedClient(req, peer)
 	}
 	if !secretEqual(req, originSecretHeader, a.Config.OriginSecret) {
 		return "", waitroom.Errorf(waitroom.EForbidden, "requests come through the waiting room's site, not to its API directly")
 	}
 	viewer, ok := lookupHeader(req, viewerAddressHeader)
 	if !ok {
-		return req.RequestContext.HTTP.SourceIP, nil
+		return peer, nil
 	}
-	if host, _, err := net.SplitHostPort(viewer); err == nil {
-		return host, nil // "[2001:db8::1]:443", "198.51.100.7:46532"
+	addr, ok := viewerAddress(viewer)
+	if !ok {
+		return "", waitroom.Errorf(waitroom.EInvalidRequest, "CloudFront-Viewer-Address is not an IP address and port, so this request cannot be counted by its viewer")
 	}
-	if i := strings.LastIndexByte(viewer, ':'); i > 0 { // an IPv6 address unbracketed, then the port
-		return viewer[:i], nil
-	}
-	return viewer, nil
+	return addr, nil
 }
 
 // secretEqual reports whether req's header name equals secret. Both sides
@@ -190,7 +191,9 @@ const proxySecretHeader = "X-Proxy-Secret"
 
 // fromHeader is X-User-Id when TRUST_USER_HEADER is on and, with PROXY_SECRET
 // (which every process open to a network has: LoadConfig), the request
-// carries the secret.
+// carries the secret. Without PROXY_SECRET (a local runner on loopback,
+// where only this machine can send it), a request relayed by a proxy
+// (relayHeaders) may come from anyone: its X-User-Id is 403 forbidden.
 func (a *API) fromHeader(req events.APIGatewayV2HTTPRequest) (Identity, bool, error) {
 	if !a.Config.TrustUserHeader {
 		return Identity{}, false, nil
@@ -199,6 +202,10 @@ func (a *API) fromHeader(req events.APIGatewayV2HTTPRequest) (Identity, bool, er
 		return Identity{}, false, nil
 	}
 	id, ok := lookupHeader(req, "X-User-Id")
+	if via := relayed(req); ok && via != "" && a.Config.ProxySecret == "" {
+		return Identity{}, false, waitroom.Errorf(waitroom.EForbidden, "X-User-Id came through a proxy (the request carries %s), and without PROXY_SECRET this server believes it only from its own machine: "+
+			"set PROXY_SECRET and have the proxy send it as X-Proxy-Secret (dropping clients' X-User-Id), or reach the server directly", via)
+	}
 	return identityOf(FromHeader, id), ok, nil
 }
 

@@ -78,15 +78,19 @@ func (a *API) receiptPosition(ctx context.Context, req events.APIGatewayV2HTTPRe
 	// The receipt proves an entry, not who holds it: a request that proves
 	// an identity must be the entry's (a visitor's ticket is then renewed
 	// as usual); one that proves none is answered for the entry.
+	address, err := a.address(req)
+	if err != nil { // not through the front door, or no address to count it by
+		return errorResponse(err)
+	}
 	who, err := a.Identify(req, "")
 	switch {
-	case waitroom.ErrorCode(err) == waitroom.EForbidden: // not through the front door
+	case waitroom.ErrorCode(err) == waitroom.EForbidden: // a relayed X-User-Id
 		return errorResponse(err)
 	case err == nil && who.User != e.User:
 		return errorResponse(waitroom.Errorf(waitroom.EInvalidReceipt, "this receipt is not yours"))
 	case err != nil:
 		who = byReceipt(e.User)
-		who.Address, _ = a.address(req) // checked by Identify just now
+		who.Address = address
 	}
 	ctx = AsCaller(ctx, who) // the limiter counts the entry's user
 	st, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Standing, error) {

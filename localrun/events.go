@@ -54,7 +54,8 @@ func (e *events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// The caps come before any store call: a refused connect costs the store
 	// nothing, and a burst of them cannot hold more streams than the caps.
-	slot, err := e.caps.acquire(r.Context(), room, who.User, ev.RequestContext.HTTP.SourceIP)
+	// They count the limiter's address: behind a trusted proxy the client's.
+	slot, err := e.caps.acquire(r.Context(), room, who.User, who.Address)
 	if err != nil {
 		if r.Context().Err() == nil { // else the client is gone: nobody to answer
 			awslambda.WriteHTTP(w, awslambda.CallerError(err))

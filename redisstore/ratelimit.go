@@ -19,6 +19,11 @@ const (
 	visitorBuckets = 3
 )
 
+// unparsableAddress is the address bucket of every caller whose address
+// does not parse (no address does: the handlers refuse such requests, and
+// this keeps a slip there from turning the buckets off).
+const unparsableAddress = "?"
+
 // limited appends the abuse limiter's time and n buckets' fields to a
 // script call's arguments (ratelimit.lua; their steps and limits are in the
 // script's text: configHead): the caller's identity, its source address
@@ -41,7 +46,10 @@ func (s *Store) limited(ctx context.Context, args []any, n int) []any {
 		clientRate = 0
 	}
 	addr := waitroom.SourceAddress(c.IP)
-	if addr == "" {
+	switch {
+	case addr == "" && c.IP != "": // not an address: one strict bucket for all such, never none
+		addr = unparsableAddress
+	case addr == "":
 		ipRate, visitorRate = 0, 0
 	}
 	if !c.NewVisitor {

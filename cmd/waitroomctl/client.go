@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -41,6 +42,10 @@ func newClient(ctx context.Context, o options, hc *http.Client) (*client, error)
 		if c.token == "" {
 			return nil, errors.New("no admin token: set --token or WAITROOM_ADMIN_TOKEN (the local runner prints one at start), or use --aws")
 		}
+		if !private(u) {
+			return nil, fmt.Errorf("--url %s is plain http to another host, where anyone on the way could read the admin token: use https://, or http:// to this machine (localhost, 127.0.0.1, [::1])", c.base)
+		}
+		c.http = noPlainRedirects(hc)
 		return c, nil
 	}
 	cfg, err := config.LoadDefaultConfig(ctx)
@@ -57,6 +62,37 @@ func newClient(ctx context.Context, o options, hc *http.Client) (*client, error)
 		return nil, errors.New("--aws needs a region: set AWS_REGION")
 	}
 	return c, nil
+}
+
+// private reports whether the token sent to u stays private: https, or
+// http to this machine.
+func private(u *url.URL) bool { return u.Scheme == "https" || loopbackHost(u.Hostname()) }
+
+// noPlainRedirects is hc refusing to follow a redirect that would carry the
+// token over plain http to another host (Go's client keeps Authorization
+// on a redirect to the same host, whatever its scheme).
+func noPlainRedirects(hc *http.Client) *http.Client {
+	c := *hc
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if !private(req.URL) {
+			return fmt.Errorf("refused the redirect to %s: plain http to another host would carry the admin token", req.URL.Redacted())
+		}
+		if len(via) >= 10 { // net/http's own limit
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &c
+}
+
+// loopbackHost reports whether host is this machine: localhost or a
+// loopback address, where plain http never leaves the machine.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	addr, err := netip.ParseAddr(host)
+	return err == nil && addr.Unmap().IsLoopback()
 }
 
 // apiError is the admin API's error body.
