@@ -440,4 +440,28 @@ var mutations = []Mutation{
 		From: "if ARGV[7] ~= '' and redis.call('EXISTS', KEYS[3]) == 1 then", To: "if ARGV[7] ~= '' then", Pkgs: store, Hint: `^TestAdaptOwesAPause$`},
 	{Name: "api.go: the order API's latency not measured", File: "awslambda/api.go",
 		From: "lease.Downstream = waitroom.DownstreamCall{Latency: a.now().Sub(start),", To: "lease.Downstream = waitroom.DownstreamCall{Latency: start.Sub(start),", Pkgs: handlers, Hint: `^TestGateMeasuresTheOrderAPI$`},
+
+	// issue 37: behaviours users rely on that no test guarded: the page
+	// shows what an operator or the server says as text; the proof of work
+	// costs CHALLENGE_BITS to the bit; real visitors' polls spread out.
+	{Name: "challenge.go: a solution one bit short of its challenge accepted", File: "challenge.go",
+		From: "if LeadingZeroBits(sum[:]) < n {", To: "if LeadingZeroBits(sum[:]) < n-1 {", Pkgs: []string{".", "./awslambda/"}, Hint: `^(TestChallengeDifficultyEdges|TestChallengeBitsToTheBit)$`},
+	{Name: "challenge.go: a challenge one bit easier than the room asks accepted", File: "challenge.go",
+		From: "if err != nil || n < minBits {", To: "if err != nil || n < minBits-1 {", Pkgs: domain, Hint: `^TestChallengeDifficultyEdges$`},
+	{Name: "challenge.go: a challenge above 24 bits signed", File: "challenge.go",
+		From: "bits < 1 || bits > maxChallengeBits {", To: "bits < 1 || bits > maxChallengeBits+1 {", Pkgs: domain, Hint: `^TestChallengeDifficultyEdges$`},
+	{Name: "challenge.go (awslambda): the handler asks one bit less than CHALLENGE_BITS", File: "awslambda/challenge.go",
+		From: "a.challengeBits(), now)", To: "a.challengeBits()-1, now)", Pkgs: handlers, Hint: `^TestBadSolutionsCreateNothing$`},
+	{Name: "api.go: the default random source constant", File: "awslambda/api.go",
+		From: "\treturn rand.Float64()\n}", To: "\t_ = rand.Float64\n\treturn 0.5\n}", Pkgs: handlers, Hint: `^TestPollJitterOfTheDefaultSource$`},
+	{Name: "api.go: a paused room's far poll not jittered", File: "awslambda/api.go",
+		From: "poll = room.FarPollMs(a.random())", To: "poll = room.FarPollMs(0.5)", Pkgs: handlers, Hint: `^TestPollJitterOfTheDefaultSource$`},
+	{Name: "api.go: the pre-queue's return not spread", File: "awslambda/api.go",
+		From: "room.PreQueuePollMs(time.Until(st.OpensAt), a.random())", To: "room.PreQueuePollMs(time.Until(st.OpensAt), 0)", Pkgs: handlers, Hint: `^TestPollJitterOfTheDefaultSource$`},
+	{Name: "estimate.go: the tier jittered over half its range", File: "estimate.go",
+		From: "1 - pollJitter + 2*pollJitter*u", To: "1 - pollJitter + pollJitter*u", Pkgs: []string{".", "./awslambda/"}, Hint: `^TestPollJitterOfTheDefaultSource$`},
+	{Name: "estimate.go: the turn's random share halved", File: "estimate.go",
+		From: "(0.5+0.5*u)", To: "(0.5+0.25*u)", Pkgs: []string{".", "./awslambda/"}, Hint: `^TestPollJitterOfTheDefaultSource$`},
+	{Name: "settings.go: the pre-queue's spread halved", File: "settings.go",
+		From: "spread := u * min(", To: "spread := u / 2 * min(", Pkgs: []string{".", "./awslambda/"}, Hint: `^TestPollJitterOfTheDefaultSource$`},
 }
