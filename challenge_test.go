@@ -272,7 +272,8 @@ func exactly(value string, zeros int) string {
 // Issue 37: the difficulty's edges. A solution one bit short of its
 // challenge is refused and one of exactly its bits accepted; a challenge one
 // bit easier than the room asks (minBits) is refused, one of exactly
-// minBits accepted; the signer takes 1 to 24 bits and nothing outside.
+// minBits accepted; a counter of 16 digits (the most) accepted; the signer
+// takes 1 to 24 bits and nothing outside.
 // Either edge moved by one halves or doubles what an identity costs.
 func TestChallengeDifficultyEdges(t *testing.T) {
 	const bits = 10
@@ -297,6 +298,17 @@ func TestChallengeDifficultyEdges(t *testing.T) {
 	}
 	if _, err := k.VerifySolution(exactly(easy.Value, bits-1), "tv", bits-1, t0); err != nil {
 		t.Errorf("a %d-bit challenge where %d are asked: %v; want accepted", bits-1, bits-1, err)
+	}
+	// The counter's longest: 16 digits solve it (17 are malformed,
+	// TestSolutionRefusals).
+	for n := uint64(1e15); ; n++ {
+		s := c.Value + "." + strconv.FormatUint(n, 10)
+		if sum := sha256.Sum256([]byte(s)); waitroom.LeadingZeroBits(sum[:]) >= bits {
+			if _, err := k.VerifySolution(s, "tv", bits, t0); err != nil {
+				t.Errorf("a 16-digit counter: %v; want accepted", err)
+			}
+			break
+		}
 	}
 	for b, ok := range map[int]bool{0: false, 1: true, 24: true, 25: false} {
 		if _, err := k.NewChallenge("tv", b, t0.Add(time.Minute)); (err == nil) != ok {
