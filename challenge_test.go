@@ -257,3 +257,62 @@ func other(b byte) string {
 	}
 	return "A"
 }
+
+// exactly returns the solution of value with the smallest counter whose
+// hash begins with exactly zeros zero bits (about 2^(zeros+1) hashes).
+func exactly(value string, zeros int) string {
+	for n := 0; ; n++ {
+		s := value + "." + strconv.Itoa(n)
+		if sum := sha256.Sum256([]byte(s)); waitroom.LeadingZeroBits(sum[:]) == zeros {
+			return s
+		}
+	}
+}
+
+// Issue 37: the difficulty's edges. A solution one bit short of its
+// challenge is refused and one of exactly its bits accepted; a challenge one
+// bit easier than the room asks (minBits) is refused, one of exactly
+// minBits accepted; a counter of 16 digits (the most) accepted; the signer
+// takes 1 to 24 bits and nothing outside.
+// Either edge moved by one halves or doubles what an identity costs.
+func TestChallengeDifficultyEdges(t *testing.T) {
+	const bits = 10
+	k := keys(t, keyOf(t, 1))
+	c, err := k.NewChallenge("tv", bits, t0.Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.VerifySolution(exactly(c.Value, bits-1), "tv", bits, t0); err == nil || !strings.Contains(err.Error(), "does not solve it") {
+		t.Errorf("a solution of exactly %d zero bits: %v; want refused as not solving a %d-bit challenge", bits-1, err, bits)
+	}
+	if got, err := k.VerifySolution(exactly(c.Value, bits), "tv", bits, t0); err != nil || got != c {
+		t.Errorf("a solution of exactly %d zero bits: %+v, %v; want accepted", bits, got, err)
+	}
+	easy, err := k.NewChallenge("tv", bits-1, t0.Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Even a hash of bits zero bits does not make an easier challenge do.
+	if _, err := k.VerifySolution(exactly(easy.Value, bits), "tv", bits, t0); err == nil || !strings.Contains(err.Error(), "easier than this room asks") {
+		t.Errorf("a %d-bit challenge where %d are asked: %v; want refused", bits-1, bits, err)
+	}
+	if _, err := k.VerifySolution(exactly(easy.Value, bits-1), "tv", bits-1, t0); err != nil {
+		t.Errorf("a %d-bit challenge where %d are asked: %v; want accepted", bits-1, bits-1, err)
+	}
+	// The counter's longest: 16 digits solve it (17 are malformed,
+	// TestSolutionRefusals).
+	for n := uint64(1e15); ; n++ {
+		s := c.Value + "." + strconv.FormatUint(n, 10)
+		if sum := sha256.Sum256([]byte(s)); waitroom.LeadingZeroBits(sum[:]) >= bits {
+			if _, err := k.VerifySolution(s, "tv", bits, t0); err != nil {
+				t.Errorf("a 16-digit counter: %v; want accepted", err)
+			}
+			break
+		}
+	}
+	for b, ok := range map[int]bool{0: false, 1: true, 24: true, 25: false} {
+		if _, err := k.NewChallenge("tv", b, t0.Add(time.Minute)); (err == nil) != ok {
+			t.Errorf("NewChallenge of %d bits: %v; want signed %v", b, err, ok)
+		}
+	}
+}

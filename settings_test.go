@@ -126,3 +126,41 @@ func TestApplySettingsJSONAdaptive(t *testing.T) {
 		}
 	}
 }
+
+// Issue 37: every limit of a room's settings to the unit: the edge is
+// accepted, one past it refused with invalid_settings.
+func TestSettingsEdges(t *testing.T) {
+	base := Settings{RatePerSec: 100, Capacity: 10, EntryTokenTTLSeconds: 300}
+	for name, c := range map[string]struct {
+		set func(*Settings)
+		ok  bool
+	}{
+		"the least rate":           {func(s *Settings) { s.RatePerSec = minRate }, true},
+		"below the least rate":     {func(s *Settings) { s.RatePerSec = math.Nextafter(minRate, 0) }, false},
+		"the most rate":            {func(s *Settings) { s.RatePerSec = maxRate }, true},
+		"above the most rate":      {func(s *Settings) { s.RatePerSec = math.Nextafter(maxRate, math.Inf(1)) }, false},
+		"capacity 1":               {func(s *Settings) { s.Capacity = 1 }, true},
+		"capacity 0":               {func(s *Settings) { s.Capacity = 0 }, false},
+		"the most capacity":        {func(s *Settings) { s.Capacity = maxCapacity }, true},
+		"above the most capacity":  {func(s *Settings) { s.Capacity = maxCapacity + 1 }, false},
+		"the shortest token TTL":   {func(s *Settings) { s.EntryTokenTTLSeconds = minTokenTTL }, true},
+		"a token TTL of 0":         {func(s *Settings) { s.EntryTokenTTLSeconds = minTokenTTL - 1 }, false},
+		"the longest token TTL":    {func(s *Settings) { s.EntryTokenTTLSeconds = maxTokenTTL }, true},
+		"above the longest TTL":    {func(s *Settings) { s.EntryTokenTTLSeconds = maxTokenTTL + 1 }, false},
+		"maxActive 0 (no cap)":     {func(s *Settings) { s.MaxActive = 0 }, true},
+		"maxActive -1":             {func(s *Settings) { s.MaxActive = -1 }, false},
+		"the most maxActive":       {func(s *Settings) { s.MaxActive = maxCapacity }, true},
+		"above the most maxActive": {func(s *Settings) { s.MaxActive = maxCapacity + 1 }, false},
+		// In characters, not bytes: each of these is three bytes.
+		"the longest title":   {func(s *Settings) { s.Title = strings.Repeat("가", MaxTitleLen) }, true},
+		"a title too long":    {func(s *Settings) { s.Title = strings.Repeat("가", MaxTitleLen+1) }, false},
+		"the longest message": {func(s *Settings) { s.Message = strings.Repeat("가", MaxMessageLen) }, true},
+		"a message too long":  {func(s *Settings) { s.Message = strings.Repeat("가", MaxMessageLen+1) }, false},
+	} {
+		s := base
+		c.set(&s)
+		if err := s.Validate(); (err == nil) != c.ok || (err != nil && ErrorCode(err) != EInvalidSettings) {
+			t.Errorf("%s: %v; want accepted %v", name, err, c.ok)
+		}
+	}
+}

@@ -2,8 +2,10 @@ package awslambda_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -240,6 +242,39 @@ func TestChallengeOffChangesNothing(t *testing.T) {
 			if r := h.call(enterWith("tv", solution)); r.StatusCode != 200 || len(r.Cookies) != 1 {
 				t.Fatalf("enter with %q: %d %s", solution, r.StatusCode, r.Body)
 			}
+		}
+	})
+}
+
+// exactly is the solution of value with the smallest counter whose hash
+// begins with exactly zeros zero bits.
+func exactly(value string, zeros int) string {
+	for n := 0; ; n++ {
+		s := value + "." + strconv.Itoa(n)
+		if sum := sha256.Sum256([]byte(s)); waitroom.LeadingZeroBits(sum[:]) == zeros {
+			return s
+		}
+	}
+}
+
+// Issue 37: through the handler, CHALLENGE_BITS is the difficulty to the
+// bit: a solution whose hash has exactly CHALLENGE_BITS − 1 zero bits is
+// refused (and makes nobody), one with exactly CHALLENGE_BITS makes a
+// visitor. One bit short accepted would halve what an identity costs.
+func TestChallengeBitsToTheBit(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		h := powHarness(t, engine)
+		value, bits := challengeOf(t, h.call(enterWith("tv", "")))
+		r := h.call(enterWith("tv", exactly(value, bits-1)))
+		challengeOf(t, r)
+		if msg, _ := decode(t, r)["message"].(string); !strings.Contains(msg, "does not solve it") {
+			t.Errorf("a solution of %d zero bits for CHALLENGE_BITS=%d: message %q", bits-1, bits, msg)
+		}
+		if n := linetest.Length(t, h.redis.Client(), "tv"); n != 0 {
+			t.Fatalf("a solution one bit short made %d visitors", n)
+		}
+		if r := h.call(enterWith("tv", exactly(value, bits))); r.StatusCode != 200 || decode(t, r)["status"] != "WAITING" {
+			t.Fatalf("a solution of exactly %d zero bits: %d %s", bits, r.StatusCode, r.Body)
 		}
 	})
 }

@@ -2,6 +2,7 @@ package entrytoken_test
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -201,4 +202,25 @@ func js(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// Issue 37: a token's expiry to the nanosecond: valid until its exp plus
+// the leeway, refused from that instant on.
+func TestExpiryToTheInstant(t *testing.T) {
+	ks := keys(t, seed(t))
+	now := time.Unix(1_800_000_000, 0)
+	token, err := ks.Sign(claims(now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lookup := func(kid string) (ed25519.PublicKey, bool) { return ks.Current.Public(), kid == ks.Current.ID }
+	exp := now.Add(5 * time.Minute)
+	for _, leeway := range []time.Duration{0, 30 * time.Second} {
+		if _, err := entrytoken.Parse(token, lookup, exp.Add(leeway-time.Nanosecond), leeway); err != nil {
+			t.Errorf("leeway %v, a nanosecond before exp + leeway: %v; want valid", leeway, err)
+		}
+		if _, err := entrytoken.Parse(token, lookup, exp.Add(leeway), leeway); !errors.Is(err, entrytoken.ErrExpired) {
+			t.Errorf("leeway %v, at exp + leeway: %v; want %v", leeway, err, entrytoken.ErrExpired)
+		}
+	}
 }

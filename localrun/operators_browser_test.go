@@ -168,3 +168,28 @@ func TestBrowserBranding(t *testing.T) {
 		}
 	})
 }
+
+// Issue 37: the room's title and message as an operator sets them through
+// the admin API, markup and all, reach the page through the real server
+// and are shown as text (web's TestBrowserOperatorTextIsText covers every
+// field against any answer; this is the operator's own path).
+func TestBrowserOperatorMarkupIsText(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := browsertest.Start(t)
+		r, _ := startRunner(t, engine, nil)
+		const title, message = `Kim's <a href="https://example.invalid" data-injected>Shoes</a> & co`, `Sizes <b data-injected>40</b> < 44 sold out`
+		adminCall(t, r, "PUT", "drop", fmt.Sprintf(`{"ratePerSec":0.001,"title":%q,"message":%q}`, title, message))
+		enter(t, r, "drop", "ahead")
+		page := browsertest.Tab(t, ctx, 30*time.Second)
+		console := browsertest.CollectConsole(page)
+		browsertest.Do(t, page, "open", chromedp.Navigate(r.URL+"/?room=drop"), chromedp.WaitVisible(chromedp.ID("waiting")))
+		// enter's answer brands the page before it shows the line.
+		if got, msg := text(t, page, "brand-title"), text(t, page, "message"); got != title || msg != message {
+			t.Errorf("title %q, message %q; want them as text", got, msg)
+		}
+		if n := browsertest.Get(t, page, "no HTML", chromedp.Evaluate[int](`document.querySelectorAll("[data-injected]").length`)); n != 0 {
+			t.Errorf("the operator's title or message was parsed as HTML: %d elements", n)
+		}
+		console.Check(t)
+	})
+}

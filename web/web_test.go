@@ -141,3 +141,16 @@ func TestImageOriginsInCSP(t *testing.T) {
 		t.Errorf("CSP %q, want %q", got, want)
 	}
 }
+
+// Issue 37: the language asked for in the link is written into the page
+// as one of the page's languages, never as asked: markup after a known
+// prefix stays out of the HTML.
+func TestAskedLanguageIsNeverWrittenAsAsked(t *testing.T) {
+	h := web.Handler(web.Settings{})
+	for _, path := range []string{`/?lang=ko-%22%3E%3Cb%20data-injected%3Ex%3C/b%3E`, `/?lang=KO-x%22%20onload%3D%22alert(1)`} {
+		resp, body := get(t, h, path, nil)
+		if resp.StatusCode != 200 || !strings.Contains(body, `<html lang="ko" data-lang="ko">`) || strings.Contains(body, "data-injected") || strings.Contains(body, "onload") {
+			t.Errorf("%s: %d, page begins %.80q", path, resp.StatusCode, body)
+		}
+	}
+}
