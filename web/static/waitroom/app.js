@@ -77,6 +77,32 @@
   var start = 0;            // the first position seen, for the progress bar
   var timer = 0, tick = 0, stream = null, backoff = 0;
   var $ = function (id) { return document.getElementById(id); };
+  // A tool (a headless browser, a browser under automation) follows the line
+  // by polling, as in AWS: an event stream stays open, and tools that wait
+  // for the network to go quiet (--virtual-time-budget, networkidle) would
+  // wait forever.
+  var tool = navigator.webdriver || /HeadlessChrome/.test(navigator.userAgent);
+  var release = holdLoad();
+
+  // holdLoad keeps the document's load event until the first state is shown
+  // (or 10 s have passed), so that tools which capture a page at its load
+  // (chromium --headless --screenshot, --dump-dom) see the visitor's standing,
+  // not "Joining the line…": a child frame whose document is still open
+  // delays its parent's load event. The returned function lets it go.
+  function holdLoad() {
+    var frame = document.createElement("iframe");
+    frame.hidden = true;
+    document.body.appendChild(frame);
+    frame.contentDocument.open();
+    var done = function () {
+      if (!frame) return;
+      frame.contentDocument.close();
+      frame.remove();
+      frame = null;
+    };
+    setTimeout(done, 10000);
+    return function () { setTimeout(done, 0); }; // after the state's text is in
+  }
 
   function askedLang() {
     var asked = [params.get("lang"), document.documentElement.getAttribute("data-lang")].concat(navigator.languages || [navigator.language]);
@@ -105,6 +131,7 @@
   }
 
   function show(state, title) {
+    release();
     $("main").setAttribute("data-state", state);
     ["waiting", "ready", "problem", "solving"].forEach(function (id) { $(id).hidden = id !== state; });
     if ($("title").textContent !== t(title)) {
@@ -141,13 +168,22 @@
       translate();
     }
     if (/^#[0-9a-fA-F]{6}$/.test(b.brandColor || "")) document.documentElement.style.setProperty("--brand", b.brandColor);
-    if (b.title) {
+    if (b.title) { // the shop's name stands for the room's: "Room tv" is for operators
       brandTitle = b.title;
       $("brand-title").textContent = b.title;
+      $("room").hidden = true;
       document.title = pageTitle($("title").textContent);
     }
     var logo = $("logo");
-    if (/^https:\/\//.test(b.logoUrl || "")) { logo.src = b.logoUrl; logo.alt = b.title || ""; logo.hidden = false; }
+    // A logo that fails (404, a bad certificate) goes, rather than show a
+    // broken image; the title beside it stays. The title names the shop, so
+    // the logo is decorative (alt="").
+    logo.onerror = function () {
+      logo.hidden = true;
+      logo.removeAttribute("src");
+      $("brand").hidden = !b.title;
+    };
+    if (/^https:\/\//.test(b.logoUrl || "")) { logo.alt = ""; logo.src = b.logoUrl; logo.hidden = false; }
     $("brand").hidden = !b.title && logo.hidden;
   }
 
@@ -194,7 +230,7 @@
     $("progress").value = pct;
     $("progress-label").textContent = t("progress", { p: pct });
     if (stream) return;
-    if (conf.stream && window.EventSource) return listen();
+    if (conf.stream && window.EventSource && !tool) return listen();
     clearTimeout(timer);
     timer = setTimeout(position, Math.max(b.pollAfterMs || 0, 100)); // the server's pace, never faster
   }
