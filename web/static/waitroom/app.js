@@ -77,11 +77,11 @@
   var start = 0;            // the first position seen, for the progress bar
   var timer = 0, tick = 0, stream = null, backoff = 0;
   var $ = function (id) { return document.getElementById(id); };
-  // A tool (a headless browser, a browser under automation) follows the line
-  // by polling, as in AWS: an event stream stays open, and tools that wait
-  // for the network to go quiet (--virtual-time-budget, networkidle) would
-  // wait forever.
-  var tool = navigator.webdriver || /HeadlessChrome/.test(navigator.userAgent);
+  // A tool (headless chromium: its command line, Puppeteer, Playwright)
+  // follows the line by polling, as in AWS: an event stream stays open, and
+  // tools that wait for the network to go quiet (--virtual-time-budget,
+  // networkidle) would wait forever.
+  var tool = /HeadlessChrome/.test(navigator.userAgent);
   var release = holdLoad();
 
   // holdLoad keeps the document's load event until the first state is shown
