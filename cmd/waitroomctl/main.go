@@ -67,7 +67,7 @@ type env struct {
 type options struct {
 	url, token    string
 	aws, json     bool
-	help          bool // -h, --help or help: print the usage
+	help          bool           // -h, --help or help: print the usage
 	settings      map[string]any // set's flags, by API field name
 	adaptive      adaptiveFlags
 	positionals   []string
