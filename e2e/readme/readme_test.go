@@ -246,6 +246,8 @@ func (r *runner) makeRun(s step) {
 // paste: the one that begins as the README's does, up to its "…".
 func (r *runner) pasted(s step) string {
 	prefix := strings.TrimSpace(s.cmd[:strings.Index(s.cmd, "…")])
+	// The runner prints its own address: the free port, where the README has 8080.
+	prefix = strings.Replace(prefix, "127.0.0.1:"+readmeAddrPort, "127.0.0.1:"+r.port, 1)
 	for _, line := range strings.Split(r.log.String(), "\n") {
 		if strings.HasPrefix(strings.TrimSpace(line), prefix) {
 			return strings.TrimSpace(line)
