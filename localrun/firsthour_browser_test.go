@@ -100,9 +100,6 @@ func TestBrowserBrandedSmallScreenEmbedded(t *testing.T) {
 		if clipped != "" {
 			t.Errorf("%s: %s", room, clipped)
 		}
-		if room == "good" {
-			browsertest.Screenshot(t, page, "branded-320.png")
-		}
 		console.Check(t, "404", gone.URL)
 	}
 }
