@@ -77,18 +77,13 @@
   var start = 0;            // the first position seen, for the progress bar
   var timer = 0, tick = 0, stream = null, backoff = 0;
   var $ = function (id) { return document.getElementById(id); };
-  // A tool (headless chromium: its command line, Puppeteer, Playwright)
-  // follows the line by polling, as in AWS: an event stream stays open, and
-  // tools that wait for the network to go quiet (--virtual-time-budget,
-  // networkidle) would wait forever.
+  // Headless chromium (screenshot tools) polls, as in AWS: an open stream
+  // holds --virtual-time-budget and network-idle waits forever.
   var tool = /HeadlessChrome/.test(navigator.userAgent);
   var release = holdLoad();
 
-  // holdLoad keeps the document's load event until the first state is shown
-  // (or 10 s have passed), so that tools which capture a page at its load
-  // (chromium --headless --screenshot, --dump-dom) see the visitor's standing,
-  // not "Joining the line…": a child frame whose document is still open
-  // delays its parent's load event. The returned function lets it go.
+  // holdLoad delays the load event (a child frame left open does) until the
+  // first state is shown, at most 10 s: a capture at load shows the standing.
   function holdLoad() {
     var frame = document.createElement("iframe");
     frame.hidden = true;
@@ -101,7 +96,7 @@
       frame = null;
     };
     setTimeout(done, 10000);
-    return function () { setTimeout(done, 0); }; // after the state's text is in
+    return function () { setTimeout(done, 0); }; // once the state's text is in
   }
 
   function askedLang() {
@@ -168,16 +163,15 @@
       translate();
     }
     if (/^#[0-9a-fA-F]{6}$/.test(b.brandColor || "")) document.documentElement.style.setProperty("--brand", b.brandColor);
-    if (b.title) { // the shop's name stands for the room's: "Room tv" is for operators
+    if (b.title) { // the shop's name replaces the room's
       brandTitle = b.title;
       $("brand-title").textContent = b.title;
       $("room").hidden = true;
       document.title = pageTitle($("title").textContent);
     }
     var logo = $("logo");
-    // A logo that fails (404, a bad certificate) goes, rather than show a
-    // broken image; the title beside it stays. The title names the shop, so
-    // the logo is decorative (alt="").
+    // A logo that fails goes (no broken image); the title stays and names
+    // the shop, so the logo is decorative (alt="").
     logo.onerror = function () {
       logo.hidden = true;
       logo.removeAttribute("src");
