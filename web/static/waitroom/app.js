@@ -88,10 +88,10 @@
     var frame = document.createElement("iframe");
     frame.hidden = true;
     document.body.appendChild(frame);
-    frame.contentDocument.open();
+    try { frame.contentDocument.open(); } catch (e) { /* no hold, the page as before */ }
     var done = function () {
       if (!frame) return;
-      frame.contentDocument.close();
+      try { frame.contentDocument.close(); } catch (e) { /* nothing held */ }
       frame.remove();
       frame = null;
     };
