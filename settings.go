@@ -172,9 +172,10 @@ const (
 
 // ApplySettingsJSON changes the fields a JSON object names and leaves the
 // others as they are: PUT applies it to the defaults, PATCH to the stored
-// settings. Unknown fields, wrong types and bad times (an opening given
+// settings; but closed turned false clears the message unless one is given. Unknown fields, wrong types and bad times (an opening given
 // more than a day before now or a year after it) are refused by name.
 func ApplySettingsJSON(s Settings, body []byte, now time.Time) (Settings, error) {
+	wasClosed := s.Closed
 	var fields map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&fields); err != nil || fields == nil || dec.More() {
@@ -219,6 +220,11 @@ func ApplySettingsJSON(s Settings, body []byte, now time.Time) (Settings, error)
 		if err != nil || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) && name != "opensAt" && name != "adaptive" {
 			return s, invalidSetting(name, "has the wrong type: "+settingTypes[name])
 		}
+	}
+	// Reopening clears the closing message unless the same change gives a
+	// new one: a fresh line must not read "Sold out" beside "It's your turn".
+	if _, given := fields["message"]; wasClosed && !s.Closed && !given {
+		s.Message = ""
 	}
 	return s, s.Validate()
 }

@@ -34,6 +34,30 @@ func TestApplySettingsJSON(t *testing.T) {
 	}
 }
 
+// Issue 34: reopening a sold-out room clears the closing message (the fresh
+// line would read "Sold out" beside "It's your turn") unless the reopening
+// gives a new one; closing, or any other change, keeps the message.
+func TestReopenClearsTheClosingMessage(t *testing.T) {
+	sold := Settings{RatePerSec: 100, Capacity: 10, EntryTokenTTLSeconds: 300, Closed: true, Message: "Sold out: all 500 TVs are gone."}
+	for _, c := range []struct {
+		from Settings
+		body string
+		want string
+	}{
+		{sold, `{"closed": false}`, ""},
+		{sold, `{"closed": false, "message": "Restocked: 200 more."}`, "Restocked: 200 more."},
+		{sold, `{"message": "Sold out. Thank you!"}`, "Sold out. Thank you!"},
+		{sold, `{"closed": true}`, sold.Message},
+		{sold, `{"ratePerSec": 50}`, sold.Message},
+		{Settings{RatePerSec: 100, Capacity: 10, EntryTokenTTLSeconds: 300, Message: "Sizes 40-44 are gone."}, `{"closed": false}`, "Sizes 40-44 are gone."},
+	} {
+		s, err := ApplySettingsJSON(c.from, []byte(c.body), settingsNow)
+		if err != nil || s.Message != c.want {
+			t.Errorf("closed %v, %s: message %q (%v), want %q", c.from.Closed, c.body, s.Message, err, c.want)
+		}
+	}
+}
+
 func TestLoadConfigRoomsAndAdmin(t *testing.T) {
 	env := func(m map[string]string) func(string) (string, bool) {
 		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }

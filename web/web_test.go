@@ -98,7 +98,10 @@ func TestPageIsSmallAndSelfContained(t *testing.T) {
 	// about 3 KB: the worker is fetched only by a visitor asked to solve
 	// one) and issue 22 (the room's branding, its message, the sold-out
 	// state, in both languages: 23.1 KB together, 23,678 bytes); it was 20 KB.
-	const budget = 24 << 10
+	// 25 KB since issue 34 (the load held for the first state, headless
+	// browsers polling, a failing logo hidden, the Korean fonts and line
+	// breaking: 1.5 KB, 25,223 bytes).
+	const budget = 25 << 10
 	t.Logf("page: %d bytes uncompressed", total)
 	if total > budget {
 		t.Errorf("the page is %d bytes; budget %d", total, budget)

@@ -13,6 +13,7 @@
 // Usage (from the repository, `make mutate`):
 //
 //	go run ./cmd/mutate [-j 2] [-timeout 5m] [-only regexp] [-list] [-baseline=false]
+//	go run ./cmd/mutate -docs   # the list's count into README.md and make help
 package main
 
 import (
@@ -39,7 +40,20 @@ func main() {
 	only := flag.String("only", "", "test only the mutations whose name matches this regexp")
 	list := flag.Bool("list", false, "list the mutations and check their anchors; run nothing")
 	baseline := flag.Bool("baseline", true, "first run the involved tests unmutated; they must pass")
+	docs := flag.Bool("docs", false, "write the list's count into README.md and make help's line (countFigures); run nothing")
 	flag.Parse()
+	if *docs {
+		root, err := repoRoot()
+		if err == nil {
+			err = writeCounts(root, len(mutations))
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "mutate:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("mutations: %d, written into %d figures\n", len(mutations), len(countFigures))
+		return
+	}
 	if err := run(*jobs, *timeout, *only, *list, *baseline); err != nil {
 		fmt.Fprintln(os.Stderr, "mutate:", err)
 		os.Exit(1)

@@ -27,11 +27,11 @@ commands:
            [--opens-at RFC3339|+DURATION|none] [--paused true|false] [--instant-admit true|false]
            [--message TEXT] [--title TEXT] [--brand-color #rrggbb] [--logo-url URL] [--language en|ko]
            [--adaptive-target-p95 DURATION --min-rate N --max-rate N] [--adaptive off]
+                        create the room, or change only the given settings
            (an empty value, --message '', clears a text setting; the three adaptive
            flags together turn adaptive admission on, one alone changes that bound)
   close ROOM [--message TEXT]   sold out: refuse newcomers, tell the line CLOSED
-  reopen ROOM [--message TEXT]  a fresh line
-                        create the room, or change only the given settings
+  reopen ROOM [--message TEXT]  a fresh line; the sold-out message goes unless --message gives one
   pause ROOM            admit nobody until resumed
   resume ROOM           admit again, in the same order
   watch [ROOM]          live view, refreshed every second (Ctrl-C ends it)
@@ -40,6 +40,7 @@ flags:
   --token TOKEN         admin token (env WAITROOM_ADMIN_TOKEN)
   --aws                 sign with SigV4 from the default AWS credential chain
   --json                print the API's JSON
+  -h, --help            this text
 `
 
 // Exit statuses: the server or the network said no; the command line is wrong.
@@ -66,6 +67,7 @@ type env struct {
 type options struct {
 	url, token    string
 	aws, json     bool
+	help          bool           // -h, --help or help: print the usage
 	settings      map[string]any // set's flags, by API field name
 	adaptive      adaptiveFlags
 	positionals   []string
@@ -76,6 +78,10 @@ type options struct {
 // one line on stderr.
 func run(ctx context.Context, args []string, e env) int {
 	o, err := parseArgs(args, e.getenv)
+	if o.help { // asked for: the usage on stdout, and success
+		fmt.Fprint(e.stdout, usage)
+		return 0
+	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "waitroomctl: %v (waitroomctl with no command prints the usage)\n", err)
 		return exitUsage
@@ -141,21 +147,21 @@ func dispatch(ctx context.Context, c *client, o options, e env) error {
 	case "rooms":
 		return out.list(c.get(ctx, "/admin/rooms"))
 	case "get":
-		return out.room(c.get(ctx, "/admin/rooms/"+rest[0]))
+		return out.room(settingsOf(rest[0])(c.get(ctx, "/admin/rooms/"+rest[0])))
 	case "set":
 		if err := o.adaptive.apply(ctx, c, rest[0], o.settings); err != nil {
 			return err
 		}
 		return out.room(c.set(ctx, rest[0], o.settings))
 	case "pause", "resume":
-		return out.room(c.send(ctx, http.MethodPost, "/admin/rooms/"+rest[0]+"/"+cmd, nil))
+		return out.room(settingsOf(rest[0])(c.send(ctx, http.MethodPost, "/admin/rooms/"+rest[0]+"/"+cmd, nil)))
 	case "close", "reopen":
 		o.settings["closed"] = cmd == "close"
 		body, err := json.Marshal(o.settings)
 		if err != nil {
 			return err
 		}
-		return out.room(c.send(ctx, http.MethodPatch, "/admin/rooms/"+rest[0], body))
+		return out.room(settingsOf(rest[0])(c.send(ctx, http.MethodPatch, "/admin/rooms/"+rest[0], body)))
 	}
 	room := ""
 	if len(rest) == 1 {
@@ -166,6 +172,20 @@ func dispatch(ctx context.Context, c *client, o options, e env) error {
 		every = time.Second
 	}
 	return watch(ctx, c, room, every, e.stdout)
+}
+
+// settingsOf words a room_not_found for an operator: nobody created the
+// room (under OPEN_ROOMS=true visitors may have used it, but it has no
+// settings and is gone once nobody waits or holds a token), and the
+// command that creates it is waitroomctl set, not the API's PUT.
+func settingsOf(room string) func([]byte, error) ([]byte, error) {
+	return func(body []byte, err error) ([]byte, error) {
+		var ae *apiError
+		if errors.As(err, &ae) && ae.Code == "room_not_found" {
+			ae.Message = fmt.Sprintf("there is no room %q (a room only visitors used, under OPEN_ROOMS=true, has no settings and is gone once they are): create it with waitroomctl set %s --rate N", room, room)
+		}
+		return body, err
+	}
 }
 
 // parseArgs reads flags before, between and after the positionals.
@@ -187,7 +207,7 @@ func parseArgs(args []string, getenv func(string) string) (options, error) {
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return options{}, nil // no command: the usage
+				return options{help: true}, nil
 			}
 			return o, err
 		}
@@ -197,6 +217,7 @@ func parseArgs(args []string, getenv func(string) string) (options, error) {
 		o.positionals = append(o.positionals, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
+	o.help = len(o.positionals) == 1 && o.positionals[0] == "help"
 	fs.Visit(func(f *flag.Flag) {
 		if _, ok := settingFlags[f.Name]; ok || adaptiveFlagNames[f.Name] {
 			o.settingsFlags = append(o.settingsFlags, f.Name)

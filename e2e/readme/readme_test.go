@@ -21,6 +21,14 @@
 //     terminal; `make test` is skipped (it is what runs this); a line with
 //     "…" is pasted from what the runner printed; commands that run until
 //     interrupted (untilInterrupted) get Ctrl-C after a few seconds.
+//
+// The README's runner listens on 127.0.0.1:8080, where a developer's own
+// `make run` may already be: this one listens on a free port (ADDR, the
+// documented variable), and the commands still run as printed. Their curl
+// reads a ~/.curlrc (CURL_HOME) that connects localhost:8080 and
+// 127.0.0.1:8080 to that port; waitroomctl gets the URL the runner printed
+// (pasted, as the README says); the browser opens the README's page on the
+// free port.
 package readme
 
 import (
@@ -66,7 +74,8 @@ func TestReadme(t *testing.T) {
 		t.Fatalf("README.md has %d commands in sh blocks: the parser lost them", len(steps))
 	}
 	leftovers(t, root)
-	run := &runner{t: t, root: root, env: cleanEnv(t)}
+	port := freePort(t)
+	run := &runner{t: t, root: root, env: append(cleanEnv(t), readmePort(t, port)...), port: port}
 	sh := startShell(t, root, run.env)
 	for _, s := range steps {
 		run.step(sh, s)
@@ -78,7 +87,36 @@ func TestReadme(t *testing.T) {
 	if m == nil {
 		t.Fatal("README.md no longer says which page to open (Then open <http://…>)")
 	}
-	pageJourney(t, m[1])
+	pageJourney(t, strings.Replace(m[1], ":"+readmeAddrPort+"/", ":"+port+"/", 1))
+}
+
+// readmeAddrPort is the port of the README's commands (ADDR's default).
+const readmeAddrPort = "8080"
+
+// freePort is a loopback port nobody listens on now.
+func freePort(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	return port
+}
+
+// readmePort is what the README's commands need to reach a runner on port
+// instead of 8080: ADDR for `make run`, and a curl configuration that
+// connects the README's addresses to it.
+func readmePort(t *testing.T, port string) []string {
+	dir := t.TempDir()
+	rc := ""
+	for _, host := range []string{"localhost", "127.0.0.1"} {
+		rc += fmt.Sprintf("connect-to = \"%s:%s:127.0.0.1:%s\"\n", host, readmeAddrPort, port)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".curlrc"), []byte(rc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"ADDR=127.0.0.1:" + port, "CURL_HOME=" + dir}
 }
 
 // parse reads the commands of README.md's sh blocks, in order.
@@ -130,6 +168,7 @@ type runner struct {
 	t    *testing.T
 	root string
 	env  []string
+	port string // where make run listens (ADDR)
 	proc *exec.Cmd
 	log  *syncBuffer // what make run printed
 }
@@ -179,11 +218,6 @@ func (r *runner) makeRun(s step) {
 	if r.proc != nil {
 		return // the runner of the first `make run` is still up
 	}
-	if ln, err := net.Listen("tcp", "127.0.0.1:8080"); err != nil {
-		t.Fatalf("README.md:%d: `make run` listens on 127.0.0.1:8080, which is taken (%v): free it", s.line, err)
-	} else {
-		_ = ln.Close()
-	}
 	r.log = &syncBuffer{}
 	r.proc = exec.Command("bash", "-c", s.cmd)
 	r.proc.Dir, r.proc.Env, r.proc.Stdout, r.proc.Stderr = r.root, r.env, r.log, r.log
@@ -194,7 +228,7 @@ func (r *runner) makeRun(s step) {
 	t.Cleanup(func() { stopGroup(r.proc) })
 	deadline := time.Now().Add(3 * time.Minute) // a cold build of cmd/local
 	for {
-		resp, err := http.Get("http://127.0.0.1:8080/healthz")
+		resp, err := http.Get("http://127.0.0.1:" + r.port + "/healthz")
 		if err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -212,6 +246,8 @@ func (r *runner) makeRun(s step) {
 // paste: the one that begins as the README's does, up to its "…".
 func (r *runner) pasted(s step) string {
 	prefix := strings.TrimSpace(s.cmd[:strings.Index(s.cmd, "…")])
+	// The runner prints its own address: the free port, where the README has 8080.
+	prefix = strings.Replace(prefix, "127.0.0.1:"+readmeAddrPort, "127.0.0.1:"+r.port, 1)
 	for _, line := range strings.Split(r.log.String(), "\n") {
 		if strings.HasPrefix(strings.TrimSpace(line), prefix) {
 			return strings.TrimSpace(line)

@@ -33,8 +33,8 @@ func pageFiles() (files int, bytes float64, err error) {
 }
 
 // pageIdleItems: a distribution has no monthly fee, the bucket stores the
-// page (~15 KB); the deployment's custom-resource functions run only when
-// the stack is deployed or deleted.
+// page (the files of web/static, counted by pageFiles); the deployment's
+// custom-resource functions run only when the stack is deployed or deleted.
 func pageIdleItems(inv Inventory, p Prices) ([]Item, error) {
 	if inv.Distributions == 0 {
 		return nil, nil

@@ -20,6 +20,18 @@ import (
 // README's screenshots (make screenshots sets it to docs/img).
 const ScreenshotsEnv = "WAITROOM_SCREENSHOTS"
 
+// Path is Debian's chromium, for a test that runs its command line as a
+// user types it (skipped, or failed under CI=true, without it).
+func Path(t *testing.T) string {
+	t.Helper()
+	return chromiumPath(t)
+}
+
+// UserAgent is the browser the tests stand for: a visitor's chromium. The
+// headless one's own names "HeadlessChrome", which the page takes for a tool
+// (it polls instead of streaming: web/static/waitroom/app.js).
+const UserAgent = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36"
+
 // chromiumPath finds Debian's chromium. Under CI (CI=true, where `make
 // test` installs it) a missing browser fails the test; elsewhere it skips.
 func chromiumPath(t *testing.T) string {
@@ -55,6 +67,7 @@ func Start(t *testing.T) context.Context {
 		// with a self-signed certificate (localrun/operators_browser_test.go).
 		chromedp.Flag("ignore-certificate-errors", true),
 		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserAgent(UserAgent),
 		chromedp.WindowSize(480, 800),
 	)
 	t.Cleanup(cancel)

@@ -77,6 +77,27 @@
   var start = 0;            // the first position seen, for the progress bar
   var timer = 0, tick = 0, stream = null, backoff = 0;
   var $ = function (id) { return document.getElementById(id); };
+  // Headless chromium (screenshot tools) polls, as in AWS: an open stream
+  // holds --virtual-time-budget and network-idle waits forever.
+  var tool = /HeadlessChrome/.test(navigator.userAgent);
+  var release = holdLoad();
+
+  // holdLoad delays the load event (a child frame left open does) until the
+  // first state is shown, at most 10 s: a capture at load shows the standing.
+  function holdLoad() {
+    var frame = document.createElement("iframe");
+    frame.hidden = true;
+    document.body.appendChild(frame);
+    try { frame.contentDocument.open(); } catch (e) { /* no hold, the page as before */ }
+    var done = function () {
+      if (!frame) return;
+      try { frame.contentDocument.close(); } catch (e) { /* nothing held */ }
+      frame.remove();
+      frame = null;
+    };
+    setTimeout(done, 10000);
+    return function () { setTimeout(done, 0); }; // once the state's text is in
+  }
 
   function askedLang() {
     var asked = [params.get("lang"), document.documentElement.getAttribute("data-lang")].concat(navigator.languages || [navigator.language]);
@@ -105,6 +126,7 @@
   }
 
   function show(state, title) {
+    release();
     $("main").setAttribute("data-state", state);
     ["waiting", "ready", "problem", "solving"].forEach(function (id) { $(id).hidden = id !== state; });
     if ($("title").textContent !== t(title)) {
@@ -141,13 +163,21 @@
       translate();
     }
     if (/^#[0-9a-fA-F]{6}$/.test(b.brandColor || "")) document.documentElement.style.setProperty("--brand", b.brandColor);
-    if (b.title) {
+    if (b.title) { // the shop's name replaces the room's
       brandTitle = b.title;
       $("brand-title").textContent = b.title;
+      $("room").hidden = true;
       document.title = pageTitle($("title").textContent);
     }
     var logo = $("logo");
-    if (/^https:\/\//.test(b.logoUrl || "")) { logo.src = b.logoUrl; logo.alt = b.title || ""; logo.hidden = false; }
+    // A logo that fails goes (no broken image); the title stays and names
+    // the shop, so the logo is decorative (alt="").
+    logo.onerror = function () {
+      logo.hidden = true;
+      logo.removeAttribute("src");
+      $("brand").hidden = !b.title;
+    };
+    if (/^https:\/\//.test(b.logoUrl || "")) { logo.alt = ""; logo.src = b.logoUrl; logo.hidden = false; }
     $("brand").hidden = !b.title && logo.hidden;
   }
 
@@ -194,7 +224,7 @@
     $("progress").value = pct;
     $("progress-label").textContent = t("progress", { p: pct });
     if (stream) return;
-    if (conf.stream && window.EventSource) return listen();
+    if (conf.stream && window.EventSource && !tool) return listen();
     clearTimeout(timer);
     timer = setTimeout(position, Math.max(b.pollAfterMs || 0, 100)); // the server's pace, never faster
   }
