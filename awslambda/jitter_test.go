@@ -11,12 +11,12 @@ import (
 	"github.com/waitroom/waitroom/internal/redistest"
 )
 
-// jitterSamples is how many answers each case of TestPollJitterOfTheDefaultSource
+// jitterSamples is how many answers each case of TestPollJitterOfTheDefaultSourceRedisServer
 // draws: enough that a uniform spread fails its checks with a probability
 // below 1e-9 (see spreadOver), few enough to stay near a second under -race.
 const jitterSamples = 600
 
-// slowCall is the longest call TestPollJitterOfTheDefaultSource keeps; a
+// slowCall is the longest call TestPollJitterOfTheDefaultSourceRedisServer keeps; a
 // slower one is drawn again.
 const slowCall = 50 * time.Millisecond
 
@@ -64,7 +64,7 @@ func spreadOver(t *testing.T, name string, samples []float64, lo, hi, give float
 // jitter is drawn in Go from the store's answer, the same on every engine
 // (whose scripts' answers are tested on each elsewhere): one engine, the
 // faster, draws the samples.
-func TestPollJitterOfTheDefaultSource(t *testing.T) {
+func TestPollJitterOfTheDefaultSourceRedisServer(t *testing.T) {
 	t.Run(redistest.RedisServer.Name, func(t *testing.T) {
 		h := newHarness(t, redistest.RedisServer, func(c *waitroom.Config) {
 			// Ten seconds: the turn's share is wide, and the room that is not

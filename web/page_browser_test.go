@@ -74,12 +74,18 @@ const readShown = `(function () {
 // room's language would decide.
 func open(t *testing.T, browser context.Context, base, path, state string) shown {
 	t.Helper()
+	return openUntil(t, browser, base, path, fmt.Sprintf(`document.getElementById("main").dataset.state === %q`, state))
+}
+
+// openUntil is open waiting for a condition of its own (a script's value).
+func openUntil(t *testing.T, browser context.Context, base, path, until string) shown {
+	t.Helper()
 	page := browsertest.Tab(t, browser, 20*time.Second)
 	if _, err := chromedp.Call(page, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{UserAgent: "Mozilla/5.0 (X11; Linux x86_64) waitroom-test", AcceptLanguage: "fr-FR,fr"}); err != nil {
 		t.Fatal(err)
 	}
 	browsertest.Do(t, page, "open "+path, chromedp.Navigate(base+path))
-	browsertest.Get(t, page, "state "+state, chromedp.Poll[bool](fmt.Sprintf(`document.getElementById("main").dataset.state === %q`, state)))
+	browsertest.Get(t, page, until, chromedp.Poll[bool](until))
 	var s shown
 	if err := json.Unmarshal([]byte(browsertest.Get(t, page, "read", chromedp.Evaluate[string](readShown))), &s); err != nil {
 		t.Fatal(err)
@@ -139,16 +145,24 @@ func TestBrowserOperatorTextIsText(t *testing.T) {
 		}
 	})
 
+	// A logo that loads (a failing one is hidden and loses its src, issue
+	// 34): the URL is the value of src alone, and the logo is decorative
+	// (alt="", the title beside it names the shop).
 	t.Run("logo", func(t *testing.T) {
-		logo := `https://img.invalid/logo.png" onerror="document.body.dataset.pwned='logo'`
+		logos := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "image/svg+xml")
+			fmt.Fprint(w, `<svg xmlns="http://www.w3.org/2000/svg" width="96" height="40"><rect width="96" height="40" fill="#0b6e4f"/></svg>`)
+		}))
+		t.Cleanup(logos.Close)
+		logo := logos.URL + `/logo.svg?" onerror="document.body.dataset.pwned='logo'`
 		title := `"><img data-injected src=x onerror="document.body.dataset.pwned='alt'">`
-		base := fakeAPI(t, web.Settings{}, 200, answer(t, map[string]any{
+		base := fakeAPI(t, web.Settings{ImageOrigins: []string{logos.URL}}, 200, answer(t, map[string]any{
 			"status": "WAITING", "position": 3, "estimatedWaitSeconds": 5, "pollAfterMs": 60000,
 			"title": title, "logoUrl": logo, "brandColor": "red #0b6e4f",
 		}))
-		s := open(t, browser, base, "/", "waiting")
-		if s.LogoHidden || s.LogoSrc != logo || s.LogoAlt != title || s.LogoAttrs != "alt id src" {
-			t.Errorf("logo: hidden %v, src %q, alt %q, attributes %q; want the URL and title as the values of src and alt alone", s.LogoHidden, s.LogoSrc, s.LogoAlt, s.LogoAttrs)
+		s := openUntil(t, browser, base, "/", `document.getElementById("main").dataset.state === "waiting" && document.getElementById("logo").complete && document.getElementById("logo").naturalWidth > 0`)
+		if s.LogoHidden || s.LogoSrc != logo || s.LogoAlt != "" || s.LogoAttrs != "alt id src" || s.BrandTitle != title {
+			t.Errorf("logo: hidden %v, src %q, alt %q, attributes %q, title %q; want the URL as the value of src alone, alt empty, the title as text", s.LogoHidden, s.LogoSrc, s.LogoAlt, s.LogoAttrs, s.BrandTitle)
 		}
 		if s.Injected != 0 || s.Pwned != "" || s.Brand != "#2456c7" {
 			t.Errorf("%d elements injected, script ran %q, --brand %q", s.Injected, s.Pwned, s.Brand)
