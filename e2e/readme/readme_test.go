@@ -17,6 +17,10 @@
 //   - A JSON answer whose status is still WAITING (or PROCESSING, PREQUEUE)
 //     where the README shows another is asked again after its pollAfterMs,
 //     as the README tells users to, for up to 30 s.
+//   - A READY where the README shows WAITING is right when the command
+//     before took longer than slowCrowd (the README says so): on a busy
+//     machine the crowd's 300 curls take longer than the 3 s the room
+//     needs to admit them (100/s), and nobody is left ahead of bob.
 //   - `make run` starts the runner once, in the background, as a user's other
 //     terminal; `make test` is skipped (it is what runs this); a line with
 //     "…" is pasted from what the runner printed; commands that run until
@@ -49,6 +53,11 @@ import (
 	"testing"
 	"time"
 )
+
+// slowCrowd is how long the command before a WAITING must have taken for
+// READY to be right instead: most of the README's crowd (300 at 100/s)
+// was admitted while it formed.
+const slowCrowd = 2 * time.Second
 
 // untilInterrupted are the README's commands that run until Ctrl-C.
 var untilInterrupted = []string{"waitroomctl watch"}
@@ -171,6 +180,8 @@ type runner struct {
 	port string // where make run listens (ADDR)
 	proc *exec.Cmd
 	log  *syncBuffer // what make run printed
+	// prevTook is how long the last command took (slowCrowd).
+	prevTook time.Duration
 }
 
 func (r *runner) step(sh *shell, s step) {
@@ -192,6 +203,7 @@ func (r *runner) step(sh *shell, s step) {
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
+		began := time.Now()
 		out, errOut, rc := sh.run(s.cmd, long)
 		// Interrupted, go run itself reports the signal (exit status 1,
 		// as in a terminal where Ctrl-C reaches the whole job); the output
@@ -201,7 +213,11 @@ func (r *runner) step(sh *shell, s step) {
 			t.Fatalf("README.md:%d: %s\nexit status %d\n%s%s", s.line, s.cmd, rc, out, errOut)
 		}
 		again, err := matches(s.expect, out)
+		if err != nil && r.prevTook >= slowCrowd && drained(s.expect, out) {
+			err = nil
+		}
 		if err == nil {
+			r.prevTook = time.Since(began)
 			return
 		}
 		if again <= 0 || time.Now().After(deadline) {
@@ -372,6 +388,16 @@ func (s *shell) run(cmd string, long bool) (stdout, stderr string, rc int) {
 	r, _ := os.ReadFile(rcf)
 	fmt.Sscan(string(r), &rc)
 	return string(o), string(e), rc
+}
+
+// drained says whether out is READY where the README shows WAITING.
+func drained(expect []string, out string) bool {
+	if len(expect) != 1 || !strings.HasPrefix(expect[0], "{") {
+		return false
+	}
+	want, _, err := answer(expect[0])
+	got, _, err2 := answer(strings.TrimSpace(out))
+	return err == nil && err2 == nil && field(want, "status") == "WAITING" && field(got, "status") == "READY"
 }
 
 // matches checks out against the printed expectation. again > 0 means the
