@@ -310,7 +310,7 @@ var mutations = []Mutation{
 	{Name: "config_trust.go: a process that signs takes the public keys alone", File: "config_trust.go",
 		From: "case public != \"\" && d.SignsEntryTokens:", To: "case false:", Pkgs: domain, Hint: `^TestEntryTokenKeyVariables$`},
 	{Name: "api.go: a token of another room orders (ORDER_ROOMS ignored)", File: "awslambda/api.go",
-		From: "if err == nil && len(a.Config.OrderRooms) > 0 && !slices.Contains(a.Config.OrderRooms, room) {", To: "if false && slices.Contains(a.Config.OrderRooms, room) {", Pkgs: streams, Hint: `^TestOrdersAreBoundToTheirRoom$`},
+		From: "if decided && !sells {", To: "if false && sells {", Pkgs: streams, Hint: `^TestOrdersAreBoundToTheirRoom$`},
 	{Name: "client.go: the order API never learns the room", File: "orderapi/client.go",
 		From: `"X-Waitroom-Room": r.Room,`, To: `"X-Waitroom-Room": "",`, Pkgs: streams, Hint: `^TestOrdersAreBoundToTheirRoom$`},
 	{Name: "identity.go: a request around CloudFront taken", File: "awslambda/identity.go",
