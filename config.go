@@ -45,6 +45,10 @@ type Config struct {
 	// PageImageOrigins (PAGE_IMAGE_ORIGINS) are the https origins a room's
 	// logoUrl may name: the waiting page's Content-Security-Policy img-src.
 	PageImageOrigins []string
+	// DemoSaleRoom is set by the local runner alone, when its demo order API
+	// runs: that room (tv) sells with ORDER_ROOMS unset as if an operator had
+	// created it. Never read from the environment.
+	DemoSaleRoom string
 	// TrustedProxies (TRUSTED_PROXIES): the reverse proxies whose
 	// X-Forwarded-For (or Forwarded) names the client the limiter counts.
 	TrustedProxies []netip.Prefix
@@ -358,9 +362,12 @@ func (r *envReader) orderRooms(name string) []string {
 // OrderRoomSells says whether the order gate takes an entry token of room
 // by ORDER_ROOMS alone: a list names the rooms, * takes every one. Unset,
 // it cannot tell (decided is false): a room sells if an operator created
-// it, which the store checks in the order's first script.
+// it, which the store checks in the order's first script (or if it is the
+// local runner's demo sale room).
 func (c Config) OrderRoomSells(room string) (sells, decided bool) {
 	switch {
+	case len(c.OrderRooms) == 0 && c.DemoSaleRoom != "" && room == c.DemoSaleRoom:
+		return true, true
 	case len(c.OrderRooms) == 0:
 		return false, false
 	case c.OrderRooms[0] == AnyRoom:

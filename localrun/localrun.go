@@ -42,6 +42,9 @@ type Runner struct {
 	closers []func()
 }
 
+// DemoRoom is the demo's sale room (the README's and the page's room=tv).
+const DemoRoom = "tv"
+
 // Start serves cfg.Addr until Close. Unset REDIS_URL and ORDER_API_URL are
 // filled in with the embedded store and the demo order API.
 func Start(cfg waitroom.Config, log *slog.Logger) (_ *Runner, err error) {
@@ -67,6 +70,9 @@ func Start(cfg waitroom.Config, log *slog.Logger) (_ *Runner, err error) {
 			return nil, fmt.Errorf("demo order API: %w", err)
 		}
 		cfg.OrderAPIURL = url
+		// The demo's sale room sells as if an operator had created it
+		// (ORDER_ROOMS unset: only such rooms sell; a list or * decides alone).
+		cfg.DemoSaleRoom = DemoRoom
 		log.Info("demo order API: 20 connections, ~200 ms per order (set ORDER_API_URL to use yours)", "url", url)
 	}
 	if cfg.AdminToken == "" {
@@ -87,11 +93,6 @@ func Start(cfg waitroom.Config, log *slog.Logger) (_ *Runner, err error) {
 	}
 	r.closers = append(r.closers, func() { _ = r.rdb.Close() })
 	store := redisstore.New(r.rdb, cfg)
-	if r.Demo != nil {
-		if err := createDemoRoom(store); err != nil {
-			return nil, err
-		}
-	}
 	api := &awslambda.API{Config: cfg, Queue: store, Orders: orderapi.New(cfg.OrderAPIURL, cfg.OrderTimeout), Log: log,
 		Admin: &awslambda.Admin{Config: cfg, Rooms: store, Token: cfg.AdminToken, Log: log}}
 	consume, err := intakeBroker(cfg, api, store, log)
@@ -129,23 +130,6 @@ func Start(cfg waitroom.Config, log *slog.Logger) (_ *Runner, err error) {
 		AdmitForever(ctx, log, &waitroom.Admitter{Queue: store, Interval: cfg.AdmitInterval, Batches: cfg.AdmitBatches, OnBatch: onBatch})
 	}()
 	return r, nil
-}
-
-// DemoRoom is the demo's sale room (the README's and the page's room=tv).
-const DemoRoom = "tv"
-
-// createDemoRoom creates the demo's sale room as an operator would (PUT
-// /admin/rooms/tv), with the configured defaults, or keeps it as it is:
-// with ORDER_ROOMS unset only a room an operator created sells, and the
-// demo order API is there to sell in it.
-func createDemoRoom(store *redisstore.Store) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	keep := func(s waitroom.Settings) (waitroom.Settings, error) { return s, nil }
-	if _, err := store.Update(ctx, DemoRoom, true, keep); err != nil {
-		return fmt.Errorf("demo room %s: %w", DemoRoom, err)
-	}
-	return nil
 }
 
 func (r *Runner) healthz(w http.ResponseWriter, req *http.Request) {
