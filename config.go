@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,7 +27,7 @@ type Config struct {
 	QueueCapacity   int64
 	OrderAPIURL     string // ORDER_API_URL; empty only in the local runner (demo service)
 	OrderTimeout    time.Duration
-	OrderRooms      []string // ORDER_ROOMS: the rooms whose tokens this gate takes; empty: any
+	OrderRooms      []string // ORDER_ROOMS: the rooms whose tokens this gate takes; empty: those an operator created; [AnyRoom]: every room
 	TrustUserHeader bool
 	ProxySecret     Secret    // PROXY_SECRET: with TrustUserHeader, X-User-Id counts only from a caller that sends it
 	OriginSecret    Secret    // ORIGIN_SECRET: visitors' requests must carry it (CloudFront adds it); their address is then CloudFront-Viewer-Address
@@ -44,6 +45,10 @@ type Config struct {
 	// PageImageOrigins (PAGE_IMAGE_ORIGINS) are the https origins a room's
 	// logoUrl may name: the waiting page's Content-Security-Policy img-src.
 	PageImageOrigins []string
+	// DemoSaleRoom is set by the local runner alone, when its demo order API
+	// runs: that room (tv) sells with ORDER_ROOMS unset as if an operator had
+	// created it. Never read from the environment.
+	DemoSaleRoom string
 	// TrustedProxies (TRUSTED_PROXIES): the reverse proxies whose
 	// X-Forwarded-For (or Forwarded) names the client the limiter counts.
 	TrustedProxies []netip.Prefix
@@ -121,7 +126,7 @@ func loadConfig(r envReader, d Defaults) (Config, error) {
 		QueueCapacity:    r.integer("QUEUE_CAPACITY", DefaultQueueCapacity, 1, 1e9),
 		OrderAPIURL:      r.str("ORDER_API_URL", ""),
 		OrderTimeout:     time.Duration(r.integer("ORDER_TIMEOUT_MS", DefaultOrderTimeoutMs, 1, 900_000)) * time.Millisecond,
-		OrderRooms:       r.rooms("ORDER_ROOMS"),
+		OrderRooms:       r.orderRooms("ORDER_ROOMS"),
 		TrustUserHeader:  r.boolean("TRUST_USER_HEADER", d.TrustUserHeader),
 		ProxySecret:      r.secret("PROXY_SECRET"),
 		OriginSecret:     r.secret("ORIGIN_SECRET"),
@@ -336,6 +341,39 @@ func (r *envReader) rooms(name string) []string {
 		}
 	}
 	return out
+}
+
+// AnyRoom is ORDER_ROOMS=*: the gate takes a token of every room.
+const AnyRoom = "*"
+
+// orderRooms reads ORDER_ROOMS: a list of rooms, or * alone.
+func (r *envReader) orderRooms(name string) []string {
+	names := strings.Split(strings.ReplaceAll(r.raw(name), " ", ""), ",")
+	switch {
+	case len(names) == 1 && names[0] == AnyRoom:
+		r.note(name, "", "", "")
+		return []string{AnyRoom}
+	case slices.Contains(names, AnyRoom):
+		r.fail(name, "names * (every room) with other rooms: set * alone, or the rooms")
+	}
+	return r.rooms(name)
+}
+
+// OrderRoomSells says whether the order gate takes an entry token of room
+// by ORDER_ROOMS alone: a list names the rooms, * takes every one. Unset,
+// it cannot tell (decided is false): a room sells if an operator created
+// it, which the store checks in the order's first script (or if it is the
+// local runner's demo sale room).
+func (c Config) OrderRoomSells(room string) (sells, decided bool) {
+	switch {
+	case len(c.OrderRooms) == 0 && c.DemoSaleRoom != "" && room == c.DemoSaleRoom:
+		return true, true
+	case len(c.OrderRooms) == 0:
+		return false, false
+	case c.OrderRooms[0] == AnyRoom:
+		return true, true
+	}
+	return slices.Contains(c.OrderRooms, room), true
 }
 
 func (r *envReader) pollTiers(name string) PollTiers {

@@ -335,7 +335,20 @@ func TestOrderRoomsVariable(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(c.OrderRooms, []string{"tv", "tv-launch"}) {
 		t.Fatalf("%v %v", c.OrderRooms, err)
 	}
-	for _, bad := range []string{"TV", "tv,no way", "-x"} {
+	if sells, decided := c.OrderRoomSells("cheap"); sells || !decided {
+		t.Errorf("ORDER_ROOMS=tv,tv-launch and room cheap: sells %v, decided %v", sells, decided)
+	}
+	// Issue 32: unset, only rooms an operator created sell (the store
+	// decides); * is every room, the old default, now only when asked.
+	unset, err := waitroom.LoadConfig(env(nil), waitroom.LocalDefaults)
+	if sells, decided := unset.OrderRoomSells("tv"); err != nil || sells || decided {
+		t.Errorf("ORDER_ROOMS unset: sells %v, decided %v (%v); want the store to decide", sells, decided, err)
+	}
+	any, err := waitroom.LoadConfig(env(map[string]string{"ORDER_ROOMS": " * "}), waitroom.LocalDefaults)
+	if sells, decided := any.OrderRoomSells("cheap"); err != nil || !sells || !decided {
+		t.Errorf("ORDER_ROOMS=*: sells %v, decided %v (%v)", sells, decided, err)
+	}
+	for _, bad := range []string{"TV", "tv,no way", "-x", "tv,*", "*,*"} {
 		if _, err := waitroom.LoadConfig(env(map[string]string{"ORDER_ROOMS": bad}), waitroom.LocalDefaults); err == nil || !strings.Contains(err.Error(), "ORDER_ROOMS") {
 			t.Errorf("ORDER_ROOMS=%q: %v", bad, err)
 		}

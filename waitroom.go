@@ -205,6 +205,9 @@ type OrderAttempt struct {
 	// RequestHash identifies the request body: a stored answer is replayed
 	// only to the same body under the same key (idempotency_key_reused).
 	RequestHash string
+	// CreatedRoomsOnly: the room sells only if an operator created it
+	// (ORDER_ROOMS unset); a visitor's own room (OPEN_ROOMS) is wrong_room.
+	CreatedRoomsOnly bool
 }
 
 // Lease is the right to place one order: the user's lock, or a replay.

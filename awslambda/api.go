@@ -11,7 +11,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
@@ -184,74 +183,123 @@ func (a *API) standingResponse(st waitroom.Standing, who Identity) events.APIGat
 	return resp
 }
 
-// Order handles POST /orders: the gate in front of the order API.
+// Order handles POST /orders: the gate in front of the order API. Once
+// the request is read, the gate's work runs to its end on a context the
+// caller cannot cancel (detached): a client that gives up mid-order must
+// not release a token whose order the API may have taken.
 func (a *API) Order(ctx context.Context, req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
 	return a.guard(ctx, func() events.APIGatewayV2HTTPResponse {
 		who, err := a.Identify(req, "") // never a new visitor
 		if err != nil {
 			return CallerError(err)
 		}
-		key, hasKey := lookupHeader(req, "Idempotency-Key")
-		if hasKey {
-			if err := waitroom.CheckIdempotencyKey(key); err != nil {
-				return errorResponse(err)
-			}
-		}
-		body, err := requestBody(req)
+		attempt, order, err := a.orderOf(req, who)
 		if err != nil {
 			return errorResponse(err)
 		}
-		room, token, err := a.gateToken(header(req, "X-Entry-Token"), who)
-		if err == nil && len(a.Config.OrderRooms) > 0 && !slices.Contains(a.Config.OrderRooms, room) {
-			err = waitroom.Errorf(waitroom.EWrongRoom, "this entry token is for room %q, whose sale is not here", room)
-		}
-		if err != nil {
-			a.Metrics.Record("", metrics.Of(metrics.TokensRejected, metrics.Count, 1))
-			return errorResponse(err)
-		}
-		attempt := waitroom.OrderAttempt{Room: room, User: who.User, Token: token, IdempotencyKey: key, RequestHash: requestHash(body)}
-		_, tokenID, _ := strings.Cut(token, ".")
-		order := orderapi.Request{User: who.ID, Room: room, WaitroomUser: who.User, TokenID: tokenID, IdempotencyKey: key, ContentType: header(req, "Content-Type"), Body: body, Headers: a.forwardHeaders(req)}
-
-		lease, err := withTimeout(AsCaller(ctx, who), a.storeTimeout(), func(ctx context.Context) (waitroom.Lease, error) {
-			return a.Queue.BeginOrder(ctx, attempt)
-		})
-		switch code := waitroom.ErrorCode(err); {
-		case code == waitroom.EUnavailable && a.Config.FailOpenOrders:
-			// The operator chose to let orders through unguarded while the store is down.
-			a.logWarn(ctx, "store unavailable: forwarding order unguarded (ORDER_GATE_FAIL_OPEN)", err)
-			a.Metrics.Record(room, metrics.Of(metrics.OrdersFailOpen, metrics.Count, 1))
-			return a.forward(ctx, room, order)
-		case code == waitroom.EUnavailable:
-			return a.storeError(ctx, room, err)
-		case a.rateLimited(room, err):
-			return errorResponse(err)
-		case code == waitroom.ETokenInvalid:
-			a.Metrics.Record(room, metrics.Of(metrics.TokensRejected, metrics.Count, 1))
-			return errorResponse(err)
-		case err != nil:
-			return errorResponse(err)
-		case lease.Replay != nil:
-			return answerResponse(*lease.Replay)
-		}
-
-		// The call's latency and outcome ride on the lease into the commit or
-		// release, whose script counts them for the room's controller.
-		start := a.now()
-		answer, err := a.Orders.PlaceOrder(ctx, order)
-		lease.Downstream = waitroom.DownstreamCall{Latency: a.now().Sub(start), Outcome: waitroom.ClassifyOrder(answer.Status, err)}
-		if err != nil || answer.Status < 200 || answer.Status > 299 {
-			a.Metrics.Record(room, metrics.Of(metrics.OrdersFailed, metrics.Count, 1))
-			a.release(ctx, lease)
-			if err != nil {
-				return errorResponse(err)
-			}
-			return answerResponse(answer)
-		}
-		a.Metrics.Record(room, metrics.Of(metrics.OrdersPassed, metrics.Count, 1), metrics.Of(metrics.TokensConsumed, metrics.Count, 1))
-		a.commit(ctx, lease, answer)
-		return answerResponse(answer)
+		ctx, cancel := detached(AsCaller(ctx, who))
+		defer cancel()
+		return a.attempt(ctx, attempt, order)
 	})
+}
+
+// orderOf reads an order: its key, its body and its entry token, which
+// must be the caller's and of a room that sells here (roomSells).
+func (a *API) orderOf(req events.APIGatewayV2HTTPRequest, who Identity) (waitroom.OrderAttempt, orderapi.Request, error) {
+	key, hasKey := lookupHeader(req, "Idempotency-Key")
+	if hasKey {
+		if err := waitroom.CheckIdempotencyKey(key); err != nil {
+			return waitroom.OrderAttempt{}, orderapi.Request{}, err
+		}
+	}
+	body, err := requestBody(req)
+	if err != nil {
+		return waitroom.OrderAttempt{}, orderapi.Request{}, err
+	}
+	room, token, err := a.gateToken(header(req, "X-Entry-Token"), who)
+	createdOnly := false
+	if err == nil {
+		createdOnly, err = a.roomSells(room)
+	}
+	if err != nil {
+		a.Metrics.Record("", metrics.Of(metrics.TokensRejected, metrics.Count, 1))
+		return waitroom.OrderAttempt{}, orderapi.Request{}, err
+	}
+	attempt := waitroom.OrderAttempt{Room: room, User: who.User, Token: token, IdempotencyKey: key, RequestHash: requestHash(body), CreatedRoomsOnly: createdOnly}
+	_, tokenID, _ := strings.Cut(token, ".")
+	order := orderapi.Request{User: who.ID, Room: room, WaitroomUser: who.User, TokenID: tokenID, IdempotencyKey: key, ContentType: header(req, "Content-Type"), Body: body, Headers: a.forwardHeaders(req)}
+	return attempt, order, nil
+}
+
+// roomSells refuses a token of a room ORDER_ROOMS does not name. Unset,
+// ORDER_ROOMS leaves it to the store (createdOnly): only a room an operator
+// created sells, checked in the order's first script (order_begin.lua).
+func (a *API) roomSells(room string) (createdOnly bool, err error) {
+	sells, decided := a.Config.OrderRoomSells(room)
+	if decided && !sells {
+		return false, waitroom.Errorf(waitroom.EWrongRoom, "this entry token is for room %q, whose sale is not here", room)
+	}
+	return !decided, nil
+}
+
+// attempt takes the token's lock (BeginOrder) and places the order under
+// it, or answers why not: a replay, a refusal, an outage.
+func (a *API) attempt(ctx context.Context, attempt waitroom.OrderAttempt, order orderapi.Request) events.APIGatewayV2HTTPResponse {
+	room := attempt.Room
+	lease, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Lease, error) {
+		return a.Queue.BeginOrder(ctx, attempt)
+	})
+	switch code := waitroom.ErrorCode(err); {
+	case code == waitroom.EUnavailable && a.Config.FailOpenOrders:
+		// The operator chose to let orders through unguarded while the store is down.
+		a.logWarn(ctx, "store unavailable: forwarding order unguarded (ORDER_GATE_FAIL_OPEN)", err)
+		a.Metrics.Record(room, metrics.Of(metrics.OrdersFailOpen, metrics.Count, 1))
+		return a.forward(ctx, room, order)
+	case code == waitroom.EUnavailable:
+		return a.storeError(ctx, room, err)
+	case a.rateLimited(room, err):
+		return errorResponse(err)
+	case code == waitroom.ETokenInvalid || code == waitroom.EWrongRoom:
+		a.Metrics.Record(room, metrics.Of(metrics.TokensRejected, metrics.Count, 1))
+		return errorResponse(err)
+	case err != nil:
+		return errorResponse(err)
+	case lease.Replay != nil:
+		return answerResponse(*lease.Replay)
+	}
+	return a.place(ctx, lease, order)
+}
+
+// place sends the order downstream under the lease, then consumes the
+// token (commit) after a 2xx, or keeps it (release). The call's latency
+// and outcome ride on the lease into the commit or release, whose script
+// counts them for the room's controller.
+func (a *API) place(ctx context.Context, lease waitroom.Lease, order orderapi.Request) events.APIGatewayV2HTTPResponse {
+	start := a.now()
+	answer, err := a.Orders.PlaceOrder(ctx, order)
+	lease.Downstream = waitroom.DownstreamCall{Latency: a.now().Sub(start), Outcome: waitroom.ClassifyOrder(answer.Status, err)}
+	if err != nil || answer.Status < 200 || answer.Status > 299 {
+		a.Metrics.Record(lease.Room, metrics.Of(metrics.OrdersFailed, metrics.Count, 1))
+		a.release(ctx, lease)
+		if err != nil {
+			return errorResponse(err)
+		}
+		return answerResponse(answer)
+	}
+	a.Metrics.Record(lease.Room, metrics.Of(metrics.OrdersPassed, metrics.Count, 1), metrics.Of(metrics.TokensConsumed, metrics.Count, 1))
+	a.commit(ctx, lease, answer)
+	return answerResponse(answer)
+}
+
+// detached is ctx without the caller's cancellation but with its deadline
+// (Lambda's, the invocation's end): the order call and its commit run to
+// their end whatever the client does, and never past the invocation.
+func detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	d := context.WithoutCancel(ctx)
+	if deadline, ok := ctx.Deadline(); ok {
+		return context.WithDeadline(d, deadline)
+	}
+	return context.WithCancel(d)
 }
 
 // forward places an order without the token check (fail-open mode only).

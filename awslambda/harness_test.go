@@ -87,6 +87,10 @@ func newHarness(t testing.TB, engine redistest.Engine, mutate ...func(*waitroom.
 	// builds; instant admission (INSTANT_ADMIT, on by default) has its own
 	// tests (instant_test.go) and the README's journey runs the defaults.
 	cfg.InstantAdmit = false
+	// The harness's tests order in rooms of their own that no operator
+	// created: ORDER_ROOMS=* sells in every room. The default (only rooms
+	// an operator created) has its own tests (ordergate_test.go).
+	cfg.OrderRooms = []string{waitroom.AnyRoom}
 	for _, m := range mutate {
 		m(&cfg)
 	}

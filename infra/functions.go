@@ -60,6 +60,7 @@ func functionEnv(p WaitroomProps, cache *Cache, fn string) map[string]*string {
 	if fn == FnEnter {
 		merge(env, challengeEnv(p))
 	}
+	merge(env, orderRoomsEnv(p, fn))
 	for k, v := range map[string]string{
 		"ADMIT_RATE_PER_SEC":      strconv.FormatFloat(p.AdmitRatePerSec, 'f', -1, 64),
 		"ADMIT_INTERVAL_MS":       strconv.Itoa(p.AdmitIntervalMs),

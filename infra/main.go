@@ -33,6 +33,7 @@ const (
 	CtxAPIDomainName        = "apiDomainName"
 	CtxAPICertificate       = "apiCertificateArn"
 	CtxOpenRooms            = "openRooms"
+	CtxOrderRooms           = "orderRooms"
 	CtxInstantAdmit         = "instantAdmit"
 	CtxIntake               = "intake"
 	CtxTicketSecret         = "ticketSecretSsmParameter"
@@ -127,6 +128,7 @@ func propsFromContext(ctx contextGetter) (WaitroomProps, error) {
 		APIDomainName:                    r.str(CtxAPIDomainName),
 		APICertificateArn:                r.str(CtxAPICertificate),
 		OpenRooms:                        r.boolean(CtxOpenRooms),
+		OrderRooms:                       splitList(r.str(CtxOrderRooms)),
 		NoInstantAdmit:                   !r.booleanOr(CtxInstantAdmit, true),
 		Intake:                           waitroom.Intake(r.str(CtxIntake)),
 		TicketSecretSSMParameter:         r.str(CtxTicketSecret),

@@ -124,6 +124,10 @@ type WaitroomProps struct {
 	// only rooms an operator created (waitroomctl --aws) exist, so nobody can
 	// make the admitters walk thousands of throwaway rooms.
 	OpenRooms bool
+	// OrderRooms is the order gate's ORDER_ROOMS (context orderRooms): the
+	// rooms whose tokens buy. Empty: the rooms an operator created; ["*"]:
+	// every room, refused with OpenRooms (orderrooms.go).
+	OrderRooms []string
 	// NoInstantAdmit is INSTANT_ADMIT=false: rooms queue every enter by
 	// default, even when nobody waits (an operator turns instantAdmit on
 	// per room). Off by default: an idle room admits at once.
@@ -329,7 +333,7 @@ func (p WaitroomProps) OrderGateTimeoutSeconds() int {
 // Validate reports the first problem with (defaulted) props.
 func (p WaitroomProps) Validate() error {
 	for _, check := range []func() error{p.validateImageOrigins, p.validateIdentity, p.validateVisitors, p.validateChallenge, p.validateFront, p.validateEntryTokens, p.validateConfig,
-		p.Egress.validate(p.OrderAPIURL), p.validateCache, p.validateAPI, p.validateEdge} {
+		p.Egress.validate(p.OrderAPIURL), p.validateCache, p.validateAPI, p.validateEdge, p.validateOrderRooms} {
 		if err := check(); err != nil {
 			return err
 		}

@@ -110,6 +110,7 @@ func newOutputs(stack awscdk.Stack, w *Waitroom) {
 		out(logicalName(name)+"FunctionName", *w.Functions[name].FunctionName(), "Lambda function "+name)
 	}
 	out("DashboardName", w.Dashboard, "CloudWatch dashboard")
+	out("OrderRooms", orderRoomsOutput(w.Props), "Rooms whose entry tokens the order gate takes (ORDER_ROOMS, context orderRooms); a token of any other room is 403 wrong_room")
 	out("AdminOperatorPolicyArn", *w.Admin.OperatorPolicy.ManagedPolicyArn(), "Attach to operators: execute-api:Invoke on /admin/* (waitroomctl --aws)")
 	out("CacheEndpoint", *awscdk.Fn_Join(jsii.String(":"), &[]*string{w.Cache.Address, w.Cache.Port}), "Cache endpoint (TLS)")
 	out("CacheUserIds", w.Cache.cacheUserIDs(w.Props.FunctionNames()), "ElastiCache user each function logs in as (IAM authentication; its own keys and commands only)")

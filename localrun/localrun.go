@@ -42,6 +42,9 @@ type Runner struct {
 	closers []func()
 }
 
+// DemoRoom is the demo's sale room (the README's and the page's room=tv).
+const DemoRoom = "tv"
+
 // Start serves cfg.Addr until Close. Unset REDIS_URL and ORDER_API_URL are
 // filled in with the embedded store and the demo order API.
 func Start(cfg waitroom.Config, log *slog.Logger) (_ *Runner, err error) {
@@ -67,6 +70,9 @@ func Start(cfg waitroom.Config, log *slog.Logger) (_ *Runner, err error) {
 			return nil, fmt.Errorf("demo order API: %w", err)
 		}
 		cfg.OrderAPIURL = url
+		// The demo's sale room sells as if an operator had created it
+		// (ORDER_ROOMS unset: only such rooms sell; a list or * decides alone).
+		cfg.DemoSaleRoom = DemoRoom
 		log.Info("demo order API: 20 connections, ~200 ms per order (set ORDER_API_URL to use yours)", "url", url)
 	}
 	if cfg.AdminToken == "" {

@@ -63,7 +63,10 @@ func TestModes(t *testing.T) {
 					if queued {
 						env["INSTANT_ADMIT"] = "false"
 					}
-					modeJourney(t, startModeRunner(t, env), identity, queued, fmt.Sprintf("%s-%s-%s-%t", store.name, intake, identity, queued))
+					// A room of its own, which no operator created: ORDER_ROOMS names it.
+					room := fmt.Sprintf("%s-%s-%s-%t", store.name, intake, identity, queued)
+					env["ORDER_ROOMS"] = room
+					modeJourney(t, startModeRunner(t, env), identity, queued, room)
 				})
 			}
 		}

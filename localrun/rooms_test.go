@@ -80,3 +80,33 @@ func jti(t *testing.T, token string) string {
 	}
 	return c.ID
 }
+
+// Issue 32: by default (ORDER_ROOMS unset) a token of a room nobody
+// created, a quiet room any visitor opens and is admitted to at once,
+// never buys: 403 wrong_room, and the order API hears nothing of it. The
+// demo sale room (tv) sells, as does a room an operator creates.
+func TestQuietRoomTokenDoesNotBuyByDefault(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		r, _ := startRunner(t, engine, nil)
+		quiet := readyTokenOf(t, r, "cheap", "alice")
+		code, body := do(t, "POST", r.URL+"/orders", "alice", map[string]string{"X-Entry-Token": quiet})
+		if code != http.StatusForbidden || !strings.Contains(body, `"wrong_room"`) || r.Demo.Stats().Orders != 0 {
+			t.Fatalf("a token of a quiet room nobody created: %d %s, %d orders taken", code, body, r.Demo.Stats().Orders)
+		}
+		tv := readyTokenOf(t, r, "tv", "alice")
+		if code, body := do(t, "POST", r.URL+"/orders", "alice", map[string]string{"X-Entry-Token": tv}); code != http.StatusCreated {
+			t.Fatalf("a token of the demo sale room tv: %d %s", code, body)
+		}
+		req, _ := http.NewRequest(http.MethodPut, r.URL+"/admin/rooms/launch", strings.NewReader(`{}`))
+		req.Header.Set("Authorization", "Bearer "+string(r.Config.AdminToken))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode/100 != 2 {
+			t.Fatalf("creating room launch: %v %v", resp, err)
+		}
+		_ = resp.Body.Close()
+		launch := readyTokenOf(t, r, "launch", "bob")
+		if code, body := do(t, "POST", r.URL+"/orders", "bob", map[string]string{"X-Entry-Token": launch}); code != http.StatusCreated {
+			t.Fatalf("a token of a room an operator created: %d %s", code, body)
+		}
+	})
+}

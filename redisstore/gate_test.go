@@ -384,3 +384,35 @@ func (h pipelineHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 		return err
 	}
 }
+
+// Issue 32: with ORDER_ROOMS unset the gate sells only in rooms an
+// operator created. A token of a room a visitor opened (OPEN_ROOMS) is
+// wrong_room in the very script that checks it, before the lock, even when
+// the room's hash holds the limiter's buckets; a created room sells.
+func TestOnlyCreatedRoomsSellInTheScript(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		s, rdb := newStore(t, engine, testConfig())
+		if err := rdb.HSet(ctx, "wr:{quiet}:settings", "c:1:x", "1").Err(); err != nil { // a limiter's bucket
+			t.Fatal(err)
+		}
+		quiet := admitOne(t, s, "quiet", "u")
+		_, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "quiet", User: "u", Token: quiet, CreatedRoomsOnly: true})
+		if waitroom.ErrorCode(err) != waitroom.EWrongRoom {
+			t.Fatalf("a token of a room no operator created: %v, want wrong_room", err)
+		}
+		if n, err := rdb.Exists(ctx, "wr:{quiet}:lock:u").Result(); err != nil || n != 0 {
+			t.Fatalf("the refused order took the lock: %d %v", n, err)
+		}
+		if _, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "quiet", User: "u", Token: quiet}); err != nil {
+			t.Fatalf("ORDER_ROOMS names the room (no created check): %v", err)
+		}
+		if _, err := s.Update(ctx, "sale", true, func(st waitroom.Settings) (waitroom.Settings, error) { return st, nil }); err != nil {
+			t.Fatal(err)
+		}
+		sale := admitOne(t, s, "sale", "u")
+		if _, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "sale", User: "u", Token: sale, CreatedRoomsOnly: true}); err != nil {
+			t.Fatalf("a token of a created room: %v", err)
+		}
+	})
+}

@@ -8,13 +8,18 @@
 -- KEYS[4] the room's hash (settings.lua), whose fields the limiter's buckets are
 -- ARGV[5..7] the limiter's time and the fields of the caller's and its address's
 --   buckets (ratelimit.lua)
+-- ARGV[8] '1' when only a room an operator created sells (ORDER_ROOMS unset):
+--   its settings hold 'rate' (settings_set.lua), which no visitor can write
 -- Returns {'REPLAY', answer} | {'INVALID'} | {'BUSY'} | {'OK'}
---   | {'LIMITED', ms until allowed}
+--   | {'LIMITED', ms until allowed} | {'UNSOLD'}
 if ARGV[6] ~= '' or ARGV[7] ~= '' then
   local limitWait = rateLimit(4, redis.call('HMGET', KEYS[4], ARGV[6], ARGV[7]), 0, 5, 2)
   if limitWait > 0 then
     return {'LIMITED', limitWait}
   end
+end
+if ARGV[8] == '1' and redis.call('HEXISTS', KEYS[4], 'rate') == 0 then
+  return {'UNSOLD'}
 end
 if ARGV[4] == '1' then
   local answer = redis.call('GET', KEYS[3])

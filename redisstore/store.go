@@ -674,6 +674,7 @@ func (s *Store) BeginOrder(ctx context.Context, o waitroom.OrderAttempt) (waitro
 	// The limiter's buckets are fields of the room's hash (ratelimit.lua).
 	keys := []string{k.token(o.User), k.lock(o.User), k.idempotency(o.User, o.IdempotencyKey), k.settings()}
 	args := s.limited(ctx, []any{o.Token, lockValue, s.lockTTL.Milliseconds(), flag(o.IdempotencyKey != "")}, callerBuckets)
+	args = append(args, flag(o.CreatedRoomsOnly))
 	raw, replicated, err := s.runGateWrite(ctx, s.scripts.orderBegin, keys, args...)
 	reply, _ := raw.([]any)
 	if len(reply) > 0 && reply[0] == "OK" && (err != nil || (s.durable && !replicated)) {
@@ -706,11 +707,20 @@ func (s *Store) BeginOrder(ctx context.Context, o waitroom.OrderAttempt) (waitro
 		}
 		lease.Replay = &answer
 		return lease, nil
+	case "UNSOLD":
+		return waitroom.Lease{}, unsoldRoom(o.Room)
 	case "BUSY":
 		return waitroom.Lease{}, waitroom.Errorf(waitroom.EOrderInProgress, "another order of yours is in progress; wait for it to finish")
 	default:
 		return waitroom.Lease{}, waitroom.Errorf(waitroom.ETokenInvalid, "the entry token is not valid for you: it may have expired or been used; join the line again")
 	}
+}
+
+// unsoldRoom refuses a token of a room no operator created when the gate
+// sells only in those (ORDER_ROOMS unset): the same refusal as a room that
+// ORDER_ROOMS does not name.
+func unsoldRoom(room string) error {
+	return waitroom.Errorf(waitroom.EWrongRoom, "this entry token is for room %q, which sells nothing here: no operator created it (PUT /admin/rooms/%s) and ORDER_ROOMS does not name it", room, room)
 }
 
 // CommitOrder consumes the token, keeps the answer and releases the lock;

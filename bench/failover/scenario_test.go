@@ -56,7 +56,7 @@ func (sc scenario) start(t testing.TB) *world {
 	} else {
 		w.topo = startSingle(t)
 	}
-	env := map[string]string{"ORDER_API_URL": w.orders.url, "ADMIT_RATE_PER_SEC": strconv.FormatFloat(sc.Rate, 'f', -1, 64),
+	env := map[string]string{"ORDER_API_URL": w.orders.url, "ORDER_ROOMS": room, "ADMIT_RATE_PER_SEC": strconv.FormatFloat(sc.Rate, 'f', -1, 64),
 		"CLIENT_RATE_PER_SEC": "0", "IP_RATE_PER_SEC": "0", "VISITOR_RATE_PER_SEC": "0", "DURABLE_WRITES": string(sc.Durable), "ORDER_TIMEOUT_MS": "5000"}
 	for k, v := range w.topo.env() {
 		env[k] = v

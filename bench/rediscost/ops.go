@@ -338,7 +338,7 @@ func (b *bench) gateOps(limiter string, tokens map[string]string) []op {
 			},
 			call: func(ctx context.Context, i int) error {
 				l, err := s.BeginOrder(as(ctx, gateGroup, base+i), waitroom.OrderAttempt{Room: room, User: user(i), Token: tokens[user(i)],
-					IdempotencyKey: "order-" + user(i), RequestHash: "a1b2c3d4e5f60718"})
+					IdempotencyKey: "order-" + user(i), RequestHash: "a1b2c3d4e5f60718", CreatedRoomsOnly: true}) // ORDER_ROOMS unset: the default
 				switch {
 				case err != nil:
 					return err
