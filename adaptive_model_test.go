@@ -1,6 +1,7 @@
 package waitroom
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -57,6 +58,21 @@ type scenario struct {
 	// a queue and fewer calls completed, while the API's capacity is what
 	// it was: the law must not take that window for the API's capacity.
 	hiccups bool
+	// attack: token holders who order only to steer the law.
+	attack *modelAttack
+}
+
+// modelAttack is k token holders sending orders that every one of them
+// answers with outcome after latency (not the API's doing: a body its API
+// answers 5xx, or refuses at once), from from on, each every every. Their
+// tokens are renewed every modelTokenTTL (the worst case: an attacker who
+// never waits in line for a new one).
+type modelAttack struct {
+	from    time.Duration
+	holders int
+	every   time.Duration
+	outcome Outcome
+	latency time.Duration
 }
 
 const hiccupEvery, hiccupAt, hiccupPause = 7 * time.Second, 300 * time.Millisecond, 300 * time.Millisecond
@@ -106,6 +122,10 @@ type model struct {
 	budget  float64
 	front   int // the next user to admit
 	joined  int // users in line so far
+	// failed: until when a holder's failure is counted already (the
+	// store's wr:{room}:failed:<user>, which lives as long as the token).
+	failed map[int]time.Duration
+	now    time.Duration
 }
 
 // modelSeed seeds the model's randomness; the figures committed in
@@ -131,6 +151,7 @@ func playModel(m *model) modelRun {
 	sc := m.sc
 	m.rng = rand.New(rand.NewPCG(modelSeed, 2))
 	m.orders, m.polls, m.admitAt = map[time.Duration][]int{}, map[time.Duration][]int{}, map[int]time.Duration{}
+	m.failed = map[int]time.Duration{}
 	m.run.secs = make([]second, int(sc.length/time.Second))
 	for now := time.Duration(0); now < sc.length; now += modelStep {
 		m.step(now)
@@ -142,6 +163,7 @@ func playModel(m *model) modelRun {
 
 func (m *model) step(now time.Duration) {
 	api := m.sc.api(now)
+	m.now = now
 	sec := &m.run.secs[int(now/time.Second)]
 	if m.oracle > 0 {
 		m.rate = m.oracle * api.capacity()
@@ -162,6 +184,7 @@ func (m *model) step(now time.Duration) {
 		m.queue = append(m.queue, modelOrder{u, now})
 	}
 	delete(m.orders, now)
+	m.attack(now)
 	m.serve(now, api, sec)
 	if m.law != nil && (now+modelStep)%AdaptWindow == 0 {
 		var d Decision
@@ -263,9 +286,33 @@ func (m *model) serve(now time.Duration, api modelAPI, sec *second) {
 	}
 }
 
+// attack sends the attackers' orders due now (their users are -1, -2, …).
+func (m *model) attack(now time.Duration) {
+	a := m.sc.attack
+	if a == nil || now < a.from || (now-a.from)%a.every != 0 {
+		return
+	}
+	tokenEnd := a.from + ((now-a.from)/modelTokenTTL+1)*modelTokenTTL
+	for i := range a.holders {
+		m.count(-1-i, tokenEnd, DownstreamCall{Latency: a.latency, Outcome: a.outcome})
+	}
+}
+
+// count is the gate's record of one call of user u, whose token lives
+// until tokenEnd: as the store counts it (downstream.lua, unlock.lua).
+func (m *model) count(u int, tokenEnd time.Duration, c DownstreamCall) {
+	if c.Outcome.Failed() {
+		if m.now < m.failed[u] {
+			return
+		}
+		m.failed[u] = tokenEnd
+	}
+	m.hist.Add(c)
+}
+
 func (m *model) finish(now time.Duration, o modelOrder, outcome Outcome) {
 	lat := now - o.arrived
-	m.hist.Add(DownstreamCall{Latency: lat, Outcome: outcome})
+	m.count(o.user, m.admitAt[o.user]+modelTokenTTL, DownstreamCall{Latency: lat, Outcome: outcome})
 	s := &m.run.secs[min(len(m.run.secs)-1, int(now/time.Second))]
 	s.latencies = append(s.latencies, lat)
 	if outcome == OutcomeOK {
@@ -596,6 +643,78 @@ func TestAdaptiveLawRidesOutHiccups(t *testing.T) {
 				if a.used < lawUsed {
 					t.Errorf("%v–%v: %.0f%% of the API's capacity used", from, to, 100*a.used)
 				}
+			}
+		})
+	}
+}
+
+// attackScenario is the steady API (100 orders a second) under attack from
+// 30 s on, for 90 s.
+func attackScenario(a modelAttack) scenario {
+	a.from = 30 * time.Second
+	return scenario{name: "steady API under attack", changes: []time.Duration{a.from}, length: 90 * time.Second,
+		api: func(time.Duration) modelAPI { return baseAPI }, attack: &a}
+}
+
+// attackFigures are a run's admissions per second and mean effective rate
+// over the attack (from 10 s after it starts), and its fewest admissions in
+// a second.
+type attackFigures struct{ admitted, rate, fewest float64 }
+
+func underAttack(r modelRun, from time.Duration) attackFigures {
+	f := attackFigures{fewest: math.Inf(1)}
+	secs := r.secs[(from+10*time.Second)/time.Second:]
+	for _, s := range secs {
+		f.admitted += float64(s.admitted)
+		f.rate += s.rate
+		f.fewest = min(f.fewest, float64(s.admitted))
+	}
+	f.admitted /= float64(len(secs))
+	f.rate /= float64(len(secs))
+	return f
+}
+
+// Token holders cannot steer the law (issue 32): k holders whose every
+// order fails (a body their API answers 5xx, two a second each), or who
+// hang up on their orders, hold admissions at 80 % or more of what they
+// are without them; orders the API refuses at once (4xx), 20 or 100 a
+// second, do not raise the rate more than 10 % above the API's capacity;
+// and whatever the attack, a second's admissions never fall below
+// minRatePerSec.
+func TestAdaptiveLawCannotBeSteeredByAFewHolders(t *testing.T) {
+	law := &Adaptive{TargetP95Ms: 250, MinRatePerSec: 5, MaxRatePerSec: 400}
+	quiet := attackScenario(modelAttack{holders: 0, every: time.Second})
+	calm := underAttack(runModel(quiet, law, 95), quiet.attack.from)
+	capacity := baseAPI.capacity()
+	t.Logf("no attack: %.1f admitted a second, rate %.1f/s (capacity %.0f/s)", calm.admitted, calm.rate, capacity)
+	for _, c := range []struct {
+		name       string
+		holders    int
+		every      time.Duration
+		status     int
+		err        error
+		admissions bool // check admissions (else the rate)
+	}{
+		{"1 holder failing", 1, 500 * time.Millisecond, 500, nil, true},
+		{"5 holders failing", 5, 500 * time.Millisecond, 500, nil, true},
+		{"20 holders failing", 20, 500 * time.Millisecond, 503, nil, true},
+		{"20 holders aborting", 20, 500 * time.Millisecond, 0, context.Canceled, true},
+		{"20 refusals a second", 20, time.Second, 409, nil, false},
+		{"100 refusals a second", 20, 200 * time.Millisecond, 400, nil, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sc := attackScenario(modelAttack{holders: c.holders, every: c.every, outcome: ClassifyOrder(c.status, c.err), latency: 5 * time.Millisecond})
+			f := underAttack(runModel(sc, law, 95), sc.attack.from)
+			t.Logf("%.1f admitted a second (%.0f %% of no attack, fewest %.0f in a second), rate %.1f/s (%.2f × capacity)",
+				f.admitted, 100*f.admitted/calm.admitted, f.fewest, f.rate, f.rate/capacity)
+			if f.fewest < law.MinRatePerSec {
+				t.Errorf("a second admitted %.0f, below minRatePerSec %g", f.fewest, law.MinRatePerSec)
+			}
+			if c.admissions && f.admitted < 0.8*calm.admitted {
+				t.Errorf("%.1f admitted a second under attack against %.1f without: below 80 %%", f.admitted, calm.admitted)
+			}
+			if !c.admissions && f.rate > 1.1*capacity {
+				t.Errorf("rate %.1f/s under the flood against a capacity of %.0f/s: more than 10 %% above", f.rate, capacity)
 			}
 		})
 	}
