@@ -260,6 +260,40 @@ func TestAdaptiveRateDrivesAdmissionAndAnswers(t *testing.T) {
 	})
 }
 
+// A paused adaptive room still admits at minRatePerSec (issue 32,
+// docs/API.md): refusals owe a pause, which withholds only what the rate
+// admits beyond the floor.
+func TestPausedAdaptiveRoomAdmitsAtMinRate(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		s, _ := newStore(t, engine, testConfig())
+		set(t, s, "r", func(st *waitroom.Settings) {
+			st.RatePerSec, st.Adaptive = 500, &waitroom.Adaptive{TargetP95Ms: 250, MinRatePerSec: 20, MaxRatePerSec: 40}
+		})
+		holders := names("o", 10)
+		tokens := admitAll(t, s, "r", holders...)
+		for _, u := range holders {
+			placeOrder(t, s, "r", u, tokens[u], waitroom.DownstreamCall{Latency: 5 * time.Millisecond, Outcome: waitroom.OutcomeOverload})
+		}
+		enterAll(t, s, "r", names("w", 300)...)
+		if w := handOver(t, s, "r"); w.Calls.ErrorRate() != 1 {
+			t.Fatalf("a window of refusals: %v", w.Calls.ErrorRate())
+		}
+		start, admitted := time.Now(), 0
+		for time.Since(start) < 1500*time.Millisecond {
+			b, err := s.AdmitBatch(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			admitted += len(admittedUsers(b))
+			time.Sleep(50 * time.Millisecond)
+		}
+		if floor := 20 * time.Since(start).Seconds(); float64(admitted) < floor-2 {
+			t.Fatalf("admitted %d in %v of the pause, below minRatePerSec's %.0f", admitted, time.Since(start).Round(time.Millisecond), floor)
+		}
+	})
+}
+
 // Overlapping admitters never both take one window nor lose one: every
 // call the gates count while they run is handed over exactly once.
 func TestOverlappingAdmittersHandOverEachWindowOnce(t *testing.T) {
