@@ -236,7 +236,8 @@ func (a *API) Order(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 		}
 
 		// The call's latency and outcome ride on the lease into the commit or
-		// release, whose script counts them for the room's controller.
+		// release, whose script counts them for the room's controller
+		// (ClassifyOrder: a refused order or the caller's abort in no measure).
 		start := a.now()
 		answer, err := a.Orders.PlaceOrder(ctx, order)
 		lease.Downstream = waitroom.DownstreamCall{Latency: a.now().Sub(start), Outcome: waitroom.ClassifyOrder(answer.Status, err)}

@@ -79,3 +79,31 @@ func TestGateMeasuresTheOrderAPI(t *testing.T) {
 		}
 	})
 }
+
+// A caller who hangs up on its order says nothing of the order API: the
+// gate never records its call as the API's timeout (issue 32; locally an
+// aborted call was one, and two a second from one holder paused the room).
+func TestGateRecordsNoTimeoutForACallersAbort(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		h := newHarness(t, engine, func(c *waitroom.Config) { c.OrderTimeout = 5 * time.Second })
+		h.api.Orders = orderapi.New(h.down.srv.URL, h.cfg.OrderTimeout)
+		rec := &leaseRecorder{Queue: h.api.Queue}
+		h.api.Queue = rec
+		h.down.status.Store(http.StatusCreated)
+		h.down.delay.Store(int64(time.Second))
+		tokens := h.admitted(t, "quitter")
+		req := request("POST", "/orders", "quitter", map[string]string{"x-entry-token": tokens["quitter"]})
+		req.Body = "{}"
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		time.AfterFunc(100*time.Millisecond, cancel) // the caller hangs up, as net/http tells a handler
+		h.api.Route(ctx, req)
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		for _, l := range append(rec.released, rec.committed...) {
+			if l.Downstream.Outcome == waitroom.OutcomeTimeout || l.Downstream.Outcome == waitroom.OutcomeOverload {
+				t.Errorf("the caller's abort recorded as the API's failure: %+v", l.Downstream)
+			}
+		}
+	})
+}
