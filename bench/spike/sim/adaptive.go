@@ -54,7 +54,7 @@ type AdaptiveScenario struct {
 	SpikeWithin  time.Duration `json:"spikeWithin"`
 	StreamPerSec float64       `json:"streamPerSec"` // arriving evenly over the whole run
 	Conditions   Conditions    `json:"conditions"`
-	Base         Scenario      `json:"base"` // pool, service time, margin (the fixed rate), clients
+	Base         Scenario      `json:"base"`             // pool, service time, margin (the fixed rate), clients
 	Attack       *Attack       `json:"attack,omitempty"` // token holders steering the law (AttackScenarios)
 }
 
