@@ -479,6 +479,19 @@ func TestAdaptiveModelTableIsCurrent(t *testing.T) {
 	docFragment(t, "adaptive-oracle", oracleTable())
 	docFragment(t, "adaptive-hiccups", hiccupTable(law))
 	docFragment(t, "adaptive-seeds", seedSummary(law))
+	docFragment(t, "adaptive-attack", attackTable(law))
+}
+
+// attackTable is the law's figures under attackCases (seed 1).
+func attackTable(law *Adaptive) string {
+	var b strings.Builder
+	b.WriteString("| attack (from 30 s; figures from 40 to 90 s) | admitted a second (without the attack) | fewest in a second | effective rate (× capacity) |\n| --- | --- | --- | --- |\n")
+	for _, c := range attackCases {
+		f, calm := runAttack(law, c)
+		fmt.Fprintf(&b, "| %s | %.1f (%.1f), %.0f %% | %.0f | %.1f/s (%.2f ×) |\n",
+			c.name, f.admitted, calm.admitted, 100*f.admitted/calm.admitted, f.fewest, f.rate, f.rate/c.api.capacity())
+	}
+	return b.String()
 }
 
 // seedChecks counts the target checks the law passes over seeds
