@@ -312,10 +312,11 @@ func (m *model) count(u int, tokenEnd time.Duration, c DownstreamCall) {
 
 func (m *model) finish(now time.Duration, o modelOrder, outcome Outcome) {
 	lat := now - o.arrived
-	// The store marks a holder for its order lock's life, at least the
-	// token's and never less than the gate's timeout; the model's tokens
-	// never expire (its visitors retry until served), so a holder past its
-	// token's life is marked for a lock's.
+	// The store marks a holder for what is left of its order lock's life
+	// (at least the token's; the gate's timeout and 5 s from the call's
+	// start); the model's tokens never expire (its visitors retry until
+	// served), so a holder past its token's life is marked for about a
+	// lock's life.
 	m.count(o.user, max(m.admitAt[o.user]+modelTokenTTL, now+modelTimeout), DownstreamCall{Latency: lat, Outcome: outcome})
 	s := &m.run.secs[min(len(m.run.secs)-1, int(now/time.Second))]
 	s.latencies = append(s.latencies, lat)
