@@ -1,6 +1,7 @@
 package waitroom
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -77,7 +78,7 @@ type Outcome uint8
 const (
 	OutcomeNone     Outcome = iota // no call was made: nothing to record
 	OutcomeOK                      // 2xx
-	OutcomeClient                  // 4xx (but 429) and other non-2xx below 500: the order's fault, not the API's load
+	OutcomeClient                  // 4xx (but 429): never recorded since issue 32 (ClassifyOrder); an older gate's counters of it are ignored
 	OutcomeOverload                // 5xx and 429: the API says it cannot keep up
 	OutcomeTimeout                 // no answer in time, or none at all (transport error)
 	numOutcomes
@@ -86,9 +87,18 @@ const (
 // outcomeLetters spell the outcomes in the store's counter names.
 const outcomeLetters = "-ocet"
 
-// ClassifyOrder is the outcome of a call that answered status, or failed with err.
+// ClassifyOrder is the outcome of a call that answered status, or failed
+// with err, as the controller counts it (issue 32). A refused order (4xx
+// but 429, or any other answer that is neither 2xx nor the API's overload)
+// is the order's fault and answers at once: counted, it would make the
+// API look faster and busier than it is, so it weighs in no measure
+// (OutcomeNone). Neither does a call the caller hung up on (its context
+// canceled): that says nothing of the API. The gate's own timeout and a
+// transport error are the API's.
 func ClassifyOrder(status int, err error) Outcome {
 	switch {
+	case errors.Is(err, context.Canceled):
+		return OutcomeNone
 	case err != nil:
 		return OutcomeTimeout
 	case status >= 200 && status <= 299:
@@ -96,9 +106,13 @@ func ClassifyOrder(status int, err error) Outcome {
 	case status >= 500 || status == 429:
 		return OutcomeOverload
 	default:
-		return OutcomeClient
+		return OutcomeNone
 	}
 }
+
+// Failed: an overload answer or a timeout, which the store counts once per
+// token holder (unlock.lua).
+func (o Outcome) Failed() bool { return o == OutcomeOverload || o == OutcomeTimeout }
 
 // DownstreamCall is one measured order API call: the gate's latency around
 // it and its outcome. The zero value records nothing.
@@ -155,6 +169,9 @@ func (h *Histogram) AddField(field string, n int64) bool {
 	b, err := strconv.Atoi(field[1:])
 	if o == OutcomeNone || err != nil || b < 0 || b >= latencyBuckets {
 		return false
+	}
+	if o == OutcomeClient { // an older gate's refused orders: no measure (ClassifyOrder)
+		return true
 	}
 	h.counts[o][b] += n
 	h.calls += n

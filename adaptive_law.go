@@ -207,8 +207,13 @@ func (a Adaptive) Next(rate float64, w Window, st ControlState) (Decision, Contr
 			d.Reason = "hold"
 		}
 	}
-	st.Calm, st.Queued, st.Paused = calm, queued, d.Debt >= minPause*d.Rate*w.Duration.Seconds()
 	d.Rate = a.Clamp(d.Rate)
+	// The floor (issue 32, docs/API.md): a pause withholds at most what the
+	// next window would admit beyond minRatePerSec, so admission never stops.
+	// A queue bigger than that is still there at the next window, which
+	// pauses again (as saturation); refusals pause a window at a time anyway.
+	d.Debt = min(d.Debt, (d.Rate-a.MinRatePerSec)*AdaptWindow.Seconds())
+	st.Calm, st.Queued, st.Paused = calm, queued, d.Debt >= minPause*d.Rate*w.Duration.Seconds()
 	return d, st
 }
 

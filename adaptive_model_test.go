@@ -1,6 +1,7 @@
 package waitroom
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -57,6 +58,21 @@ type scenario struct {
 	// a queue and fewer calls completed, while the API's capacity is what
 	// it was: the law must not take that window for the API's capacity.
 	hiccups bool
+	// attack: token holders who order only to steer the law.
+	attack *modelAttack
+}
+
+// modelAttack is k token holders sending orders that every one of them
+// answers with outcome after latency (not the API's doing: a body its API
+// answers 5xx, or refuses at once), from from on, each every every. Their
+// tokens are renewed every modelTokenTTL (the worst case: an attacker who
+// never waits in line for a new one).
+type modelAttack struct {
+	from    time.Duration
+	holders int
+	every   time.Duration
+	outcome Outcome
+	latency time.Duration
 }
 
 const hiccupEvery, hiccupAt, hiccupPause = 7 * time.Second, 300 * time.Millisecond, 300 * time.Millisecond
@@ -106,6 +122,10 @@ type model struct {
 	budget  float64
 	front   int // the next user to admit
 	joined  int // users in line so far
+	// failed: until when a holder's failure is counted already (the
+	// store's wr:{room}:failed:<user>, which lives as long as the token).
+	failed map[int]time.Duration
+	now    time.Duration
 }
 
 // modelSeed seeds the model's randomness; the figures committed in
@@ -131,6 +151,7 @@ func playModel(m *model) modelRun {
 	sc := m.sc
 	m.rng = rand.New(rand.NewPCG(modelSeed, 2))
 	m.orders, m.polls, m.admitAt = map[time.Duration][]int{}, map[time.Duration][]int{}, map[int]time.Duration{}
+	m.failed = map[int]time.Duration{}
 	m.run.secs = make([]second, int(sc.length/time.Second))
 	for now := time.Duration(0); now < sc.length; now += modelStep {
 		m.step(now)
@@ -142,6 +163,7 @@ func playModel(m *model) modelRun {
 
 func (m *model) step(now time.Duration) {
 	api := m.sc.api(now)
+	m.now = now
 	sec := &m.run.secs[int(now/time.Second)]
 	if m.oracle > 0 {
 		m.rate = m.oracle * api.capacity()
@@ -162,6 +184,7 @@ func (m *model) step(now time.Duration) {
 		m.queue = append(m.queue, modelOrder{u, now})
 	}
 	delete(m.orders, now)
+	m.attack(now)
 	m.serve(now, api, sec)
 	if m.law != nil && (now+modelStep)%AdaptWindow == 0 {
 		var d Decision
@@ -263,9 +286,38 @@ func (m *model) serve(now time.Duration, api modelAPI, sec *second) {
 	}
 }
 
+// attack sends the attackers' orders due now (their users are -1, -2, …).
+func (m *model) attack(now time.Duration) {
+	a := m.sc.attack
+	if a == nil || now < a.from || (now-a.from)%a.every != 0 {
+		return
+	}
+	tokenEnd := a.from + ((now-a.from)/modelTokenTTL+1)*modelTokenTTL
+	for i := range a.holders {
+		m.count(-1-i, tokenEnd, DownstreamCall{Latency: a.latency, Outcome: a.outcome})
+	}
+}
+
+// count is the gate's record of one call of user u, whose token lives
+// until tokenEnd: as the store counts it (downstream.lua, unlock.lua).
+func (m *model) count(u int, tokenEnd time.Duration, c DownstreamCall) {
+	if c.Outcome.Failed() {
+		if m.now < m.failed[u] {
+			return
+		}
+		m.failed[u] = tokenEnd
+	}
+	m.hist.Add(c)
+}
+
 func (m *model) finish(now time.Duration, o modelOrder, outcome Outcome) {
 	lat := now - o.arrived
-	m.hist.Add(DownstreamCall{Latency: lat, Outcome: outcome})
+	// The store marks a holder for what is left of its order lock's life
+	// (at least the token's; the gate's timeout and 5 s from the call's
+	// start); the model's tokens never expire (its visitors retry until
+	// served), so a holder past its token's life is marked for about a
+	// lock's life.
+	m.count(o.user, max(m.admitAt[o.user]+modelTokenTTL, now+modelTimeout), DownstreamCall{Latency: lat, Outcome: outcome})
 	s := &m.run.secs[min(len(m.run.secs)-1, int(now/time.Second))]
 	s.latencies = append(s.latencies, lat)
 	if outcome == OutcomeOK {
@@ -432,6 +484,19 @@ func TestAdaptiveModelTableIsCurrent(t *testing.T) {
 	docFragment(t, "adaptive-oracle", oracleTable())
 	docFragment(t, "adaptive-hiccups", hiccupTable(law))
 	docFragment(t, "adaptive-seeds", seedSummary(law))
+	docFragment(t, "adaptive-attack", attackTable(law))
+}
+
+// attackTable is the law's figures under attackCases (seed 1).
+func attackTable(law *Adaptive) string {
+	var b strings.Builder
+	b.WriteString("| attack (from 30 s; figures from 40 to 90 s) | admitted a second (without the attack) | fewest in a second | effective rate (× capacity) |\n| --- | --- | --- | --- |\n")
+	for _, c := range attackCases {
+		f, calm := runAttack(law, c)
+		fmt.Fprintf(&b, "| %s | %.1f (%.1f), %.0f %% | %.0f | %.1f/s (%.2f ×) |\n",
+			c.name, f.admitted, calm.admitted, 100*f.admitted/calm.admitted, f.fewest, f.rate, f.rate/c.api.capacity())
+	}
+	return b.String()
 }
 
 // seedChecks counts the issue's target checks the law passes over seeds
@@ -596,6 +661,95 @@ func TestAdaptiveLawRidesOutHiccups(t *testing.T) {
 				if a.used < lawUsed {
 					t.Errorf("%v–%v: %.0f%% of the API's capacity used", from, to, 100*a.used)
 				}
+			}
+		})
+	}
+}
+
+// attackScenario is a steady API under attack from 30 s on, for 90 s.
+func attackScenario(api modelAPI, a modelAttack) scenario {
+	a.from = 30 * time.Second
+	return scenario{name: "steady API under attack", changes: []time.Duration{a.from}, length: 90 * time.Second,
+		api: func(time.Duration) modelAPI { return api }, attack: &a}
+}
+
+// attackFigures are a run's admissions per second and mean effective rate
+// over the attack (from 10 s after it starts), and its fewest admissions in
+// a second.
+type attackFigures struct{ admitted, rate, fewest float64 }
+
+func underAttack(r modelRun, from time.Duration) attackFigures {
+	f := attackFigures{fewest: math.Inf(1)}
+	secs := r.secs[(from+10*time.Second)/time.Second:]
+	for _, s := range secs {
+		f.admitted += float64(s.admitted)
+		f.rate += s.rate
+		f.fewest = min(f.fewest, float64(s.admitted))
+	}
+	f.admitted /= float64(len(secs))
+	f.rate /= float64(len(secs))
+	return f
+}
+
+// attackCase is one attack of TestAdaptiveLawCannotBeSteeredByAFewHolders
+// (and the simulator's attack scenario): holders ordering every every,
+// answered status (or failing with err) after 5 ms.
+type attackCase struct {
+	name       string
+	api        modelAPI
+	holders    int
+	every      time.Duration
+	status     int
+	err        error
+	admissions bool // the check is on admissions (else on the rate)
+}
+
+// slowAPI serves 20 orders a second: the issue's room, where two failed
+// orders a second from one holder are a tenth of a window's calls.
+var slowAPI = modelAPI{conns: 20, service: time.Second}
+
+var attackCases = []attackCase{
+	{"1 holder failing, API of 20/s", slowAPI, 1, 500 * time.Millisecond, 500, nil, true},
+	{"1 holder failing", baseAPI, 1, 500 * time.Millisecond, 500, nil, true},
+	{"5 holders failing", baseAPI, 5, 500 * time.Millisecond, 500, nil, true},
+	{"20 holders failing", baseAPI, 20, 500 * time.Millisecond, 503, nil, true},
+	{"20 holders timing out", baseAPI, 20, 500 * time.Millisecond, 0, context.DeadlineExceeded, true},
+	{"20 holders aborting", baseAPI, 20, 500 * time.Millisecond, 0, context.Canceled, true},
+	{"20 refusals a second", baseAPI, 20, time.Second, 409, nil, false},
+	{"100 refusals a second", baseAPI, 20, 200 * time.Millisecond, 400, nil, false},
+}
+
+// runAttack plays c and the same API without it.
+func runAttack(law *Adaptive, c attackCase) (attacked, calm attackFigures) {
+	quiet := attackScenario(c.api, modelAttack{every: time.Second})
+	sc := attackScenario(c.api, modelAttack{holders: c.holders, every: c.every, outcome: ClassifyOrder(c.status, c.err), latency: 5 * time.Millisecond})
+	start := 0.95 * c.api.capacity()
+	return underAttack(runModel(sc, law, start), sc.attack.from), underAttack(runModel(quiet, law, start), quiet.attack.from)
+}
+
+// Token holders cannot steer the law (issue 32): k holders whose every
+// order fails (a body their API answers 5xx, two a second each), or who
+// hang up on their orders, hold admissions at 80 % or more of what they
+// are without them; orders the API refuses at once (4xx), 20 or 100 a
+// second, do not raise the rate more than 10 % above the API's capacity;
+// and whatever the attack, a second's admissions never fall below
+// minRatePerSec (but for a user: whole users, in batches).
+func TestAdaptiveLawCannotBeSteeredByAFewHolders(t *testing.T) {
+	law := &Adaptive{TargetP95Ms: 250, MinRatePerSec: 5, MaxRatePerSec: 400}
+	for _, c := range attackCases {
+		t.Run(c.name, func(t *testing.T) {
+			f, calm := runAttack(law, c)
+			capacity := c.api.capacity()
+			t.Logf("%.1f admitted a second (%.0f %% of %.1f without the attack, fewest %.0f in a second), rate %.1f/s (%.2f × capacity)",
+				f.admitted, 100*f.admitted/calm.admitted, calm.admitted, f.fewest, f.rate, f.rate/capacity)
+			if f.fewest < law.MinRatePerSec-1 { // whole users, in batches of a tenth of a second
+				t.Errorf("a second admitted %.0f, below minRatePerSec %g", f.fewest, law.MinRatePerSec)
+			}
+			if c.admissions && f.admitted < 0.8*calm.admitted {
+				t.Errorf("%.1f admitted a second under attack against %.1f without: below 80 %%", f.admitted, calm.admitted)
+			}
+			if !c.admissions && f.rate > 1.1*capacity {
+				t.Errorf("rate %.1f/s under the flood against a capacity of %.0f/s: more than 10 %% above", f.rate, capacity)
 			}
 		})
 	}

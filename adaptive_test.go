@@ -1,7 +1,10 @@
 package waitroom
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -13,9 +16,12 @@ func TestClassifyOrder(t *testing.T) {
 		err    error
 		want   Outcome
 	}{
-		{201, nil, OutcomeOK}, {299, nil, OutcomeOK}, {409, nil, OutcomeClient}, {302, nil, OutcomeClient},
+		{201, nil, OutcomeOK}, {299, nil, OutcomeOK},
+		// Refused orders and the caller's own abort weigh in no measure (issue 32).
+		{409, nil, OutcomeNone}, {302, nil, OutcomeNone}, {400, nil, OutcomeNone}, {404, nil, OutcomeNone},
+		{0, context.Canceled, OutcomeNone}, {0, fmt.Errorf("order: %w", &url.Error{Op: "Post", Err: context.Canceled}), OutcomeNone},
 		{429, nil, OutcomeOverload}, {503, nil, OutcomeOverload}, {500, nil, OutcomeOverload},
-		{0, errors.New("timeout"), OutcomeTimeout},
+		{0, errors.New("timeout"), OutcomeTimeout}, {0, context.DeadlineExceeded, OutcomeTimeout},
 	} {
 		if got := ClassifyOrder(c.status, c.err); got != c.want {
 			t.Errorf("status %d err %v: %d, want %d", c.status, c.err, got, c.want)
@@ -40,6 +46,9 @@ func TestHistogramFromStoreFields(t *testing.T) {
 	}
 	if (DownstreamCall{}).Field() != "" {
 		t.Error("no call has a field")
+	}
+	if !h.AddField("c12", 7) { // an older gate's refused orders: read, and in no measure (issue 32)
+		t.Error("c12 refused")
 	}
 	if h.Calls() != 105 || h.Count(OutcomeTimeout) != 5 || h.ErrorRate() != 5.0/105 {
 		t.Fatalf("calls %d timeouts %d error rate %g", h.Calls(), h.Count(OutcomeTimeout), h.ErrorRate())
@@ -152,13 +161,14 @@ func TestAdaptiveLawDirections(t *testing.T) {
 	}
 	// Refusals pause the next window and cut the rate by a fifth at most
 	// (an outage says nothing of the capacity after it); while they last,
-	// the rate holds.
+	// the rate holds. The pause keeps admitting at minRatePerSec (10): it
+	// withholds the window's admissions beyond it, 80 - 10.
 	var fresh ControlState
 	d, paused := a.Next(100, window(100, 5*time.Millisecond, OutcomeOverload, 6*time.Second), fresh)
-	if d.Reason != "errors" || d.Rate != 80 || d.Debt != 100 {
+	if d.Reason != "errors" || d.Rate != 80 || d.Debt != 70 {
 		t.Fatalf("errors: %+v", d)
 	}
-	if d, _ = a.Next(80, window(100, 5*time.Millisecond, OutcomeOverload, 7*time.Second), paused); d.Rate != 80 || d.Debt != 80 {
+	if d, _ = a.Next(80, window(100, 5*time.Millisecond, OutcomeOverload, 7*time.Second), paused); d.Rate != 80 || d.Debt != 70 {
 		t.Fatalf("errors go on: %+v", d)
 	}
 	// A load-shedding API: the rate goes to what it served.
@@ -272,5 +282,27 @@ func TestAdaptiveValidateAndSpelling(t *testing.T) {
 	}
 	if a.Clamp(0.1) != 0.5 || a.Clamp(2e6) != 1e6 || a.Clamp(7) != 7 {
 		t.Error("clamp")
+	}
+}
+
+// The rate never goes below minRatePerSec in admissions (issue 32,
+// docs/API.md): whatever the window, a pause owes at most what the next
+// window would admit beyond minRatePerSec.
+func TestAdaptivePauseKeepsTheFloor(t *testing.T) {
+	for _, a := range []Adaptive{{TargetP95Ms: 250, MinRatePerSec: 10, MaxRatePerSec: 200}, {TargetP95Ms: 250, MinRatePerSec: 60, MaxRatePerSec: 200}} {
+		var st ControlState
+		rate := 100.0
+		for i := range 40 {
+			o, lat := OutcomeOK, 200*time.Millisecond+time.Duration(i%7)*60*time.Millisecond // queues now and then
+			if i%5 == 4 {
+				o = OutcomeOverload
+			}
+			var d Decision
+			d, st = a.Next(rate, window(100, lat, o, time.Duration(i)*time.Second), st)
+			if admitted := d.Rate*AdaptWindow.Seconds() - d.Debt; admitted < a.MinRatePerSec*AdaptWindow.Seconds()-1e-9 {
+				t.Fatalf("min %g, window %d: %+v admits %.1f in the next window", a.MinRatePerSec, i, d, admitted)
+			}
+			rate = d.Rate
+		}
 	}
 }

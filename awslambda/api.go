@@ -273,7 +273,8 @@ func (a *API) attempt(ctx context.Context, attempt waitroom.OrderAttempt, order 
 // place sends the order downstream under the lease, then consumes the
 // token (commit) after a 2xx, or keeps it (release). The call's latency
 // and outcome ride on the lease into the commit or release, whose script
-// counts them for the room's controller.
+// counts them for the room's controller (ClassifyOrder: a refused order or
+// the caller's abort in no measure).
 func (a *API) place(ctx context.Context, lease waitroom.Lease, order orderapi.Request) events.APIGatewayV2HTTPResponse {
 	start := a.now()
 	answer, err := a.Orders.PlaceOrder(ctx, order)

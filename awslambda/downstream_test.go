@@ -51,7 +51,7 @@ func TestGateMeasuresTheOrderAPI(t *testing.T) {
 			answered int
 		}{
 			{http.StatusCreated, 100 * time.Millisecond, waitroom.OutcomeOK, true, 201},
-			{http.StatusConflict, 0, waitroom.OutcomeClient, false, 409},
+			{http.StatusConflict, 0, waitroom.OutcomeNone, false, 409}, // refused: in no measure (issue 32)
 			{http.StatusTooManyRequests, 0, waitroom.OutcomeOverload, false, 429},
 			{http.StatusServiceUnavailable, 0, waitroom.OutcomeOverload, false, 503},
 			{http.StatusCreated, time.Second, waitroom.OutcomeTimeout, false, 504},
@@ -75,6 +75,34 @@ func TestGateMeasuresTheOrderAPI(t *testing.T) {
 			limit := min(c.delay, h.cfg.OrderTimeout)
 			if got.Outcome != c.want || got.Latency < limit || got.Latency > limit+2*time.Second {
 				t.Errorf("%d after %v: recorded %+v, want outcome %d and a latency from %v", c.status, c.delay, got, c.want, limit)
+			}
+		}
+	})
+}
+
+// A caller who hangs up on its order says nothing of the order API: the
+// gate never records its call as the API's timeout (issue 32; locally an
+// aborted call was one, and two a second from one holder paused the room).
+func TestGateRecordsNoTimeoutForACallersAbort(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		h := newHarness(t, engine, func(c *waitroom.Config) { c.OrderTimeout = 5 * time.Second })
+		h.api.Orders = orderapi.New(h.down.srv.URL, h.cfg.OrderTimeout)
+		rec := &leaseRecorder{Queue: h.api.Queue}
+		h.api.Queue = rec
+		h.down.status.Store(http.StatusCreated)
+		h.down.delay.Store(int64(time.Second))
+		tokens := h.admitted(t, "quitter")
+		req := request("POST", "/orders", "quitter", map[string]string{"x-entry-token": tokens["quitter"]})
+		req.Body = "{}"
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		time.AfterFunc(100*time.Millisecond, cancel) // the caller hangs up, as net/http tells a handler
+		h.api.Route(ctx, req)
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		for _, l := range append(rec.released, rec.committed...) {
+			if l.Downstream.Outcome == waitroom.OutcomeTimeout || l.Downstream.Outcome == waitroom.OutcomeOverload {
+				t.Errorf("the caller's abort recorded as the API's failure: %+v", l.Downstream)
 			}
 		}
 	})

@@ -1,6 +1,6 @@
 # Benchmarks: the spike simulator and the micro-benchmarks against a real
 # redis-server. Not part of `make test`; see BENCHMARKS.md.
-.PHONY: bench bench-quick bench-spike bench-micro bench-micro-pinned bench-longline bench-tiers bench-report bench-close bench-adaptive adaptive-model
+.PHONY: bench bench-quick bench-spike bench-micro bench-micro-pinned bench-longline bench-tiers bench-report bench-close bench-adaptive bench-attack adaptive-model
 BENCH_TIME ?= 20000x
 BENCH_COUNT ?= 3
 BENCH_DIR := docs/bench
@@ -59,6 +59,11 @@ bench-adaptive: redis-server
 	@mkdir -p $(BENCH_DIR)
 	$(GO) run ./bench/spike adaptive -out $(BENCH_DIR)/adaptive-results.json
 	$(GO) run ./bench/spike report
+
+## bench-attack: token holders steering the adaptive rate (issue 32): 1, 5, 20 failing, 20 aborting, 100 refused orders a second, against no attack (6 runs of 1 min), into docs/bench/attack-results.json (~7 min)
+bench-attack: redis-server
+	@mkdir -p $(BENCH_DIR)
+	$(GO) run ./bench/spike attack -out $(BENCH_DIR)/attack-results.json
 
 ## bench-report: BENCHMARKS.md and the plots from the last results (~6 s)
 # Its files are the report's defaults (sim.DefaultFiles, docs/bench/*), the

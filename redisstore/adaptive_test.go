@@ -142,6 +142,54 @@ func TestDownstreamCallsAreCountedAndHandedOver(t *testing.T) {
 	})
 }
 
+// One token holder's failed orders count once while the token lives, and
+// a refused order (4xx) or a caller's abort in no measure (issue 32): a
+// holder whose every order fails weighs as one failed call, not as a
+// window's share of errors that pauses admission for everyone. Another
+// holder's failure counts too.
+func TestAHoldersFailuresCountOnce(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		s, rdb := newStore(t, engine, testConfig())
+		set(t, s, "r", func(st *waitroom.Settings) { st.RatePerSec = 100 })
+		tokens := admitAll(t, s, "r", "bad", "other", "good")
+		for i := range 6 {
+			call := waitroom.DownstreamCall{Latency: 5 * time.Millisecond, Outcome: waitroom.ClassifyOrder(503, nil)}
+			switch i % 3 {
+			case 1:
+				call = waitroom.DownstreamCall{Latency: 10 * time.Second, Outcome: waitroom.ClassifyOrder(0, context.DeadlineExceeded)}
+			case 2: // refused at once, or hung up on: in no measure
+				call = waitroom.DownstreamCall{Latency: time.Millisecond, Outcome: waitroom.ClassifyOrder(409, nil)}
+				if i == 5 {
+					call = waitroom.DownstreamCall{Latency: 3 * time.Second, Outcome: waitroom.ClassifyOrder(0, context.Canceled)}
+				}
+			}
+			placeOrder(t, s, "r", "bad", tokens["bad"], call)
+		}
+		// An older gate's refused order ('c…' counters) is read, and weighs in no measure.
+		placeOrder(t, s, "r", "bad", tokens["bad"], waitroom.DownstreamCall{Latency: time.Millisecond, Outcome: waitroom.OutcomeClient})
+		placeOrder(t, s, "r", "other", tokens["other"], waitroom.DownstreamCall{Latency: 5 * time.Millisecond, Outcome: waitroom.OutcomeOverload})
+		placeOrder(t, s, "r", "good", tokens["good"], waitroom.DownstreamCall{Latency: 200 * time.Millisecond, Outcome: waitroom.OutcomeOK})
+		var calls, ok, failed int64
+		for calls < 3 {
+			w := handOver(t, s, "r")
+			calls, ok = calls+w.Calls.Calls(), ok+w.Calls.Count(waitroom.OutcomeOK)
+			failed += w.Calls.Count(waitroom.OutcomeOverload) + w.Calls.Count(waitroom.OutcomeTimeout)
+			if w.Calls.Quantile(0.01) < 4*time.Millisecond {
+				t.Errorf("a refused order's 1 ms is in the window's latencies: p1 %v", w.Calls.Quantile(0.01))
+			}
+		}
+		if calls != 3 || ok != 1 || failed != 2 {
+			t.Fatalf("handed over %d calls (%d 2xx, %d failed), want 3: bad's failures once, other's, good's order", calls, ok, failed)
+		}
+		// The mark lives as long as the holder's token (its lock's life).
+		ttl, err := rdb.PTTL(ctx, "wr:{r}:failed:bad").Result()
+		if life := testConfig().EntryTokenTTL; err != nil || ttl < life-time.Minute || ttl > life+time.Minute {
+			t.Fatalf("bad's mark: PTTL %v (%v)", ttl, err)
+		}
+	})
+}
+
 // An adaptive room admits at its effective rate: the budget refills at it
 // and the answers' estimates use it; refusals cut it by a fifth, within the
 // bounds, and pause admission for a window; turning adaptive off goes back
@@ -208,6 +256,38 @@ func TestAdaptiveRateDrivesAdmissionAndAnswers(t *testing.T) {
 		}
 		if pos, err = s.Position(ctx, "r", "w0299"); err != nil || pos.RatePerSec != 500 {
 			t.Fatalf("position's rate once off: %+v %v", pos, err)
+		}
+	})
+}
+
+// A paused adaptive room still admits at minRatePerSec (issue 32,
+// docs/API.md): refusals owe a pause, which withholds only what the rate
+// admits beyond the floor. The budget refills at the rate, so a debt of at
+// most (rate - min) × a window leaves min × a window admitted in it; read
+// from the budget, not timed, which a loaded machine would make flaky.
+func TestPausedAdaptiveRoomAdmitsAtMinRate(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		s, rdb := newStore(t, engine, testConfig())
+		set(t, s, "r", func(st *waitroom.Settings) {
+			st.RatePerSec, st.Adaptive = 500, &waitroom.Adaptive{TargetP95Ms: 250, MinRatePerSec: 20, MaxRatePerSec: 40}
+		})
+		holders := names("o", 10)
+		tokens := admitAll(t, s, "r", holders...)
+		for _, u := range holders {
+			placeOrder(t, s, "r", u, tokens[u], waitroom.DownstreamCall{Latency: 5 * time.Millisecond, Outcome: waitroom.OutcomeOverload})
+		}
+		enterAll(t, s, "r", names("w", 300)...)
+		if w := handOver(t, s, "r"); w.Calls.ErrorRate() != 1 {
+			t.Fatalf("a window of refusals: %v", w.Calls.ErrorRate())
+		}
+		st, err := s.Status(ctx, "r")
+		if err != nil || st.EffectiveRatePerSec != 32 {
+			t.Fatalf("errors cut the rate by a fifth: %v (%v)", st.EffectiveRatePerSec, err)
+		}
+		avail, err := rdb.HGet(ctx, "wr:{r}:budget", "avail").Float64()
+		if owed := (st.EffectiveRatePerSec - 20) * waitroom.AdaptWindow.Seconds(); err != nil || avail < -owed-1e-6 || avail >= 0 {
+			t.Fatalf("the pause owes %v users (%v): want a debt of at most %v, the rate's window beyond minRatePerSec", -avail, err, owed)
 		}
 	})
 }

@@ -14,3 +14,18 @@ local function recordCall(key, arg)
   redis.call('HINCRBY', KEYS[key], field, 1)
   redis.call('PEXPIRE', KEYS[key], ARGV[arg + 1])
 end
+
+-- firstFailure: the call's counter ARGV[arg] is no failure (an overload
+-- answer 'e…' or a timeout 't…'), or the token holder's first while its
+-- token lives: KEYS[key], the holder's mark, is set for ttlMs (its order
+-- lock's life, which is at least the token's: order_begin.lua). A holder
+-- whose every order fails (a body its API answers 5xx) then weighs as one
+-- failed call, not as a window's share of errors that pauses admission for
+-- everyone (issue 32).
+local function firstFailure(key, arg, ttlMs)
+  local kind = string.sub(ARGV[arg] or '', 1, 1)
+  if kind ~= 'e' and kind ~= 't' then
+    return true
+  end
+  return redis.call('SET', KEYS[key], '1', 'NX', 'PX', string.format('%d', math.max(ttlMs, 1))) ~= false
+end

@@ -249,6 +249,9 @@ func (r roomKeys) token(user string) string {
 }
 func (r roomKeys) lock(user string) string { return r.key("lock:" + user) }
 
+// failed marks a token holder whose failed order call is counted (unlock.lua).
+func (r roomKeys) failed(user string) string { return r.key("failed:" + user) }
+
 // checkUser refuses the empty id: no user's id is empty (the handlers
 // never make one), and the line keeps its front under the field ” of the
 // places (line.lua), which an empty id would overwrite.
@@ -739,13 +742,14 @@ func (s *Store) CommitOrder(ctx context.Context, l waitroom.Lease, answer waitro
 }
 
 // ReleaseOrder releases the user's lock if this lease still owns it, and
-// counts the lease's downstream call with it.
+// counts the lease's downstream call with it: a failed one once per token
+// holder (unlock.lua).
 func (s *Store) ReleaseOrder(ctx context.Context, l waitroom.Lease) error {
 	if l.LockValue == "" {
 		return nil
 	}
 	k := roomKeys(l.Room)
-	if err := unlockScript.run(ctx, s.rdb, []string{k.lock(l.User), k.downstream()}, l.LockValue, l.Downstream.Field(), downstreamExpiry.Milliseconds()).Err(); err != nil {
+	if err := unlockScript.run(ctx, s.rdb, []string{k.lock(l.User), k.downstream(), k.failed(l.User)}, l.LockValue, l.Downstream.Field(), downstreamExpiry.Milliseconds()).Err(); err != nil {
 		return waitroom.Unavailable(err)
 	}
 	return nil

@@ -8,6 +8,7 @@
 //	spike longline [flags] the default strategy on a long line (minutes of waiting), into its own JSON
 //	spike tiers  [flags]   the poll-tier sweep: candidate POLL_TIERS tables on a ~5-minute line
 //	spike adaptive [flags] fixed against adaptive rate while the order API changes, into its own JSON
+//	spike attack [flags]   token holders steering the adaptive rate (issue 32), into its own JSON
 //	spike report [flags]   BENCHMARKS.md and plots from the results JSON files
 package main
 
@@ -45,6 +46,8 @@ func main() {
 		err = cmdTiers(ctx, os.Args[2:])
 	case "adaptive":
 		err = cmdAdaptive(ctx, os.Args[2:])
+	case "attack":
+		err = cmdAttack(ctx, os.Args[2:])
 	case "report":
 		err = cmdReport(os.Args[2:])
 	default:
@@ -57,7 +60,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: spike run|quick|full|longline|tiers|adaptive|report [flags]  (spike <cmd> -h for flags)")
+	fmt.Fprintln(os.Stderr, "usage: spike run|quick|full|longline|tiers|adaptive|attack|report [flags]  (spike <cmd> -h for flags)")
 	os.Exit(2)
 }
 

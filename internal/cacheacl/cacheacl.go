@@ -104,14 +104,15 @@ var Grants = map[string]Grant{
 	},
 	// order-gate: a token's check (with ORDER_ROOMS unset, whether an
 	// operator created its room: HEXISTS of the settings' rate) and the
-	// caller's lock (with its limiter
-	// token in the room's hash), the commit, the release; WAIT for a
-	// replica with DURABLE_WRITES=wait.
+	// caller's lock (with its limiter token in the room's hash), the
+	// commit, the release (which marks a holder whose failure it counted:
+	// failed:*, for the lock's PTTL); WAIT for a replica with
+	// DURABLE_WRITES=wait.
 	OrderGate: {
 		UserSuffix: "gate",
-		Keys:       []string{Room("u:*"), Room("lock:*"), Room("idem:*"), Room("settings"), Room("tokens"), Room("downstream")},
+		Keys:       []string{Room("u:*"), Room("lock:*"), Room("idem:*"), Room("failed:*"), Room("settings"), Room("tokens"), Room("downstream")},
 		Scripts:    []string{"order_begin.lua", "order_commit.lua", "unlock.lua"},
-		Commands:   join(connection, scripts, []string{"wait", "del", "get", "hexists", "hincrby", "hmget", "hset", "pexpire", "set", "zrem"}),
+		Commands:   join(connection, scripts, []string{"wait", "del", "get", "hexists", "hincrby", "hmget", "hset", "pexpire", "pttl", "set", "zrem"}),
 	},
 	// admin: lists, reads and changes rooms, and registers those it makes.
 	Admin: {

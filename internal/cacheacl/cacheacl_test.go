@@ -158,6 +158,7 @@ var keyKinds = map[string][]string{
 	"wr:{sale}:control":             {"admit", "admin"},
 	"wr:{sale}:downstream":          {"admit", "order-gate"},
 	"wr:{sale}:lock:alice":          {"order-gate"},
+	"wr:{sale}:failed:alice":        {"order-gate"},
 	"wr:{sale}:idem:5:alice:k1":     {"order-gate"},
 	"wr:{sale}:pow:bm9uY2U":         {"enter"},
 	"wr:{sale}:applied:5:alice":     {"position", "intake-consumer"},

@@ -54,7 +54,8 @@ type AdaptiveScenario struct {
 	SpikeWithin  time.Duration `json:"spikeWithin"`
 	StreamPerSec float64       `json:"streamPerSec"` // arriving evenly over the whole run
 	Conditions   Conditions    `json:"conditions"`
-	Base         Scenario      `json:"base"` // pool, service time, margin (the fixed rate), clients
+	Base         Scenario      `json:"base"`             // pool, service time, margin (the fixed rate), clients
+	Attack       *Attack       `json:"attack,omitempty"` // token holders steering the law (AttackScenarios)
 }
 
 // AdaptiveScenarios are issue 21's three, at AdaptiveDuration.
@@ -162,7 +163,12 @@ func RunAdaptive(ctx context.Context, env *Env, as AdaptiveScenario, strategy st
 	defer cancel()
 	stopAdmit := r.startAdmitter(runCtx, store)
 	samples := r.sampleStatus(runCtx)
+	attackers := func() {}
+	if as.Attack != nil {
+		attackers = r.playAttack(runCtx, as.Attack)
+	}
 	r.playUsers(runCtx)
+	attackers()
 	stopAdmit()
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
@@ -292,6 +298,7 @@ func (r *runner) adaptiveRun(as AdaptiveScenario, strategy string, evs []PoolEve
 	run := buildAdaptiveRun(in)
 	run.Scenario, run.Name, run.Strategy, run.Setup = as.Key, as.Name, strategy, as
 	run.Status = r.status
+	run.CountedCalls, run.CountedFailed, run.AttackOrders, run.AttackOK = r.counts.calls, r.counts.failed, r.attackOrders, r.attackOK
 	return run
 }
 

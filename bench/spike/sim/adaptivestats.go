@@ -48,6 +48,13 @@ type AdaptiveRun struct {
 	EffectiveShown bool           `json:"effectiveShown"` // the status carried effectiveRatePerSec
 	Status         map[string]int `json:"status"`         // "POST /orders 201" → count
 
+	// The calls the gate's counters handed to the law over the run, and of
+	// them the failures (5xx, 429, timeouts); the orders attackers sent.
+	CountedCalls  int64 `json:"countedCalls,omitempty"`
+	CountedFailed int64 `json:"countedFailed,omitempty"`
+	AttackOrders  int   `json:"attackOrders,omitempty"`
+	AttackOK      int   `json:"attackOk,omitempty"` // of which answered 2xx
+
 	Seconds []AdaptiveSecond `json:"seconds"`
 	Phases  []AdaptivePhase  `json:"phases"`
 	Targets []AdaptiveTarget `json:"targets"`

@@ -209,7 +209,11 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// Read the body first: net/http notices a caller that gave up (its
 	// context cancelled, the connection closed) only once the body is read.
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<16))
 	_, _ = io.Copy(io.Discard, r.Body)
+	if attackPool(w, r, body) {
+		return
+	}
 	user := r.Header.Get("X-User-Id")
 	p.mu.Lock()
 	ev := PoolEvent{User: user, Arrive: time.Since(p.epoch)}

@@ -107,6 +107,12 @@ type runner struct {
 	accepts []time.Duration // limiter: first accepts, in order
 	pollAt  []int           // position requests per PollStep
 	lim     *limiter
+	// attackers (by the store's user) hold tokens to steer the law
+	// (attack.go); counts are the control windows' calls handed over.
+	attackers    map[string]bool
+	attackOrders int
+	attackOK     int // attackers' orders answered 2xx
+	counts       counted
 }
 
 // Run plays one scenario with one strategy on a fresh Redis database.
@@ -201,7 +207,7 @@ func newRunner(env *Env, sc Scenario, st Strategy, orderURL string, arrivals []t
 		return nil, roomStore{}, err
 	}
 	store := roomStore{redisstore.New(rdb, cfg), rdb}
-	r := &runner{sc: sc, st: st, status: map[string]int{}, byID: map[string]*user{},
+	r := &runner{sc: sc, st: st, status: map[string]int{}, byID: map[string]*user{}, attackers: map[string]bool{},
 		rng: rand.New(rand.NewPCG(sc.Seed, 99)), orders: orderapi.New(orderURL, sc.OrderTimeout)}
 	r.sc.PollTiers = tiers.String()
 	r.api = &awslambda.API{Config: cfg, Queue: store, Orders: r.orders,
@@ -321,6 +327,9 @@ func (r *runner) onBatch(b waitroom.Batch) {
 		for _, a := range rb.Admitted {
 			r.admSeq++
 			u := r.byID[a.User]
+			if u == nil && r.attackers[a.User] {
+				continue
+			}
 			if u == nil {
 				r.strays++
 				continue
@@ -332,6 +341,9 @@ func (r *runner) onBatch(b waitroom.Batch) {
 			}
 		}
 		r.batches = append(r.batches, batchRec{at: now, admitted: len(rb.Admitted), waiting: rb.Waiting})
+		if rb.Downstream != nil {
+			r.counts.add(rb.Downstream)
+		}
 	}
 }
 
