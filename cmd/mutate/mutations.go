@@ -601,4 +601,9 @@ var mutations = []Mutation{
 		From: "if o.help { // asked for", To: "if false { // asked for", Pkgs: []string{"./cmd/waitroomctl/"}, Run: "^TestUsageAndHelp$"},
 	{Name: "waitroomctl: room_not_found names the API's PUT", File: "cmd/waitroomctl/main.go",
 		From: `ae.Code == "room_not_found" {`, To: `ae.Code == "room-not-found" {`, Pkgs: []string{"./cmd/waitroomctl/"}, Run: "^TestCloseAVisitorsRoomAndReopen$"},
+	// issue 38: limiter
+	{Name: "ratelimit.lua: a refusal not decided again on the store's clock", File: "redisstore/ratelimit.lua",
+		From: "    if over <= 0 or not again then", To: "    if true then", Pkgs: store, Hint: `^TestLimiterCountsABurstStampedOutOfOrder$`},
+	{Name: "ratelimit.lua: a refusal decided again on the caller's stamp", File: "redisstore/ratelimit.lua",
+		From: "    nowUs, again = storeUs, false", To: "    nowUs, again = nowUs, false", Pkgs: store, Hint: `^TestLimiterCountsABurstStampedOutOfOrder$`},
 }

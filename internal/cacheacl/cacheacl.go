@@ -109,7 +109,7 @@ var Grants = map[string]Grant{
 		UserSuffix: "gate",
 		Keys:       []string{Room("u:*"), Room("lock:*"), Room("idem:*"), Room("settings"), Room("tokens"), Room("downstream")},
 		Scripts:    []string{"order_begin.lua", "order_commit.lua", "unlock.lua"},
-		Commands:   join(connection, scripts, []string{"wait", "del", "get", "hincrby", "hmget", "hset", "pexpire", "set", "zrem"}),
+		Commands:   join(connection, scripts, []string{"wait", "del", "get", "hincrby", "hmget", "hset", "pexpire", "set", "time", "zrem"}),
 	},
 	// admin: lists, reads and changes rooms, and registers those it makes.
 	Admin: {
