@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/waitroom/waitroom/internal/runnertest"
 
@@ -17,6 +18,11 @@ import (
 // Two runners on one Redis, as two Lambda instances would be: together
 // they let one caller through CLIENT_BURST times, whichever runner it
 // reaches, and a flooding caller does not take another caller's budget.
+// The bound is what the limit allows over the flood's measured time (the
+// burst, and one more per step elapsed: none, a step is 1,000 s), not what
+// a fast machine happens to do. On a busy one the calls reach the store out
+// of their stamps' order, and it used to let 9 through (issue 38: a refusal
+// is now decided again on the store's clock, ratelimit.lua).
 func TestLimiterAcrossTwoRunners(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		srv := engine.Start(t)
@@ -47,6 +53,7 @@ func TestLimiterAcrossTwoRunners(t *testing.T) {
 			room := fmt.Sprint("drop", attempt)
 			var allowed, limited, other, calmFailed atomic.Int64
 			var wg sync.WaitGroup
+			start := time.Now()
 			for i := 0; i < 40; i++ {
 				wg.Add(1)
 				go func(i int) {
@@ -75,12 +82,13 @@ func TestLimiterAcrossTwoRunners(t *testing.T) {
 				}(i)
 			}
 			wg.Wait()
+			refill := int64(time.Since(start).Seconds() * 0.001) // CLIENT_RATE_PER_SEC
 			if other.Load() > 0 {
 				t.Logf("%s: %d calls unanswered by the store; again in a fresh room", room, other.Load())
 				continue
 			}
-			if allowed.Load() != 10 || limited.Load() != 30 || calmFailed.Load() != 0 {
-				t.Fatalf("flood: %d allowed, %d limited (want 10, 30); calm refused %d times", allowed.Load(), limited.Load(), calmFailed.Load())
+			if a := allowed.Load(); a < 10 || a > 10+refill || a+limited.Load() != 40 || calmFailed.Load() != 0 {
+				t.Fatalf("flood: %d allowed, %d limited (want 10 to %d of 40); calm refused %d times", a, limited.Load(), 10+refill, calmFailed.Load())
 			}
 			return
 		}
