@@ -47,10 +47,12 @@ func main() {
 	if *parallel > 0 {
 		args = append(args, fmt.Sprintf("-p=%d", *parallel))
 	}
+	args = append(args, pkgs...)
+	fmt.Printf("flaky: go %s, beside %d CPU burners\n", strings.Join(args, " "), *burners)
 	start := time.Now()
-	results, err := test(append(args, pkgs...), *burners)
-	fmt.Printf("flaky: go %s with %d CPU burners, %s\n", strings.Join(args[1:], " ")+" "+strings.Join(pkgs, " "), *burners, time.Since(start).Round(time.Second))
+	results, err := test(args, *burners)
 	failed := report(os.Stdout, results)
+	fmt.Printf("flaky: %s\n", time.Since(start).Round(time.Second))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "flaky: go test:", err)
 	}

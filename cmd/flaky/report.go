@@ -98,15 +98,23 @@ func tail(s string, n int) string {
 }
 
 // report writes every test that failed at least once, with its count and
-// first failure's output, then a summary line, and says whether any failed.
+// first failure's output, and every package that failed with none of its
+// tests failing (a build error, a panic outside a test, a timeout), then a
+// summary line; it says whether anything failed.
 func report(w io.Writer, results []result) bool {
 	tests, runs, failing, packages := 0, 0, 0, 0
+	failed := map[string]bool{} // packages with a failing test
+	for _, r := range results {
+		if r.Test != "" && r.Fails > 0 {
+			failed[r.Package] = true
+		}
+	}
 	for _, r := range results {
 		if r.Test != "" {
 			tests++
 			runs += r.Runs
 		}
-		if r.Fails == 0 {
+		if r.Fails == 0 || r.Test == "" && failed[r.Package] {
 			continue
 		}
 		name := r.Test
@@ -121,6 +129,10 @@ func report(w io.Writer, results []result) bool {
 			fmt.Fprintf(w, "    %s\n", line)
 		}
 	}
-	fmt.Fprintf(w, "flaky: %d of %d tests failed at least once in %d runs; %d packages failed\n", failing, tests, runs, packages)
+	fmt.Fprintf(w, "flaky: %d of %d tests failed at least once in %d runs", failing, tests, runs)
+	if packages > 0 {
+		fmt.Fprintf(w, "; %d packages failed outside their tests", packages)
+	}
+	fmt.Fprintln(w)
 	return failing+packages > 0
 }
