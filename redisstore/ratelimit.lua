@@ -25,10 +25,11 @@
 -- call the limit had room for. So a refusal, the rare path, is decided
 -- again on the store's clock (TIME, when it is later than the stamp; a
 -- stamp is earlier than its arrival): only a call refused on the store's
--- own now is refused, and an allowed one costs no command more. There is no pcall:
--- a protected call costs as much as the rest of a poll, and a limiter
--- that cannot read or write its buckets (a store out of memory) fails the
--- call, never lets it through.
+-- own now is refused, and an allowed one costs no command more.
+--
+-- There is no pcall: a protected call costs as much as the rest of a
+-- poll, and a limiter that cannot read or write its buckets (a store out
+-- of memory) fails the call, never lets it through.
 --
 -- The buckets' steps and limits are the store's configuration, not the
 -- call's: they are compiled into the script's text when the store is built
@@ -41,7 +42,8 @@
 -- then ARGV[a + i] bucket i's field ('' skips the bucket: its rate is 0,
 -- or the caller has no such bucket), n buckets; held[h + i] bucket i's
 -- value as the script's HMGET read it. Returns 0 when allowed (each bucket
--- advanced) and the time as a number (nil: no bucket read it), else the ms
+-- advanced) and the time as a number (the store's when a refusal was
+-- decided again; nil: no bucket read it), else the ms
 -- until allowed (nothing taken).
 local function rateLimit(k, held, h, a, n)
   -- due is sized at once for three buckets' fields and values: grown
