@@ -12,6 +12,6 @@ FLAKY_COUNT ?= 20
 FLAKY_BURNERS ?= 2
 FLAKY_FLAGS ?=
 
-## flaky: FLAKY_PKGS' tests matching FLAKY_RUN, FLAKY_COUNT times each (-race) beside FLAKY_BURNERS CPU burners; lists every test that ever failed (~6 min for the defaults on 2 busy cores)
+## flaky: FLAKY_PKGS' tests matching FLAKY_RUN, FLAKY_COUNT times each (-race) beside FLAKY_BURNERS CPU burners; lists every test that ever failed (~13 min for the defaults on 2 cores with other work running)
 flaky: redis-server
 	$(GO) run ./cmd/flaky -count $(FLAKY_COUNT) -run '$(FLAKY_RUN)' -burners $(FLAKY_BURNERS) $(FLAKY_FLAGS) $(FLAKY_PKGS)
