@@ -65,6 +65,40 @@ func TestLimiterIsSharedAcrossProcesses(t *testing.T) {
 	})
 }
 
+// Calls reach the store in another order than their stamps (two processes,
+// or two goroutines of one, stamp a call and are then scheduled apart): a
+// call stamped before the one that made the bucket is still one of the
+// burst. Here every call is stamped a millisecond before the one counted
+// just before it, all a second behind the store's clock: exactly the burst
+// is allowed, and what is refused says when to come back.
+func TestLimiterCountsABurstStampedOutOfOrder(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		srv := engine.Start(t)
+		cfg := limitedConfig(waitroom.Limits{ClientRatePerSec: 0.001, ClientBurst: 10, IPRatePerSec: 1000, IPBurst: 1000})
+		stores := []*redisstore.Store{redisstore.New(srv.Client(), cfg), redisstore.New(srv.Client(), cfg)}
+		ctx := waitroom.WithCaller(context.Background(), waitroom.Caller{ID: "flood", IP: "192.0.2.7"})
+		base := time.Now().Add(-time.Second)
+		var allowed, limited []int
+		for i := range 14 {
+			s, stamp := stores[i%2], base.Add(-time.Duration(i)*time.Millisecond)
+			redisstore.SetLimiterClock(s, func() time.Time { return stamp })
+			_, err := s.Position(ctx, "r", "flood")
+			var e *waitroom.Error
+			switch {
+			case err == nil:
+				allowed = append(allowed, i)
+			case waitroom.ErrorCode(err) == waitroom.ERateLimited && asError(err, &e) && e.RetryAfter > 0:
+				limited = append(limited, i)
+			default:
+				t.Fatalf("call %d: %v", i, err)
+			}
+		}
+		if len(allowed) != 10 || len(limited) != 4 {
+			t.Fatalf("burst 10, 14 calls stamped out of order: allowed %v, limited %v", allowed, limited)
+		}
+	})
+}
+
 // Many identities behind one IP meet the IP's bucket; the enter refused
 // takes no place in line.
 func TestLimiterPerIP(t *testing.T) {

@@ -635,4 +635,9 @@ var mutations = []Mutation{
 		From: "k.downstream(), k.failed(l.User)}", To: "k.downstream(), k.failed(\"all\")}", Pkgs: store, Hint: `^TestAHoldersFailuresCountOnce$`},
 	{Name: "cacheacl.go: the gate may not mark a holder's failure", File: "internal/cacheacl/cacheacl.go",
 		From: `Room("idem:*"), Room("failed:*"),`, To: `Room("idem:*"),`, Pkgs: []string{"./internal/cacheacl/"}, Hint: `^(TestUsersAreTightOnRedisServer|TestEveryFunctionWorksAsItsUserOnRedisServer)$`},
+	// issue 38: limiter
+	{Name: "ratelimit.lua: a refusal not decided again on the store's clock", File: "redisstore/ratelimit.lua",
+		From: "    if over <= 0 or not again then", To: "    if true then", Pkgs: store, Hint: `^TestLimiterCountsABurstStampedOutOfOrder$`},
+	{Name: "ratelimit.lua: a refusal decided again on the caller's stamp", File: "redisstore/ratelimit.lua",
+		From: "    nowUs, again = storeUs, false", To: "    nowUs, again = nowUs, false", Pkgs: store, Hint: `^TestLimiterCountsABurstStampedOutOfOrder$`},
 }

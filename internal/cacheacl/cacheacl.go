@@ -112,7 +112,7 @@ var Grants = map[string]Grant{
 		UserSuffix: "gate",
 		Keys:       []string{Room("u:*"), Room("lock:*"), Room("idem:*"), Room("failed:*"), Room("settings"), Room("tokens"), Room("downstream")},
 		Scripts:    []string{"order_begin.lua", "order_commit.lua", "unlock.lua"},
-		Commands:   join(connection, scripts, []string{"wait", "del", "get", "hexists", "hincrby", "hmget", "hset", "pexpire", "pttl", "set", "zrem"}),
+		Commands:   join(connection, scripts, []string{"wait", "del", "get", "hexists", "hincrby", "hmget", "hset", "pexpire", "pttl", "set", "time", "zrem"}),
 	},
 	// admin: lists, reads and changes rooms, and registers those it makes.
 	Admin: {
