@@ -8,7 +8,7 @@
 -- KEYS[4] the room's hash (settings.lua), whose fields the limiter's buckets are
 -- ARGV[5..7] the limiter's time and the fields of the caller's and its address's
 --   buckets (ratelimit.lua)
--- Returns {'REPLAY', answer} | {'INVALID'} | {'BUSY'} | {'OK'}
+-- Returns {'REPLAY', answer} | {'INVALID'} | {'BUSY'} | {'OK', token expiry (Unix ms)}
 --   | {'LIMITED', ms until allowed}
 if ARGV[6] ~= '' or ARGV[7] ~= '' then
   local limitWait = rateLimit(4, redis.call('HMGET', KEYS[4], ARGV[6], ARGV[7]), 0, 5, 2)
@@ -42,4 +42,5 @@ if not redis.call('SET', KEYS[2], ARGV[2], 'NX', 'PX', string.format('%d', lockM
     return {'BUSY'}
   end
 end
-return {'OK'}
+-- The token's expiry is the order record's TTL (orderrecord, issue 33).
+return {'OK', string.sub(record, 1, string.find(record, ':', 1, true) - 1)}

@@ -17,6 +17,7 @@ import (
 	"github.com/waitroom/waitroom/internal/elasticacheiam"
 	"github.com/waitroom/waitroom/metrics"
 	"github.com/waitroom/waitroom/orderapi"
+	"github.com/waitroom/waitroom/orderrecord"
 	"github.com/waitroom/waitroom/redisstore"
 )
 
@@ -26,6 +27,7 @@ type Env struct {
 	Store   *redisstore.Store
 	Log     *slog.Logger
 	Metrics *metrics.Recorder
+	Record  *orderrecord.Record // ORDER_RECORD_TABLE's; nil without one
 }
 
 // Load reads the environment with the function's defaults (which variables
@@ -59,7 +61,11 @@ func load(ctx context.Context, log *slog.Logger, d waitroom.Defaults) (Env, erro
 	if err != nil {
 		return Env{}, err
 	}
-	return Env{Config: cfg, Store: redisstore.New(rdb, cfg), Log: log, Metrics: metrics.NewRecorder(os.Stdout)}, nil
+	record, err := orderrecord.Open(ctx, cfg)
+	if err != nil {
+		return Env{}, err
+	}
+	return Env{Config: cfg, Store: redisstore.New(rdb, cfg), Log: log, Metrics: metrics.NewRecorder(os.Stdout), Record: record}, nil
 }
 
 // iamCredentials signs the cache's IAM tokens with the function role's
@@ -86,6 +92,9 @@ func (e Env) API() *awslambda.API {
 	api := &awslambda.API{Config: e.Config, Queue: e.Store, Applied: e.Store, Metrics: e.Metrics, Log: e.Log}
 	if e.Config.OrderAPIURL != "" {
 		api.Orders = orderapi.New(e.Config.OrderAPIURL, e.Config.OrderTimeout)
+	}
+	if e.Record != nil { // never a typed nil in the interface
+		api.Record = e.Record
 	}
 	return api
 }

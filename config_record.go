@@ -1,0 +1,36 @@
+package waitroom
+
+import (
+	"fmt"
+	"regexp"
+)
+
+// OrderRecord is ORDER_RECORD_*: where the order gate keeps its durable
+// record of consumed entry tokens (package orderrecord; docs/design.md,
+// "The order record"). The zero value keeps no durable record: the
+// store's order lock and commit are then the only record, which a
+// failover of the store can lose (the embedded store of `make run`).
+type OrderRecord struct {
+	Table    string // ORDER_RECORD_TABLE: a DynamoDB table (the stack sets it)
+	Endpoint string // ORDER_RECORD_ENDPOINT: a DynamoDB-compatible endpoint instead of AWS's (local runs, tests)
+}
+
+// Enabled reports whether the gate writes a durable record.
+func (o OrderRecord) Enabled() bool { return o.Table != "" }
+
+// tableName is DynamoDB's rule for a table's name.
+var tableName = regexp.MustCompile(`^[a-zA-Z0-9_.-]{3,255}$`)
+
+func (r *envReader) orderRecord() OrderRecord {
+	o := OrderRecord{Table: r.str("ORDER_RECORD_TABLE", ""), Endpoint: r.str("ORDER_RECORD_ENDPOINT", "")}
+	if o.Table != "" && !tableName.MatchString(o.Table) {
+		r.fail("ORDER_RECORD_TABLE", fmt.Sprintf("%q is not a DynamoDB table name (3 to 255 of a-z A-Z 0-9 _ . -)", o.Table))
+	}
+	if o.Endpoint != "" {
+		if o.Table == "" {
+			r.fail("ORDER_RECORD_ENDPOINT", "is set without ORDER_RECORD_TABLE: it would record nothing")
+		}
+		r.url("ORDER_RECORD_ENDPOINT", o.Endpoint, "http", "https")
+	}
+	return o
+}
