@@ -9,26 +9,25 @@ import (
 
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/metrics"
-	"github.com/waitroom/waitroom/orderrecord"
 )
 
 // OrderRecord is the durable record of consumed entry tokens
-// (orderrecord.Record, a DynamoDB table): what a failover of the store
+// (package orderrecord, a DynamoDB table): what a failover of the store
 // cannot lose. Nil keeps none (ORDER_RECORD_TABLE unset).
 type OrderRecord interface {
-	Claim(ctx context.Context, c orderrecord.Claim) (*orderrecord.Prior, error)
-	Keep(ctx context.Context, c orderrecord.Claim, answer waitroom.StoredAnswer) error
-	Release(ctx context.Context, c orderrecord.Claim) error
+	Claim(ctx context.Context, c waitroom.OrderClaim) (*waitroom.PriorOrder, error)
+	Keep(ctx context.Context, c waitroom.OrderClaim, answer waitroom.StoredAnswer) error
+	Release(ctx context.Context, c waitroom.OrderClaim) error
 }
 
 // claimOf is the lease's use of its token in the record: the lock's
 // random value names the attempt.
-func (a *API) claimOf(l waitroom.Lease) orderrecord.Claim {
+func (a *API) claimOf(l waitroom.Lease) waitroom.OrderClaim {
 	expires := l.TokenExpires
 	if expires.IsZero() {
 		expires = a.now().Add(a.Config.EntryTokenTTL) // never later than the token's own
 	}
-	return orderrecord.Claim{Room: l.Room, Token: l.Token, Attempt: l.LockValue, Expires: expires,
+	return waitroom.OrderClaim{Room: l.Room, Token: l.Token, Attempt: l.LockValue, Expires: expires,
 		IdempotencyKey: l.IdempotencyKey, RequestHash: l.RequestHash}
 }
 
@@ -41,7 +40,7 @@ func (a *API) record(ctx context.Context, lease waitroom.Lease) (resp events.API
 	if a.Record == nil {
 		return resp, false
 	}
-	prior, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (*orderrecord.Prior, error) {
+	prior, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (*waitroom.PriorOrder, error) {
 		return a.Record.Claim(ctx, a.claimOf(lease))
 	})
 	switch {
@@ -63,7 +62,7 @@ func (a *API) record(ctx context.Context, lease waitroom.Lease) (resp events.API
 // the first order's answer again for the same Idempotency-Key and body
 // (and the store learns it back), else what the gate answers for a used
 // token.
-func (a *API) used(ctx context.Context, lease waitroom.Lease, prior *orderrecord.Prior) events.APIGatewayV2HTTPResponse {
+func (a *API) used(ctx context.Context, lease waitroom.Lease, prior *waitroom.PriorOrder) events.APIGatewayV2HTTPResponse {
 	switch {
 	case prior.SameKey && prior.RequestHash != "" && subtle.ConstantTimeCompare([]byte(prior.RequestHash), []byte(lease.RequestHash)) != 1:
 		a.unlock(ctx, lease)
@@ -96,7 +95,7 @@ func (a *API) keep(ctx context.Context, lease waitroom.Lease, answer waitroom.St
 	answer.RequestHash = lease.RequestHash
 	var tooLarge error
 	err := a.retryStore(ctx, func(ctx context.Context) error {
-		if err := a.Record.Keep(ctx, a.claimOf(lease), answer); errors.Is(err, orderrecord.ErrTooLarge) {
+		if err := a.Record.Keep(ctx, a.claimOf(lease), answer); errors.Is(err, waitroom.ErrAnswerTooLarge) {
 			tooLarge = err // no retry makes it smaller
 		} else if err != nil {
 			return err

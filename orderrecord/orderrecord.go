@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -27,13 +26,13 @@ import (
 // gate's IAM policy can grant exactly these items (dynamodb:LeadingKeys
 // token#*, infra/orderrecord.go).
 const (
-	KeyPrefix   = "token#"
+	KeyPrefix   = waitroom.OrderRecordKeyPrefix
 	attrKey     = "pk"
 	attrAttempt = "attempt"
 	// AttrExpires is the table's TTL attribute: the token's expiry, in Unix
 	// seconds. Past it the token cannot order anyway, so DynamoDB may
 	// delete the item.
-	AttrExpires     = "expiresAt"
+	AttrExpires     = waitroom.OrderRecordTTLAttribute
 	attrKeyHash     = "keyHash"
 	attrRequestHash = "requestHash"
 	attrAnswer      = "answer"
@@ -44,7 +43,7 @@ const (
 const MaxAnswer = 350 << 10
 
 // ErrTooLarge is Keep's refusal of an answer over MaxAnswer.
-var ErrTooLarge = errors.New("order answer too large for the order record")
+var ErrTooLarge = waitroom.ErrAnswerTooLarge
 
 // Record writes and reads the table.
 type Record struct {
@@ -55,22 +54,11 @@ type Record struct {
 // New is a record in table through db.
 func New(db *dynamodb.Client, table string) *Record { return &Record{db: db, table: table} }
 
-// Claim is one use of a token: the gate's attempt (its order lock's
-// random value, so that a retried put of the same attempt is not taken
-// for a second use), the token's expiry, and what a replay must match.
-type Claim struct {
-	Room, Token, Attempt string
-	Expires              time.Time
-	IdempotencyKey       string // "" without one
-	RequestHash          string
-}
+// Claim is one use of a token (waitroom.OrderClaim).
+type Claim = waitroom.OrderClaim
 
-// Prior is what the use that came first left in the record.
-type Prior struct {
-	SameKey     bool                   // it had this claim's Idempotency-Key
-	RequestHash string                 // of its request body
-	Answer      *waitroom.StoredAnswer // its 2xx answer, kept for replays; nil while unknown
-}
+// Prior is what the use that came first left (waitroom.PriorOrder).
+type Prior = waitroom.PriorOrder
 
 // Key is a token's partition key: its room and a SHA-256 of the token,
 // never the token itself (the table is no secret store).
@@ -87,14 +75,14 @@ func keyHash(key string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func (c Claim) key() map[string]types.AttributeValue {
+func keyOf(c Claim) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{attrKey: &types.AttributeValueMemberS{Value: Key(c.Room, c.Token)}}
 }
 
 // Claim records the token as used by c, unless another attempt used it
 // first: then it returns what that one left (never nil) and no error.
 func (r *Record) Claim(ctx context.Context, c Claim) (*Prior, error) {
-	item := c.key()
+	item := keyOf(c)
 	item[attrAttempt] = &types.AttributeValueMemberS{Value: c.Attempt}
 	item[AttrExpires] = &types.AttributeValueMemberN{Value: strconv.FormatInt(c.Expires.Unix(), 10)}
 	if h := keyHash(c.IdempotencyKey); h != "" {
@@ -117,7 +105,7 @@ func (r *Record) Claim(ctx context.Context, c Claim) (*Prior, error) {
 
 // prior reads, strongly consistent, what the first use of c's token left.
 func (r *Record) prior(ctx context.Context, c Claim) (*Prior, error) {
-	out, err := r.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &r.table, Key: c.key(), ConsistentRead: aws.Bool(true)})
+	out, err := r.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &r.table, Key: keyOf(c), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +136,7 @@ func (r *Record) Keep(ctx context.Context, c Claim, answer waitroom.StoredAnswer
 		return ErrTooLarge
 	}
 	_, err = r.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &r.table, Key: c.key(),
+		TableName: &r.table, Key: keyOf(c),
 		UpdateExpression:          aws.String("SET #answer = :answer"),
 		ConditionExpression:       aws.String("#attempt = :attempt"),
 		ExpressionAttributeNames:  map[string]string{"#answer": attrAnswer, "#attempt": attrAttempt},
@@ -164,7 +152,7 @@ func (r *Record) Keep(ctx context.Context, c Claim, answer waitroom.StoredAnswer
 // token may order again; another attempt's use is left alone.
 func (r *Record) Release(ctx context.Context, c Claim) error {
 	_, err := r.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName: &r.table, Key: c.key(),
+		TableName: &r.table, Key: keyOf(c),
 		ConditionExpression:       aws.String("#attempt = :attempt"),
 		ExpressionAttributeNames:  map[string]string{"#attempt": attrAttempt},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":attempt": &types.AttributeValueMemberS{Value: c.Attempt}},

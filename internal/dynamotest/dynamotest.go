@@ -6,6 +6,7 @@ package dynamotest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -152,4 +153,15 @@ func Item(tb testing.TB, cfg waitroom.OrderRecord, room, token string) map[strin
 		}
 	}
 	return item
+}
+
+// Version is the installed dynalite's version ("" when unknown).
+func Version() string {
+	b, err := os.ReadFile(filepath.Join(DefaultDir(), "node_modules", "dynalite", "package.json"))
+	if err != nil {
+		return ""
+	}
+	var p struct{ Version string }
+	_ = json.Unmarshal(b, &p)
+	return p.Version
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/waitroom/waitroom/internal/elasticacheiam"
 	"github.com/waitroom/waitroom/metrics"
 	"github.com/waitroom/waitroom/orderapi"
-	"github.com/waitroom/waitroom/orderrecord"
 	"github.com/waitroom/waitroom/redisstore"
 )
 
@@ -27,7 +26,6 @@ type Env struct {
 	Store   *redisstore.Store
 	Log     *slog.Logger
 	Metrics *metrics.Recorder
-	Record  *orderrecord.Record // ORDER_RECORD_TABLE's; nil without one
 }
 
 // Load reads the environment with the function's defaults (which variables
@@ -61,11 +59,7 @@ func load(ctx context.Context, log *slog.Logger, d waitroom.Defaults) (Env, erro
 	if err != nil {
 		return Env{}, err
 	}
-	record, err := orderrecord.Open(ctx, cfg)
-	if err != nil {
-		return Env{}, err
-	}
-	return Env{Config: cfg, Store: redisstore.New(rdb, cfg), Log: log, Metrics: metrics.NewRecorder(os.Stdout), Record: record}, nil
+	return Env{Config: cfg, Store: redisstore.New(rdb, cfg), Log: log, Metrics: metrics.NewRecorder(os.Stdout)}, nil
 }
 
 // iamCredentials signs the cache's IAM tokens with the function role's
@@ -93,9 +87,7 @@ func (e Env) API() *awslambda.API {
 	if e.Config.OrderAPIURL != "" {
 		api.Orders = orderapi.New(e.Config.OrderAPIURL, e.Config.OrderTimeout)
 	}
-	if e.Record != nil { // never a typed nil in the interface
-		api.Record = e.Record
-	}
+
 	return api
 }
 
