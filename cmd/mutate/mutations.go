@@ -610,7 +610,7 @@ var mutations = []Mutation{
 		Pkgs: []string{"./orderrecord/", "./awslambda/"}, Hint: `^TestRecordRefusesASecondUse$`},
 	{Name: "orderrecord: any attempt's release frees the token", File: "orderrecord/orderrecord.go",
 		From: "TableName: &r.table, Key: keyOf(c),\n\t\tConditionExpression:       aws.String(\"#attempt = :attempt\"),",
-		To:   "TableName: &r.table, Key: keyOf(c),\n\t\tConditionExpression:       aws.String(\"attribute_exists(#attempt)\"),",
+		To:   "TableName: &r.table, Key: keyOf(c),\n\t\tConditionExpression:       aws.String(\"#attempt = :attempt OR #attempt <> :attempt\"),",
 		Pkgs: []string{"./orderrecord/"}, Hint: `^TestRecordReleaseAndKeepTouchOnlyTheirOwnUse$`},
 	{Name: "record.go: the gate fails open by default when the record is down", File: "awslambda/record.go",
 		From: "case err != nil && a.Config.FailOpenOrders:", To: "case err != nil:", Pkgs: handlers, Hint: `^TestOrderRecordUnreachable$`},
