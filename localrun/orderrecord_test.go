@@ -14,7 +14,7 @@ import (
 // With ORDER_RECORD_TABLE and ORDER_RECORD_ENDPOINT the local runner's
 // gate keeps the order record there, the table created at start (issue
 // 33): an order leaves its token's item, with the token's expiry.
-func TestLocalRunnerUsesTheOrderRecord(t *testing.T) {
+func TestLocalRunnerUsesTheOrderRecordEmbedded(t *testing.T) {
 	rec := dynamotest.Start(t).Config()
 	r := runnertest.Start(t, runnertest.Config(t, map[string]string{"ORDER_RECORD_TABLE": rec.Table, "ORDER_RECORD_ENDPOINT": rec.Endpoint}))
 	code, body := do(t, "POST", r.URL+"/queue/enter?room=tv", "rita", nil)
