@@ -42,6 +42,7 @@ type Config struct {
 	IntakeQueueURL  string // INTAKE_QUEUE_URL: the broker's queue, for broker and fallback
 	Trust           TrustConfig
 	DurableWrites   DurableWrites // DURABLE_WRITES: the gate's writes wait for a replica
+	OrderRecord     OrderRecord   // ORDER_RECORD_*: the durable record of consumed tokens
 	// PageImageOrigins (PAGE_IMAGE_ORIGINS) are the https origins a room's
 	// logoUrl may name: the waiting page's Content-Security-Policy img-src.
 	PageImageOrigins []string
@@ -143,6 +144,7 @@ func loadConfig(r envReader, d Defaults) (Config, error) {
 		Trust:            r.trust(d),
 		PageImageOrigins: r.imageOrigins("PAGE_IMAGE_ORIGINS"),
 		DurableWrites:    r.durableWrites(),
+		OrderRecord:      r.orderRecord(),
 	}
 	r.intakeNeeds(c, d)
 	r.durableNeeds(c)

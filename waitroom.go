@@ -215,6 +215,9 @@ type Lease struct {
 	OrderAttempt
 	LockValue string
 	Replay    *StoredAnswer // set when an earlier success is to be returned again
+	// TokenExpires is the token's expiry, with the lock (the order
+	// record's TTL); zero with a replay.
+	TokenExpires time.Time
 	// Downstream is the order API call made under this lease, counted by
 	// CommitOrder or ReleaseOrder in the same script (no extra round trip).
 	Downstream DownstreamCall

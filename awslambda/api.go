@@ -34,6 +34,7 @@ type API struct {
 	Config  waitroom.Config
 	Queue   waitroom.Queue
 	Orders  OrderPlacer
+	Record  OrderRecord       // the durable record of consumed tokens; nil keeps none
 	Metrics *metrics.Recorder // nil records nothing
 	Log     *slog.Logger      // nil logs nothing
 	// Rand returns uniform numbers in [0, 1) for poll jitter; nil means math/rand.
@@ -267,6 +268,9 @@ func (a *API) attempt(ctx context.Context, attempt waitroom.OrderAttempt, order 
 	case lease.Replay != nil:
 		return answerResponse(*lease.Replay)
 	}
+	if resp, stop := a.record(ctx, lease); stop {
+		return resp
+	}
 	return a.place(ctx, lease, order)
 }
 
@@ -323,10 +327,17 @@ func (a *API) commit(ctx context.Context, lease waitroom.Lease, answer waitroom.
 	if err != nil {
 		a.logWarn(ctx, "order placed but token not consumed; its lock holds it until the token expires", err)
 	}
+	a.keep(ctx, lease, answer)
 }
 
 // release keeps the token and frees the lock after a failed order.
 func (a *API) release(ctx context.Context, lease waitroom.Lease) {
+	a.forget(ctx, lease)
+	a.unlock(ctx, lease)
+}
+
+// unlock frees the lock, keeping the token in the store.
+func (a *API) unlock(ctx context.Context, lease waitroom.Lease) {
 	if err := a.retryStore(ctx, func(ctx context.Context) error { return a.Queue.ReleaseOrder(ctx, lease) }); err != nil {
 		a.logWarn(ctx, "order lock not released; it expires on its own", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsec2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
@@ -149,12 +150,13 @@ func entryTokenEnv(p WaitroomProps, fn string) map[string]*string {
 // functionProps are what every function shares: its own role and log
 // group, the runtime, JSON logs, and its place in the VPC (network.placement:
 // the isolated subnets out to the cache only, the order gate in its own).
-func functionProps(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cache, keys *envKey, s fnSpec, env map[string]*string) *awslambda.FunctionProps {
+func functionProps(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cache, keys *envKey, s fnSpec, env map[string]*string,
+	more ...awsiam.PolicyStatement) *awslambda.FunctionProps {
 	logGroup := awslogs.NewLogGroup(stack, jsii.String(logicalName(s.name)+"Logs"), &awslogs.LogGroupProps{
 		Retention:     p.LogRetention,
 		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 	})
-	role := newFunctionRole(stack, s.name, logGroup, cache)
+	role := newFunctionRole(stack, s.name, logGroup, cache, more...)
 	props := &awslambda.FunctionProps{
 		Role:         role,
 		Description:  jsii.String(s.description),
@@ -182,7 +184,7 @@ func functionProps(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cac
 // newFunctions builds the four functions, each with its own role and log
 // group; enter, position and admit reach only the cache, the order gate
 // also the order API.
-func newFunctions(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cache, keys *envKey) map[string]awslambda.Function {
+func newFunctions(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cache, keys *envKey, record awsdynamodb.Table) map[string]awslambda.Function {
 	cachePorts := awsec2.Port_TcpRange(jsii.Number(cachePortLow), jsii.Number(cachePortHigh))
 	for _, sg := range net.securityGroups() {
 		cache.SecGroup.AddIngressRule(sg, cachePorts, jsii.String("Valkey (TLS) from the functions"), nil)
@@ -190,7 +192,11 @@ func newFunctions(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cach
 	}
 	fns := map[string]awslambda.Function{}
 	for _, s := range fnSpecs(p) {
-		props := functionProps(stack, p, net, cache, keys, s, functionEnv(p, cache, s.name))
+		var more []awsiam.PolicyStatement // the role's rights beyond every function's
+		if s.name == FnOrderGate {
+			more = append(more, orderRecordStatement(record))
+		}
+		props := functionProps(stack, p, net, cache, keys, s, functionEnv(p, cache, s.name), more...)
 		if s.reserved != NoLimit {
 			props.ReservedConcurrentExecutions = jsii.Number(float64(s.reserved))
 		}
@@ -212,7 +218,7 @@ func newFunctions(stack awscdk.Stack, p WaitroomProps, net *network, cache *Cach
 // VPC network interfaces, as every function runs in the VPC (these EC2
 // actions take no resource scoping), log in to the cache as its own IAM user,
 // and nothing else.
-func newFunctionRole(stack awscdk.Stack, name string, logGroup awslogs.LogGroup, cache *Cache) awsiam.Role {
+func newFunctionRole(stack awscdk.Stack, name string, logGroup awslogs.LogGroup, cache *Cache, more ...awsiam.PolicyStatement) awsiam.Role {
 	statements := []awsiam.PolicyStatement{awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:       jsii.String("WriteOwnLogs"),
 		Actions:   jsii.Strings("logs:CreateLogStream", "logs:PutLogEvents"),
@@ -228,6 +234,7 @@ func newFunctionRole(stack awscdk.Stack, name string, logGroup awslogs.LogGroup,
 		Actions:   jsii.Strings("elasticache:Connect"),
 		Resources: &[]*string{cache.Arn, cache.Users[name].Arn},
 	}))
+	statements = append(statements, more...)
 	return awsiam.NewRole(stack, jsii.String(logicalName(name)+"Role"), &awsiam.RoleProps{
 		AssumedBy:   awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
 		Description: jsii.String("Waitroom " + name + " function"),

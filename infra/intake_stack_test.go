@@ -145,7 +145,7 @@ func TestIntakeEnterReachesTheCacheAndAloneTheQueue(t *testing.T) {
 			if enterSG != onlyKey(t, s.resources("AWS::EC2::SecurityGroup"), "EnterSecurityGroup") {
 				t.Fatalf("enter runs with %s, not its own security group", enterSG)
 			}
-			endpoints := s.resources("AWS::EC2::VPCEndpoint")
+			endpoints := s.interfaceEndpoints()
 			if len(endpoints) != 1 {
 				t.Fatalf("%d endpoints, want the SQS one", len(endpoints))
 			}

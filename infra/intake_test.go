@@ -95,8 +95,10 @@ func TestIntakeAddsTheSQSEndpoint(t *testing.T) {
 	for _, mode := range []waitroom.Intake{waitroom.IntakeBroker, waitroom.IntakeFallback} {
 		t.Run(string(mode), func(t *testing.T) {
 			s, _ := intakeSynth(t, mode)
-			s.tpl.ResourceCountIs(jsii.String("AWS::EC2::VPCEndpoint"), jsii.Number(1))
-			for _, r := range s.resources("AWS::EC2::VPCEndpoint") {
+			if n := len(s.interfaceEndpoints()); n != 1 {
+				t.Fatalf("%d interface endpoints, want SQS's", n)
+			}
+			for _, r := range s.interfaceEndpoints() {
 				p := props(r)
 				if !strings.Contains(js(p["ServiceName"]), "sqs") || p["VpcEndpointType"] != "Interface" || p["PrivateDnsEnabled"] != true {
 					t.Fatalf("endpoint %s", js(p))

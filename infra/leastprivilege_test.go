@@ -85,7 +85,7 @@ func TestSQSEndpointAdmitsEnterAlone(t *testing.T) {
 	for _, name := range []string{"broker", "fallback"} {
 		s := stacks[name]
 		fromEnter := js(map[string]any{"Fn::GetAtt": []any{s.sgOf(t, FnEnter), "GroupId"}})
-		for _, r := range s.resources("AWS::EC2::VPCEndpoint") {
+		for _, r := range s.interfaceEndpoints() {
 			sgs := asSlice(props(r)["SecurityGroupIds"])
 			if len(sgs) != 1 {
 				t.Fatalf("%s: the endpoint has %d security groups, want 1", name, len(sgs))

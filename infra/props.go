@@ -178,8 +178,10 @@ type WaitroomProps struct {
 	// minutes; 0 for none.
 	EdgeRateLimit int
 	// OrderGateFailOpen sets ORDER_GATE_FAIL_OPEN=true: while the store is
-	// unreachable the gate forwards orders unguarded (docs/design.md, failure
-	// policy). Off by default: the gate answers 503.
+	// unreachable the gate forwards orders unguarded, and while the order
+	// record (DynamoDB) is, it lets them through guarded by the store alone
+	// (docs/design.md, failure policy, "The order record"). Off by default:
+	// the gate answers 503.
 	OrderGateFailOpen bool
 
 	// Egress is how the order gate reaches ORDER_API_URL (egress.go).

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/constructs-go/constructs/v10"
@@ -32,6 +33,8 @@ type Waitroom struct {
 	Admin *Admin
 	// Intake is the broker of INTAKE broker and fallback (nil when direct).
 	Intake *Intake
+	// OrderRecord is the durable record of consumed entry tokens (issue 33).
+	OrderRecord awsdynamodb.Table
 	// envKey encrypts the environment of the functions holding secrets.
 	envKey *envKey
 }
@@ -59,7 +62,9 @@ func NewWaitroomStack(scope constructs.Construct, id string, props WaitroomProps
 
 	net := newNetwork(stack, p)
 	w.Cache = newCache(stack, p, net)
-	w.Functions = newFunctions(stack, p, net, w.Cache, w.envKey)
+	w.OrderRecord = newOrderRecordTable(stack)
+	w.Functions = newFunctions(stack, p, net, w.Cache, w.envKey, w.OrderRecord)
+	reachOrderRecord(net, w.OrderRecord, w.Functions[FnOrderGate])
 	w.Intake = newBroker(stack, p, net, w)
 	w.Schedule = newAdmitSchedule(stack, p, w.Functions[FnAdmit])
 	w.API, w.APIDomain = newAPI(stack, p, w.Functions)

@@ -22,6 +22,7 @@ import (
 	"github.com/waitroom/waitroom/internal/embedded"
 	"github.com/waitroom/waitroom/localrun/demoorder"
 	"github.com/waitroom/waitroom/orderapi"
+	"github.com/waitroom/waitroom/orderrecord"
 	"github.com/waitroom/waitroom/redisstore"
 )
 
@@ -95,6 +96,9 @@ func Start(cfg waitroom.Config, log *slog.Logger) (_ *Runner, err error) {
 	store := redisstore.New(r.rdb, cfg)
 	api := &awslambda.API{Config: cfg, Queue: store, Orders: orderapi.New(cfg.OrderAPIURL, cfg.OrderTimeout), Log: log,
 		Admin: &awslambda.Admin{Config: cfg, Rooms: store, Token: cfg.AdminToken, Log: log}}
+	if err := useOrderRecord(api, log); err != nil {
+		return nil, err
+	}
 	consume, err := intakeBroker(cfg, api, store, log)
 	if err != nil {
 		return nil, err
@@ -141,6 +145,27 @@ func (r *Runner) healthz(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	_, _ = w.Write([]byte(`{"status":"ok"}`))
+}
+
+// useOrderRecord gives the gate ORDER_RECORD_TABLE's durable record, the
+// table created when missing (a DynamoDB-compatible server at
+// ORDER_RECORD_ENDPOINT, such as mk/dynalite.mk's; in AWS the stack makes it). Without it the store's
+// lock and commit are the only record of a consumed token.
+func useOrderRecord(api *awslambda.API, log *slog.Logger) error {
+	record, err := orderrecord.Open(context.Background(), api.Config)
+	if err != nil || record == nil {
+		return err
+	}
+	if api.Config.OrderRecord.Endpoint != "" { // in AWS the stack makes the table
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := record.CreateTable(ctx); err != nil {
+			return fmt.Errorf("ORDER_RECORD_TABLE: %w", err)
+		}
+	}
+	api.Record = record
+	log.Info("order record", "table", api.Config.OrderRecord.Table, "endpoint", api.Config.OrderRecord.Endpoint)
+	return nil
 }
 
 // Close stops admission and the server, then everything started with it.

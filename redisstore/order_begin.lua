@@ -10,7 +10,7 @@
 --   buckets (ratelimit.lua)
 -- ARGV[8] '1' when only a room an operator created sells (ORDER_ROOMS unset):
 --   its settings hold 'rate' (settings_set.lua), which no visitor can write
--- Returns {'REPLAY', answer} | {'INVALID'} | {'BUSY'} | {'OK'}
+-- Returns {'REPLAY', answer} | {'INVALID'} | {'BUSY'} | {'OK', token expiry (Unix ms)}
 --   | {'LIMITED', ms until allowed} | {'UNSOLD'}
 if ARGV[6] ~= '' or ARGV[7] ~= '' then
   local limitWait = rateLimit(4, redis.call('HMGET', KEYS[4], ARGV[6], ARGV[7]), 0, 5, 2)
@@ -47,4 +47,5 @@ if not redis.call('SET', KEYS[2], ARGV[2], 'NX', 'PX', string.format('%d', lockM
     return {'BUSY'}
   end
 end
-return {'OK'}
+-- The token's expiry is the order record's TTL (orderrecord, issue 33).
+return {'OK', string.sub(record, 1, string.find(record, ':', 1, true) - 1)}

@@ -698,6 +698,7 @@ func (s *Store) BeginOrder(ctx context.Context, o waitroom.OrderAttempt) (waitro
 	switch reply[0] {
 	case "OK":
 		lease.LockValue = lockValue
+		lease.TokenExpires = tokenExpiry(reply)
 		return lease, nil
 	case "REPLAY":
 		var answer waitroom.StoredAnswer
@@ -753,6 +754,25 @@ func (s *Store) ReleaseOrder(ctx context.Context, l waitroom.Lease) error {
 		return waitroom.Unavailable(err)
 	}
 	return nil
+}
+
+// tokenExpiry is the expiry order_begin.lua returns with OK (zero when
+// absent: a script of an older version).
+func tokenExpiry(reply []any) time.Time {
+	if len(reply) < 2 {
+		return time.Time{}
+	}
+	var ms int64
+	switch v := reply[1].(type) {
+	case string:
+		ms, _ = strconv.ParseInt(v, 10, 64)
+	case int64:
+		ms = v
+	}
+	if ms <= 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
 }
 
 // malformed describes an unexpected reply by its shape alone: replies

@@ -11,6 +11,7 @@ import (
 
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/bench/spike/sim"
+	"github.com/waitroom/waitroom/internal/dynamotest"
 	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/redisstore"
 )
@@ -87,4 +88,28 @@ func quantiles(ms []float64) (p50, p95, p99 float64) {
 	sort.Float64s(s)
 	at := func(q float64) float64 { return s[min(len(s)-1, int(q*float64(len(s))))] }
 	return at(0.50), at(0.95), at(0.99)
+}
+
+// measureRecordCost times the order record's claim, the one call it adds
+// to an order's path (a conditional PutItem before the order goes
+// downstream), on a fresh dynalite, one token per order.
+func measureRecordCost(t testing.TB, orders int) sim.FailoverRecordCost {
+	srv := dynamotest.Start(t)
+	rec, _ := srv.Record(t)
+	ctx := context.Background()
+	expires := time.Now().Add(10 * time.Minute)
+	ms := make([]float64, 0, orders)
+	for i := range orders + 100 { // the first 100 warm the connection and the server
+		c := waitroom.OrderClaim{Room: "cost", Token: fmt.Sprintf("cost.t%d", i), Attempt: "a", Expires: expires}
+		start := time.Now()
+		if prior, err := rec.Claim(ctx, c); err != nil || prior != nil {
+			t.Fatalf("claim %d: %v %+v", i, err, prior)
+		}
+		if i >= 100 {
+			ms = append(ms, float64(time.Since(start).Microseconds())/1000)
+		}
+	}
+	c := sim.FailoverRecordCost{Server: "dynalite " + dynamotest.Version(), Calls: orders}
+	c.P50, c.P95, c.P99 = quantiles(ms)
+	return c
 }

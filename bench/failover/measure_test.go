@@ -48,7 +48,7 @@ func inversions(vs []*visitor) (pairs, inverted int) {
 // describe is the scenario's own part of its figures.
 func (sc scenario) describe() sim.FailoverScenario {
 	res := sim.FailoverScenario{Key: sc.Key, Name: sc.Name, Topology: "primary and replica", DurableWrites: string(sc.Durable),
-		OrderDedup: sc.Dedup, LagMs: float64(sc.Lag.Milliseconds()), Frozen: sc.Freeze, Visitors: sc.Visitors, RatePerSec: sc.Rate,
+		OrderDedup: sc.Dedup, OrderRecord: sc.Record, LagMs: float64(sc.Lag.Milliseconds()), Frozen: sc.Freeze, Visitors: sc.Visitors, RatePerSec: sc.Rate,
 		Failover: "REPLICAOF NO ONE on the replica, the endpoint (a TCP proxy) switched to it, its connections dropped"}
 	if sc.Cluster {
 		res.Topology = "cluster (3 masters, 1 replica each)"

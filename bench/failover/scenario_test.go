@@ -16,6 +16,7 @@ import (
 
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/bench/spike/sim"
+	"github.com/waitroom/waitroom/internal/dynamotest"
 	"github.com/waitroom/waitroom/internal/runnertest"
 	"github.com/waitroom/waitroom/localrun"
 )
@@ -28,6 +29,7 @@ type scenario struct {
 	Freeze    bool          // SIGSTOP the old primary at the failover
 	Durable   waitroom.DurableWrites
 	Dedup     bool // the order API deduplicates by X-Waitroom-Token-Id
+	Record    bool // the gate's order record on a dynalite (ORDER_RECORD_*: issue 33)
 	Visitors  int  // arriving evenly over Arrive
 	Buyers    int  // of them, entering first and ordering only once the replica lags
 	Rate      float64
@@ -60,6 +62,10 @@ func (sc scenario) start(t testing.TB) *world {
 		"CLIENT_RATE_PER_SEC": "0", "IP_RATE_PER_SEC": "0", "VISITOR_RATE_PER_SEC": "0", "DURABLE_WRITES": string(sc.Durable), "ORDER_TIMEOUT_MS": "5000"}
 	for k, v := range w.topo.env() {
 		env[k] = v
+	}
+	if sc.Record {
+		rec := dynamotest.Start(t).Config()
+		env["ORDER_RECORD_TABLE"], env["ORDER_RECORD_ENDPOINT"] = rec.Table, rec.Endpoint
 	}
 	cfg := runnertest.Config(t, env)
 	var err error

@@ -42,6 +42,10 @@ func perRequestDoc(def Priced) string {
 			"decrypts it at each cold start, one Decrypt at $%.2f per 10,000; cold starts are bounded by %.0f%% of that function's invocations "+
 			"(`cost.ColdStartShare`), warm invocations call nothing. KMS's free 20,000 requests a month are left out", p.KMSRequest.USD*1e4,
 			ColdStartShare*100)},
+		{"DynamoDB (the order record)", fmt.Sprintf("on demand: %d write units an order (the claim before the order goes downstream, and the answer kept "+
+			"for a replay: every order taken to carry an `Idempotency-Key`) at $%.3f per million, and its %d B item stored, with point-in-time "+
+			"recovery, until TTL deletes it (up to %g days after the token: $%.2f + $%.2f per GB-month)", OrderRecordWrites, p.DynamoDBWriteUnit.USD*1e6,
+			OrderRecordItemBytes, TTLDeletionDays, p.DynamoDBStorageGBMonth.USD, p.DynamoDBPITRGBMonth.USD)},
 	}
 	return mdTable([]string{"item", "how"}, rows)
 }
@@ -76,6 +80,7 @@ func idleHowDoc(def Priced) string {
 		{"budgets", fmt.Sprintf("free. Action-enabled budgets beyond the first two cost %s a day.", usd(p.BudgetActionDay.USD))},
 		{"EventBridge", "scheduled rules on the default bus are free"},
 		{"snapshots", "listed when retained; an idle cache holds a few KB, so nothing"},
+		{"DynamoDB (the order record)", "on demand: an idle table bills only its storage and backups, and holds nothing once its tokens' items expire"},
 	}
 	return mdTable([]string{"item", "how"}, rows)
 }

@@ -32,6 +32,7 @@ func pricesDoc(p Prices) string {
 		{"Secrets Manager", p.SecretMonth, 1}, {"KMS", p.KMSKeyMonth, 1}, {"KMS requests", p.KMSRequest, 1e4}, {"AWS Budgets actions", p.BudgetActionDay, 1},
 		{"S3 Standard storage", p.S3StorageGBMonth, 1},
 		{"AWS WAF web ACL", p.WAFWebACLMonth, 1}, {"AWS WAF rule", p.WAFRuleMonth, 1}, {"AWS WAF requests", p.WAFRequest, 1e6},
+		{"DynamoDB writes", p.DynamoDBWriteUnit, 1e6}, {"DynamoDB storage", p.DynamoDBStorageGBMonth, 1}, {"DynamoDB point-in-time recovery", p.DynamoDBPITRGBMonth, 1},
 		{"SQS standard requests", p.SQSStandardRequest, 1e6}, {"SQS FIFO requests", p.SQSFifoRequest, 1e6},
 		{"Data out to the internet", p.InternetOutGB, 1},
 		{"Step Functions Express requests", p.StepFunctionsExpressRequest, 1e6}, {"Step Functions Express duration", p.StepFunctionsExpressGBSecond, 1},

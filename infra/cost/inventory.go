@@ -31,6 +31,7 @@ type Inventory struct {
 	Queues                 []Queue
 	QueueConsumers         []QueueConsumer
 	WebACLs                []WebACL // AWS WAF (edgeRateLimit, on the page's distribution)
+	Tables                 []Table  // DynamoDB (the order record)
 }
 
 // WebACL is an AWS WAF web ACL: a monthly fee, one per rule, and every

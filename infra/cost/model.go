@@ -68,6 +68,7 @@ func Estimate(inv Inventory, m Measured, p Prices, opt Options) (Report, error) 
 	r.PerMillion = append(r.PerMillion, edge...)
 	intake, notes := intakePerMillionItems(inv, fns, m, p)
 	r.PerMillion = append(r.PerMillion, intake...)
+	r.PerMillion = append(r.PerMillion, orderRecordPerMillionItems(inv, p)...)
 	r.Notes = append(r.Notes, notes...)
 	for _, it := range r.Idle {
 		r.IdleMonthlyUSD += it.USD
@@ -178,6 +179,7 @@ func idleItems(inv Inventory, fns roles, m Measured, p Prices) ([]Item, error) {
 	items = append(items, monitoringItems(inv, p)...)
 	items = append(items, networkItems(inv, p)...)
 	items = append(items, intakeIdleItems(inv, p)...)
+	items = append(items, orderRecordIdleItems(inv, p)...)
 	page, err := pageIdleItems(inv, p)
 	if err != nil {
 		return nil, err

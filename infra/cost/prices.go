@@ -46,6 +46,10 @@ type Prices struct {
 	// request it inspects.
 	WAFWebACLMonth, WAFRuleMonth, WAFRequest Price
 
+	// DynamoDB on demand: a write request unit (1 KB), storage and
+	// point-in-time recovery by the GB-month.
+	DynamoDBWriteUnit, DynamoDBStorageGBMonth, DynamoDBPITRGBMonth Price
+
 	// SQS requests (each 64 KB chunk of a payload is one).
 	SQSStandardRequest, SQSFifoRequest Price
 
@@ -76,6 +80,7 @@ const (
 	srcCloudFront  = "https://aws.amazon.com/cloudfront/pricing/"
 	srcS3          = "https://aws.amazon.com/s3/pricing/"
 	srcSQS         = "https://aws.amazon.com/sqs/pricing/"
+	srcDynamoDB    = "https://aws.amazon.com/dynamodb/pricing/on-demand/"
 	srcEC2         = "https://aws.amazon.com/ec2/pricing/on-demand/"
 	srcSteps       = "https://aws.amazon.com/step-functions/pricing/"
 	srcWAF         = "https://aws.amazon.com/waf/pricing/"
@@ -127,6 +132,10 @@ var USEast1 = Prices{
 	WAFWebACLMonth: Price{5.00, "web ACL-month", srcWAF, true},
 	WAFRuleMonth:   Price{1.00, "rule-month", srcWAF, true},
 	WAFRequest:     Price{0.60 / 1e6, "request inspected (allowed or blocked)", srcWAF, true},
+
+	DynamoDBWriteUnit:      Price{0.625 / 1e6, "write request unit (on demand, 1 KB)", srcDynamoDB, true},
+	DynamoDBStorageGBMonth: Price{0.25, "GB-month (Standard table class, beyond 25 GB free)", srcDynamoDB, true},
+	DynamoDBPITRGBMonth:    Price{0.20, "GB-month of continuous backups (point-in-time recovery)", srcDynamoDB, true},
 
 	// Beyond the free first million a month (not counted), first 100 B.
 	SQSStandardRequest: Price{0.40 / 1e6, "request (SQS standard, 64 KB chunk)", srcSQS, false},

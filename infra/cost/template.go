@@ -111,6 +111,10 @@ func (inv *Inventory) add(id string, r resource) error {
 		}
 	case "AWS::ApiGatewayV2::Route":
 		inv.API.routes = append(inv.API.routes, route{key: str(p["RouteKey"], ""), target: p["Target"]})
+	case "AWS::DynamoDB::Table":
+		pitr, _ := p["PointInTimeRecoverySpecification"].(map[string]any)
+		inv.Tables = append(inv.Tables, Table{ID: id, OnDemand: p["BillingMode"] == "PAY_PER_REQUEST",
+			PointInTimeRecovery: pitr != nil && pitr["PointInTimeRecoveryEnabled"] == true})
 	case "AWS::SQS::Queue":
 		inv.Queues = append(inv.Queues, Queue{ID: id, Fifo: p["FifoQueue"] == true || p["FifoQueue"] == "true"})
 	case "AWS::Lambda::EventSourceMapping":

@@ -87,6 +87,7 @@ func (e Env) API() *awslambda.API {
 	if e.Config.OrderAPIURL != "" {
 		api.Orders = orderapi.New(e.Config.OrderAPIURL, e.Config.OrderTimeout)
 	}
+
 	return api
 }
 

@@ -9,6 +9,19 @@ type FailoverResults struct {
 	Seconds   float64            `json:"seconds"`
 	Scenarios []FailoverScenario `json:"scenarios"`
 	WaitCost  FailoverWaitCost   `json:"waitCost"`
+	// RecordCost is what the order record adds to an order (issue 33).
+	RecordCost FailoverRecordCost `json:"recordCost"`
+}
+
+// FailoverRecordCost is the order record's claim (one conditional PutItem)
+// per order, timed against a local DynamoDB-compatible server: what the
+// record adds to the order path.
+type FailoverRecordCost struct {
+	Server string  `json:"server"`
+	Calls  int     `json:"calls"`
+	P50    float64 `json:"p50Ms"`
+	P95    float64 `json:"p95Ms"`
+	P99    float64 `json:"p99Ms"`
 }
 
 // FailoverScenario is one failover under traffic and what it cost.
@@ -18,9 +31,10 @@ type FailoverScenario struct {
 	Topology      string  `json:"topology"` // "primary and replica" | "cluster"
 	Failover      string  `json:"failover"` // how the replica was promoted
 	DurableWrites string  `json:"durableWrites"`
-	OrderDedup    bool    `json:"orderDedup"` // the order API deduplicates by X-Waitroom-Token-Id
-	LagMs         float64 `json:"lagMs"`      // how long the replica received nothing before the failover
-	Frozen        bool    `json:"frozen"`     // the old primary was frozen (SIGSTOP) at the failover
+	OrderDedup    bool    `json:"orderDedup"`  // the order API deduplicates by X-Waitroom-Token-Id
+	OrderRecord   bool    `json:"orderRecord"` // the gate's durable order record (DynamoDB; dynalite here) is on
+	LagMs         float64 `json:"lagMs"`       // how long the replica received nothing before the failover
+	Frozen        bool    `json:"frozen"`      // the old primary was frozen (SIGSTOP) at the failover
 	Visitors      int     `json:"visitors"`
 	RatePerSec    float64 `json:"ratePerSec"`
 
