@@ -71,8 +71,11 @@ func (c Config) FunctionEnv() map[string]string {
 		"QUEUE_CAPACITY":          strconv.Itoa(c.Crowd),
 		"ORDER_TIMEOUT_MS":        "5000",
 		// The scenario's rooms are fresh random names nobody created with
-		// the admin API: the functions must accept any room.
-		"OPEN_ROOMS": "true",
+		// the admin API: the functions must accept any room, and the
+		// order gate sell in any (ORDER_ROOMS=*, since issue 32 no longer
+		// the default).
+		"OPEN_ROOMS":  "true",
+		"ORDER_ROOMS": "*",
 		// The crowd's places are checked one by one (1 to Crowd): every
 		// enter queues, where instant admission would let the first batch's
 		// worth of an empty room straight in. Instant admission is tested on
