@@ -78,6 +78,13 @@ func Unavailable(cause error) *Error {
 	return &Error{Code: EUnavailable, Message: "the waiting room is briefly unavailable, please retry", RetryAfter: 5 * time.Second, Err: cause}
 }
 
+// TokenUsed is the gate's answer for an entry token that cannot order:
+// not the caller's, expired, or used (by the store's record or, after a
+// failover lost that, the durable order record's).
+func TokenUsed() *Error {
+	return Errorf(ETokenInvalid, "the entry token is not valid for you: it may have expired or been used; join the line again")
+}
+
 // Status is where a user stands in a room.
 type Status string
 

@@ -82,7 +82,7 @@ func (a *API) used(ctx context.Context, lease waitroom.Lease, prior *waitroom.Pr
 	}
 	a.unlock(ctx, lease)
 	a.Metrics.Record(lease.Room, metrics.Of(metrics.TokensRejected, metrics.Count, 1))
-	return errorResponse(waitroom.Errorf(waitroom.ETokenInvalid, "the entry token is not valid for you: it may have expired or been used; join the line again"))
+	return errorResponse(waitroom.TokenUsed())
 }
 
 // keep stores a keyed order's answer in the record, for a replay after a

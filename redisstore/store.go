@@ -716,7 +716,7 @@ func (s *Store) BeginOrder(ctx context.Context, o waitroom.OrderAttempt) (waitro
 	case "BUSY":
 		return waitroom.Lease{}, waitroom.Errorf(waitroom.EOrderInProgress, "another order of yours is in progress; wait for it to finish")
 	default:
-		return waitroom.Lease{}, waitroom.Errorf(waitroom.ETokenInvalid, "the entry token is not valid for you: it may have expired or been used; join the line again")
+		return waitroom.Lease{}, waitroom.TokenUsed()
 	}
 }
 
