@@ -53,13 +53,13 @@ const (
 	ChallengePoW ChallengeMode = "pow" // new visitors need a solved challenge
 )
 
-// DefaultChallengeBits is CHALLENGE_BITS' default and maxChallengeBits its
+// DefaultChallengeBits is CHALLENGE_BITS' default and MaxChallengeBits its
 // ceiling; BENCHMARKS.md ("Proof of work", make bench-challenge) has the
 // measurements behind the default, docs/design.md ("Proof of work for new
 // visitors") the choice. 1 bit is allowed for tests, which cannot wait.
 const (
 	DefaultChallengeBits = 16
-	maxChallengeBits     = 24
+	MaxChallengeBits     = 24
 )
 
 // challengeMAC domain-separates challenges from tickets and receipts
@@ -92,7 +92,7 @@ func (k TicketKeys) NewChallenge(room string, bits int, expires time.Time) (Chal
 	if k.Current == nil {
 		return Challenge{}, errors.New("challenge: no signing key")
 	}
-	if !ValidRoom(room) || bits < 1 || bits > maxChallengeBits {
+	if !ValidRoom(room) || bits < 1 || bits > MaxChallengeBits {
 		return Challenge{}, fmt.Errorf("challenge: room or bits cannot be signed")
 	}
 	var b [16]byte
@@ -216,17 +216,3 @@ func refusedSolution(reason string) error {
 
 // ErrChallengeSpent is a solution whose challenge already made a visitor.
 var ErrChallengeSpent = refusedSolution("already used")
-
-func (r *envReader) challenge(anonymous bool) (ChallengeMode, int) {
-	mode := ChallengeMode(strings.ToLower(r.str("CHALLENGE", string(ChallengeOff))))
-	bits := int(r.integer("CHALLENGE_BITS", DefaultChallengeBits, 1, maxChallengeBits))
-	switch {
-	case mode != ChallengeOff && mode != ChallengePoW:
-		r.fail("CHALLENGE", fmt.Sprintf("must be off or pow, got %q", mode))
-		return ChallengeOff, bits
-	case mode == ChallengePoW && !anonymous:
-		// Only new anonymous visitors are asked to solve one.
-		r.fail("CHALLENGE", "is pow but ANONYMOUS_VISITORS is not true: it would guard nothing")
-	}
-	return mode, bits
-}

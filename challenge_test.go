@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/envconfig"
 )
 
 // solved signs a challenge of bits for room and solves it.
@@ -161,7 +162,7 @@ func TestChallengeVariables(t *testing.T) {
 		{map[string]string{"CHALLENGE": " POW ", "CHALLENGE_BITS": "1"}, waitroom.ChallengePoW, 1},
 		{map[string]string{"CHALLENGE": "off", "CHALLENGE_BITS": "24"}, waitroom.ChallengeOff, 24},
 	} {
-		c, err := waitroom.LoadConfig(env(tc.kv), waitroom.LocalDefaults)
+		c, err := envconfig.Load(env(tc.kv), envconfig.Local)
 		if err != nil || c.Visitor.Challenge != tc.mode || c.Visitor.ChallengeBits != tc.bits {
 			t.Errorf("%v: %q %d %v; want %q %d", tc.kv, c.Visitor.Challenge, c.Visitor.ChallengeBits, err, tc.mode, tc.bits)
 		}
@@ -172,7 +173,7 @@ func TestChallengeVariables(t *testing.T) {
 			{"CHALLENGE_BITS": "sixteen"}, {"CHALLENGE": "pow", "CHALLENGE_BITS": "-1"}},
 	} {
 		for _, kv := range bad {
-			_, err := waitroom.LoadConfig(env(kv), waitroom.LocalDefaults)
+			_, err := envconfig.Load(env(kv), envconfig.Local)
 			if err == nil || !strings.Contains(err.Error(), name) {
 				t.Errorf("%v: err %v, want one naming %s", kv, err, name)
 			}

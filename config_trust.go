@@ -54,47 +54,10 @@ type StreamCaps struct {
 // Defaults of the stream caps: a household or an office opens a handful of
 // tabs (one stream per room and identity), and 10,000 streams take about
 // 0.4 GB and as many file descriptors (docs/design.md, "Live updates").
-// streamsMax bounds both: a million open streams is more memory and
+// StreamsMax bounds both: a million open streams is more memory and
 // descriptors than one process should be asked to hold.
 const (
 	DefaultStreamsPerIP = 10
 	DefaultMaxStreams   = 10_000
-	streamsMax          = 1_000_000
+	StreamsMax          = 1_000_000
 )
-
-func (r *envReader) trust(d Defaults) TrustConfig {
-	return TrustConfig{EntryTokens: r.entryTokenKeys(d), Limits: Limits{
-		ClientRatePerSec:  r.float("CLIENT_RATE_PER_SEC", DefaultClientRatePerSec, 0, 1e6),
-		ClientBurst:       r.integer("CLIENT_BURST", DefaultClientBurst, 1, 1e9),
-		IPRatePerSec:      r.float("IP_RATE_PER_SEC", DefaultIPRatePerSec, 0, 1e9),
-		IPBurst:           r.integer("IP_BURST", DefaultIPBurst, 1, 1e9),
-		VisitorRatePerSec: r.float("VISITOR_RATE_PER_SEC", DefaultVisitorRatePerSec, 0, 1e6),
-		VisitorBurst:      r.integer("VISITOR_BURST", DefaultVisitorBurst, 1, 1e9),
-	}, Streams: StreamCaps{
-		PerIP: int(r.integer("STREAMS_PER_IP", DefaultStreamsPerIP, 0, streamsMax)),
-		Max:   int(r.integer("MAX_STREAMS", DefaultMaxStreams, 1, streamsMax)),
-	}}
-}
-
-// entryTokenKeys reads ENTRY_TOKEN_KEYS (the seeds: sign and verify) or
-// ENTRY_TOKEN_PUBLIC_KEYS (their public keys: verify only, for a process
-// such as the order gate that must not be able to mint tokens). One of the
-// two at most, and a process that signs takes the seeds alone.
-func (r *envReader) entryTokenKeys(d Defaults) entrytoken.Keys {
-	issuer := r.str("ENTRY_TOKEN_ISSUER", DefaultEntryTokenIssuer)
-	seeds, public := r.str("ENTRY_TOKEN_KEYS", ""), r.str("ENTRY_TOKEN_PUBLIC_KEYS", "")
-	name, parse := "ENTRY_TOKEN_KEYS", entrytoken.ParseKeys
-	switch {
-	case seeds != "" && public != "":
-		r.fail("ENTRY_TOKEN_PUBLIC_KEYS", "is set with ENTRY_TOKEN_KEYS: set one, ENTRY_TOKEN_KEYS where tokens are signed, ENTRY_TOKEN_PUBLIC_KEYS where they are only verified")
-	case public != "" && d.SignsEntryTokens:
-		r.fail("ENTRY_TOKEN_PUBLIC_KEYS", "only verifies entry tokens, and this process signs them: give it ENTRY_TOKEN_KEYS (the seeds) instead")
-	case public != "":
-		name, parse, seeds = "ENTRY_TOKEN_PUBLIC_KEYS", entrytoken.ParsePublicKeys, public
-	}
-	keys, err := parse(seeds, issuer)
-	if err != nil {
-		r.fail(name, err.Error()) // the error never quotes the value
-	}
-	return keys
-}

@@ -1,8 +1,6 @@
 package waitroom
 
 import (
-	"net/http"
-	"strings"
 	"time"
 )
 
@@ -34,42 +32,3 @@ const (
 	DefaultTicketTTLSeconds    = 3600
 	DefaultTicketMaxAgeSeconds = 86400
 )
-
-// unforwardable headers describe this hop, not the buyer, or are set by the
-// gate itself (the user id must come from the gate, never from the caller).
-var unforwardable = map[string]bool{"Connection": true, "Content-Length": true, "Host": true, "Transfer-Encoding": true,
-	"Upgrade": true, "Te": true, "Trailer": true, "Keep-Alive": true, "Proxy-Authorization": true, "Proxy-Connection": true,
-	"X-User-Id": true, "Idempotency-Key": true, "Content-Type": true, "Cookie": true,
-	"X-Waitroom-Room": true, "X-Waitroom-User": true, "X-Waitroom-Token-Id": true}
-
-func (r *envReader) visitors(d Defaults) VisitorConfig {
-	v := VisitorConfig{
-		Anonymous:    r.boolean("ANONYMOUS_VISITORS", d.AnonymousVisitors),
-		TicketTTL:    time.Duration(r.integer("TICKET_TTL_SECONDS", DefaultTicketTTLSeconds, 60, 7*86_400)) * time.Second,
-		TicketMaxAge: time.Duration(r.integer("TICKET_MAX_AGE_SECONDS", DefaultTicketMaxAgeSeconds, 60, 30*86_400)) * time.Second,
-		ContinueURL:  r.str("CONTINUE_URL", ""),
-	}
-	v.Challenge, v.ChallengeBits = r.challenge(v.Anonymous)
-	keys, err := ParseTicketKeys(r.str("TICKET_SECRET", ""))
-	if err != nil {
-		r.fail("TICKET_SECRET", err.Error()) // the error never quotes the value
-	}
-	v.Tickets = keys
-	if v.Anonymous && !keys.Enabled() && !d.GenerateTicketSecret {
-		r.fail("TICKET_SECRET", "is required when ANONYMOUS_VISITORS is true")
-	}
-	if v.ContinueURL != "" && !strings.HasPrefix(v.ContinueURL, "/") {
-		r.url("CONTINUE_URL", strings.ReplaceAll(v.ContinueURL, "{entryToken}", "t"), "http", "https")
-	}
-	for _, name := range strings.Split(r.str("ORDER_FORWARD_HEADERS", ""), ",") {
-		name = http.CanonicalHeaderKey(strings.TrimSpace(name))
-		switch {
-		case name == "":
-		case unforwardable[name] || !printable(name, 64) || strings.ContainsAny(name, " :"):
-			r.fail("ORDER_FORWARD_HEADERS", "names a header that cannot be forwarded: "+name)
-		default:
-			v.ForwardHeaders = append(v.ForwardHeaders, name)
-		}
-	}
-	return v
-}

@@ -16,7 +16,7 @@ func ValidRoom(name string) bool { return roomPattern.MatchString(name) }
 
 // CheckUser validates a user id: 1 to 128 printable ASCII characters.
 func CheckUser(id string) error {
-	if !printable(id, 128) {
+	if !Printable(id, 128) {
 		return Errorf(EInvalidUser, "a user id is 1 to 128 printable ASCII characters")
 	}
 	return nil
@@ -26,7 +26,7 @@ func CheckUser(id string) error {
 // source's namespace (a prefix of at most 2 characters, awslambda's
 // identity), so at most 130 printable ASCII characters.
 func CheckStoreUser(user string) error {
-	if !printable(user, 130) {
+	if !Printable(user, 130) {
 		return Errorf(EInvalidUser, "a user is 1 to 130 printable ASCII characters")
 	}
 	return nil
@@ -34,13 +34,15 @@ func CheckStoreUser(user string) error {
 
 // CheckIdempotencyKey validates an Idempotency-Key: 1 to 128 printable ASCII characters.
 func CheckIdempotencyKey(key string) error {
-	if !printable(key, 128) {
+	if !Printable(key, 128) {
 		return Errorf(EInvalidIdemKey, "Idempotency-Key must be 1 to 128 printable ASCII characters")
 	}
 	return nil
 }
 
-func printable(s string, max int) bool {
+// Printable reports whether s is 1 to max visible ASCII characters or
+// spaces: what an identifier or a header value may hold.
+func Printable(s string, max int) bool {
 	if len(s) == 0 || len(s) > max {
 		return false
 	}

@@ -143,30 +143,3 @@ func invalidReceipt(reason string) *Error {
 	return &Error{Code: EInvalidReceipt, Message: "your entry could not be confirmed; join the line again",
 		Err: errors.New("receipt " + reason)}
 }
-
-func (r *envReader) intake() Intake {
-	switch m := Intake(strings.ToLower(r.str("INTAKE", string(DefaultIntake)))); m {
-	case IntakeDirect, IntakeBroker, IntakeFallback:
-		return m
-	default:
-		r.fail("INTAKE", fmt.Sprintf("must be direct, broker or fallback, got %q", m))
-		return DefaultIntake
-	}
-}
-
-// intakeNeeds checks what the broker modes need: a queue, and a key to
-// sign receipts with.
-func (r *envReader) intakeNeeds(c Config, d Defaults) {
-	if c.IntakeQueueURL != "" {
-		r.url("INTAKE_QUEUE_URL", c.IntakeQueueURL, "http", "https")
-	}
-	if c.Intake == IntakeDirect {
-		return
-	}
-	if c.IntakeQueueURL == "" {
-		r.fail("INTAKE_QUEUE_URL", "is required when INTAKE is "+string(c.Intake))
-	}
-	if !c.Visitor.Tickets.Enabled() && !d.GenerateTicketSecret {
-		r.fail("TICKET_SECRET", "is required when INTAKE is "+string(c.Intake)+" (it signs receipts)")
-	}
-}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/envconfig"
 )
 
 func TestReceiptSignVerify(t *testing.T) {
@@ -70,7 +71,7 @@ func TestIntakeConfig(t *testing.T) {
 		}
 		return m
 	}
-	c, err := waitroom.LoadConfig(env(with("INTAKE", "fallback", "INTAKE_QUEUE_URL", "https://sqs.eu-west-1.amazonaws.com/1/q.fifo")), waitroom.FunctionDefaults)
+	c, err := envconfig.Load(env(with("INTAKE", "fallback", "INTAKE_QUEUE_URL", "https://sqs.eu-west-1.amazonaws.com/1/q.fifo")), envconfig.Function)
 	if err != nil || c.Intake != waitroom.IntakeFallback {
 		t.Fatalf("fallback: %+v %v", c.Intake, err)
 	}
@@ -80,7 +81,7 @@ func TestIntakeConfig(t *testing.T) {
 		"INTAKE_QUEUE_URL \"q\" is not":     {"INTAKE", "broker", "INTAKE_QUEUE_URL", "q"},
 		"TICKET_SECRET is required when IN": {"INTAKE", "broker", "INTAKE_QUEUE_URL", "http://127.0.0.1:1/q", "TICKET_SECRET", ""},
 	} {
-		if _, err := waitroom.LoadConfig(env(with(kv...)), waitroom.FunctionDefaults); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := envconfig.Load(env(with(kv...)), envconfig.Function); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%v: %v, want %q", kv, err, want)
 		}
 	}

@@ -58,23 +58,6 @@ func TestReopenClearsTheClosingMessage(t *testing.T) {
 	}
 }
 
-func TestLoadConfigRoomsAndAdmin(t *testing.T) {
-	env := func(m map[string]string) func(string) (string, bool) {
-		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
-	}
-	c, err := LoadConfig(env(map[string]string{"REDIS_URL": "redis://h:6379"}), FunctionDefaults)
-	if err != nil || c.OpenRooms || c.AdminToken != "" {
-		t.Fatalf("functions: closed rooms by default: %+v %v", c, err)
-	}
-	if c, err = LoadConfig(env(nil), LocalDefaults); err != nil || !c.OpenRooms {
-		t.Fatalf("local runner: open rooms by default: %+v %v", c, err)
-	}
-	_, err = LoadConfig(env(map[string]string{"ADMIN_TOKEN": "short-secret"}), LocalDefaults)
-	if err == nil || !strings.Contains(err.Error(), "ADMIN_TOKEN must be 16 to 512") || strings.Contains(err.Error(), "short-secret") {
-		t.Fatalf("a short ADMIN_TOKEN: %v", err)
-	}
-}
-
 func TestPollingWhenNothingMoves(t *testing.T) {
 	tiers, err := ParsePollTiers("60:10000,10:5000,0:2000")
 	if err != nil {

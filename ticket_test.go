@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/envconfig"
 )
 
 func keyOf(t *testing.T, fill byte) string {
@@ -224,16 +225,16 @@ func TestParseTicketKeys(t *testing.T) {
 
 func TestVisitorConfig(t *testing.T) {
 	secret := keyOf(t, 5)
-	_, err := waitroom.LoadConfig(env(map[string]string{"REDIS_URL": "redis://x:6379", "ANONYMOUS_VISITORS": "true"}), waitroom.FunctionDefaults)
+	_, err := envconfig.Load(env(map[string]string{"REDIS_URL": "redis://x:6379", "ANONYMOUS_VISITORS": "true"}), envconfig.Function)
 	if err == nil || !strings.Contains(err.Error(), "TICKET_SECRET") {
 		t.Errorf("anonymous visitors without a key: %v", err)
 	}
-	_, err = waitroom.LoadConfig(env(map[string]string{"REDIS_URL": "redis://x:6379", "TICKET_SECRET": secret[:20]}), waitroom.FunctionDefaults)
+	_, err = envconfig.Load(env(map[string]string{"REDIS_URL": "redis://x:6379", "TICKET_SECRET": secret[:20]}), envconfig.Function)
 	if err == nil || strings.Contains(err.Error(), secret[:20]) {
 		t.Errorf("short key: %v (must fail without quoting it)", err)
 	}
-	c, err := waitroom.LoadConfig(env(map[string]string{"REDIS_URL": "redis://x:6379", "ANONYMOUS_VISITORS": "true", "TICKET_SECRET": secret,
-		"TICKET_TTL_SECONDS": "120", "CONTINUE_URL": "https://shop.example/checkout?t={entryToken}", "ORDER_FORWARD_HEADERS": "x-shop-session, X-Trace"}), waitroom.FunctionDefaults)
+	c, err := envconfig.Load(env(map[string]string{"REDIS_URL": "redis://x:6379", "ANONYMOUS_VISITORS": "true", "TICKET_SECRET": secret,
+		"TICKET_TTL_SECONDS": "120", "CONTINUE_URL": "https://shop.example/checkout?t={entryToken}", "ORDER_FORWARD_HEADERS": "x-shop-session, X-Trace"}), envconfig.Function)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,11 +243,11 @@ func TestVisitorConfig(t *testing.T) {
 		t.Errorf("visitor config %+v", v)
 	}
 	for name, value := range map[string]string{"ORDER_FORWARD_HEADERS": "X-User-Id", "CONTINUE_URL": "ftp://x/{entryToken}", "TICKET_TTL_SECONDS": "5"} {
-		if _, err := waitroom.LoadConfig(env(map[string]string{"REDIS_URL": "redis://x:6379", name: value}), waitroom.FunctionDefaults); err == nil || !strings.Contains(err.Error(), name) {
+		if _, err := envconfig.Load(env(map[string]string{"REDIS_URL": "redis://x:6379", name: value}), envconfig.Function); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s=%s: %v", name, value, err)
 		}
 	}
-	local, err := waitroom.LoadConfig(env(nil), waitroom.LocalDefaults)
+	local, err := envconfig.Load(env(nil), envconfig.Local)
 	if err != nil || !local.Visitor.Anonymous || local.Visitor.TicketTTL != waitroom.DefaultTicketTTLSeconds*time.Second {
 		t.Errorf("local defaults %+v, %v", local.Visitor, err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/awslambda"
+	"github.com/waitroom/waitroom/envconfig"
 	"github.com/waitroom/waitroom/internal/openapitest"
 	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/orderapi"
@@ -73,12 +74,12 @@ type harness struct {
 func newHarness(t testing.TB, engine redistest.Engine, mutate ...func(*waitroom.Config)) *harness {
 	t.Helper()
 	srv := engine.Start(t)
-	cfg, err := waitroom.LoadConfig(func(k string) (string, bool) {
+	cfg, err := envconfig.Load(func(k string) (string, bool) {
 		if k == "REDIS_URL" {
 			return srv.URL(), true
 		}
 		return "", false
-	}, waitroom.LocalDefaults)
+	}, envconfig.Local)
 	if err != nil {
 		t.Fatal(err)
 	}

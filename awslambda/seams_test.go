@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/envconfig"
 	"github.com/waitroom/waitroom/internal/linetest"
 	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/redisstore"
@@ -50,7 +51,7 @@ func TestReceiptNeverOverridesAnIdentity(t *testing.T) {
 func visitorsFromEnv(t *testing.T, kv map[string]string) func(*waitroom.Config) {
 	return func(c *waitroom.Config) {
 		kv["TICKET_SECRET"] = "MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDE="
-		loaded, err := waitroom.LoadConfig(func(k string) (string, bool) { v, ok := kv[k]; return v, ok }, waitroom.LocalDefaults)
+		loaded, err := envconfig.Load(func(k string) (string, bool) { v, ok := kv[k]; return v, ok }, envconfig.Local)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -250,7 +251,7 @@ func TestLimiterRefusesWhenItCannotWriteOnRedisServer(t *testing.T) {
 func fromEnv(t *testing.T, kv map[string]string) func(*waitroom.Config) {
 	return func(c *waitroom.Config) {
 		kv["REDIS_URL"], kv["TICKET_SECRET"] = c.RedisURL, "MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDE="
-		loaded, err := waitroom.LoadConfig(func(k string) (string, bool) { v, ok := kv[k]; return v, ok }, waitroom.LocalDefaults)
+		loaded, err := envconfig.Load(func(k string) (string, bool) { v, ok := kv[k]; return v, ok }, envconfig.Local)
 		if err != nil {
 			t.Fatal(err)
 		}

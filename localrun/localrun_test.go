@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/waitroom/waitroom/envconfig"
 	"github.com/waitroom/waitroom/internal/runnertest"
 
-	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/internal/openapitest"
 	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/localrun"
@@ -201,10 +201,10 @@ func batchesRun(t *testing.T, srv *redistest.Server) int64 {
 func TestIdleAdmissionPacingOnRedisServer(t *testing.T) {
 	srv := redistest.Start(t)
 	const interval = 100 * time.Millisecond
-	cfg, err := waitroom.LoadConfig(func(k string) (string, bool) {
+	cfg, err := envconfig.Load(func(k string) (string, bool) {
 		v, ok := map[string]string{"REDIS_URL": srv.URL(), "ADDR": "127.0.0.1:0", "ADMIT_INTERVAL_MS": "100"}[k]
 		return v, ok
-	}, waitroom.LocalDefaults)
+	}, envconfig.Local)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/awslambda"
+	"github.com/waitroom/waitroom/envconfig"
 	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/redisstore"
 )
@@ -99,7 +100,7 @@ func serveEvents(t *testing.T, engine redistest.Engine, env map[string]string, t
 	if _, ok := env["INSTANT_ADMIT"]; !ok {
 		env["INSTANT_ADMIT"] = "false"
 	}
-	cfg, err := waitroom.LoadConfig(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, waitroom.LocalDefaults)
+	cfg, err := envconfig.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, envconfig.Local)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/bench/spike/sim"
+	"github.com/waitroom/waitroom/envconfig"
 	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/localrun"
 	"github.com/waitroom/waitroom/redisstore"
@@ -70,7 +71,7 @@ func measure(t *testing.T, mode string) (sim.NotifyResult, string) {
 	if mode == sim.NotifySSEElsewhere {
 		localRate = "0.001" // this process admits one visitor in 1000 s; another admits the rest
 	}
-	cfg, err := waitroom.LoadConfig(func(k string) (string, bool) {
+	cfg, err := envconfig.Load(func(k string) (string, bool) {
 		v, ok := map[string]string{"REDIS_URL": srv.URL(), "ADDR": "127.0.0.1:0", "ADMIT_RATE_PER_SEC": localRate,
 			"ADMIT_INTERVAL_MS":       strconv.Itoa(waitroom.DefaultAdmitIntervalMs),
 			"ENTRY_TOKEN_TTL_SECONDS": strconv.Itoa(int(tokenTTL.Seconds())),
@@ -78,7 +79,7 @@ func measure(t *testing.T, mode string) (sim.NotifyResult, string) {
 			// behind a proxy: the per-address cap would refuse all but 10.
 			"STREAMS_PER_IP": "0"}[k]
 		return v, ok
-	}, waitroom.LocalDefaults)
+	}, envconfig.Local)
 	if err != nil {
 		t.Fatal(err)
 	}

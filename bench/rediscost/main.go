@@ -104,6 +104,7 @@ import (
 
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/bench/spike/sim"
+	"github.com/waitroom/waitroom/envconfig"
 )
 
 func main() {
@@ -159,12 +160,12 @@ func (p params) validate() error {
 // default), the limiter at its defaults. Its REDIS_URL, which the
 // functions require, is a placeholder: a Store takes its client.
 func storeConfig() (waitroom.Config, error) {
-	cfg, err := waitroom.LoadConfig(func(k string) (string, bool) {
+	cfg, err := envconfig.Load(func(k string) (string, bool) {
 		if k == "REDIS_URL" {
 			return "redis://127.0.0.1:6379", true
 		}
 		return "", false
-	}, waitroom.FunctionDefaults)
+	}, envconfig.Function)
 	cfg.Trust.Limits = waitroom.Limits{ClientRatePerSec: waitroom.DefaultClientRatePerSec, ClientBurst: waitroom.DefaultClientBurst,
 		IPRatePerSec: waitroom.DefaultIPRatePerSec, IPBurst: waitroom.DefaultIPBurst}
 	// The fills build lines: with instant admission the first batch's worth
@@ -338,7 +339,7 @@ func (b *bench) method() sim.RedisCostMethod {
 		AdmitSleepMs: float64(admitPause(cfg)) / float64(time.Millisecond), AdmitWarmupS: admitWarmup.Seconds(), AdmitWarmups: b.admitWarmups(), FillPerSec: paceChunk, FillSeconds: b.fillSeconds, Limits: cfg.Trust.Limits,
 		Room: fmt.Sprintf("one operator-created room, rate %g/s, %d ms batches (%g users a batch), entry tokens %d s", cfg.AdmitRatePerSec,
 			cfg.AdmitInterval.Milliseconds(), cfg.BatchSize(), int(cfg.EntryTokenTTL.Seconds())),
-		Config: "waitroom.LoadConfig with the functions' defaults, OPEN_ROOMS=false among them, and INSTANT_ADMIT=false (the fills build lines)",
+		Config: "envconfig.Load with the functions' defaults, OPEN_ROOMS=false among them, and INSTANT_ADMIT=false (the fills build lines)",
 		Text: "the line filled on a plain redis-server through redisstore.Store, its snapshot loaded by redis-server under valgrind --tool=callgrind; " +
 			"per operation, warm-up calls, then the measured calls in windows " +
 			"(preps, callgrind_control --zero, calls, callgrind_control --dump) through one go-redis connection and redisstore.Store; " +

@@ -10,13 +10,13 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/envconfig"
 	"github.com/waitroom/waitroom/localrun"
 )
 
 func main() {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	cfg, err := waitroom.LoadConfig(os.LookupEnv, waitroom.LocalDefaults)
+	cfg, err := envconfig.FromEnv(envconfig.Local)
 	if err != nil {
 		log.Error("bad configuration", "err", err)
 		os.Exit(2)

@@ -494,7 +494,7 @@ var mutations = []Mutation{
 	{Name: "challenge.go: a challenge one bit easier than the room asks accepted", File: "challenge.go",
 		From: "if err != nil || n < minBits {", To: "if err != nil || n < minBits-1 {", Pkgs: domain, Hint: `^TestChallengeDifficultyEdges$`},
 	{Name: "challenge.go: a challenge above 24 bits signed", File: "challenge.go",
-		From: "bits < 1 || bits > maxChallengeBits {", To: "bits < 1 || bits > maxChallengeBits+1 {", Pkgs: domain, Hint: `^TestChallengeDifficultyEdges$`},
+		From: "bits < 1 || bits > MaxChallengeBits {", To: "bits < 1 || bits > MaxChallengeBits+1 {", Pkgs: domain, Hint: `^TestChallengeDifficultyEdges$`},
 	{Name: "challenge.go (awslambda): the handler asks one bit less than CHALLENGE_BITS", File: "awslambda/challenge.go",
 		From: "a.challengeBits(), now)", To: "a.challengeBits()-1, now)", Pkgs: handlers, Hint: `^TestBadSolutionsCreateNothing$`},
 	{Name: "api.go: the default random source constant", File: "awslambda/api.go",

@@ -13,6 +13,7 @@ import (
 	"github.com/waitroom/waitroom/awslambda"
 	"github.com/waitroom/waitroom/e2e/gateway"
 	"github.com/waitroom/waitroom/e2e/scenario"
+	"github.com/waitroom/waitroom/envconfig"
 	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/orderapi"
 	"github.com/waitroom/waitroom/redisstore"
@@ -53,7 +54,7 @@ func functionError(err error) (gateway.Result, error) {
 }
 
 func newInProcess(t *testing.T, env map[string]string) *inProcess {
-	cfg, err := waitroom.LoadConfig(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, waitroom.FunctionDefaults)
+	cfg, err := envconfig.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, envconfig.Function)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,11 +4,11 @@ package main
 import (
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/envconfig"
 	"github.com/waitroom/waitroom/internal/lambdaenv"
 )
 
 func main() {
-	env := lambdaenv.Load(waitroom.FunctionDefaults)
+	env := lambdaenv.Load(envconfig.Function)
 	lambda.Start(env.AdmitHandler())
 }

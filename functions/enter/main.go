@@ -4,12 +4,12 @@ package main
 import (
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/awslambda"
+	"github.com/waitroom/waitroom/envconfig"
 	"github.com/waitroom/waitroom/internal/lambdaenv"
 )
 
 func main() {
-	env := lambdaenv.Load(waitroom.SigningDefaults)
+	env := lambdaenv.Load(envconfig.Signing)
 	lambda.Start(awslambda.HTTPFunction(env.EnterAPI().Enter))
 }

@@ -6,12 +6,12 @@ package main
 import (
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/awslambda"
+	"github.com/waitroom/waitroom/envconfig"
 	"github.com/waitroom/waitroom/internal/lambdaenv"
 )
 
 func main() {
-	env := lambdaenv.Load(waitroom.FunctionDefaults)
+	env := lambdaenv.Load(envconfig.Function)
 	lambda.Start(awslambda.ConsumeFunction(env.Consumer()))
 }

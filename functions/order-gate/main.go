@@ -8,14 +8,14 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/awslambda"
+	"github.com/waitroom/waitroom/envconfig"
 	"github.com/waitroom/waitroom/internal/lambdaenv"
 	"github.com/waitroom/waitroom/orderrecord"
 )
 
 func main() {
-	env := lambdaenv.Load(waitroom.OrderGateDefaults) // ORDER_API_URL is required here
+	env := lambdaenv.Load(envconfig.OrderGate) // ORDER_API_URL is required here
 	api := env.API()
 	// The order record (ORDER_RECORD_TABLE, set by the stack) is the gate's
 	// alone: only this function links the DynamoDB client.

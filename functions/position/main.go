@@ -5,13 +5,13 @@ package main
 import (
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/awslambda"
+	"github.com/waitroom/waitroom/envconfig"
 	"github.com/waitroom/waitroom/internal/lambdaenv"
 )
 
 func main() {
-	env := lambdaenv.Load(waitroom.SigningDefaults)
+	env := lambdaenv.Load(envconfig.Signing)
 	api := env.API()
 	lambda.Start(awslambda.HTTPFunction(api.WithJWKS(api.Position)))
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/envconfig"
 	"github.com/waitroom/waitroom/internal/elasticacheiam"
 	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/redisstore"
@@ -51,7 +52,7 @@ func (s iamServer) accept(t *testing.T, token string) {
 
 func storeWith(t *testing.T, url string, p redisstore.CredentialsProvider) (*redisstore.Store, redis.UniversalClient) {
 	t.Helper()
-	cfg, err := waitroom.LoadConfig(func(k string) (string, bool) { return map[string]string{"REDIS_URL": url}[k], k == "REDIS_URL" }, waitroom.FunctionDefaults)
+	cfg, err := envconfig.Load(func(k string) (string, bool) { return map[string]string{"REDIS_URL": url}[k], k == "REDIS_URL" }, envconfig.Function)
 	if err != nil {
 		t.Fatal(err)
 	}

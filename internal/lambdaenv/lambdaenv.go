@@ -14,6 +14,7 @@ import (
 
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/awslambda"
+	"github.com/waitroom/waitroom/envconfig"
 	"github.com/waitroom/waitroom/internal/elasticacheiam"
 	"github.com/waitroom/waitroom/metrics"
 	"github.com/waitroom/waitroom/orderapi"
@@ -31,7 +32,7 @@ type Env struct {
 // Load reads the environment with the function's defaults (which variables
 // it requires) or exits the process: Lambda reports an init failure, and the
 // log line says which variable is wrong.
-func Load(d waitroom.Defaults) Env {
+func Load(d envconfig.Defaults) Env {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	env, err := load(context.Background(), log, d)
 	if err != nil {
@@ -42,8 +43,8 @@ func Load(d waitroom.Defaults) Env {
 	return env
 }
 
-func load(ctx context.Context, log *slog.Logger, d waitroom.Defaults) (Env, error) {
-	cfg, err := waitroom.LoadConfig(os.LookupEnv, d)
+func load(ctx context.Context, log *slog.Logger, d envconfig.Defaults) (Env, error) {
+	cfg, err := envconfig.FromEnv(d)
 	if err != nil {
 		return Env{}, err
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/envconfig"
 	"github.com/waitroom/waitroom/internal/elasticacheiam"
 	"github.com/waitroom/waitroom/redisstore"
 )
@@ -55,12 +56,12 @@ func TestIAMNeedsARegion(t *testing.T) {
 	t.Setenv("REDIS_URL", "rediss://cache.example:6379")
 	t.Setenv("REDIS_IAM_USER", "waitroom-app")
 	t.Setenv("REDIS_IAM_CACHE_NAME", "waitroom-cache")
-	_, err := load(context.Background(), slog.New(slog.NewTextHandler(io.Discard, nil)), waitroom.FunctionDefaults)
+	_, err := load(context.Background(), slog.New(slog.NewTextHandler(io.Discard, nil)), envconfig.Function)
 	if err == nil || !strings.Contains(err.Error(), "REDIS_IAM_USER") || !strings.Contains(err.Error(), "region") {
 		t.Fatalf("err %v", err)
 	}
 	t.Setenv("AWS_REGION", "eu-central-1")
-	if env, err := load(context.Background(), slog.New(slog.NewTextHandler(io.Discard, nil)), waitroom.FunctionDefaults); err != nil || !env.Config.RedisIAM.Enabled() {
+	if env, err := load(context.Background(), slog.New(slog.NewTextHandler(io.Discard, nil)), envconfig.Function); err != nil || !env.Config.RedisIAM.Enabled() {
 		t.Fatalf("with a region: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/envconfig"
 	"github.com/waitroom/waitroom/localrun"
 )
 
@@ -16,7 +17,7 @@ import (
 // what it does not set), failing the test on an invalid variable.
 func Config(tb testing.TB, env map[string]string) waitroom.Config {
 	tb.Helper()
-	cfg, err := waitroom.LoadConfig(func(k string) (string, bool) {
+	cfg, err := envconfig.Load(func(k string) (string, bool) {
 		if v, ok := env[k]; ok {
 			return v, true
 		}
@@ -24,7 +25,7 @@ func Config(tb testing.TB, env map[string]string) waitroom.Config {
 			return "127.0.0.1:0", true
 		}
 		return "", false
-	}, waitroom.LocalDefaults)
+	}, envconfig.Local)
 	if err != nil {
 		tb.Fatal(err)
 	}

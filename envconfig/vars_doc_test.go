@@ -1,4 +1,4 @@
-package waitroom
+package envconfig
 
 import (
 	"os"
@@ -15,7 +15,7 @@ type docVariable struct{ def, text string }
 // cell is one `NAME` in capitals.
 func docVariables(t *testing.T) map[string]docVariable {
 	t.Helper()
-	b, err := os.ReadFile("docs/API.md")
+	b, err := os.ReadFile("../docs/API.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func codeVariables(t *testing.T) map[string][]varSpec {
 	specs := map[string][]varSpec{}
 	set := map[string]string{"REDIS_IAM_USER": "u", "INTAKE": "broker", "CHALLENGE": "pow"}
 	for _, env := range []map[string]string{{}, set} {
-		for _, d := range []Defaults{LocalDefaults, FunctionDefaults} {
+		for _, d := range []Defaults{Local, Function} {
 			r := envReader{lookup: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, specs: specs}
 			_, _ = loadConfig(r, d) // the errors of a partial environment do not matter here
 		}

@@ -1,4 +1,4 @@
-package waitroom_test
+package envconfig_test
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/entrytoken"
+	"github.com/waitroom/waitroom/envconfig"
 )
 
 func env(kv map[string]string) func(string) (string, bool) {
@@ -18,13 +19,13 @@ func env(kv map[string]string) func(string) (string, bool) {
 }
 
 func TestConfigDefaults(t *testing.T) {
-	c, err := waitroom.LoadConfig(env(map[string]string{"REDIS_URL": "redis://localhost:6379"}), waitroom.FunctionDefaults)
+	c, err := envconfig.Load(env(map[string]string{"REDIS_URL": "redis://localhost:6379"}), envconfig.Function)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := waitroom.Config{RedisURL: "redis://localhost:6379", AdmitRatePerSec: 100, AdmitInterval: 100 * time.Millisecond,
 		AdmitBatches: 10, EntryTokenTTL: 300 * time.Second, QueueCapacity: 100_000, OrderTimeout: 10 * time.Second, Addr: "127.0.0.1:8080",
-		PollTiers: waitroom.PollTiers{{0, 60000}},
+		PollTiers: waitroom.PollTiers{{MinWaitSeconds: 0, PollMs: 60000}},
 		Visitor: waitroom.VisitorConfig{TicketTTL: waitroom.DefaultTicketTTLSeconds * time.Second, TicketMaxAge: waitroom.DefaultTicketMaxAgeSeconds * time.Second,
 			Challenge: waitroom.ChallengeOff, ChallengeBits: waitroom.DefaultChallengeBits}, Intake: waitroom.DefaultIntake,
 		Trust: waitroom.TrustConfig{EntryTokens: entrytoken.Keys{Issuer: waitroom.DefaultEntryTokenIssuer}, Limits: waitroom.Limits{
@@ -39,7 +40,7 @@ func TestConfigDefaults(t *testing.T) {
 	if c.BatchSize() != 10 {
 		t.Fatalf("batch %v", c.BatchSize())
 	}
-	local, err := waitroom.LoadConfig(env(nil), waitroom.LocalDefaults)
+	local, err := envconfig.Load(env(nil), envconfig.Local)
 	if err != nil || !local.TrustUserHeader || local.RedisURL != "" {
 		t.Fatalf("local defaults: %+v %v", local, err)
 	}
@@ -64,12 +65,12 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 		if name != "REDIS_URL" {
 			kv["REDIS_URL"] = "redis://localhost:6379"
 		}
-		_, err := waitroom.LoadConfig(env(kv), waitroom.FunctionDefaults)
+		_, err := envconfig.Load(env(kv), envconfig.Function)
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s: error %v does not name it", name, err)
 		}
 	}
-	if _, err := waitroom.LoadConfig(env(map[string]string{"REDIS_URL": "http://x"}), waitroom.FunctionDefaults); err == nil {
+	if _, err := envconfig.Load(env(map[string]string{"REDIS_URL": "http://x"}), envconfig.Function); err == nil {
 		t.Error("REDIS_URL must be redis:// or rediss://")
 	}
 }
@@ -86,7 +87,7 @@ func TestStreamCapsVariables(t *testing.T) {
 		{" 3 ", "1000000", waitroom.StreamCaps{PerIP: 3, Max: 1_000_000}},
 		{"1000000", "25", waitroom.StreamCaps{PerIP: 1_000_000, Max: 25}},
 	} {
-		c, err := waitroom.LoadConfig(env(map[string]string{"STREAMS_PER_IP": tc.perIP, "MAX_STREAMS": tc.max}), waitroom.LocalDefaults)
+		c, err := envconfig.Load(env(map[string]string{"STREAMS_PER_IP": tc.perIP, "MAX_STREAMS": tc.max}), envconfig.Local)
 		if err != nil || c.Trust.Streams != tc.want {
 			t.Errorf("STREAMS_PER_IP=%q MAX_STREAMS=%q: %+v %v, want %+v", tc.perIP, tc.max, c.Trust.Streams, err, tc.want)
 		}
@@ -96,7 +97,7 @@ func TestStreamCapsVariables(t *testing.T) {
 		"MAX_STREAMS":    {"0", "-5", "1000001", "many", "0x10"},
 	} {
 		for _, v := range bad {
-			_, err := waitroom.LoadConfig(env(map[string]string{name: v}), waitroom.LocalDefaults)
+			_, err := envconfig.Load(env(map[string]string{name: v}), envconfig.Local)
 			if err == nil || !strings.Contains(err.Error(), name) {
 				t.Errorf("%s=%q: err %v, want one naming %s", name, v, err, name)
 			}
@@ -104,99 +105,9 @@ func TestStreamCapsVariables(t *testing.T) {
 	}
 }
 
-// threeTiers is a table with a tier of every kind (farthest, middle, from 0).
-var threeTiers = waitroom.PollTiers{{60, 10000}, {10, 5000}, {0, 2000}}
-
-func TestEstimateAndPollTiers(t *testing.T) {
-	c := waitroom.Config{AdmitRatePerSec: 100, AdmitInterval: 100 * time.Millisecond, PollTiers: threeTiers}
-	for pos, want := range map[int64]int64{1: 0, 10: 0, 11: 1, 100: 1, 101: 2, 342: 4, 999: 10, 6000: 60} {
-		if got := c.EstimatedWaitSeconds(pos); got != want {
-			t.Errorf("wait(%d) = %d, want %d", pos, got, want)
-		}
-	}
-	tiers := map[int64]int64{0: 2000, 9: 2000, 10: 5000, 59: 5000, 60: 10000, 5000: 10000}
-	for wait, base := range tiers {
-		lo, mid, hi := c.PollTiers.Ms(wait, 0), c.PollTiers.Ms(wait, 0.5), c.PollTiers.Ms(wait, 0.999999)
-		if mid != base || lo != base*8/10 || hi < base*119/100 || hi > base*12/10 {
-			t.Errorf("wait %d: poll %d/%d/%d, want %d ±20%%", wait, lo, mid, hi, base)
-		}
-	}
-}
-
-func TestTokenRoomAndUsers(t *testing.T) {
-	if room, ok := waitroom.TokenRoom("shoe-sale.qnCOPq6BcdSsjRmAKKehKQ"); !ok || room != "shoe-sale" {
-		t.Fatalf("room %q %v", room, ok)
-	}
-	for _, bad := range []string{"", "nodot", "Bad.qnCOPq6BcdSsjRmAKKehKQ", "r.short", "r.qnCOPq6BcdSsjRmAKKeh+Q", "r.qnCOPq6BcdSsjRmAKKehKQx"} {
-		if _, ok := waitroom.TokenRoom(bad); ok {
-			t.Errorf("%q accepted", bad)
-		}
-	}
-	if waitroom.CheckUser(" ") != nil || waitroom.CheckUser("") == nil || waitroom.CheckUser("a\tb") == nil {
-		t.Error("user id rules")
-	}
-}
-
-// Near the front, a user is told to ask again right after its turn, never
-// later than its tier says.
-func TestPollAfterNeverPastTheTurn(t *testing.T) {
-	c := waitroom.Config{AdmitRatePerSec: 70, AdmitInterval: 100 * time.Millisecond, PollTiers: threeTiers}
-	for _, tc := range []struct {
-		position int64
-		lo, hi   int64
-	}{
-		{1, 64, 115},        // next batch: half to one interval after the turn
-		{70, 1050, 1100},    // one second away, inside the 2 s tier: at the turn
-		{140, 1600, 2100},   // two seconds away: the tier or the turn, whichever first
-		{7000, 8000, 12000}, // far away: the tier, as before
-	} {
-		for _, u := range []float64{0, 0.5, 0.999} {
-			got := c.PollAfterMs(tc.position, u)
-			if got < tc.lo || got > tc.hi {
-				t.Errorf("PollAfterMs(%d, %g) = %d, want %d..%d", tc.position, u, got, tc.lo, tc.hi)
-			}
-			if tier := c.PollTiers.Ms(c.EstimatedWaitSeconds(tc.position), u); got > tier {
-				t.Errorf("PollAfterMs(%d, %g) = %d exceeds the tier %d", tc.position, u, got, tier)
-			}
-		}
-	}
-}
-
-// In an adaptive room the turn is reckoned at the rate the law may reach
-// by then (a probe's most a window, compounded: 25% more for a turn a
-// second away, twice the rate from about 3 s on): the user comes back
-// before its turn as the rate is now, and learns of an earlier admission
-// in time.
-func TestPollAfterInAnAdaptiveRoom(t *testing.T) {
-	c := waitroom.Config{AdmitRatePerSec: 100, AdmitInterval: 100 * time.Millisecond, PollTiers: threeTiers}
-	fixed := c.ForRoom(waitroom.Standing{RatePerSec: 40})
-	adaptive := c.ForRoom(waitroom.Standing{RatePerSec: 40, Adaptive: true})
-	// 40 users at 40/s: the turn in 1 s, or in 0.8 s at 50/s.
-	if got := fixed.PollAfterMs(40, 0); got != 1050 {
-		t.Errorf("fixed: %d, want 1050 (the turn and half an interval)", got)
-	}
-	if got := adaptive.PollAfterMs(40, 0); got != 850 {
-		t.Errorf("adaptive: %d, want 850 (the turn at 50/s and half an interval)", got)
-	}
-	// 80 users: the turn in 2 s, or at 1.25² × 40/s = 62.5/s in 1.28 s.
-	if got := adaptive.PollAfterMs(80, 0); got != 1330 {
-		t.Errorf("adaptive, 2 s away: %d, want 1330", got)
-	}
-	// 400 users: the turn in 10 s, or in 5 s at twice the rate, the most
-	// (a tier of a minute, which the turn caps).
-	c.PollTiers = waitroom.PollTiers{{0, 60000}}
-	fixed, adaptive = c.ForRoom(waitroom.Standing{RatePerSec: 40}), c.ForRoom(waitroom.Standing{RatePerSec: 40, Adaptive: true})
-	if got, fix := adaptive.PollAfterMs(400, 0), fixed.PollAfterMs(400, 0); got != 5050 || fix != 10050 {
-		t.Errorf("10 s away: adaptive %d, want 5050; fixed %d, want 10050", got, fix)
-	}
-	if fixed.EstimatedWaitSeconds(400) != adaptive.EstimatedWaitSeconds(400) {
-		t.Error("the estimate the user is shown is the rate's as it is")
-	}
-}
-
 func TestPollTiersVariable(t *testing.T) {
 	vars := map[string]string{"POLL_TIERS": "0:3000, 300:30000 ,45:8000"}
-	c, err := waitroom.LoadConfig(env(vars), waitroom.LocalDefaults)
+	c, err := envconfig.Load(env(vars), envconfig.Local)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +121,7 @@ func TestPollTiersVariable(t *testing.T) {
 	}
 	for _, bad := range []string{"60:10000", "0:50", "0:2000,0:3000", "x:1", "0:2000,60", "0:5000,60:2000", "-1:2000,0:2000"} {
 		vars["POLL_TIERS"] = bad
-		if _, err := waitroom.LoadConfig(env(vars), waitroom.LocalDefaults); err == nil || !strings.Contains(err.Error(), "POLL_TIERS") {
+		if _, err := envconfig.Load(env(vars), envconfig.Local); err == nil || !strings.Contains(err.Error(), "POLL_TIERS") {
 			t.Errorf("POLL_TIERS=%q: err %v", bad, err)
 		}
 	}
@@ -224,15 +135,15 @@ func TestRedisIAMVariables(t *testing.T) {
 		}
 		return out
 	}
-	c, err := waitroom.LoadConfig(env(base(map[string]string{"REDIS_IAM_USER": "waitroom-app", "REDIS_IAM_CACHE_NAME": "waitroom-cache"})), waitroom.FunctionDefaults)
+	c, err := envconfig.Load(env(base(map[string]string{"REDIS_IAM_USER": "waitroom-app", "REDIS_IAM_CACHE_NAME": "waitroom-cache"})), envconfig.Function)
 	if want := (waitroom.RedisIAM{User: "waitroom-app", CacheName: "waitroom-cache", Serverless: true}); err != nil || c.RedisIAM != want || !c.RedisIAM.Enabled() {
 		t.Fatalf("IAM on: %+v %v, want %+v", c.RedisIAM, err, want)
 	}
-	c, err = waitroom.LoadConfig(env(base(map[string]string{"REDIS_IAM_USER": "app", "REDIS_IAM_CACHE_NAME": "rg-1", "REDIS_IAM_SERVERLESS": "false"})), waitroom.FunctionDefaults)
+	c, err = envconfig.Load(env(base(map[string]string{"REDIS_IAM_USER": "app", "REDIS_IAM_CACHE_NAME": "rg-1", "REDIS_IAM_SERVERLESS": "false"})), envconfig.Function)
 	if err != nil || c.RedisIAM.Serverless {
 		t.Fatalf("replication group: %+v %v", c.RedisIAM, err)
 	}
-	if c, err = waitroom.LoadConfig(env(base(nil)), waitroom.FunctionDefaults); err != nil || c.RedisIAM.Enabled() || c.RedisIAM != (waitroom.RedisIAM{}) {
+	if c, err = envconfig.Load(env(base(nil)), envconfig.Function); err != nil || c.RedisIAM.Enabled() || c.RedisIAM != (waitroom.RedisIAM{}) {
 		t.Fatalf("IAM off: %+v %v", c.RedisIAM, err)
 	}
 	for name, kv := range map[string]map[string]string{
@@ -241,7 +152,7 @@ func TestRedisIAMVariables(t *testing.T) {
 		"REDIS_IAM_USER":       {"REDIS_IAM_USER": "1app", "REDIS_IAM_CACHE_NAME": "c"},
 		"REDIS_URL":            {"REDIS_IAM_USER": "app", "REDIS_IAM_CACHE_NAME": "c", "REDIS_URL": "redis://cache.example:6379"},
 	} {
-		if _, err := waitroom.LoadConfig(env(base(kv)), waitroom.FunctionDefaults); err == nil || !strings.Contains(err.Error(), name) {
+		if _, err := envconfig.Load(env(base(kv)), envconfig.Function); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%v: error %v does not name %s", kv, err, name)
 		}
 	}
@@ -255,7 +166,7 @@ func TestRedisIAMVariables(t *testing.T) {
 		{"REDIS_IAM_USER": "app", "REDIS_IAM_CACHE_NAME": "c", "REDIS_IAM_SERVERLESS": "yes please"},
 		{"REDIS_IAM_USER": "app", "REDIS_IAM_CACHE_NAME": "c", "REDIS_URL": "rediss://app:pw@cache.example:6379"},
 	} {
-		if _, err := waitroom.LoadConfig(env(base(bad)), waitroom.FunctionDefaults); err == nil || !strings.Contains(err.Error(), "REDIS_") {
+		if _, err := envconfig.Load(env(base(bad)), envconfig.Function); err == nil || !strings.Contains(err.Error(), "REDIS_") {
 			t.Errorf("%v accepted (%v)", bad, err)
 		}
 	}
@@ -264,7 +175,7 @@ func TestRedisIAMVariables(t *testing.T) {
 func TestProxySecretVariable(t *testing.T) {
 	const secret = "s3cret-from-the-proxy-0123456789"
 	vars := map[string]string{"REDIS_URL": "redis://x:6379", "TRUST_USER_HEADER": "true", "PROXY_SECRET": secret}
-	c, err := waitroom.LoadConfig(env(vars), waitroom.FunctionDefaults)
+	c, err := envconfig.Load(env(vars), envconfig.Function)
 	if err != nil || string(c.ProxySecret) != secret {
 		t.Fatalf("%v %v", c.ProxySecret == secret, err)
 	}
@@ -284,7 +195,7 @@ func TestProxySecretVariable(t *testing.T) {
 		{"TRUST_USER_HEADER": "true", "PROXY_SECRET": strings.Repeat("x", 513)},
 	} {
 		bad["REDIS_URL"] = "redis://x:6379"
-		_, err := waitroom.LoadConfig(env(bad), waitroom.FunctionDefaults)
+		_, err := envconfig.Load(env(bad), envconfig.Function)
 		if err == nil || !strings.Contains(err.Error(), "PROXY_SECRET") || strings.Contains(err.Error(), bad["PROXY_SECRET"]) {
 			t.Errorf("PROXY_SECRET %d characters, TRUST_USER_HEADER=%s: err %v", len(bad["PROXY_SECRET"]), bad["TRUST_USER_HEADER"], err)
 		}
@@ -297,33 +208,33 @@ func TestProxySecretVariable(t *testing.T) {
 func TestUserHeaderNeedsASecretOrLoopback(t *testing.T) {
 	const secret = "s3cret-from-the-proxy-0123456789"
 	ok := []struct {
-		d  waitroom.Defaults
+		d  envconfig.Defaults
 		kv map[string]string
 	}{
-		{waitroom.LocalDefaults, map[string]string{}},
-		{waitroom.LocalDefaults, map[string]string{"ADDR": "localhost:8080"}},
-		{waitroom.LocalDefaults, map[string]string{"ADDR": "[::1]:8080"}},
-		{waitroom.LocalDefaults, map[string]string{"ADDR": "127.0.0.2:8080"}},
-		{waitroom.LocalDefaults, map[string]string{"ADDR": "0.0.0.0:8080", "PROXY_SECRET": secret}},
-		{waitroom.LocalDefaults, map[string]string{"ADDR": "0.0.0.0:8080", "TRUST_USER_HEADER": "false"}},
-		{waitroom.FunctionDefaults, map[string]string{"REDIS_URL": "redis://x:6379", "TRUST_USER_HEADER": "true", "PROXY_SECRET": secret}},
+		{envconfig.Local, map[string]string{}},
+		{envconfig.Local, map[string]string{"ADDR": "localhost:8080"}},
+		{envconfig.Local, map[string]string{"ADDR": "[::1]:8080"}},
+		{envconfig.Local, map[string]string{"ADDR": "127.0.0.2:8080"}},
+		{envconfig.Local, map[string]string{"ADDR": "0.0.0.0:8080", "PROXY_SECRET": secret}},
+		{envconfig.Local, map[string]string{"ADDR": "0.0.0.0:8080", "TRUST_USER_HEADER": "false"}},
+		{envconfig.Function, map[string]string{"REDIS_URL": "redis://x:6379", "TRUST_USER_HEADER": "true", "PROXY_SECRET": secret}},
 	}
 	for _, c := range ok {
-		if _, err := waitroom.LoadConfig(env(c.kv), c.d); err != nil {
+		if _, err := envconfig.Load(env(c.kv), c.d); err != nil {
 			t.Errorf("%v: %v", c.kv, err)
 		}
 	}
 	refused := []struct {
-		d  waitroom.Defaults
+		d  envconfig.Defaults
 		kv map[string]string
 	}{
-		{waitroom.LocalDefaults, map[string]string{"ADDR": "0.0.0.0:8080"}},
-		{waitroom.LocalDefaults, map[string]string{"ADDR": ":8080"}},
-		{waitroom.LocalDefaults, map[string]string{"ADDR": "192.0.2.10:8080"}},
-		{waitroom.FunctionDefaults, map[string]string{"REDIS_URL": "redis://x:6379", "TRUST_USER_HEADER": "true"}},
+		{envconfig.Local, map[string]string{"ADDR": "0.0.0.0:8080"}},
+		{envconfig.Local, map[string]string{"ADDR": ":8080"}},
+		{envconfig.Local, map[string]string{"ADDR": "192.0.2.10:8080"}},
+		{envconfig.Function, map[string]string{"REDIS_URL": "redis://x:6379", "TRUST_USER_HEADER": "true"}},
 	}
 	for _, c := range refused {
-		_, err := waitroom.LoadConfig(env(c.kv), c.d)
+		_, err := envconfig.Load(env(c.kv), c.d)
 		if err == nil || !strings.Contains(err.Error(), "TRUST_USER_HEADER") || !strings.Contains(err.Error(), "PROXY_SECRET") {
 			t.Errorf("%v: %v, want a refusal naming TRUST_USER_HEADER and PROXY_SECRET", c.kv, err)
 		}
@@ -331,7 +242,7 @@ func TestUserHeaderNeedsASecretOrLoopback(t *testing.T) {
 }
 
 func TestOrderRoomsVariable(t *testing.T) {
-	c, err := waitroom.LoadConfig(env(map[string]string{"ORDER_ROOMS": "tv, tv-launch"}), waitroom.LocalDefaults)
+	c, err := envconfig.Load(env(map[string]string{"ORDER_ROOMS": "tv, tv-launch"}), envconfig.Local)
 	if err != nil || !reflect.DeepEqual(c.OrderRooms, []string{"tv", "tv-launch"}) {
 		t.Fatalf("%v %v", c.OrderRooms, err)
 	}
@@ -340,31 +251,31 @@ func TestOrderRoomsVariable(t *testing.T) {
 	}
 	// Issue 32: unset, only rooms an operator created sell (the store
 	// decides); * is every room, the old default, now only when asked.
-	unset, err := waitroom.LoadConfig(env(nil), waitroom.LocalDefaults)
+	unset, err := envconfig.Load(env(nil), envconfig.Local)
 	if sells, decided := unset.OrderRoomSells("tv"); err != nil || sells || decided {
 		t.Errorf("ORDER_ROOMS unset: sells %v, decided %v (%v); want the store to decide", sells, decided, err)
 	}
-	any, err := waitroom.LoadConfig(env(map[string]string{"ORDER_ROOMS": " * "}), waitroom.LocalDefaults)
+	any, err := envconfig.Load(env(map[string]string{"ORDER_ROOMS": " * "}), envconfig.Local)
 	if sells, decided := any.OrderRoomSells("cheap"); err != nil || !sells || !decided {
 		t.Errorf("ORDER_ROOMS=*: sells %v, decided %v (%v)", sells, decided, err)
 	}
 	for _, bad := range []string{"TV", "tv,no way", "-x", "tv,*", "*,*"} {
-		if _, err := waitroom.LoadConfig(env(map[string]string{"ORDER_ROOMS": bad}), waitroom.LocalDefaults); err == nil || !strings.Contains(err.Error(), "ORDER_ROOMS") {
+		if _, err := envconfig.Load(env(map[string]string{"ORDER_ROOMS": bad}), envconfig.Local); err == nil || !strings.Contains(err.Error(), "ORDER_ROOMS") {
 			t.Errorf("ORDER_ROOMS=%q: %v", bad, err)
 		}
 	}
-	if _, err := waitroom.LoadConfig(env(map[string]string{"ORDER_FORWARD_HEADERS": "X-Waitroom-Room"}), waitroom.LocalDefaults); err == nil {
+	if _, err := envconfig.Load(env(map[string]string{"ORDER_FORWARD_HEADERS": "X-Waitroom-Room"}), envconfig.Local); err == nil {
 		t.Error("the gate's own X-Waitroom-Room must not be forwarded from the caller")
 	}
 }
 
 func TestOriginSecretVariable(t *testing.T) {
 	const secret = "an-origin-secret-of-the-stack-0123"
-	c, err := waitroom.LoadConfig(env(map[string]string{"ORIGIN_SECRET": secret}), waitroom.LocalDefaults)
+	c, err := envconfig.Load(env(map[string]string{"ORIGIN_SECRET": secret}), envconfig.Local)
 	if err != nil || string(c.OriginSecret) != secret || fmt.Sprint(c.OriginSecret) == secret {
 		t.Fatalf("%v %v", c.OriginSecret == secret, err)
 	}
-	if _, err := waitroom.LoadConfig(env(map[string]string{"ORIGIN_SECRET": "short"}), waitroom.LocalDefaults); err == nil || !strings.Contains(err.Error(), "ORIGIN_SECRET") || strings.Contains(err.Error(), "short") {
+	if _, err := envconfig.Load(env(map[string]string{"ORIGIN_SECRET": "short"}), envconfig.Local); err == nil || !strings.Contains(err.Error(), "ORIGIN_SECRET") || strings.Contains(err.Error(), "short") {
 		t.Fatalf("a short ORIGIN_SECRET: %v", err)
 	}
 }
@@ -383,11 +294,11 @@ func TestEntryTokenKeyVariables(t *testing.T) {
 		t.Fatal(err)
 	}
 	public := signer.PublicKeys()
-	load := func(d waitroom.Defaults, kv map[string]string) (waitroom.Config, error) {
+	load := func(d envconfig.Defaults, kv map[string]string) (waitroom.Config, error) {
 		kv["REDIS_URL"], kv["ORDER_API_URL"], kv["ENTRY_TOKEN_ISSUER"] = "redis://localhost:6379", "https://orders.example", "https://queue.example"
-		return waitroom.LoadConfig(env(kv), d)
+		return envconfig.Load(env(kv), d)
 	}
-	gate, err := load(waitroom.OrderGateDefaults, map[string]string{"ENTRY_TOKEN_PUBLIC_KEYS": public})
+	gate, err := load(envconfig.OrderGate, map[string]string{"ENTRY_TOKEN_PUBLIC_KEYS": public})
 	if err != nil || !gate.Trust.EntryTokens.Enabled() || gate.Trust.EntryTokens.CanSign() {
 		t.Fatalf("the gate with public keys: %+v %v", gate.Trust.EntryTokens, err)
 	}
@@ -398,21 +309,21 @@ func TestEntryTokenKeyVariables(t *testing.T) {
 	if _, err := gate.Trust.EntryTokens.Verify(token, time.Now()); err != nil {
 		t.Errorf("the gate does not verify a token its seed signed: %v", err)
 	}
-	if pos, err := load(waitroom.SigningDefaults, map[string]string{"ENTRY_TOKEN_KEYS": seed}); err != nil || !pos.Trust.EntryTokens.CanSign() {
+	if pos, err := load(envconfig.Signing, map[string]string{"ENTRY_TOKEN_KEYS": seed}); err != nil || !pos.Trust.EntryTokens.CanSign() {
 		t.Errorf("position with the seed: %v", err)
 	}
 	for name, c := range map[string]struct {
-		d       waitroom.Defaults
+		d       envconfig.Defaults
 		kv      map[string]string
 		naming  string
 		leakKey string
 	}{
-		"a signer with public keys":  {waitroom.SigningDefaults, map[string]string{"ENTRY_TOKEN_PUBLIC_KEYS": public}, "ENTRY_TOKEN_PUBLIC_KEYS", public},
-		"the local runner likewise":  {waitroom.LocalDefaults, map[string]string{"ENTRY_TOKEN_PUBLIC_KEYS": public}, "ENTRY_TOKEN_PUBLIC_KEYS", public},
-		"both at once":               {waitroom.OrderGateDefaults, map[string]string{"ENTRY_TOKEN_KEYS": seed, "ENTRY_TOKEN_PUBLIC_KEYS": public}, "ENTRY_TOKEN_PUBLIC_KEYS", seed},
-		"a public key of 31 bytes":   {waitroom.OrderGateDefaults, map[string]string{"ENTRY_TOKEN_PUBLIC_KEYS": public[:40]}, "ENTRY_TOKEN_PUBLIC_KEYS", public[:40]},
-		"a seed that is not base64":  {waitroom.SigningDefaults, map[string]string{"ENTRY_TOKEN_KEYS": seed + "!"}, "ENTRY_TOKEN_KEYS", seed},
-		"three public keys, not two": {waitroom.OrderGateDefaults, map[string]string{"ENTRY_TOKEN_PUBLIC_KEYS": public + "," + public + "," + public}, "ENTRY_TOKEN_PUBLIC_KEYS", public},
+		"a signer with public keys":  {envconfig.Signing, map[string]string{"ENTRY_TOKEN_PUBLIC_KEYS": public}, "ENTRY_TOKEN_PUBLIC_KEYS", public},
+		"the local runner likewise":  {envconfig.Local, map[string]string{"ENTRY_TOKEN_PUBLIC_KEYS": public}, "ENTRY_TOKEN_PUBLIC_KEYS", public},
+		"both at once":               {envconfig.OrderGate, map[string]string{"ENTRY_TOKEN_KEYS": seed, "ENTRY_TOKEN_PUBLIC_KEYS": public}, "ENTRY_TOKEN_PUBLIC_KEYS", seed},
+		"a public key of 31 bytes":   {envconfig.OrderGate, map[string]string{"ENTRY_TOKEN_PUBLIC_KEYS": public[:40]}, "ENTRY_TOKEN_PUBLIC_KEYS", public[:40]},
+		"a seed that is not base64":  {envconfig.Signing, map[string]string{"ENTRY_TOKEN_KEYS": seed + "!"}, "ENTRY_TOKEN_KEYS", seed},
+		"three public keys, not two": {envconfig.OrderGate, map[string]string{"ENTRY_TOKEN_PUBLIC_KEYS": public + "," + public + "," + public}, "ENTRY_TOKEN_PUBLIC_KEYS", public},
 	} {
 		_, err := load(c.d, c.kv)
 		if err == nil || !strings.Contains(err.Error(), c.naming) || strings.Contains(err.Error(), c.leakKey) {
@@ -424,12 +335,12 @@ func TestEntryTokenKeyVariables(t *testing.T) {
 // PAGE_IMAGE_ORIGINS: https origins only, lower-cased; anything else is
 // refused by name.
 func TestPageImageOrigins(t *testing.T) {
-	c, err := waitroom.LoadConfig(env(map[string]string{"PAGE_IMAGE_ORIGINS": "https://IMG.example, https://cdn.example:8443"}), waitroom.LocalDefaults)
+	c, err := envconfig.Load(env(map[string]string{"PAGE_IMAGE_ORIGINS": "https://IMG.example, https://cdn.example:8443"}), envconfig.Local)
 	if err != nil || strings.Join(c.PageImageOrigins, " ") != "https://img.example https://cdn.example:8443" {
 		t.Fatalf("%v %v", c.PageImageOrigins, err)
 	}
 	for _, bad := range []string{"http://img.example", "https://img.example/logos", "img.example", "https://", "https://u@img.example"} {
-		if _, err := waitroom.LoadConfig(env(map[string]string{"PAGE_IMAGE_ORIGINS": bad}), waitroom.LocalDefaults); err == nil || !strings.Contains(err.Error(), "PAGE_IMAGE_ORIGINS") {
+		if _, err := envconfig.Load(env(map[string]string{"PAGE_IMAGE_ORIGINS": bad}), envconfig.Local); err == nil || !strings.Contains(err.Error(), "PAGE_IMAGE_ORIGINS") {
 			t.Errorf("PAGE_IMAGE_ORIGINS=%q: %v", bad, err)
 		}
 	}
@@ -439,5 +350,21 @@ func TestPageImageOrigins(t *testing.T) {
 	}
 	if err := s.CheckLogoOrigin(nil); err == nil || !strings.Contains(err.Error(), "logoUrl") {
 		t.Errorf("no origins allowed: %v", err)
+	}
+}
+func TestLoadRoomsAndAdmin(t *testing.T) {
+	env := func(m map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+	}
+	c, err := envconfig.Load(env(map[string]string{"REDIS_URL": "redis://h:6379"}), envconfig.Function)
+	if err != nil || c.OpenRooms || c.AdminToken != "" {
+		t.Fatalf("functions: closed rooms by default: %+v %v", c, err)
+	}
+	if c, err = envconfig.Load(env(nil), envconfig.Local); err != nil || !c.OpenRooms {
+		t.Fatalf("local runner: open rooms by default: %+v %v", c, err)
+	}
+	_, err = envconfig.Load(env(map[string]string{"ADMIN_TOKEN": "short-secret"}), envconfig.Local)
+	if err == nil || !strings.Contains(err.Error(), "ADMIN_TOKEN must be 16 to 512") || strings.Contains(err.Error(), "short-secret") {
+		t.Fatalf("a short ADMIN_TOKEN: %v", err)
 	}
 }
