@@ -30,7 +30,7 @@ type PollTiers []PollTier
 const DefaultPollTiers = "0:60000"
 
 // defaultTiers is DefaultPollTiers parsed: the table of a Config built
-// without LoadConfig.
+// without envconfig.Load.
 var defaultTiers = func() PollTiers {
 	t, err := ParsePollTiers(DefaultPollTiers)
 	if err != nil {

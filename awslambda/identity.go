@@ -190,7 +190,7 @@ func (a *API) fromAuthorizer(req events.APIGatewayV2HTTPRequest) (Identity, bool
 const proxySecretHeader = "X-Proxy-Secret"
 
 // fromHeader is X-User-Id when TRUST_USER_HEADER is on and, with PROXY_SECRET
-// (which every process open to a network has: LoadConfig), the request
+// (which every process open to a network has: envconfig.Load), the request
 // carries the secret. Without PROXY_SECRET (a local runner on loopback,
 // where only this machine can send it), a request relayed by a proxy
 // (relayHeaders) may come from anyone: its X-User-Id is 403 forbidden.

@@ -8,23 +8,11 @@ import (
 	"testing"
 )
 
-// docVariable is a row of docs/API.md's table of variables.
-type docVariable struct{ def, text string }
-
-// docVariables reads docs/API.md's table of variables: rows whose first
-// cell is one `NAME` in capitals.
-func docVariables(t *testing.T) map[string]docVariable {
-	t.Helper()
-	b, err := os.ReadFile("../docs/API.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	row := regexp.MustCompile("^\\| `([A-Z][A-Z0-9_]+)` \\| (.*?) \\| (.*) \\|$")
-	out := map[string]docVariable{}
-	for _, line := range strings.Split(string(b), "\n") {
-		if m := row.FindStringSubmatch(line); m != nil {
-			out[m[1]] = docVariable{def: m[2], text: m[3]}
-		}
+// tableVariables is Variables by name.
+func tableVariables() map[string]Variable {
+	out := map[string]Variable{}
+	for _, v := range Variables {
+		out[v.Name] = v
 	}
 	return out
 }
@@ -45,12 +33,12 @@ func codeVariables(t *testing.T) map[string][]varSpec {
 	return specs
 }
 
-// The table of variables in docs/API.md is the code's: every variable the
-// code reads has a row and every row a variable the code reads; a default
-// the code has is written in its row's default cell as `value`, and a range
-// the row states ("1 to 86400") is the code's.
+// The table of variables is the code's: every variable Load reads has a
+// row and every row a variable Load reads; a default the code has is
+// written in its row's default cell as `value`, and a range the row states
+// ("1 to 86400") is the code's.
 func TestVariablesTableMatchesCode(t *testing.T) {
-	doc, code := docVariables(t), codeVariables(t)
+	doc, code := tableVariables(), codeVariables(t)
 	var names []string
 	for name := range code {
 		names = append(names, name)
@@ -60,18 +48,18 @@ func TestVariablesTableMatchesCode(t *testing.T) {
 	for _, name := range names {
 		row, ok := doc[name]
 		if !ok {
-			t.Errorf("%s is read by LoadConfig but has no row in docs/API.md's variables", name)
+			t.Errorf("%s is read by Load but has no row in Variables", name)
 			continue
 		}
 		for _, s := range code[name] {
-			m := rangeOf.FindStringSubmatch(row.text)
+			m := rangeOf.FindStringSubmatch(row.Meaning)
 			switch {
-			case s.def != "" && !strings.Contains(row.def, "`"+s.def+"`"):
-				t.Errorf("%s: the code's default is %s; docs/API.md says %q", name, s.def, row.def)
+			case s.def != "" && !strings.Contains(row.Default, "`"+s.def+"`"):
+				t.Errorf("%s: the code's default is %s; its row says %q", name, s.def, row.Default)
 			case s.min != "" && m == nil:
-				t.Errorf("%s: the code takes %s to %s; docs/API.md states no range", name, s.min, s.max)
+				t.Errorf("%s: the code takes %s to %s; its row states no range", name, s.min, s.max)
 			case s.min != "" && (m[1] != s.min || m[2] != s.max):
-				t.Errorf("%s: the code takes %s to %s; docs/API.md says %s to %s", name, s.min, s.max, m[1], m[2])
+				t.Errorf("%s: the code takes %s to %s; its row says %s to %s", name, s.min, s.max, m[1], m[2])
 			default:
 				continue
 			}
@@ -80,7 +68,33 @@ func TestVariablesTableMatchesCode(t *testing.T) {
 	}
 	for name := range doc {
 		if _, ok := code[name]; !ok {
-			t.Errorf("docs/API.md has a row for %s, which LoadConfig never reads", name)
+			t.Errorf("Variables has a row for %s, which Load never reads", name)
 		}
 	}
+}
+
+// docs/API.md's table of variables is Variables, rendered:
+// WAITROOM_UPDATE_DOCS=1 rewrites it (make variables-doc).
+func TestVariablesTableIsGenerated(t *testing.T) {
+	const path, begin, end = "../docs/API.md", "<!-- variables: written from envconfig.Variables by make variables-doc -->\n", "\n<!-- /variables -->"
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	i, j := strings.Index(doc, begin), strings.Index(doc, end)
+	if i < 0 || j < i {
+		t.Fatalf("%s has no variables block (%q … %q)", path, begin, end)
+	}
+	want := doc[:i+len(begin)] + RenderVariables() + doc[j:]
+	if want == doc {
+		return
+	}
+	if os.Getenv("WAITROOM_UPDATE_DOCS") == "1" {
+		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("%s's table of variables differs from envconfig.Variables: run make variables-doc", path)
 }

@@ -30,6 +30,7 @@ var (
 	store    = []string{"./redisstore/", "./awslambda/"}
 	handlers = []string{"./awslambda/"}
 	domain   = []string{"."}
+	config   = []string{"./envconfig/", "."}
 	iam      = []string{"./internal/elasticacheiam/"}
 	sim      = []string{"./bench/spike/sim/"}
 	streams  = []string{"./localrun/"}
@@ -231,8 +232,8 @@ var mutations = []Mutation{
 		From: "return subtle.ConstantTimeCompare(got[:], want[:]) == 1 && ok", To: "return subtle.ConstantTimeCompare(got[:], want[:]) >= 0 && ok", Pkgs: handlers, Hint: `^(TestProxySecretGuardsTheUserHeader|TestBehindCloudFrontTheLimiterSeesTheViewer)$`},
 	{Name: "identity.go: a missing X-Proxy-Secret accepted when it hashes alike", File: "awslambda/identity.go",
 		From: "return subtle.ConstantTimeCompare(got[:], want[:]) == 1 && ok", To: "return subtle.ConstantTimeCompare(got[:], want[:]) == 1 || !ok", Pkgs: handlers, Hint: `^TestProxySecretGuardsTheUserHeader$`},
-	{Name: "config.go: X-User-Id believed without a secret off loopback", File: "config.go",
-		From: "!(d.LoopbackTrust && loopbackOnly(c.Addr))", To: "!d.LoopbackTrust", Pkgs: domain, Hint: `^TestUserHeaderNeedsASecretOrLoopback$`},
+	{Name: "envconfig: X-User-Id believed without a secret off loopback", File: "envconfig/envconfig.go",
+		From: "!(d.LoopbackTrust && loopbackOnly(c.Addr))", To: "!d.LoopbackTrust", Pkgs: config, Hint: `^TestUserHeaderNeedsASecretOrLoopback$`},
 	{Name: "admin.go: any bearer token is the admin", File: "awslambda/admin.go",
 		From: "return adminTokenWho, subtle.ConstantTimeCompare(got[:], want[:]) == 1", To: "return adminTokenWho, subtle.ConstantTimeCompare(got[:], want[:]) >= 0", Pkgs: handlers, Hint: `^TestAdminAuthentication$`},
 	{Name: "admin.go: IAM principal trusted without TrustIAM", File: "awslambda/admin.go",
@@ -307,8 +308,8 @@ var mutations = []Mutation{
 		From: "if c.Issuer != k.Issuer {", To: "if false {", Pkgs: tokens, Hint: `^TestKeysVerifyChecksTheIssuer$`},
 	{Name: "keys.go: public keys sign", File: "entrytoken/keys.go",
 		From: "func (k Keys) CanSign() bool { return k.Current != nil && k.Current.private != nil }", To: "func (k Keys) CanSign() bool { return k.Current != nil }", Pkgs: tokens, Hint: `^TestPublicKeysVerifyButNeverSign$`},
-	{Name: "config_trust.go: a process that signs takes the public keys alone", File: "config_trust.go",
-		From: "case public != \"\" && d.SignsEntryTokens:", To: "case false:", Pkgs: domain, Hint: `^TestEntryTokenKeyVariables$`},
+	{Name: "envconfig: a process that signs takes the public keys alone", File: "envconfig/read.go",
+		From: "case public != \"\" && d.SignsEntryTokens:", To: "case false:", Pkgs: config, Hint: `^TestEntryTokenKeyVariables$`},
 	{Name: "api.go: a token of another room orders (ORDER_ROOMS ignored)", File: "awslambda/api.go",
 		From: "if decided && !sells {", To: "if false && sells {", Pkgs: streams, Hint: `^TestOrdersAreBoundToTheirRoom$`},
 	{Name: "client.go: the order API never learns the room", File: "orderapi/client.go",
@@ -473,8 +474,8 @@ var mutations = []Mutation{
 		From: "\taddr, ok := viewerAddress(viewer)\n\tif !ok {", To: "\taddr, ok := viewerAddress(viewer)\n\tif !ok && false {", Pkgs: handlers, Hint: `^TestUnparsableViewerAddressIsRefused$`},
 	{Name: "intake.go: a receipt's position answered without an address", File: "awslambda/intake.go",
 		From: "\tif err != nil { // not through the front door, or no address to count it by", To: "\tif err != nil && false {", Pkgs: handlers, Hint: `^TestReceiptPositionNeedsAnAddress$`},
-	{Name: "config.go: TRUSTED_PROXIES=0.0.0.0/0 taken", File: "config.go",
-		From: "case p.Bits() == 0:", To: "case p.Bits() < 0:", Pkgs: domain, Hint: `^TestTrustedProxiesVariable$`},
+	{Name: "envconfig: TRUSTED_PROXIES=0.0.0.0/0 taken", File: "envconfig/envconfig.go",
+		From: "case p.Bits() == 0:", To: "case p.Bits() < 0:", Pkgs: config, Hint: `^TestTrustedProxiesVariable$`},
 	{Name: "events.go: streams counted by the proxy's address", File: "localrun/events.go",
 		From: "slot, err := e.caps.acquire(r.Context(), room, who.User, who.Address)", To: "slot, err := e.caps.acquire(r.Context(), room, who.User, ev.RequestContext.HTTP.SourceIP)", Pkgs: streams, Hint: `^TestSelfHostedBehindAProxy$`, Skip: noBrowser},
 	{Name: "waitroomctl: the admin token sent over http:// to another host", File: "cmd/waitroomctl/client.go",
@@ -576,10 +577,10 @@ var mutations = []Mutation{
 		From: "utf8.RuneCountInString(s.Title) > MaxTitleLen", To: "utf8.RuneCountInString(s.Title) >= MaxTitleLen", Pkgs: domain, Hint: `^TestSettingsEdges$`},
 	{Name: "settings.go: the longest message refused", File: "settings.go",
 		From: "utf8.RuneCountInString(s.Message) > MaxMessageLen", To: "utf8.RuneCountInString(s.Message) >= MaxMessageLen", Pkgs: domain, Hint: `^TestSettingsEdges$`},
-	{Name: "config.go: a variable's least value refused", File: "config.go",
-		From: "if err != nil || v < min || v > max {\n\t\tr.fail(name, fmt.Sprintf(\"must be a whole number", To: "if err != nil || v <= min || v > max {\n\t\tr.fail(name, fmt.Sprintf(\"must be a whole number", Pkgs: domain, Hint: `^TestChallengeVariables$`},
-	{Name: "config.go: a variable's most value refused", File: "config.go",
-		From: "if err != nil || v < min || v > max {\n\t\tr.fail(name, fmt.Sprintf(\"must be a whole number", To: "if err != nil || v < min || v >= max {\n\t\tr.fail(name, fmt.Sprintf(\"must be a whole number", Pkgs: domain, Hint: `^TestChallengeVariables$`},
+	{Name: "envconfig: a variable's least value refused", File: "envconfig/envconfig.go",
+		From: "if err != nil || v < min || v > max {\n\t\tr.fail(name, fmt.Sprintf(\"must be a whole number", To: "if err != nil || v <= min || v > max {\n\t\tr.fail(name, fmt.Sprintf(\"must be a whole number", Pkgs: config, Hint: `^TestChallengeVariables$`},
+	{Name: "envconfig: a variable's most value refused", File: "envconfig/envconfig.go",
+		From: "if err != nil || v < min || v > max {\n\t\tr.fail(name, fmt.Sprintf(\"must be a whole number", To: "if err != nil || v < min || v >= max {\n\t\tr.fail(name, fmt.Sprintf(\"must be a whole number", Pkgs: config, Hint: `^TestChallengeVariables$`},
 	// issue 34: the first hour of a shopper and an operator
 	{Name: "settings.go: reopening keeps the sold-out message", File: "settings.go",
 		From: "wasClosed && !s.Closed && !given {", To: "wasClosed && s.Closed && !given {", Pkgs: domain, Run: "^TestReopenClearsTheClosingMessage$"},
@@ -664,4 +665,7 @@ var mutations = []Mutation{
 		From: "\ta.forget(ctx, lease)\n", To: "", Pkgs: handlers, Hint: `^TestOrderRecordTTLIsTheTokensExpiry$`},
 	{Name: "store.go: the record's TTL not the token's expiry", File: "redisstore/store.go",
 		From: "lease.TokenExpires = tokenExpiry(reply)", To: "lease.TokenExpires = time.Time{}", Pkgs: handlers, Hint: `^TestOrderRecordTTLIsTheTokensExpiry$`},
+	// issue 35: configuration in one package
+	{Name: "envconfig: a variable's row left out of docs/API.md's table", File: "envconfig/variables.go",
+		From: "for _, v := range Variables {", To: "for _, v := range Variables[1:] {", Pkgs: config, Hint: `^TestVariablesTableIsGenerated$`},
 }
