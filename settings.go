@@ -182,40 +182,13 @@ func ApplySettingsJSON(s Settings, body []byte, now time.Time) (Settings, error)
 		return s, Errorf(EInvalidSettings, "the body must be one JSON object of settings")
 	}
 	for name, raw := range fields {
-		var err error
-		switch name {
-		case "ratePerSec":
-			err = json.Unmarshal(raw, &s.RatePerSec)
-		case "capacity":
-			err = json.Unmarshal(raw, &s.Capacity)
-		case "entryTokenTtlSeconds":
-			err = json.Unmarshal(raw, &s.EntryTokenTTLSeconds)
-		case "maxActive":
-			err = json.Unmarshal(raw, &s.MaxActive)
-		case "paused":
-			err = json.Unmarshal(raw, &s.Paused)
-		case "closed":
-			err = json.Unmarshal(raw, &s.Closed)
-		case "message":
-			err = json.Unmarshal(raw, &s.Message)
-		case "instantAdmit":
-			err = json.Unmarshal(raw, &s.InstantAdmit)
-		case "title":
-			err = json.Unmarshal(raw, &s.Title)
-		case "brandColor":
-			err = json.Unmarshal(raw, &s.BrandColor)
-		case "logoUrl":
-			err = json.Unmarshal(raw, &s.LogoURL)
-		case "language":
-			err = json.Unmarshal(raw, &s.Language)
-		case "adaptive":
-			s.Adaptive, err = parseAdaptiveJSON(raw)
-		case "opensAt":
-			if s.OpensAt, err = parseOpensAt(raw); err == nil && s.OpensAt != nil && (s.OpensAt.Before(now.Add(-opensAtPast)) || s.OpensAt.After(now.Add(opensAtFuture))) {
-				return s, invalidSetting(name, "must be within a day before now and a year after it (or null)")
-			}
-		default:
-			return s, invalidSetting(name, "is not a setting (ratePerSec, capacity, entryTokenTtlSeconds, maxActive, paused, opensAt, closed, message, title, brandColor, logoUrl, language, adaptive, instantAdmit)")
+		i := slices.IndexFunc(settingFields, func(f settingField) bool { return f.name == name })
+		if i < 0 {
+			return s, invalidSetting(name, "is not a setting ("+settingNames()+")")
+		}
+		err := settingFields[i].set(&s, raw, now)
+		if e := (*Error)(nil); errors.As(err, &e) {
+			return s, err
 		}
 		if err != nil || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) && name != "opensAt" && name != "adaptive" {
 			return s, invalidSetting(name, "has the wrong type: "+settingTypes[name])
@@ -227,6 +200,53 @@ func ApplySettingsJSON(s Settings, body []byte, now time.Time) (Settings, error)
 		s.Message = ""
 	}
 	return s, s.Validate()
+}
+
+// settingField is a field of the admin API's settings and how a change
+// reads it; an *Error from set is the answer as it is.
+type settingField struct {
+	name string
+	set  func(s *Settings, raw json.RawMessage, now time.Time) error
+}
+
+// settingFields are the settings an operator may change, in the order a
+// refusal lists them.
+var settingFields = []settingField{
+	{"ratePerSec", func(s *Settings, raw json.RawMessage, _ time.Time) error { return json.Unmarshal(raw, &s.RatePerSec) }},
+	{"capacity", func(s *Settings, raw json.RawMessage, _ time.Time) error { return json.Unmarshal(raw, &s.Capacity) }},
+	{"entryTokenTtlSeconds", func(s *Settings, raw json.RawMessage, _ time.Time) error {
+		return json.Unmarshal(raw, &s.EntryTokenTTLSeconds)
+	}},
+	{"maxActive", func(s *Settings, raw json.RawMessage, _ time.Time) error { return json.Unmarshal(raw, &s.MaxActive) }},
+	{"paused", func(s *Settings, raw json.RawMessage, _ time.Time) error { return json.Unmarshal(raw, &s.Paused) }},
+	{"opensAt", setOpensAt},
+	{"closed", func(s *Settings, raw json.RawMessage, _ time.Time) error { return json.Unmarshal(raw, &s.Closed) }},
+	{"message", func(s *Settings, raw json.RawMessage, _ time.Time) error { return json.Unmarshal(raw, &s.Message) }},
+	{"title", func(s *Settings, raw json.RawMessage, _ time.Time) error { return json.Unmarshal(raw, &s.Title) }},
+	{"brandColor", func(s *Settings, raw json.RawMessage, _ time.Time) error { return json.Unmarshal(raw, &s.BrandColor) }},
+	{"logoUrl", func(s *Settings, raw json.RawMessage, _ time.Time) error { return json.Unmarshal(raw, &s.LogoURL) }},
+	{"language", func(s *Settings, raw json.RawMessage, _ time.Time) error { return json.Unmarshal(raw, &s.Language) }},
+	{"adaptive", func(s *Settings, raw json.RawMessage, _ time.Time) (err error) {
+		s.Adaptive, err = parseAdaptiveJSON(raw)
+		return err
+	}},
+	{"instantAdmit", func(s *Settings, raw json.RawMessage, _ time.Time) error { return json.Unmarshal(raw, &s.InstantAdmit) }},
+}
+
+func settingNames() string {
+	names := make([]string, len(settingFields))
+	for i, f := range settingFields {
+		names[i] = f.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// setOpensAt reads opensAt: a time within a day before now and a year after it, or null.
+func setOpensAt(s *Settings, raw json.RawMessage, now time.Time) (err error) {
+	if s.OpensAt, err = parseOpensAt(raw); err == nil && s.OpensAt != nil && (s.OpensAt.Before(now.Add(-opensAtPast)) || s.OpensAt.After(now.Add(opensAtFuture))) {
+		return invalidSetting("opensAt", "must be within a day before now and a year after it (or null)")
+	}
+	return err
 }
 
 var settingTypes = map[string]string{

@@ -29,20 +29,7 @@ const bodyReadTimeout = 10 * time.Second
 
 // EventFromHTTP builds the payload 2.0 event API Gateway would send for r.
 func EventFromHTTP(r *http.Request, body []byte) events.APIGatewayV2HTTPRequest {
-	headers := make(map[string]string, len(r.Header))
-	var cookies []string
-	for name, values := range r.Header {
-		if name == "Cookie" { // API Gateway moves cookies out of the headers
-			for _, v := range values {
-				cookies = append(cookies, strings.Split(v, "; ")...)
-			}
-			continue
-		}
-		headers[strings.ToLower(name)] = strings.Join(values, ",")
-	}
-	if r.Host != "" {
-		headers["host"] = r.Host
-	}
+	headers, cookies := headersOf(r)
 	query := map[string]string{}
 	for name, values := range r.URL.Query() {
 		query[name] = strings.Join(values, ",")
@@ -78,6 +65,25 @@ func EventFromHTTP(r *http.Request, body []byte) events.APIGatewayV2HTTPRequest 
 		ev.Body, ev.IsBase64Encoded = base64.StdEncoding.EncodeToString(body), true
 	}
 	return ev
+}
+
+// headersOf is r's headers as API Gateway hands them over: names in lower
+// case, values joined by commas, cookies apart, and the host among them.
+func headersOf(r *http.Request) (headers map[string]string, cookies []string) {
+	headers = make(map[string]string, len(r.Header))
+	for name, values := range r.Header {
+		if name == "Cookie" { // API Gateway moves cookies out of the headers
+			for _, v := range values {
+				cookies = append(cookies, strings.Split(v, "; ")...)
+			}
+			continue
+		}
+		headers[strings.ToLower(name)] = strings.Join(values, ",")
+	}
+	if r.Host != "" {
+		headers["host"] = r.Host
+	}
+	return headers, cookies
 }
 
 // WriteHTTP writes a payload 2.0 response the way API Gateway would.

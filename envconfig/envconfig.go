@@ -95,6 +95,18 @@ func loadConfig(r envReader, d Defaults) (waitroom.Config, error) {
 	}
 	r.intakeNeeds(c, d)
 	r.durableNeeds(c)
+	r.storeNeeds(c, d)
+	r.trustNeeds(c, d)
+	r.orderNeeds(c, d)
+	if r.err != nil {
+		return waitroom.Config{}, r.err
+	}
+	return c, nil
+}
+
+// storeNeeds checks the store's variables together: where the store is,
+// and how the functions authenticate to it.
+func (r *envReader) storeNeeds(c waitroom.Config, d Defaults) {
 	if c.RedisURL == "" && d.RequireRedisURL {
 		r.fail("REDIS_URL", "is required (redis://host:port or rediss://host:port)")
 	}
@@ -104,6 +116,11 @@ func loadConfig(r envReader, d Defaults) (waitroom.Config, error) {
 	if c.RedisIAM.Enabled() {
 		r.iamURL(c.RedisURL)
 	}
+}
+
+// trustNeeds checks who is believed: X-User-Id only with a secret (or from
+// this machine alone), and one source of the client's address.
+func (r *envReader) trustNeeds(c waitroom.Config, d Defaults) {
 	if c.ProxySecret != "" && !c.TrustUserHeader {
 		r.fail("PROXY_SECRET", "is set but TRUST_USER_HEADER is not true: it would guard nothing")
 	}
@@ -114,6 +131,10 @@ func loadConfig(r envReader, d Defaults) (waitroom.Config, error) {
 	if len(c.TrustedProxies) > 0 && c.OriginSecret != "" {
 		r.fail("TRUSTED_PROXIES", "is set with ORIGIN_SECRET: behind CloudFront the client is CloudFront-Viewer-Address; set one")
 	}
+}
+
+// orderNeeds checks the order API's URL and the runner's listen address.
+func (r *envReader) orderNeeds(c waitroom.Config, d Defaults) {
 	if c.OrderAPIURL == "" && d.RequireOrderAPIURL {
 		r.fail("ORDER_API_URL", "is required")
 	}
@@ -123,10 +144,6 @@ func loadConfig(r envReader, d Defaults) (waitroom.Config, error) {
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		r.fail("ADDR", fmt.Sprintf("%q is not host:port", c.Addr))
 	}
-	if r.err != nil {
-		return waitroom.Config{}, r.err
-	}
-	return c, nil
 }
 
 // loopbackOnly reports whether addr accepts connections from this machine

@@ -55,37 +55,7 @@ func Start(cfg waitroom.Config, log *slog.Logger) (_ *Runner, err error) {
 			r.closeAll()
 		}
 	}()
-	if cfg.RedisURL == "" {
-		es, err := embedded.Start()
-		if err != nil {
-			return nil, fmt.Errorf("embedded store: %w", err)
-		}
-		r.closers = append(r.closers, es.Close)
-		cfg.RedisURL = es.URL()
-		log.Info("embedded store (set REDIS_URL to use a real Redis)", "addr", es.Addr())
-	}
-	if cfg.OrderAPIURL == "" {
-		r.Demo = demoorder.Default()
-		url, err := serve(r.Demo, &r.closers)
-		if err != nil {
-			return nil, fmt.Errorf("demo order API: %w", err)
-		}
-		cfg.OrderAPIURL = url
-		// The demo's sale room sells as if an operator had created it
-		// (ORDER_ROOMS unset: only such rooms sell; a list or * decides alone).
-		cfg.DemoSaleRoom = DemoRoom
-		log.Info("demo order API: 20 connections, ~200 ms per order (set ORDER_API_URL to use yours)", "url", url)
-	}
-	if cfg.AdminToken == "" {
-		if cfg.AdminToken, err = newAdminToken(); err != nil {
-			return nil, err
-		}
-		r.GeneratedAdminToken = true
-	}
-	if cfg.Visitor.Tickets, err = ticketKeys(cfg.Visitor.Tickets, log); err != nil {
-		return nil, err
-	}
-	if cfg.Trust.EntryTokens, err = entryTokenKeys(cfg.Trust.EntryTokens, log); err != nil {
+	if cfg, err = r.fillIn(cfg, log); err != nil {
 		return nil, err
 	}
 	r.Config = cfg
@@ -103,7 +73,62 @@ func Start(cfg waitroom.Config, log *slog.Logger) (_ *Runner, err error) {
 	if err != nil {
 		return nil, err
 	}
+	onBatch, err := r.listen(cfg.Addr, api, store)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	go func() {
+		defer close(r.done)
+		stop := consume(ctx)
+		defer stop()
+		AdmitForever(ctx, log, &waitroom.Admitter{Queue: store, Interval: cfg.AdmitInterval, Batches: cfg.AdmitBatches, OnBatch: onBatch})
+	}()
+	return r, nil
+}
 
+// fillIn gives what the environment left unset a local stand-in: the
+// embedded store, the demo order API, an admin token, ticket and entry
+// token keys that live as long as the process.
+func (r *Runner) fillIn(cfg waitroom.Config, log *slog.Logger) (_ waitroom.Config, err error) {
+	if cfg.RedisURL == "" {
+		es, err := embedded.Start()
+		if err != nil {
+			return cfg, fmt.Errorf("embedded store: %w", err)
+		}
+		r.closers = append(r.closers, es.Close)
+		cfg.RedisURL = es.URL()
+		log.Info("embedded store (set REDIS_URL to use a real Redis)", "addr", es.Addr())
+	}
+	if cfg.OrderAPIURL == "" {
+		r.Demo = demoorder.Default()
+		url, err := serve(r.Demo, &r.closers)
+		if err != nil {
+			return cfg, fmt.Errorf("demo order API: %w", err)
+		}
+		cfg.OrderAPIURL = url
+		// The demo's sale room sells as if an operator had created it
+		// (ORDER_ROOMS unset: only such rooms sell; a list or * decides alone).
+		cfg.DemoSaleRoom = DemoRoom
+		log.Info("demo order API: 20 connections, ~200 ms per order (set ORDER_API_URL to use yours)", "url", url)
+	}
+	if cfg.AdminToken == "" {
+		if cfg.AdminToken, err = newAdminToken(); err != nil {
+			return cfg, err
+		}
+		r.GeneratedAdminToken = true
+	}
+	if cfg.Visitor.Tickets, err = ticketKeys(cfg.Visitor.Tickets, log); err != nil {
+		return cfg, err
+	}
+	cfg.Trust.EntryTokens, err = entryTokenKeys(cfg.Trust.EntryTokens, log)
+	return cfg, err
+}
+
+// listen serves the routes on addr and returns what each admission batch
+// tells the live streams.
+func (r *Runner) listen(addr string, api *awslambda.API, store *redisstore.Store) (onBatch func(waitroom.Batch), err error) {
 	mux := http.NewServeMux()
 	mux.Handle("/", awslambda.ServeHTTP(api.Route)) // the routes, and JSON 404/405 for the rest
 	// Enter and position never use a body (at most MaxRequestBody: LimitBodies).
@@ -112,7 +137,7 @@ func Start(cfg waitroom.Config, log *slog.Logger) (_ *Runner, err error) {
 	mux.HandleFunc("GET /healthz", r.healthz)
 	onBatch, endStreams := r.visitorRoutes(mux, api, store)
 
-	ln, err := net.Listen("tcp", cfg.Addr)
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
@@ -124,16 +149,7 @@ func Start(cfg waitroom.Config, log *slog.Logger) (_ *Runner, err error) {
 	r.srv = &http.Server{Handler: awslambda.LimitBodies(mux), ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 2 * time.Minute}
 	r.srv.RegisterOnShutdown(endStreams)
 	go func() { _ = r.srv.Serve(ln) }()
-
-	ctx, cancel := context.WithCancel(context.Background())
-	r.cancel = cancel
-	go func() {
-		defer close(r.done)
-		stop := consume(ctx)
-		defer stop()
-		AdmitForever(ctx, log, &waitroom.Admitter{Queue: store, Interval: cfg.AdmitInterval, Batches: cfg.AdmitBatches, OnBatch: onBatch})
-	}()
-	return r, nil
+	return onBatch, nil
 }
 
 func (r *Runner) healthz(w http.ResponseWriter, req *http.Request) {
