@@ -1,21 +1,11 @@
 package awslambda
 
 import (
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 
 	"github.com/aws/aws-lambda-go/events"
 )
-
-// requestHash identifies an order's body for its Idempotency-Key: the
-// same key with another body is refused instead of answered with the
-// first order's answer (as Stripe and the IETF Idempotency-Key draft do).
-func requestHash(body []byte) string {
-	sum := sha256.Sum256(body)
-	return base64.RawURLEncoding.EncodeToString(sum[:])
-}
 
 // decodeEvent reads a payload 2.0 event. JWT claims that are not strings
 // (numbers, booleans, arrays: API Gateway has sent them as such) fail the

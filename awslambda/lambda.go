@@ -10,21 +10,19 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/httpapi"
 	"github.com/waitroom/waitroom/metrics"
 )
-
-// HTTPHandler is one route's handler.
-type HTTPHandler func(context.Context, events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse
 
 // HTTPFunction adapts a route handler to lambda.Start. It decodes the event
 // itself so that a malformed event gets a 400 answer instead of a runtime
 // error, and it never returns an error: API Gateway would turn that into a
 // bare 500.
-func HTTPFunction(h HTTPHandler) func(context.Context, json.RawMessage) (events.APIGatewayV2HTTPResponse, error) {
+func HTTPFunction(h httpapi.Handler) func(context.Context, json.RawMessage) (events.APIGatewayV2HTTPResponse, error) {
 	return func(ctx context.Context, raw json.RawMessage) (events.APIGatewayV2HTTPResponse, error) {
 		req, err := decodeEvent(raw)
 		if err != nil {
-			return errorResponse(waitroom.Errorf(waitroom.EInvalidRequest, "the event is not an API Gateway HTTP API payload 2.0 request")), nil
+			return httpapi.ErrorResponse(waitroom.Errorf(waitroom.EInvalidRequest, "the event is not an API Gateway HTTP API payload 2.0 request")), nil
 		}
 		return h(ctx, req), nil
 	}

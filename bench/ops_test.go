@@ -17,6 +17,7 @@ import (
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/awslambda"
 	"github.com/waitroom/waitroom/bench/spike/sim"
+	"github.com/waitroom/waitroom/httpapi"
 	"github.com/waitroom/waitroom/orderapi"
 	"github.com/waitroom/waitroom/redisstore"
 )
@@ -24,8 +25,8 @@ import (
 // Below this many ops the framework is only probing (b.N = 1): skip redis-benchmark.
 const minOps = 1000
 
-func api(c redisstore.Client, cfg waitroom.Config, orders awslambda.OrderPlacer) *awslambda.API {
-	return &awslambda.API{Config: cfg, Queue: redisstore.New(c, cfg), Orders: orders}
+func api(c redisstore.Client, cfg waitroom.Config, orders httpapi.OrderPlacer) *httpapi.API {
+	return &httpapi.API{Config: cfg, Queue: redisstore.New(c, cfg), Orders: orders}
 }
 
 // BenchmarkEnter: POST /queue/enter for a new user, through API.Route, vs

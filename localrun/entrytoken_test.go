@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/waitroom/waitroom/awslambda"
+	"github.com/waitroom/waitroom/httpapi"
 	"github.com/waitroom/waitroom/internal/redistest"
 )
 
@@ -42,7 +42,7 @@ func TestEntryTokenVerifiedByASeparateProgram(t *testing.T) {
 		}
 		verify := func(room string) (string, error) {
 			var out bytes.Buffer
-			cmd := exec.Command(bin, "-jwks", r.URL+awslambda.JWKSPath, "-issuer", "https://queue.test", "-room", room, token)
+			cmd := exec.Command(bin, "-jwks", r.URL+httpapi.JWKSPath, "-issuer", "https://queue.test", "-room", room, token)
 			cmd.Stdout, cmd.Stderr = &out, &out
 			err := cmd.Run()
 			return out.String(), err

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/waitroom/waitroom"
-	"github.com/waitroom/waitroom/awslambda"
+	"github.com/waitroom/waitroom/httpapi"
 )
 
 // Stream timing (docs/API.md, "GET /queue/events").
@@ -31,7 +31,7 @@ const (
 // events serves GET /queue/events: the visitor's standing as server-sent
 // events, under the identity rules of GET /queue/position.
 type events struct {
-	api   *awslambda.API
+	api   *httpapi.API
 	seats Seats
 	hub   *hub
 	caps  *streamCaps
@@ -42,14 +42,14 @@ type events struct {
 }
 
 func (e *events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	ev := awslambda.EventFromHTTP(r, nil)
+	ev := httpapi.EventFromHTTP(r, nil)
 	who, room, err := e.api.Caller(ev)
 	if err != nil {
-		awslambda.WriteHTTP(w, awslambda.CallerError(err))
+		httpapi.WriteHTTP(w, httpapi.CallerError(err))
 		return
 	}
 	if _, ok := w.(http.Flusher); !ok { // every net/http server's writer flushes; a wrapping middleware might not
-		awslambda.WriteHTTP(w, awslambda.CallerError(waitroom.Errorf(waitroom.EInternal, "this server cannot stream")))
+		httpapi.WriteHTTP(w, httpapi.CallerError(waitroom.Errorf(waitroom.EInternal, "this server cannot stream")))
 		return
 	}
 	// The caps come before any store call: a refused connect costs the store
@@ -58,7 +58,7 @@ func (e *events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	slot, err := e.caps.acquire(r.Context(), room, who.User, who.Address)
 	if err != nil {
 		if r.Context().Err() == nil { // else the client is gone: nobody to answer
-			awslambda.WriteHTTP(w, awslambda.CallerError(err))
+			httpapi.WriteHTTP(w, httpapi.CallerError(err))
 		}
 		return
 	}
@@ -68,9 +68,9 @@ func (e *events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer e.hub.unsubscribe(sub)
 	// Connecting is limited like a poll (the stream's own re-reads are not:
 	// the server, not the client, decides them).
-	st, place, err := e.seat(awslambda.AsCaller(r.Context(), who), room, who.User)
+	st, place, err := e.seat(httpapi.AsCaller(r.Context(), who), room, who.User)
 	if err != nil {
-		awslambda.WriteHTTP(w, awslambda.CallerError(err))
+		httpapi.WriteHTTP(w, httpapi.CallerError(err))
 		return
 	}
 	first := e.api.StandingAnswer(st, who)
@@ -96,7 +96,7 @@ func (e *events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // stream's life is over, a newer stream of the visitor in the room replaces
 // it, or the server shuts down. A new message of the operator is sent at
 // the reading that brings it.
-func (e *events) follow(ctx context.Context, s *stream, sub *subscription, who awslambda.Identity, room string, first waitroom.Standing, place waitroom.Place) {
+func (e *events) follow(ctx context.Context, s *stream, sub *subscription, who httpapi.Identity, room string, first waitroom.Standing, place waitroom.Place) {
 	keepAlive := time.NewTicker(orDefault(e.keepAlive, keepAliveEvery))
 	defer keepAlive.Stop()
 	life := time.NewTimer(orDefault(e.life, e.api.StreamLife(maxStreamLife)))
@@ -156,7 +156,7 @@ func (e *events) standing(ctx context.Context, f front, room, user string, place
 }
 
 func (e *events) seat(ctx context.Context, room, user string) (waitroom.Standing, waitroom.Place, error) {
-	ctx, cancel := context.WithTimeout(ctx, awslambda.DefaultStoreTimeout)
+	ctx, cancel := context.WithTimeout(ctx, httpapi.DefaultStoreTimeout)
 	defer cancel()
 	return e.seats.Seat(ctx, room, user)
 }

@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/waitroom/waitroom"
-	"github.com/waitroom/waitroom/awslambda"
+	"github.com/waitroom/waitroom/httpapi"
 	"github.com/waitroom/waitroom/intake"
 	"github.com/waitroom/waitroom/redisstore"
 	"github.com/waitroom/waitroom/sqs"
@@ -17,7 +17,7 @@ import (
 // SQS itself) and the returned function runs the consumer on that queue until
 // its context ends, as the consumer function does in AWS; it returns a
 // function that waits for the consumer to stop.
-func intakeBroker(cfg waitroom.Config, api *awslambda.API, store *redisstore.Store, log *slog.Logger) (func(context.Context) func(), error) {
+func intakeBroker(cfg waitroom.Config, api *httpapi.API, store *redisstore.Store, log *slog.Logger) (func(context.Context) func(), error) {
 	api.Applied = store
 	if cfg.Intake == waitroom.IntakeDirect {
 		return func(context.Context) func() { return func() {} }, nil

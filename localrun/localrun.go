@@ -18,7 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/waitroom/waitroom"
-	"github.com/waitroom/waitroom/awslambda"
+	"github.com/waitroom/waitroom/httpapi"
 	"github.com/waitroom/waitroom/internal/embedded"
 	"github.com/waitroom/waitroom/localrun/demoorder"
 	"github.com/waitroom/waitroom/orderapi"
@@ -64,8 +64,8 @@ func Start(cfg waitroom.Config, log *slog.Logger) (_ *Runner, err error) {
 	}
 	r.closers = append(r.closers, func() { _ = r.rdb.Close() })
 	store := redisstore.New(r.rdb, cfg)
-	api := &awslambda.API{Config: cfg, Queue: store, Orders: orderapi.New(cfg.OrderAPIURL, cfg.OrderTimeout), Log: log,
-		Admin: &awslambda.Admin{Config: cfg, Rooms: store, Token: cfg.AdminToken, Log: log}}
+	api := &httpapi.API{Config: cfg, Queue: store, Orders: orderapi.New(cfg.OrderAPIURL, cfg.OrderTimeout), Log: log,
+		Admin: &httpapi.Admin{Config: cfg, Rooms: store, Token: cfg.AdminToken, Log: log}}
 	if err := useOrderRecord(api, log); err != nil {
 		return nil, err
 	}
@@ -128,12 +128,12 @@ func (r *Runner) fillIn(cfg waitroom.Config, log *slog.Logger) (_ waitroom.Confi
 
 // listen serves the routes on addr and returns what each admission batch
 // tells the live streams.
-func (r *Runner) listen(addr string, api *awslambda.API, store *redisstore.Store) (onBatch func(waitroom.Batch), err error) {
+func (r *Runner) listen(addr string, api *httpapi.API, store *redisstore.Store) (onBatch func(waitroom.Batch), err error) {
 	mux := http.NewServeMux()
-	mux.Handle("/", awslambda.ServeHTTP(api.Route)) // the routes, and JSON 404/405 for the rest
+	mux.Handle("/", httpapi.ServeHTTP(api.Route)) // the routes, and JSON 404/405 for the rest
 	// Enter and position never use a body (at most MaxRequestBody: LimitBodies).
-	mux.Handle("/queue/enter", withoutBody(awslambda.ServeHTTP(api.Route)))
-	mux.Handle("/queue/position", withoutBody(awslambda.ServeHTTP(api.Route)))
+	mux.Handle("/queue/enter", withoutBody(httpapi.ServeHTTP(api.Route)))
+	mux.Handle("/queue/position", withoutBody(httpapi.ServeHTTP(api.Route)))
 	mux.HandleFunc("GET /healthz", r.healthz)
 	onBatch, endStreams := r.visitorRoutes(mux, api, store)
 
@@ -144,9 +144,9 @@ func (r *Runner) listen(addr string, api *awslambda.API, store *redisstore.Store
 	r.URL = "http://" + ln.Addr().String()
 	// Slow clients cannot hold connections: headers within 5 s, an idle
 	// keep-alive connection for 2 min; bodies are bounded per request
-	// (awslambda.ServeHTTP), not by ReadTimeout, which would cut the event
+	// (httpapi.ServeHTTP), not by ReadTimeout, which would cut the event
 	// stream's long responses.
-	r.srv = &http.Server{Handler: awslambda.LimitBodies(mux), ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 2 * time.Minute}
+	r.srv = &http.Server{Handler: httpapi.LimitBodies(mux), ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 2 * time.Minute}
 	r.srv.RegisterOnShutdown(endStreams)
 	go func() { _ = r.srv.Serve(ln) }()
 	return onBatch, nil
@@ -167,7 +167,7 @@ func (r *Runner) healthz(w http.ResponseWriter, req *http.Request) {
 // table created when missing (a DynamoDB-compatible server at
 // ORDER_RECORD_ENDPOINT, such as mk/dynalite.mk's; in AWS the stack makes it). Without it the store's
 // lock and commit are the only record of a consumed token.
-func useOrderRecord(api *awslambda.API, log *slog.Logger) error {
+func useOrderRecord(api *httpapi.API, log *slog.Logger) error {
 	record, err := orderrecord.Open(context.Background(), api.Config)
 	if err != nil || record == nil {
 		return err

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/waitroom/waitroom"
-	"github.com/waitroom/waitroom/awslambda"
 	"github.com/waitroom/waitroom/envconfig"
+	"github.com/waitroom/waitroom/httpapi"
 	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/redisstore"
 )
@@ -106,7 +106,7 @@ func serveEvents(t *testing.T, engine redistest.Engine, env map[string]string, t
 	}
 	store := redisstore.New(srv.Client(), cfg)
 	done := make(chan struct{})
-	ev := &events{api: &awslambda.API{Config: cfg, Queue: store}, seats: store, hub: newHub(store, cfg.AdmitInterval, time.Second),
+	ev := &events{api: &httpapi.API{Config: cfg, Queue: store}, seats: store, hub: newHub(store, cfg.AdmitInterval, time.Second),
 		caps: newStreamCaps(cfg.Trust.Streams), done: done}
 	ts := httptest.NewUnstartedServer(ev)
 	if tweak != nil {

@@ -7,7 +7,7 @@ import (
 	"net/http"
 
 	"github.com/waitroom/waitroom"
-	"github.com/waitroom/waitroom/awslambda"
+	"github.com/waitroom/waitroom/httpapi"
 	"github.com/waitroom/waitroom/localrun/checkout"
 	"github.com/waitroom/waitroom/redisstore"
 	"github.com/waitroom/waitroom/web"
@@ -31,7 +31,7 @@ func ticketKeys(k waitroom.TicketKeys, log *slog.Logger) (waitroom.TicketKeys, e
 // checkout (when CONTINUE_URL is unset) and the live stream. It returns the
 // admitter's OnBatch, which tells the streams of an admission at once, and a
 // function that ends every open stream, for a prompt shutdown.
-func (r *Runner) visitorRoutes(mux *http.ServeMux, api *awslambda.API, store *redisstore.Store) (onBatch func(waitroom.Batch), endStreams func()) {
+func (r *Runner) visitorRoutes(mux *http.ServeMux, api *httpapi.API, store *redisstore.Store) (onBatch func(waitroom.Batch), endStreams func()) {
 	settings := web.Settings{ContinueURL: r.Config.Visitor.ContinueURL, Stream: true, ImageOrigins: r.Config.PageImageOrigins}
 	if settings.ContinueURL == "" {
 		settings.ContinueURL = checkout.ContinueURL
@@ -45,7 +45,7 @@ func (r *Runner) visitorRoutes(mux *http.ServeMux, api *awslambda.API, store *re
 	mux.Handle("GET /waitroom/", page)
 
 	ctx, cancel := context.WithCancel(context.Background())
-	h := newHub(store, r.Config.AdmitInterval, awslambda.DefaultStoreTimeout)
+	h := newHub(store, r.Config.AdmitInterval, httpapi.DefaultStoreTimeout)
 	r.streams = newStreamCaps(r.Config.Trust.Streams)
 	mux.Handle("GET /queue/events", &events{api: api, seats: store, hub: h, caps: r.streams, done: ctx.Done()})
 	return h.admitted, cancel

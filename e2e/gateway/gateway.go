@@ -21,8 +21,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-
-	"github.com/waitroom/waitroom/awslambda"
+	"github.com/waitroom/waitroom/httpapi"
 )
 
 // Function names, as the invokers know them.
@@ -81,7 +80,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeMessage(w, http.StatusRequestEntityTooLarge, "Request Entity Too Large")
 		return
 	}
-	ev := awslambda.EventFromHTTP(r, body)
+	ev := httpapi.EventFromHTTP(r, body)
 	ev.RouteKey = r.Method + " " + r.URL.Path
 	ev.RequestContext.RouteKey = ev.RouteKey
 	if auth := r.Header.Get("Authorization"); auth != "" {
@@ -121,7 +120,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeMessage(w, http.StatusBadGateway, "Bad Gateway")
 		return
 	}
-	awslambda.WriteHTTP(w, resp)
+	httpapi.WriteHTTP(w, resp)
 }
 
 func (g *Gateway) timeout() time.Duration {

@@ -14,6 +14,7 @@ import (
 	"github.com/waitroom/waitroom/e2e/gateway"
 	"github.com/waitroom/waitroom/e2e/scenario"
 	"github.com/waitroom/waitroom/envconfig"
+	"github.com/waitroom/waitroom/httpapi"
 	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/orderapi"
 	"github.com/waitroom/waitroom/redisstore"
@@ -64,9 +65,9 @@ func newInProcess(t *testing.T, env map[string]string) *inProcess {
 	}
 	t.Cleanup(func() { _ = rdb.Close() })
 	store := redisstore.New(rdb, cfg)
-	api := &awslambda.API{Config: cfg, Queue: store, Orders: orderapi.New(cfg.OrderAPIURL, cfg.OrderTimeout)}
+	api := &httpapi.API{Config: cfg, Queue: store, Orders: orderapi.New(cfg.OrderAPIURL, cfg.OrderTimeout)}
 	admit := awslambda.AdmitFunction(&waitroom.Admitter{Queue: store, Interval: cfg.AdmitInterval, Batches: cfg.AdmitBatches}, nil)
-	http := func(h awslambda.HTTPHandler) func(context.Context, json.RawMessage) (any, error) {
+	http := func(h httpapi.Handler) func(context.Context, json.RawMessage) (any, error) {
 		f := awslambda.HTTPFunction(h)
 		return func(ctx context.Context, raw json.RawMessage) (any, error) { return f(ctx, raw) }
 	}

@@ -6,7 +6,7 @@ import (
 	"os"
 
 	"github.com/waitroom/waitroom"
-	"github.com/waitroom/waitroom/awslambda"
+	"github.com/waitroom/waitroom/httpapi"
 	"github.com/waitroom/waitroom/intake"
 	"github.com/waitroom/waitroom/sqs"
 )
@@ -17,7 +17,7 @@ import (
 // one call), so the function runs in the VPC beside the cache, and it lets
 // an entry through unchecked only when the store does not answer
 // (awslambda/intake.go, accept).
-func (e Env) EnterAPI() *awslambda.API {
+func (e Env) EnterAPI() *httpapi.API {
 	api := e.API()
 	if e.Config.Intake == waitroom.IntakeDirect {
 		return api

@@ -15,6 +15,7 @@ import (
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/awslambda"
 	"github.com/waitroom/waitroom/envconfig"
+	"github.com/waitroom/waitroom/httpapi"
 	"github.com/waitroom/waitroom/internal/elasticacheiam"
 	"github.com/waitroom/waitroom/metrics"
 	"github.com/waitroom/waitroom/orderapi"
@@ -83,8 +84,8 @@ func iamCredentials(ctx context.Context, iam waitroom.RedisIAM) (redisstore.Opti
 }
 
 // API returns the HTTP handlers; only the order gate needs ORDER_API_URL.
-func (e Env) API() *awslambda.API {
-	api := &awslambda.API{Config: e.Config, Queue: e.Store, Applied: e.Store, Metrics: e.Metrics, Log: e.Log}
+func (e Env) API() *httpapi.API {
+	api := &httpapi.API{Config: e.Config, Queue: e.Store, Applied: e.Store, Metrics: e.Metrics, Log: e.Log}
 	if e.Config.OrderAPIURL != "" {
 		api.Orders = orderapi.New(e.Config.OrderAPIURL, e.Config.OrderTimeout)
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/waitroom/waitroom"
-	"github.com/waitroom/waitroom/awslambda"
+	"github.com/waitroom/waitroom/httpapi"
 )
 
 // Attack is token holders who order only to steer the adaptive law (issue
@@ -109,7 +109,7 @@ func (r *runner) playAttack(ctx context.Context, a *Attack) (wait func()) {
 	for i := range a.Holders {
 		u := &user{id: fmt.Sprintf("attacker-%02d", i)}
 		r.mu.Lock()
-		r.attackers[awslambda.HeaderUser(u.id)] = true
+		r.attackers[httpapi.HeaderUser(u.id)] = true
 		r.mu.Unlock()
 		wg.Add(1)
 		go func() {

@@ -17,7 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/waitroom/waitroom"
-	"github.com/waitroom/waitroom/awslambda"
+	"github.com/waitroom/waitroom/httpapi"
 	"github.com/waitroom/waitroom/localrun"
 	"github.com/waitroom/waitroom/orderapi"
 	"github.com/waitroom/waitroom/redisstore"
@@ -93,10 +93,10 @@ type runner struct {
 	sc     Scenario
 	st     Strategy
 	epoch  time.Time
-	api    *awslambda.API
+	api    *httpapi.API
 	orders *orderapi.Client
 	users  []*user
-	byID   map[string]*user // by the store's user (awslambda.HeaderUser)
+	byID   map[string]*user // by the store's user (httpapi.HeaderUser)
 	rng    *rand.Rand
 
 	mu      sync.Mutex
@@ -210,8 +210,8 @@ func newRunner(env *Env, sc Scenario, st Strategy, orderURL string, arrivals []t
 	r := &runner{sc: sc, st: st, status: map[string]int{}, byID: map[string]*user{}, attackers: map[string]bool{},
 		rng: rand.New(rand.NewPCG(sc.Seed, 99)), orders: orderapi.New(orderURL, sc.OrderTimeout)}
 	r.sc.PollTiers = tiers.String()
-	r.api = &awslambda.API{Config: cfg, Queue: store, Orders: r.orders,
-		Admin: &awslambda.Admin{Config: cfg, Rooms: store, Token: simAdminToken}}
+	r.api = &httpapi.API{Config: cfg, Queue: store, Orders: r.orders,
+		Admin: &httpapi.Admin{Config: cfg, Rooms: store, Token: simAdminToken}}
 	if st.Kind == "limiter" {
 		r.lim = newLimiter(sc.Rate(), sc.Rate()*sc.LimiterBurst)
 	}
@@ -221,7 +221,7 @@ func newRunner(env *Env, sc Scenario, st Strategy, orderURL string, arrivals []t
 			u.push = make(chan string, 1)
 		}
 		r.users = append(r.users, u)
-		r.byID[awslambda.HeaderUser(u.id)] = u
+		r.byID[httpapi.HeaderUser(u.id)] = u
 	}
 	return r, store, nil
 }
@@ -309,7 +309,7 @@ func (r *runner) pollSent() {
 
 // strayed fails a run whose batches admitted users it cannot name: its
 // admission order, times and tokens would be silently missing (the store
-// names a user as its identity keeps it, awslambda.HeaderUser).
+// names a user as its identity keeps it, httpapi.HeaderUser).
 func (r *runner) strayed() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()

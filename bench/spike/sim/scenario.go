@@ -1,5 +1,5 @@
 // Package sim is a Black Friday spike simulator for Waitroom: simulated
-// users against the real handlers (awslambda.API.Route, in process), the
+// users against the real handlers (httpapi.API.Route, in process), the
 // real Redis store on a real redis-server, and a simulated order API with a
 // fixed connection pool. It compares admission strategies side by side.
 package sim

@@ -1,0 +1,46 @@
+package httpapi
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/metrics"
+)
+
+// limiterLogEvery bounds the fail-open warning: a broken limiter would
+// otherwise log once per request; the metric counts each one.
+const limiterLogEvery = time.Minute
+
+// lastLimiterLog is when the fail-open warning was last written (Unix ns),
+// shared by every API of the process.
+var lastLimiterLog atomic.Int64
+
+// AsCaller returns ctx carrying who, for the abuse limiter: the identity,
+// its address (Identify's: the source IP, or the viewer's behind
+// CloudFront), and whether this call makes a visitor (the bucket of new
+// visitors per address pays for it) and with which solved challenge.
+func AsCaller(ctx context.Context, who Identity) context.Context {
+	return waitroom.WithCaller(ctx, waitroom.Caller{ID: who.User, IP: who.Address, NewVisitor: who.Source == NewVisitor, Challenge: who.Challenge})
+}
+
+// limiterFailedOpen reports a call the limiter let through unchecked:
+// counted each time, logged at most once a minute.
+func (a *API) limiterFailedOpen(ctx context.Context, room string) {
+	a.Metrics.Record(room, metrics.Of(metrics.LimiterFailOpen, metrics.Count, 1))
+	now := time.Now().UnixNano()
+	last := lastLimiterLog.Load()
+	if now-last >= int64(limiterLogEvery) && lastLimiterLog.CompareAndSwap(last, now) && a.Log != nil {
+		a.Log.WarnContext(ctx, "abuse limiter could not run: requests pass unlimited (fail open; metric LimiterFailOpen counts them)", "room", room)
+	}
+}
+
+// rateLimited counts a refusal of the limiter; true when err is one.
+func (a *API) rateLimited(room string, err error) bool {
+	if waitroom.ErrorCode(err) != waitroom.ERateLimited {
+		return false
+	}
+	a.Metrics.Record(room, metrics.Of(metrics.RateLimited, metrics.Count, 1))
+	return true
+}
