@@ -24,7 +24,7 @@ func admitAll(t *testing.T, s *redisstore.Store, room string, users ...string) m
 		if time.Now().After(deadline) {
 			t.Fatalf("%d of %d admitted", len(tokens), len(users))
 		}
-		b, err := s.AdmitBatch(context.Background())
+		b, err := waitroom.RunBatch(context.Background(), s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,7 +65,7 @@ func handOver(t *testing.T, s *redisstore.Store, room string) *waitroom.Window {
 	t.Helper()
 	deadline := time.Now().Add(10 * waitroom.AdaptWindow)
 	for time.Now().Before(deadline) {
-		b, err := s.AdmitBatch(context.Background())
+		b, err := waitroom.RunBatch(context.Background(), s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -217,7 +217,7 @@ func TestAdaptiveRateDrivesAdmissionAndAnswers(t *testing.T) {
 			t.Fatalf("errors cut the rate by a fifth: %v (%v)", st.EffectiveRatePerSec, err)
 		}
 		// The pause: the budget owes a window's admissions (40 users).
-		if b, err := s.AdmitBatch(ctx); err != nil || len(admittedUsers(b)) != 0 {
+		if b, err := waitroom.RunBatch(ctx, s); err != nil || len(admittedUsers(b)) != 0 {
 			t.Fatalf("admitted during the pause: %v (%v)", admittedUsers(b), err)
 		}
 		rate := st.EffectiveRatePerSec
@@ -230,7 +230,7 @@ func TestAdaptiveRateDrivesAdmissionAndAnswers(t *testing.T) {
 		start := time.Now()
 		admitted := 0
 		for time.Since(start) < time.Second {
-			b, err := s.AdmitBatch(ctx)
+			b, err := waitroom.RunBatch(ctx, s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -320,7 +320,7 @@ func TestOverlappingAdmittersHandOverEachWindowOnce(t *testing.T) {
 						return
 					default:
 					}
-					b, err := admitters.AdmitBatch(ctx)
+					b, err := waitroom.RunBatch(ctx, admitters)
 					if err != nil {
 						t.Error(err)
 						return
