@@ -147,7 +147,9 @@ type Queue interface {
 	// Position reports the user's standing without changing anything.
 	Position(ctx context.Context, room, user string) (Standing, error)
 	// AdmitBatch admits the front of every room's line, as far as each room's
-	// rate budget allows, and issues entry tokens in the same atomic step.
+	// rate budget allows, and issues entry tokens in the same atomic step. It
+	// hands over the control windows that ended (RoomBatch.Downstream) but
+	// decides nothing on them: call it through RunBatch, which does.
 	AdmitBatch(ctx context.Context) (Batch, error)
 	// StoreDecisions keeps the admission loop's decisions on the windows a
 	// batch handed over (RunBatch), every room's in one round trip; a

@@ -510,6 +510,8 @@ func parseRecord(rec string) (token string, expiresAt, issuedAt time.Time, err e
 }
 
 // AdmitBatch runs one batch: every registered room's script in one pipeline.
+// The windows it hands over are decided on by waitroom.RunBatch, which
+// stores the decisions (StoreDecisions).
 func (s *Store) AdmitBatch(ctx context.Context) (waitroom.Batch, error) {
 	rooms, err := s.rdb.SMembers(ctx, roomsKey).Result()
 	if err != nil {
