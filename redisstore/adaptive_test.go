@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -63,6 +64,12 @@ func placeOrder(t *testing.T, s *redisstore.Store, room, user, token string, cal
 // it over.
 func handOver(t *testing.T, s *redisstore.Store, room string) *waitroom.Window {
 	t.Helper()
+	return handedRoom(t, s, room).Downstream
+}
+
+// handedRoom is handOver's batch of the room.
+func handedRoom(t *testing.T, s *redisstore.Store, room string) waitroom.RoomBatch {
+	t.Helper()
 	deadline := time.Now().Add(10 * waitroom.AdaptWindow)
 	for time.Now().Before(deadline) {
 		b, err := waitroom.RunBatch(context.Background(), s)
@@ -71,13 +78,13 @@ func handOver(t *testing.T, s *redisstore.Store, room string) *waitroom.Window {
 		}
 		for _, r := range b.Rooms {
 			if r.Room == room && r.Downstream != nil {
-				return r.Downstream
+				return r
 			}
 		}
 		time.Sleep(waitroom.AdaptWindow / 10)
 	}
 	t.Fatalf("no window handed over in %v", 10*waitroom.AdaptWindow)
-	return nil
+	return waitroom.RoomBatch{}
 }
 
 // The gate's calls are counted by outcome and latency inside commit and
@@ -357,6 +364,39 @@ func TestOverlappingAdmittersHandOverEachWindowOnce(t *testing.T) {
 		windows.Range(func(any, any) bool { n++; return true })
 		if handed.Load() != recorded.Load() || n < 2 {
 			t.Fatalf("%d calls counted, %d handed over in %d windows", recorded.Load(), handed.Load(), n)
+		}
+	})
+}
+
+// The law's memory goes round the admission loop: the state decided on one
+// window (adapt.lua) comes back with the next window the store hands over
+// (RoomBatch.Control), with the room's adaptive setting.
+func TestLawStateComesBackWithTheNextWindow(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		s, rdb := newStore(t, engine, testConfig())
+		law := &waitroom.Adaptive{TargetP95Ms: 250, MinRatePerSec: 5, MaxRatePerSec: 100}
+		set(t, s, "r", func(st *waitroom.Settings) { st.RatePerSec, st.Adaptive = 100, law })
+		users := names("o", 15)
+		tokens := admitAll(t, s, "r", users...)
+		ok := waitroom.DownstreamCall{Latency: 200 * time.Millisecond, Outcome: waitroom.OutcomeOK}
+		for _, u := range users[:12] {
+			placeOrder(t, s, "r", u, tokens[u], ok)
+		}
+		// Orders slower than a window (a loaded machine) span two: hand over
+		// until the law has remembered a base.
+		var kept waitroom.ControlState
+		for i := 0; len(kept.Bases) == 0; i++ {
+			if i == 3 {
+				t.Fatalf("no base remembered after %d windows: %+v", i, kept)
+			}
+			handOver(t, s, "r")
+			kept = waitroom.DecodeControl(rdb.HGet(ctx, "wr:{r}:control", "state").Val())
+		}
+		placeOrder(t, s, "r", users[12], tokens[users[12]], ok) // a window without calls is not handed over
+		next := handedRoom(t, s, "r")
+		if !reflect.DeepEqual(next.Control, kept) || next.Adaptive == nil || *next.Adaptive != *law {
+			t.Fatalf("handed over with %+v (adaptive %+v), want the state kept %+v (adaptive %+v)", next.Control, next.Adaptive, kept, law)
 		}
 	})
 }

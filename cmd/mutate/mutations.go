@@ -672,7 +672,7 @@ var mutations = []Mutation{
 	{Name: "adaptive_law.go: an adaptive room's window measured only", File: "adaptive_law.go",
 		From: "rd.Adapted = true", To: "rd.Adapted = false", Pkgs: []string{".", "./redisstore/"}, Hint: `^(TestAdmitterRunsTheLawOnHandedOverWindows|TestAdaptiveRateDrivesAdmissionAndAnswers)$`},
 	{Name: "redisstore/adaptive.go: the law's memory not handed over", File: "redisstore/adaptive.go",
-		From: "rb.Downstream, rb.Control, rb.Adaptive = w, waitroom.DecodeControl(text(3)), a", To: "rb.Downstream, rb.Control, rb.Adaptive = w, waitroom.ControlState{}, a", Pkgs: store, Hint: `^(TestAdaptiveRateDrivesAdmissionAndAnswers|TestPausedAdaptiveRoomAdmitsAtMinRate)$`},
+		From: "rb.Downstream, rb.Control, rb.Adaptive = w, waitroom.DecodeControl(text(3)), a", To: "rb.Downstream, rb.Control, rb.Adaptive = w, waitroom.ControlState{}, a", Pkgs: store, Hint: `^TestLawStateComesBackWithTheNextWindow$`},
 	{Name: "redisstore/adaptive.go: an adaptive room's rate not stored", File: "redisstore/adaptive.go",
 		From: "\tif d.Adapted {\n", To: "\tif !d.Adapted {\n", Pkgs: store, Hint: `^(TestAdaptiveRateDrivesAdmissionAndAnswers|TestPausedAdaptiveRoomAdmitsAtMinRate)$`},
 }
