@@ -153,7 +153,7 @@ type Queue interface {
 	AdmitBatch(ctx context.Context) (Batch, error)
 	// StoreDecisions keeps the admission loop's decisions on the windows a
 	// batch handed over (RunBatch), every room's in one round trip; a
-	// decision on a window older than the room's last decided one is
+	// decision on a window no newer than the room's last decided one is
 	// dropped (admitters may overlap). One that does not land leaves the
 	// rate as it was.
 	StoreDecisions(ctx context.Context, decided []RoomDecision) error
