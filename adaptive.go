@@ -244,11 +244,14 @@ func (h *Histogram) Mean() time.Duration {
 }
 
 // StdDev is the calls' standard deviation of latency, from the buckets' middles.
-func (h *Histogram) StdDev() time.Duration {
+func (h *Histogram) StdDev() time.Duration { return h.stdDev(h.Mean()) }
+
+// stdDev is StdDev around the calls' mean, already known.
+func (h *Histogram) stdDev(m time.Duration) time.Duration {
 	if h.calls == 0 {
 		return 0
 	}
-	mean := float64(h.Mean())
+	mean := float64(m)
 	var sum float64
 	for o := range h.counts {
 		for b, c := range h.counts[o] {

@@ -135,77 +135,92 @@ type Decision struct {
 	Debt float64
 }
 
+// RoomDecision is the admission loop's decision on one room's handed-over
+// window, for the store to keep (Queue.StoreDecisions).
+type RoomDecision struct {
+	Room string
+	// Window is the end of the window decided on: the store keeps a
+	// decision only on a window newer than the last one it kept.
+	Window time.Time
+	// Decision: the window's P95 and ErrorRate (for status) and, when
+	// Adapted, the law's Rate and Debt.
+	Decision
+	Adapted bool
+	State   ControlState // what the law remembers for the next window
+}
+
+// Decide runs the law on the window the room's batch handed over, if any
+// (ok false when none): the window is read once (Summary), and a room at a
+// fixed rate is measured only.
+func (rb RoomBatch) Decide() (rd RoomDecision, ok bool) {
+	if rb.Downstream == nil {
+		return rd, false
+	}
+	w := rb.Downstream.Summary()
+	rd = RoomDecision{Room: rb.Room, Window: rb.Downstream.End, State: rb.Control, Decision: Decision{P95: w.P95, ErrorRate: w.ErrorRate}}
+	if rb.Adaptive != nil {
+		rd.Decision, rd.State = rb.Adaptive.next(rb.EffectiveRatePerSec, w, rb.Control)
+		rd.Adapted = true
+	}
+	return rd, true
+}
+
+// Summary is what the law reads of one window, computed once from its
+// histogram (a quantile and the moments each walk every bucket).
+type Summary struct {
+	End        int64   // the hand-over, Unix ms
+	Seconds    float64 // the window's length
+	Calls      int64
+	Served     int64 // calls that were neither overload answers nor timeouts
+	ErrorRate  float64
+	P95        time.Duration // 0 without calls
+	MeanMs     float64
+	StdDevMs   float64
+	Throughput float64 // calls completed a second
+	Backlog    bool    // Window.Backlog
+}
+
+// Summary reads the window once.
+func (w Window) Summary() Summary {
+	s := Summary{End: w.End.UnixMilli(), Seconds: w.Duration.Seconds(), Calls: w.Calls.Calls(), Backlog: w.Backlog}
+	if s.Calls == 0 {
+		return s
+	}
+	failed := w.Calls.Count(OutcomeOverload) + w.Calls.Count(OutcomeTimeout)
+	mean := w.Calls.Mean()
+	s.Served, s.ErrorRate, s.P95 = s.Calls-failed, float64(failed)/float64(s.Calls), w.Calls.Quantile(0.95)
+	s.MeanMs, s.StdDevMs = ms(mean), ms(w.Calls.stdDev(mean))
+	if s.Seconds > 0 {
+		s.Throughput = float64(s.Calls) / s.Seconds
+	}
+	return s
+}
+
 // Next is the law: the effective rate after window w, from the current
 // rate, and the state to keep. A pure function of its arguments.
 func (a Adaptive) Next(rate float64, w Window, st ControlState) (Decision, ControlState) {
-	d := Decision{Rate: rate, P95: w.Calls.Quantile(0.95), ErrorRate: w.Calls.ErrorRate(), Reason: "hold"}
-	now := w.End.UnixMilli()
-	st.Bases = recent(st.Bases, now, baseSpan)
-	st.Caps = recent(st.Caps, now, capSpan)
-	n := w.Calls.Calls()
-	if n == 0 || w.Duration <= 0 {
+	return a.next(rate, w.Summary(), st)
+}
+
+// next is the law on a window's summary.
+func (a Adaptive) next(rate float64, w Summary, st ControlState) (Decision, ControlState) {
+	d := Decision{Rate: rate, P95: w.P95, ErrorRate: w.ErrorRate, Reason: "hold"}
+	st.Bases = recent(st.Bases, w.End, baseSpan)
+	st.Caps = recent(st.Caps, w.End, capSpan)
+	if w.Calls == 0 || w.Seconds <= 0 {
 		return d, st
 	}
-	mean := ms(w.Calls.Mean())
-	if n >= minSamples && d.ErrorRate <= errorShare { // fast refusals say nothing of the service time
-		st.Bases = append(st.Bases, Sample{At: now, V: mean, P95: ms(d.P95)})
-	}
-	base, baseP95 := lowest(st.Bases)
-	for i := range st.Caps { // the base it was measured at: a slower API's is the base within baseSpan
-		st.Caps[i].Base = max(st.Caps[i].Base, base)
-	}
-	throughput := float64(n) / w.Duration.Seconds()
-	// Vegas: the queue at the API in calls (Little: throughput × the time
-	// over base), and as a share of the unloaded latency. The queue counts
-	// only beyond two standard errors of the window's mean: a few dozen
-	// calls' noise against a base that is the least of several windows'
-	// must not read as one.
-	noise := 2 * ms(w.Calls.StdDev()) / math.Sqrt(float64(n))
-	excess, queue := ms(d.P95)/baseP95-1, throughput*(mean-base-noise)/1000
+	r := st.read(w)
 	calm, queued := 0, 0.0
 	switch {
-	case d.ErrorRate > errorShare:
-		// The API refuses: admit nobody in the next window (visitors
-		// admitted now would only retry against it). The first window of
-		// refusals lowers the rate to what the API still served (a
-		// load-shedding API's capacity), by errorCut at most.
-		d.Debt, d.Reason = rate*w.Duration.Seconds(), "errors"
-		if !st.Paused {
-			served := float64(n-w.Calls.Count(OutcomeOverload)-w.Calls.Count(OutcomeTimeout)) / w.Duration.Seconds()
-			d.Rate = min(rate, max(served*keepCap, rate*errorCut))
-		}
-	case n < minSamples:
-	case queue > queueCalls && (excess > queueHigh || excess > queueLow && ms(d.P95) > float64(a.TargetP95Ms)):
-		// Calls wait for the API. The queue is drained by a pause as long
-		// as it takes to admit as many visitors as it holds, not by a lower
-		// rate: the line's turns, reckoned at a cut rate, would be late once
-		// it climbed back, and the visitors reach the API together
-		// (docs/design.md). One window of it may be a hiccup of the API (a
-		// garbage collector's pause), which completes fewer calls for a
-		// moment whatever its capacity: the rate holds. A queue that lasts
-		// into the next window is saturation: the API's capacity is what it
-		// completed, the more of the two windows (a pause in the first
-		// idles the API in the second), and the rate goes just under it. A
-		// p95 above the target with no queue is the API's own pace: cutting
-		// cannot help.
-		if st.Queued > 0 {
-			capacity := max(throughput, st.Queued)
-			st.Caps = []Sample{{At: now, V: capacity, Base: base}} // the latest: the API may have slowed
-			d.Rate = min(rate, max(capacity*keepCap, rate*maxCut))
-		}
-		queued = throughput
-		d.Debt, d.Reason = queue, "queueing"
-	case (excess < queueLow || queue < queueCalls/2) && w.Backlog && (throughput >= probeUse*rate || rate < nearCap*known(st.Caps, base)):
+	case w.ErrorRate > errorShare:
+		d = refused(d, w, st.Paused)
+	case w.Calls < minSamples:
+	case r.queue > queueCalls && (r.excess > queueHigh || r.excess > queueLow && ms(d.P95) > float64(a.TargetP95Ms)):
+		d, queued = st.queueing(d, w, r), w.Throughput
+	case (r.excess < queueLow || r.queue < queueCalls/2) && w.Backlog && (w.Throughput >= probeUse*rate || rate < nearCap*r.known):
 		calm = st.Calm + 1
-		d.Rate, d.Reason = rate*(1+min(maxProbe, probeStep*float64(calm))), "probe"
-		if c := known(st.Caps, base); c > 0 && rate < c {
-			// Below a capacity known: back quickly to nearCap of it, then
-			// creeping up to holdCap of it, and holding there.
-			d.Rate = max(rate, min(rate*fastProbe, nearCap*c), min(rate*(1+probeStep), holdCap*c))
-		}
-		if d.Rate == rate {
-			d.Reason = "hold"
-		}
+		d = probe(d, calm, r.known)
 	}
 	d.Rate = a.Clamp(d.Rate)
 	// The floor (issue 32, docs/API.md): a pause withholds at most what the
@@ -213,8 +228,89 @@ func (a Adaptive) Next(rate float64, w Window, st ControlState) (Decision, Contr
 	// A queue bigger than that is still there at the next window, which
 	// pauses again (as saturation); refusals pause a window at a time anyway.
 	d.Debt = min(d.Debt, (d.Rate-a.MinRatePerSec)*AdaptWindow.Seconds())
-	st.Calm, st.Queued, st.Paused = calm, queued, d.Debt >= minPause*d.Rate*w.Duration.Seconds()
+	st.Calm, st.Queued, st.Paused = calm, queued, d.Debt >= minPause*d.Rate*w.Seconds
 	return d, st
+}
+
+// reading is a window read against what the law remembers.
+type reading struct {
+	base, baseP95 float64 // the API's unloaded mean and p95 (ms): the bases' least
+	excess        float64 // the window's p95 over the base p95, less 1
+	queue         float64 // calls waiting at the API, on average
+	known         float64 // the capacity known (calls a second), 0 if none
+}
+
+// read remembers the window's latency as a base (when it says something
+// of the service time) and reads the window against the bases.
+func (st *ControlState) read(w Summary) reading {
+	if w.Calls >= minSamples && w.ErrorRate <= errorShare { // fast refusals say nothing of the service time
+		st.Bases = append(st.Bases, Sample{At: w.End, V: w.MeanMs, P95: ms(w.P95)})
+	}
+	var r reading
+	r.base, r.baseP95 = lowest(st.Bases)
+	for i := range st.Caps { // the base it was measured at: a slower API's is the base within baseSpan
+		st.Caps[i].Base = max(st.Caps[i].Base, r.base)
+	}
+	// Vegas: the queue at the API in calls (Little: throughput × the time
+	// over base), and as a share of the unloaded latency. The queue counts
+	// only beyond two standard errors of the window's mean: a few dozen
+	// calls' noise against a base that is the least of several windows'
+	// must not read as one.
+	noise := 2 * w.StdDevMs / math.Sqrt(float64(w.Calls))
+	r.excess, r.queue = ms(w.P95)/r.baseP95-1, w.Throughput*(w.MeanMs-r.base-noise)/1000
+	r.known = known(st.Caps, r.base)
+	return r
+}
+
+// refused: the API refuses. Admit nobody in the next window (visitors
+// admitted now would only retry against it). The first window of refusals
+// lowers the rate to what the API still served (a load-shedding API's
+// capacity), by errorCut at most.
+func refused(d Decision, w Summary, paused bool) Decision {
+	rate := d.Rate
+	d.Debt, d.Reason = rate*w.Seconds, "errors"
+	if !paused {
+		served := float64(w.Served) / w.Seconds
+		d.Rate = min(rate, max(served*keepCap, rate*errorCut))
+	}
+	return d
+}
+
+// queueing: calls wait for the API. The queue is drained by a pause as
+// long as it takes to admit as many visitors as it holds, not by a lower
+// rate: the line's turns, reckoned at a cut rate, would be late once it
+// climbed back, and the visitors reach the API together (docs/design.md).
+// One window of it may be a hiccup of the API (a garbage collector's
+// pause), which completes fewer calls for a moment whatever its capacity:
+// the rate holds. A queue that lasts into the next window is saturation:
+// the API's capacity is what it completed, the more of the two windows (a
+// pause in the first idles the API in the second), and the rate goes just
+// under it. (A p95 above the target with no queue is the API's own pace:
+// cutting cannot help; next does not come here.)
+func (st *ControlState) queueing(d Decision, w Summary, r reading) Decision {
+	rate := d.Rate
+	if st.Queued > 0 {
+		capacity := max(w.Throughput, st.Queued)
+		st.Caps = []Sample{{At: w.End, V: capacity, Base: r.base}} // the latest: the API may have slowed
+		d.Rate = min(rate, max(capacity*keepCap, rate*maxCut))
+	}
+	d.Debt, d.Reason = r.queue, "queueing"
+	return d
+}
+
+// probe raises the rate after calm windows in a row: by probeStep more for
+// each, or, below a capacity known c, back quickly to nearCap of it, then
+// creeping up to holdCap of it, and holding there.
+func probe(d Decision, calm int, c float64) Decision {
+	rate := d.Rate
+	d.Rate, d.Reason = rate*(1+min(maxProbe, probeStep*float64(calm))), "probe"
+	if c > 0 && rate < c {
+		d.Rate = max(rate, min(rate*fastProbe, nearCap*c), min(rate*(1+probeStep), holdCap*c))
+	}
+	if d.Rate == rate {
+		d.Reason = "hold"
+	}
+	return d
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

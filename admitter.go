@@ -64,7 +64,7 @@ func (a *Admitter) Run(ctx context.Context) (RunSummary, error) {
 		if err := sleep(ctx, next.Sub(now())); err != nil {
 			break
 		}
-		batch, err := a.Queue.AdmitBatch(ctx)
+		batch, err := RunBatch(ctx, a.Queue)
 		if err != nil {
 			sum.Failed++
 			lastErr = err
@@ -92,6 +92,30 @@ func (a *Admitter) Run(ctx context.Context) (RunSummary, error) {
 		return sum, ctx.Err()
 	}
 	return sum, nil
+}
+
+// RunBatch is one turn of admission's control loop: the store admits a
+// batch; the law decides on every control window the batch handed over
+// (RoomBatch.Decide); the store keeps the decisions, one more round trip,
+// once a window, only in a batch that handed one over. Every admitter goes
+// through it (Admitter.Run, the benchmarks), so none forgets the law. A
+// decision that does not land leaves the rate as it was: the next window
+// decides again, so its error does not fail the batch, which went through.
+func RunBatch(ctx context.Context, q Queue) (Batch, error) {
+	batch, err := q.AdmitBatch(ctx)
+	if err != nil {
+		return batch, err
+	}
+	var decided []RoomDecision
+	for _, rb := range batch.Rooms {
+		if d, ok := rb.Decide(); ok {
+			decided = append(decided, d)
+		}
+	}
+	if len(decided) > 0 {
+		_ = q.StoreDecisions(ctx, decided)
+	}
+	return batch, nil
 }
 
 func sleepContext(ctx context.Context, d time.Duration) error {

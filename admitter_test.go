@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"reflect"
 	"testing"
 	"time"
 
@@ -148,5 +149,63 @@ func TestAdmitterIdleStopsAfterOneBatch(t *testing.T) {
 	sum, calls, _ := run(waitroom.Batch{}, waitroom.Unavailable(errors.New("boom")))
 	if !sum.Idle || sum.Batches != 1 || sum.Failed != 1 || calls != 2 {
 		t.Errorf("failure, then idle: %+v after %d calls", sum, calls)
+	}
+}
+
+// decidingQueue answers AdmitBatch as scriptedQueue does and keeps the
+// decisions it is given.
+type decidingQueue struct {
+	scriptedQueue
+	decided [][]waitroom.RoomDecision
+	fail    error
+}
+
+func (q *decidingQueue) StoreDecisions(_ context.Context, d []waitroom.RoomDecision) error {
+	q.decided = append(q.decided, d)
+	return q.fail
+}
+
+// Admission's control loop is the admitter's (issue 35): every window a
+// batch hands over is decided on by the law (an adaptive room) or measured
+// (a fixed one), and the decisions go back to the store in one call, only
+// from a batch that handed a window over. A decision that does not land
+// fails no batch.
+func TestAdmitterRunsTheLawOnHandedOverWindows(t *testing.T) {
+	calls := func(n int, latency time.Duration, o waitroom.Outcome) waitroom.Window {
+		w := waitroom.Window{End: time.UnixMilli(1_000_123), Duration: time.Second, Backlog: true}
+		for i := range n {
+			w.Calls.Add(waitroom.DownstreamCall{Latency: latency + time.Duration(i)*time.Millisecond, Outcome: o})
+		}
+		return w
+	}
+	calm, refused := calls(20, 200*time.Millisecond, waitroom.OutcomeOK), calls(10, 5*time.Millisecond, waitroom.OutcomeOverload)
+	law := &waitroom.Adaptive{TargetP95Ms: 250, MinRatePerSec: 10, MaxRatePerSec: 200}
+	remembered := waitroom.ControlState{Calm: 2, Bases: []waitroom.Sample{{At: 999_500, V: 205, P95: 221}}}
+	handing := waitroom.Batch{Rooms: []waitroom.RoomBatch{
+		{Room: "a", Waiting: 5, EffectiveRatePerSec: 20, Downstream: &calm, Control: remembered, Adaptive: law},
+		{Room: "f", Waiting: 5, EffectiveRatePerSec: 50, Downstream: &refused, Control: remembered},
+		{Room: "n", Waiting: 5, EffectiveRatePerSec: 50},
+	}}
+	quiet := waitroom.Batch{Rooms: []waitroom.RoomBatch{{Room: "n", Waiting: 5, EffectiveRatePerSec: 50}}}
+	for _, fail := range []error{nil, waitroom.Unavailable(errors.New("boom"))} {
+		clock := &fakeClock{now: time.Unix(0, 0)}
+		q := &decidingQueue{scriptedQueue: scriptedQueue{batches: []waitroom.Batch{handing, quiet}}, fail: fail}
+		a := &waitroom.Admitter{Queue: q, Interval: 100 * time.Millisecond, Batches: 2, Now: clock.Now, Sleep: clock.Sleep, Rand: func() float64 { return 0 }}
+		sum, err := a.Run(context.Background())
+		if err != nil || sum.Batches != 2 || sum.Failed != 0 {
+			t.Fatalf("store failing with %v: %+v %v", fail, sum, err)
+		}
+		if len(q.decided) != 1 || len(q.decided[0]) != 2 {
+			t.Fatalf("decisions stored: %+v, want one call of two (none from the batch that handed nothing over)", q.decided)
+		}
+		wantD, wantSt := law.Next(20, calm, remembered)
+		if got := q.decided[0][0]; got.Room != "a" || !got.Adapted || !got.Window.Equal(calm.End) ||
+			!reflect.DeepEqual(got.Decision, wantD) || !reflect.DeepEqual(got.State, wantSt) || wantD.Reason != "probe" {
+			t.Fatalf("the adaptive room's decision: %+v, want the law's %+v %+v", got, wantD, wantSt)
+		}
+		measured := waitroom.Decision{P95: refused.Calls.Quantile(0.95), ErrorRate: 1}
+		if got := q.decided[0][1]; got.Room != "f" || got.Adapted || !reflect.DeepEqual(got.Decision, measured) || !reflect.DeepEqual(got.State, remembered) {
+			t.Fatalf("the fixed room's window, measured only: %+v, want %+v", got, measured)
+		}
 	}
 }

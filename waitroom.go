@@ -147,8 +147,16 @@ type Queue interface {
 	// Position reports the user's standing without changing anything.
 	Position(ctx context.Context, room, user string) (Standing, error)
 	// AdmitBatch admits the front of every room's line, as far as each room's
-	// rate budget allows, and issues entry tokens in the same atomic step.
+	// rate budget allows, and issues entry tokens in the same atomic step. It
+	// hands over the control windows that ended (RoomBatch.Downstream) but
+	// decides nothing on them: call it through RunBatch, which does.
 	AdmitBatch(ctx context.Context) (Batch, error)
+	// StoreDecisions keeps the admission loop's decisions on the windows a
+	// batch handed over (RunBatch), every room's in one round trip; a
+	// decision on a window no newer than the room's last decided one is
+	// dropped (admitters may overlap). One that does not land leaves the
+	// rate as it was.
+	StoreDecisions(ctx context.Context, decided []RoomDecision) error
 	// BeginOrder validates an entry token and takes the user's order lock,
 	// or returns the stored answer of an earlier success with the same key.
 	BeginOrder(ctx context.Context, o OrderAttempt) (Lease, error)
@@ -191,8 +199,14 @@ type RoomBatch struct {
 	// rate, or the room's ratePerSec.
 	EffectiveRatePerSec float64
 	// Downstream is the control window the batch handed over (the order
-	// gate's measurements, decided on by this batch); nil for none.
+	// gate's measurements, for the admission loop to decide on: RunBatch);
+	// nil for none.
 	Downstream *Window
+	// Control and Adaptive come with Downstream: what the law remembered
+	// when the window was handed over, and the room's adaptive setting
+	// (nil: a fixed rate, the window measured only, for status).
+	Control  ControlState
+	Adaptive *Adaptive
 }
 
 // Admission is one user moved to READY.

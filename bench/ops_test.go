@@ -173,7 +173,7 @@ func BenchmarkAdmitBatch(b *testing.B) {
 	// The admit script's call as the store sends it (its token parts are
 	// replayed as they were drawn: each batch gives them to other users).
 	calls := recordCalls(b, c, "", "", func(rc *redis.Client) error {
-		_, err := redisstore.New(rc, cfg).AdmitBatch(ctx)
+		_, err := waitroom.RunBatch(ctx, redisstore.New(rc, cfg))
 		return err
 	})
 	rb := redisBenchmark(b, 1, b.N, 1_000_000_000, calls[0]...)

@@ -12,84 +12,73 @@ import (
 	"github.com/waitroom/waitroom"
 )
 
-// handedWindow is a control window admit.lua handed over: the gate's
-// counters of the window and what the law needs to decide on them.
-type handedWindow struct {
-	endMs    int64
-	window   waitroom.Window
-	rate     float64 // the effective rate during the window
-	state    waitroom.ControlState
-	adaptive *waitroom.Adaptive // nil: measured only, for status
-}
-
-// decodeWindow reads admit.lua's window values: end ms (0: none), length
-// ms, counters "field=count,…", the controller's state, the adaptive setting.
-func decodeWindow(rb waitroom.RoomBatch, v []any) (*handedWindow, error) {
+// decodeWindow reads admit.lua's window values into rb: end ms (0: none),
+// length ms, counters "field=count,…", the controller's state, the adaptive
+// setting: what the admission loop's law needs (waitroom.RunBatch).
+func decodeWindow(rb *waitroom.RoomBatch, v []any) error {
 	text := func(i int) string { return fmt.Sprint(v[i]) }
 	end, _ := strconv.ParseInt(text(0), 10, 64)
 	if end == 0 {
-		return nil, nil
+		return nil
 	}
 	length, _ := strconv.ParseInt(text(1), 10, 64)
-	h := &handedWindow{endMs: end, rate: rb.EffectiveRatePerSec, state: waitroom.DecodeControl(text(3))}
-	h.window = waitroom.Window{End: time.UnixMilli(end), Duration: time.Duration(length) * time.Millisecond, Backlog: rb.Waiting > 0}
+	w := &waitroom.Window{End: time.UnixMilli(end), Duration: time.Duration(length) * time.Millisecond, Backlog: rb.Waiting > 0}
 	for _, pair := range strings.Split(text(2), ",") {
 		field, count, _ := strings.Cut(pair, "=")
 		n, err := strconv.ParseInt(count, 10, 64)
-		if err != nil || !h.window.Calls.AddField(field, n) {
-			return nil, fmt.Errorf("unexpected downstream counter (%d bytes)", len(pair))
+		if err != nil || !w.Calls.AddField(field, n) {
+			return fmt.Errorf("unexpected downstream counter (%d bytes)", len(pair))
 		}
 	}
 	a, err := waitroom.ParseAdaptive(text(4))
-	h.adaptive = a
-	return h, err
+	rb.Downstream, rb.Control, rb.Adaptive = w, waitroom.DecodeControl(text(3)), a
+	return err
 }
 
-// decide runs the control law on every window the batch handed over and
-// stores the decisions (the rate, and a pause owed) in one pipeline: one more round trip, once a window,
-// and only in a batch that handed one over (adapt.lua). A decision that
-// does not land leaves the rate as it was; the next window decides again.
-func (s *Store) decide(ctx context.Context, calls []admitCall) {
-	type decision struct {
-		keys []string
-		args []any
-	}
-	var todo []decision
-	for _, c := range calls {
-		h := c.handed
-		if h == nil {
-			continue
-		}
-		p95, errRate := h.window.Calls.Quantile(0.95), h.window.Calls.ErrorRate()
-		state, rate, debt := h.state, "", ""
-		if h.adaptive != nil {
-			var d waitroom.Decision
-			d, state = h.adaptive.Next(h.rate, h.window, h.state)
-			rate = strconv.FormatFloat(d.Rate, 'f', -1, 64)
-			if d.Debt > 0 {
-				debt = strconv.FormatFloat(d.Debt, 'f', 3, 64) // no exponent: the embedded store's tonumber refuses one
-			}
-		}
-		k := roomKeys(c.room)
-		todo = append(todo, decision{keys: []string{k.settings(), k.control(), k.budget()}, args: []any{h.endMs, waitroom.EncodeControl(state),
-			strconv.FormatInt(p95.Milliseconds(), 10), strconv.FormatFloat(errRate, 'f', 4, 64), rate, downstreamExpiry.Milliseconds(), debt}})
-	}
-	if len(todo) == 0 {
-		return
+// StoreDecisions keeps the admission loop's decisions (adapt.lua: the
+// state, the window's p95 and error rate, an adaptive room's rate and a
+// pause owed) in one pipeline: one more round trip, once a window, and
+// only in a batch that handed one over.
+func (s *Store) StoreDecisions(ctx context.Context, decided []waitroom.RoomDecision) error {
+	if len(decided) == 0 {
+		return nil
 	}
 	run := func() []*redis.Cmd {
-		cmds := make([]*redis.Cmd, len(todo))
+		cmds := make([]*redis.Cmd, len(decided))
 		_, _ = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for i, d := range todo {
-				cmds[i] = adaptScript.evalSha(ctx, p, d.keys, d.args...)
+			for i, d := range decided {
+				keys, args := adaptCall(d)
+				cmds[i] = adaptScript.evalSha(ctx, p, keys, args...)
 			}
 			return nil
 		})
 		return cmds
 	}
-	if cmds := run(); isNoScript(cmds[0].Err()) {
-		if adaptScript.load(ctx, s.rdb) == nil {
-			run()
+	cmds := run()
+	if isNoScript(cmds[0].Err()) {
+		if err := adaptScript.load(ctx, s.rdb); err != nil {
+			return waitroom.Unavailable(err)
+		}
+		cmds = run()
+	}
+	for _, c := range cmds {
+		if err := c.Err(); err != nil {
+			return waitroom.Unavailable(err)
 		}
 	}
+	return nil
+}
+
+// adaptCall is adapt.lua's keys and arguments for one decision.
+func adaptCall(d waitroom.RoomDecision) (keys []string, args []any) {
+	rate, debt := "", ""
+	if d.Adapted {
+		rate = strconv.FormatFloat(d.Rate, 'f', -1, 64)
+		if d.Debt > 0 {
+			debt = strconv.FormatFloat(d.Debt, 'f', 3, 64) // no exponent: the embedded store's tonumber refuses one
+		}
+	}
+	k := roomKeys(d.Room)
+	return []string{k.settings(), k.control(), k.budget()}, []any{d.Window.UnixMilli(), waitroom.EncodeControl(d.State),
+		strconv.FormatInt(d.P95.Milliseconds(), 10), strconv.FormatFloat(d.ErrorRate, 'f', 4, 64), rate, downstreamExpiry.Milliseconds(), debt}
 }

@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -24,7 +25,7 @@ func admitAll(t *testing.T, s *redisstore.Store, room string, users ...string) m
 		if time.Now().After(deadline) {
 			t.Fatalf("%d of %d admitted", len(tokens), len(users))
 		}
-		b, err := s.AdmitBatch(context.Background())
+		b, err := waitroom.RunBatch(context.Background(), s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,21 +64,27 @@ func placeOrder(t *testing.T, s *redisstore.Store, room, user, token string, cal
 // it over.
 func handOver(t *testing.T, s *redisstore.Store, room string) *waitroom.Window {
 	t.Helper()
+	return handedRoom(t, s, room).Downstream
+}
+
+// handedRoom is handOver's batch of the room.
+func handedRoom(t *testing.T, s *redisstore.Store, room string) waitroom.RoomBatch {
+	t.Helper()
 	deadline := time.Now().Add(10 * waitroom.AdaptWindow)
 	for time.Now().Before(deadline) {
-		b, err := s.AdmitBatch(context.Background())
+		b, err := waitroom.RunBatch(context.Background(), s)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, r := range b.Rooms {
 			if r.Room == room && r.Downstream != nil {
-				return r.Downstream
+				return r
 			}
 		}
 		time.Sleep(waitroom.AdaptWindow / 10)
 	}
 	t.Fatalf("no window handed over in %v", 10*waitroom.AdaptWindow)
-	return nil
+	return waitroom.RoomBatch{}
 }
 
 // The gate's calls are counted by outcome and latency inside commit and
@@ -217,7 +224,7 @@ func TestAdaptiveRateDrivesAdmissionAndAnswers(t *testing.T) {
 			t.Fatalf("errors cut the rate by a fifth: %v (%v)", st.EffectiveRatePerSec, err)
 		}
 		// The pause: the budget owes a window's admissions (40 users).
-		if b, err := s.AdmitBatch(ctx); err != nil || len(admittedUsers(b)) != 0 {
+		if b, err := waitroom.RunBatch(ctx, s); err != nil || len(admittedUsers(b)) != 0 {
 			t.Fatalf("admitted during the pause: %v (%v)", admittedUsers(b), err)
 		}
 		rate := st.EffectiveRatePerSec
@@ -230,7 +237,7 @@ func TestAdaptiveRateDrivesAdmissionAndAnswers(t *testing.T) {
 		start := time.Now()
 		admitted := 0
 		for time.Since(start) < time.Second {
-			b, err := s.AdmitBatch(ctx)
+			b, err := waitroom.RunBatch(ctx, s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -320,7 +327,7 @@ func TestOverlappingAdmittersHandOverEachWindowOnce(t *testing.T) {
 						return
 					default:
 					}
-					b, err := admitters.AdmitBatch(ctx)
+					b, err := waitroom.RunBatch(ctx, admitters)
 					if err != nil {
 						t.Error(err)
 						return
@@ -357,6 +364,39 @@ func TestOverlappingAdmittersHandOverEachWindowOnce(t *testing.T) {
 		windows.Range(func(any, any) bool { n++; return true })
 		if handed.Load() != recorded.Load() || n < 2 {
 			t.Fatalf("%d calls counted, %d handed over in %d windows", recorded.Load(), handed.Load(), n)
+		}
+	})
+}
+
+// The law's memory goes round the admission loop: the state decided on one
+// window (adapt.lua) comes back with the next window the store hands over
+// (RoomBatch.Control), with the room's adaptive setting.
+func TestLawStateComesBackWithTheNextWindow(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		s, rdb := newStore(t, engine, testConfig())
+		law := &waitroom.Adaptive{TargetP95Ms: 250, MinRatePerSec: 5, MaxRatePerSec: 100}
+		set(t, s, "r", func(st *waitroom.Settings) { st.RatePerSec, st.Adaptive = 100, law })
+		users := names("o", 15)
+		tokens := admitAll(t, s, "r", users...)
+		ok := waitroom.DownstreamCall{Latency: 200 * time.Millisecond, Outcome: waitroom.OutcomeOK}
+		for _, u := range users[:12] {
+			placeOrder(t, s, "r", u, tokens[u], ok)
+		}
+		// Orders slower than a window (a loaded machine) span two: hand over
+		// until the law has remembered a base.
+		var kept waitroom.ControlState
+		for i := 0; len(kept.Bases) == 0; i++ {
+			if i == 3 {
+				t.Fatalf("no base remembered after %d windows: %+v", i, kept)
+			}
+			handOver(t, s, "r")
+			kept = waitroom.DecodeControl(rdb.HGet(ctx, "wr:{r}:control", "state").Val())
+		}
+		placeOrder(t, s, "r", users[12], tokens[users[12]], ok) // a window without calls is not handed over
+		next := handedRoom(t, s, "r")
+		if !reflect.DeepEqual(next.Control, kept) || next.Adaptive == nil || *next.Adaptive != *law {
+			t.Fatalf("handed over with %+v (adaptive %+v), want the state kept %+v (adaptive %+v)", next.Control, next.Adaptive, kept, law)
 		}
 	})
 }

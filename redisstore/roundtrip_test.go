@@ -44,7 +44,7 @@ func TestRoundTripsPerOperation(t *testing.T) {
 		}
 		measure("enter", 1, func() error { _, err := s.Enter(ctx, "r", "u1"); return err })
 		measure("position", 1, func() error { _, err := s.Position(ctx, "r", "u1"); return err })
-		measure("admit batch", 2, func() error { _, err := s.AdmitBatch(ctx); return err })
+		measure("admit batch", 2, func() error { _, err := waitroom.RunBatch(ctx, s); return err })
 
 		// Room settings are read inside the same scripts: a created room of a
 		// closed store (OPEN_ROOMS=false), paused or in its pre-queue, costs the
@@ -137,12 +137,12 @@ func TestRoundTripsPerOperation(t *testing.T) {
 		}
 		handOver := func(want int64) {
 			t.Helper()
-			if _, err := s.AdmitBatch(ctx); err != nil { // starts the window when none runs
+			if _, err := waitroom.RunBatch(ctx, s); err != nil { // starts the window when none runs
 				t.Fatal(err)
 			}
 			time.Sleep(waitroom.AdaptWindow)
 			before := counter.Count()
-			b, err := s.AdmitBatch(ctx)
+			b, err := waitroom.RunBatch(ctx, s) // the admission loop's batch: the store's, then the law's decisions
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -164,6 +164,6 @@ func TestRoundTripsPerOperation(t *testing.T) {
 		lease.Downstream = waitroom.DownstreamCall{Latency: 200 * time.Millisecond, Outcome: waitroom.OutcomeOK}
 		count("gate commit counting a call", func() error { return s.CommitOrder(ctx, lease, waitroom.StoredAnswer{Status: 201}) })
 		handOver(3)
-		measure("admit batch within a window", 2, func() error { _, err := s.AdmitBatch(ctx); return err })
+		measure("admit batch within a window", 2, func() error { _, err := waitroom.RunBatch(ctx, s); return err })
 	})
 }

@@ -510,6 +510,8 @@ func parseRecord(rec string) (token string, expiresAt, issuedAt time.Time, err e
 }
 
 // AdmitBatch runs one batch: every registered room's script in one pipeline.
+// The windows it hands over are decided on by waitroom.RunBatch, which
+// stores the decisions (StoreDecisions).
 func (s *Store) AdmitBatch(ctx context.Context) (waitroom.Batch, error) {
 	rooms, err := s.rdb.SMembers(ctx, roomsKey).Result()
 	if err != nil {
@@ -553,7 +555,6 @@ func (s *Store) AdmitBatch(ctx context.Context) (waitroom.Batch, error) {
 	if failed != nil && len(batch.Rooms) == 0 {
 		return batch, waitroom.Unavailable(failed)
 	}
-	s.decide(ctx, calls)
 	return batch, nil
 }
 
@@ -562,8 +563,6 @@ type admitCall struct {
 	keys []string
 	args []any
 	cmd  *redis.Cmd
-	// handed is the control window the script handed over, if any.
-	handed *handedWindow
 }
 
 func (s *Store) admitCall(room string) (admitCall, error) {
@@ -629,11 +628,8 @@ func (s *Store) decodeAdmit(c *admitCall) (rb waitroom.RoomBatch, stored bool, e
 	expiresAt := time.UnixMilli(expMs).UTC()
 	rb.EffectiveRatePerSec, _ = strconv.ParseFloat(fmt.Sprint(reply[6]), 64)
 	rb.Waiting, _ = reply[0].(int64)
-	if c.handed, err = decodeWindow(rb, reply[7:12]); err != nil {
+	if err = decodeWindow(&rb, reply[7:12]); err != nil {
 		return rb, false, err
-	}
-	if c.handed != nil {
-		rb.Downstream = &c.handed.window
 	}
 	for i := admitHead; i+2 < len(reply); i += 3 {
 		user, _ := reply[i].(string)

@@ -68,7 +68,7 @@ func admitted(t testing.TB, ctx context.Context, s *redisstore.Store, n int) []w
 	}
 	var out []waitroom.OrderAttempt
 	for len(out) < n {
-		b, err := s.AdmitBatch(ctx)
+		b, err := waitroom.RunBatch(ctx, s)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -254,7 +254,7 @@ func admitGate(ctx context.Context, rdb *redis.Client, cfg waitroom.Config, n in
 	if err := setRoom(ctx, s, room, roomSettings(cfg, fast.AdmitRatePerSec)); err != nil {
 		return nil, err
 	}
-	batch, err := s.AdmitBatch(ctx)
+	batch, err := waitroom.RunBatch(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -398,7 +398,7 @@ func (b *bench) admitBatch(ctx context.Context) (sim.RedisCostOp, *profile, erro
 	last := time.Now()
 	batch := func() error {
 		waitFor(last, pause)
-		batch, err := b.st.off.AdmitBatch(ctx)
+		batch, err := waitroom.RunBatch(ctx, b.st.off)
 		last = time.Now()
 		if err != nil {
 			return err

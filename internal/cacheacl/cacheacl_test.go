@@ -359,7 +359,7 @@ func journey(t *testing.T, store asFunction) {
 	must("position in an empty open room", err)
 	tokens := map[string]string{}
 	for i := 0; len(tokens) < 3 && i < 100; i++ {
-		_, err := admit.AdmitBatch(ctx)
+		_, err := waitroom.RunBatch(ctx, admit)
 		must("admission", err)
 		for _, u := range []string{"alice", "bob", "carol"} {
 			st, err := position.Position(ctx, "sale", u)
@@ -389,7 +389,7 @@ func journey(t *testing.T, store asFunction) {
 	must("bob's order is released", gate.ReleaseOrder(ctx, lease))
 	deadline := time.Now().Add(waitroom.AdaptWindow + 500*time.Millisecond)
 	for time.Now().Before(deadline) { // the window ends: admission hands it to the law (adapt.lua)
-		_, err := admit.AdmitBatch(ctx)
+		_, err := waitroom.RunBatch(ctx, admit)
 		must("admission after the orders", err)
 		time.Sleep(100 * time.Millisecond)
 	}
