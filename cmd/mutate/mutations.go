@@ -339,8 +339,6 @@ var mutations = []Mutation{
 		From: "    if field ~= '' then", To: "    if field ~= '' and i ~= 2 then", Pkgs: store, Hint: `^TestLimiterPerIP$`},
 	{Name: "admit.lua: the sweep takes the settings with the buckets", File: "redisstore/admit.lua",
 		From: "    if string.sub(found[i - 1], 2, 2) == ':' then\n      buckets = buckets + 1", To: "    if true then\n      buckets = buckets + 1", Pkgs: store, Hint: `^TestHashesAreHashTables$`},
-	{Name: "upgrade.lua: settings stored before 'hot' are lost", File: "redisstore/upgrade.lua",
-		From: "  if not s[1] then\n    return nil\n  end\n  local instant", To: "  if true then\n    return nil\n  end\n  local instant", Pkgs: store, Hint: `^TestSettingsStoredBeforeHotAreUpgraded$`},
 	{Name: "settings_set.lua: the settings stay a listpack", File: "redisstore/settings_set.lua",
 		From: "'v', next, 'layout', layout)", To: "'v', next)", Pkgs: store, Hint: `^TestHashesAreHashTables$`},
 	{Name: "admit.lua: the limiter's spent buckets never swept", File: "redisstore/admit.lua",
@@ -352,7 +350,7 @@ var mutations = []Mutation{
 	{Name: "accept.lua: the broker's accept not limited", File: "redisstore/accept.lua",
 		From: "local limitWait = rateLimit(1, s, 1, 1, 3)", To: "local limitWait = 0", Pkgs: handlers, Hint: `^TestBrokerAcceptIsLimited$`},
 	{Name: "accept.lua: the broker takes rooms nobody made", File: "redisstore/accept.lua",
-		From: "local room, upgrade = roomOf(s[1])", To: "local room, upgrade = roomOf(s[1], nil, true)", Pkgs: handlers, Hint: `^TestBrokerRefusesUnknownRooms$`},
+		From: "local room = roomOf(s[1])", To: "local room = roomOf(s[1], nil, true)", Pkgs: handlers, Hint: `^TestBrokerRefusesUnknownRooms$`},
 	{Name: "order_begin.lua: the gate not limited", File: "redisstore/order_begin.lua",
 		From: "  local limitWait = rateLimit(4, redis.call('HMGET', KEYS[4], ARGV[6], ARGV[7]), 0, 5, 2)", To: "  local limitWait = 0", Pkgs: store, Hint: `^TestRateLimitedAnswers$`},
 	{Name: "enter.lua: enter not limited", File: "redisstore/enter.lua",
@@ -364,7 +362,7 @@ var mutations = []Mutation{
 	{Name: "api.go: fail-open orders not counted", File: "awslambda/api.go",
 		From: "\t\ta.Metrics.Record(room, metrics.Of(metrics.OrdersFailOpen, metrics.Count, 1))\n", To: "", Pkgs: handlers, Hint: `^TestFailOpenIsLoggedAndCounted$`},
 	{Name: "store.go: position no longer re-registers an open room", File: "redisstore/store.go",
-		From: "\t\t\tres = s.scripts.position.evalSha(ctx, p, keys, args...)\n\t\t\tp.SAdd(ctx, roomsKey, room)", To: "\t\t\tres = s.scripts.position.evalSha(ctx, p, keys, args...)", Pkgs: store, Hint: `^TestPositionReregistersAWaitingRoom$`},
+		From: "\t\tres = s.scripts.position.evalSha(ctx, p, keys, args...)\n\t\tp.SAdd(ctx, roomsKey, room)", To: "\t\tres = s.scripts.position.evalSha(ctx, p, keys, args...)", Pkgs: store, Hint: `^TestPositionReregistersAWaitingRoom$`},
 
 	// The intake (w-integ2): entries applied once, stale ones dropped.
 	{Name: "apply_head.lua: a redelivered entry applied again", File: "redisstore/apply_head.lua",
@@ -372,7 +370,7 @@ var mutations = []Mutation{
 	{Name: "apply_tail.lua: a full line's entry not recorded as FULL", File: "redisstore/apply_tail.lua",
 		From: "if reply[1] == 'FULL' then\n  record = record .. ':FULL'", To: "if false then\n  record = record .. ':FULL'", Pkgs: []string{"./redisstore/", "./intake/"}, Hint: `^(TestApplyMatchesEnter|TestApplyIsOnceInEffect)$`},
 	{Name: "apply_tail.lua: a record for a room nobody made", File: "redisstore/apply_tail.lua",
-		From: "if reply[1] == 'NOROOM' or reply[1] == 'UPGRADE' then\n  -- A room nobody made gets no key at all; position refuses it by itself.", To: "if reply[1] == 'UPGRADE' then\n  -- A room nobody made gets no key at all; position refuses it by itself.", Pkgs: []string{"./redisstore/", "./awslambda/"}, Hint: `^(TestApplyToAnUnknownRoom|TestBrokerRefusesUnknownRooms)$`},
+		From: "if reply[1] == 'NOROOM' then\n  -- A room nobody made gets no key at all; position refuses it by itself.", To: "if reply[1] == 'NOTHING' then\n  -- A room nobody made gets no key at all; position refuses it by itself.", Pkgs: []string{"./redisstore/", "./awslambda/"}, Hint: `^(TestApplyToAnUnknownRoom|TestBrokerRefusesUnknownRooms)$`},
 	{Name: "intake.go: entries older than their receipt applied", File: "intake/intake.go",
 		From: "if c.now().Sub(e.AcceptedAt) >= c.keep() {", To: "if false {", Pkgs: []string{"./intake/"}, Hint: `^TestConsumerDropsEntriesOlderThanTheirReceipt$`},
 
@@ -442,8 +440,8 @@ var mutations = []Mutation{
 		From: "lease.Downstream = waitroom.DownstreamCall{Latency: a.now().Sub(start),", To: "lease.Downstream = waitroom.DownstreamCall{Latency: start.Sub(start),", Pkgs: handlers, Hint: `^TestGateMeasuresTheOrderAPI$`},
 	// issue 32: infra (least privilege on the cache: internal/cacheacl).
 	{Name: "cacheacl: position may not register an open room", File: "internal/cacheacl/cacheacl.go",
-		From: `Commands: join(connection, scripts, []string{"sadd", "get", "hdel", "hexists", "hget", "hlen", "hmget", "hset",`,
-		To:   `Commands: join(connection, scripts, []string{"get", "hdel", "hexists", "hget", "hlen", "hmget", "hset",`,
+		From: `Commands: join(connection, scripts, []string{"sadd", "get", "hget", "hlen", "hmget", "hset",`,
+		To:   `Commands: join(connection, scripts, []string{"get", "hget", "hlen", "hmget", "hset",`,
 		Pkgs: []string{"./internal/cacheacl/"}, Hint: `^TestEveryFunctionWorksAsItsUserOnRedisServer$`},
 	{Name: "cacheacl: the order gate may touch every key of a room", File: "internal/cacheacl/cacheacl.go",
 		From: `Keys:       []string{Room("u:*"), Room("lock:*"),`, To: `Keys:       []string{Room("*"), Room("lock:*"),`,
