@@ -10,13 +10,9 @@
 --   present only when ARGV[5] is not '0' (challenge.lua)
 -- Returns {'NOROOM'} | {'LIMITED', ms until allowed} | {'CLOSED', hot} | {'SPENT'} | {'OK'}
 local s = redis.call('HMGET', KEYS[1], 'hot', ARGV[2], ARGV[3], ARGV[4])
-local room = roomOf(s[1])
-if not room then
-  return {'NOROOM'}
-end
-local limitWait = rateLimit(1, s, 1, 1, 3)
-if limitWait > 0 then
-  return {'LIMITED', limitWait}
+local room, refused = visit(roomOf(s[1]), s, 1, 1, 3)
+if refused then
+  return refused
 end
 if roomHas(room, closedBit) then
   return {'CLOSED', room.hot}

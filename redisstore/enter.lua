@@ -45,15 +45,9 @@ local function admitNow(room)
 end
 
 local s = redis.call('HMGET', KEYS[1], 'hot', 'page', 'mark', ARGV[4], ARGV[5], ARGV[6], 'front')
-local room = roomOf(s[1], s[2], false, true)
-if not room then
-  return {'NOROOM'}
-end
--- The abuse limiter (ratelimit.lua) right after the one read that refuses
--- unknown rooms, so that those still write nothing; a refused call does nothing else.
-local limitWait, limitNow = rateLimit(1, s, 3, 3, 3)
-if limitWait > 0 then
-  return {'LIMITED', limitWait}
+local room, refused, limitNow = visit(roomOf(s[1], s[2], false, true), s, 3, 3, 3)
+if refused then
+  return refused
 end
 if roomHas(room, closedBit) then
   -- Sold out: a live entry token keeps its chance at checkout; nobody

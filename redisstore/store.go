@@ -48,6 +48,8 @@ var (
 	settingsSetLua string
 	//go:embed ratelimit.lua
 	rateLimitLua string
+	//go:embed visit.lua
+	visitLua string
 	//go:embed accept.lua
 	acceptLua string
 	//go:embed downstream.lua
@@ -92,7 +94,7 @@ var (
 func limitedSources(head string) map[string]string {
 	// Each script carries only the functions it calls: every function
 	// defined is a closure made at every call.
-	rooms := head + settingsLua + "\n" + roomLua + "\n" + rateLimitLua + "\n"
+	rooms := head + settingsLua + "\n" + roomLua + "\n" + rateLimitLua + "\n" + visitLua + "\n"
 	enter := rooms + admissionLua + "\n" + challengeLua + "\n" + lineLua + "\n" + enterLua
 	return map[string]string{
 		"enter.lua":       enter,
