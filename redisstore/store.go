@@ -738,8 +738,8 @@ func (s *Store) ReleaseOrder(ctx context.Context, l waitroom.Lease) error {
 	return nil
 }
 
-// tokenExpiry is the expiry order_begin.lua returns with OK (zero when
-// absent: a script of an older version).
+// tokenExpiry is the expiry order_begin.lua returns with OK (zero for a
+// malformed reply).
 func tokenExpiry(reply []any) time.Time {
 	if len(reply) < 2 {
 		return time.Time{}
