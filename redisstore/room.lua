@@ -15,7 +15,8 @@
 -- (always: a room of defaultHot then, for admission and status, which
 -- visit whatever rooms are registered). A hash without 'hot' is a room
 -- without stored settings: the layout changes only between sales
--- (docs/design.md, "Room settings"), so nothing older is looked for.
+-- (docs/design.md, "The data layout changes between sales"), so nothing
+-- older is looked for.
 -- Nothing is parsed: a poll needs only the flags, and hands 'hot' to the
 -- Go side as it is; roomNumbers gives the rest where a poll computes with it.
 local hotNumbers = '^.([^:]*):(%d+):(%d+):(%d+):(%d+):'
