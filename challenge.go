@@ -1,7 +1,6 @@
 package waitroom
 
 import (
-	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"errors"
@@ -10,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/waitroom/waitroom/internal/b64url"
 )
 
 // A proof-of-work challenge (CHALLENGE=pow, issue 19) bounds how fast one
@@ -99,9 +100,9 @@ func (k TicketKeys) NewChallenge(room string, bits int, expires time.Time) (Chal
 	if _, err := rand.Read(b[:]); err != nil {
 		return Challenge{}, err
 	}
-	c := Challenge{Room: room, Nonce: b64.EncodeToString(b[:]), Bits: bits, ExpiresAt: time.Unix(expires.Unix(), 0)}
+	c := Challenge{Room: room, Nonce: b64url.Encode(b[:]), Bits: bits, ExpiresAt: time.Unix(expires.Unix(), 0)}
 	body := strings.Join([]string{"c1", k.Current.ID, room, c.Nonce, strconv.Itoa(bits), strconv.FormatInt(expires.Unix(), 10)}, ".")
-	c.Value = body + "." + b64.EncodeToString(challengeSum(k.Current.Secret, body))
+	c.Value = k.Current.seal(challengeMAC, body)
 	return c, nil
 }
 
@@ -125,8 +126,7 @@ func (k TicketKeys) VerifySolution(solution, room string, minBits int, now time.
 		return Challenge{}, refusedSolution("signed by an unknown key")
 	}
 	value := solution[:len(solution)-len(p[7])-1]
-	got, err := decodeB64(p[6])
-	if err != nil || !hmac.Equal(got, challengeSum(key.Secret, value[:len(value)-len(p[6])-1])) {
+	if !key.opens(challengeMAC, value) {
 		return Challenge{}, refusedSolution("bad signature")
 	}
 	exp, err := strconv.ParseInt(p[5], 10, 64)
@@ -187,13 +187,6 @@ func decimal(s string, max int) bool {
 		}
 	}
 	return true
-}
-
-func challengeSum(secret []byte, body string) []byte {
-	h := hmac.New(sha256.New, secret)
-	h.Write([]byte(challengeMAC))
-	h.Write([]byte(body))
-	return h.Sum(nil)
 }
 
 // ChallengeRequired is the answer to an enter that must solve a challenge

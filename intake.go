@@ -2,7 +2,6 @@ package waitroom
 
 import (
 	"context"
-	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -10,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/waitroom/waitroom/internal/b64url"
 )
 
 // Intake is how enter puts a newcomer in line (INTAKE, docs/API.md).
@@ -99,9 +100,9 @@ func (k TicketKeys) SignReceipt(e Entry, expires time.Time) (string, error) {
 	if !ValidRoom(e.Room) || CheckStoreUser(e.User) != nil {
 		return "", fmt.Errorf("receipt: entry cannot be signed")
 	}
-	body := strings.Join([]string{"r1", k.Current.ID, e.Room, b64.EncodeToString([]byte(e.User)),
+	body := strings.Join([]string{"r1", k.Current.ID, e.Room, b64url.Encode([]byte(e.User)),
 		strconv.FormatInt(e.AcceptedAt.UnixMicro(), 10), strconv.FormatInt(expires.Unix(), 10)}, ".")
-	return body + "." + b64.EncodeToString(receiptSum(k.Current.Secret, body)), nil
+	return k.Current.seal(receiptMAC, body), nil
 }
 
 // VerifyReceipt returns the entry a receipt names, or an EInvalidReceipt
@@ -116,27 +117,19 @@ func (k TicketKeys) VerifyReceipt(receipt string, now time.Time) (Entry, error) 
 	if key == nil {
 		return Entry{}, invalidReceipt("signed by an unknown key")
 	}
-	got, err := decodeB64(p[6])
-	if err != nil || !hmac.Equal(got, receiptSum(key.Secret, receipt[:len(receipt)-len(p[6])-1])) {
+	if !key.opens(receiptMAC, receipt) {
 		return Entry{}, invalidReceipt("bad signature")
 	}
 	exp, err := strconv.ParseInt(p[5], 10, 64)
 	if err != nil || !now.Before(time.Unix(exp, 0)) {
 		return Entry{}, invalidReceipt("expired")
 	}
-	user, uerr := decodeB64(p[3])
+	user, uerr := b64url.Decode(p[3])
 	at, aerr := strconv.ParseInt(p[4], 10, 64)
 	if uerr != nil || aerr != nil || !ValidRoom(p[2]) || CheckStoreUser(string(user)) != nil {
 		return Entry{}, invalidReceipt("malformed entry")
 	}
 	return Entry{Room: p[2], User: string(user), AcceptedAt: time.UnixMicro(at)}, nil
-}
-
-func receiptSum(secret []byte, body string) []byte {
-	h := hmac.New(sha256.New, secret)
-	h.Write([]byte(receiptMAC))
-	h.Write([]byte(body))
-	return h.Sum(nil)
 }
 
 func invalidReceipt(reason string) *Error {

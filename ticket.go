@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/waitroom/waitroom/internal/b64url"
 )
 
 // A queue ticket identifies an anonymous visitor without a store lookup:
@@ -21,9 +23,11 @@ import (
 // the current key signs, the previous one still verifies until the tickets it
 // signed have expired (at most one TICKET_TTL_SECONDS after the rotation).
 // The first issue time is kept through every renewal, so that no visitor
-// lives longer than TICKET_MAX_AGE_SECONDS. Tickets of the first format,
-// without it (key.visitor.expiry.mac, under "waitroom-ticket-v1"), still
-// verify until they expire; their renewals carry the time of renewal.
+// lives longer than TICKET_MAX_AGE_SECONDS.
+//
+// Tickets, receipts (intake.go) and challenges (challenge.go) are signed by
+// one codec: seal and open, an HMAC-SHA256 of the body under a domain of
+// each format's own, so that no signature of one is valid as another.
 
 // TicketCookie is the cookie that carries the ticket; TicketHeader is the
 // header that may carry it instead.
@@ -41,25 +45,8 @@ const EInvalidTicket Code = "invalid_ticket"
 const minTicketKey = 32
 
 // ticketMAC domain-separates ticket signatures from any other use of the
-// key, and the two formats from each other.
-const (
-	ticketMAC   = "waitroom-ticket-v2\n"
-	ticketMACv1 = "waitroom-ticket-v1\n"
-)
-
-var b64 = base64.RawURLEncoding.Strict()
-
-// decodeB64 decodes unpadded base64url and refuses anything else: Go's
-// decoders skip '\r' and '\n' even in strict mode, which would let one
-// signed value be spelled many ways.
-func decodeB64(s string) ([]byte, error) {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
-			return nil, base64.CorruptInputError(i)
-		}
-	}
-	return b64.DecodeString(s)
-}
+// key (its "v2": a first format, without the issue time, is refused).
+const ticketMAC = "waitroom-ticket-v2\n"
 
 // TicketKey is one signing key and its id.
 type TicketKey struct {
@@ -115,7 +102,7 @@ func decodeKey(s string) ([]byte, error) {
 // TICKET_SECRET alone, and the id reveals nothing usable about the key.
 func NewTicketKey(secret []byte) *TicketKey {
 	sum := sha256.Sum256(append([]byte("waitroom-ticket-key-id\n"), secret...))
-	return &TicketKey{ID: b64.EncodeToString(sum[:6]), Secret: secret}
+	return &TicketKey{ID: b64url.Encode(sum[:6]), Secret: secret}
 }
 
 // GenerateTicketSecret returns a fresh TICKET_SECRET value (48 random bytes).
@@ -136,13 +123,13 @@ func NewVisitorID() (string, error) {
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", err
 	}
-	return "v-" + b64.EncodeToString(b[:]), nil
+	return "v-" + b64url.Encode(b[:]), nil
 }
 
 // Ticket is what a verified ticket says.
 type Ticket struct {
 	Visitor  string
-	IssuedAt time.Time // the visitor's first ticket; zero for a ticket of the first format
+	IssuedAt time.Time // the visitor's first ticket
 }
 
 // Sign issues a ticket for visitor, first issued at issued, that expires at
@@ -155,7 +142,7 @@ func (k TicketKeys) Sign(visitor string, issued, expires time.Time) (string, err
 		return "", fmt.Errorf("ticket: visitor id %q cannot be signed", visitor)
 	}
 	body := k.Current.ID + "." + visitor + "." + strconv.FormatInt(issued.Unix(), 10) + "." + strconv.FormatInt(expires.Unix(), 10)
-	return body + "." + b64.EncodeToString(mac(k.Current.Secret, ticketMAC, body)), nil
+	return k.Current.seal(ticketMAC, body), nil
 }
 
 // Verify returns what a ticket says, or an EInvalidTicket error when it is
@@ -164,20 +151,14 @@ func (k TicketKeys) Sign(visitor string, issued, expires time.Time) (string, err
 // ticket says is believed.
 func (k TicketKeys) Verify(ticket string, now time.Time) (Ticket, error) {
 	parts := strings.Split(ticket, ".")
-	domain := ticketMAC
-	switch len(parts) {
-	case 5:
-	case 4: // the first format: no issue time
-		domain, parts = ticketMACv1, []string{parts[0], parts[1], "0", parts[2], parts[3]}
-	default:
+	if len(parts) != 5 {
 		return Ticket{}, invalidTicket("malformed")
 	}
 	key := k.key(parts[0])
 	if key == nil {
 		return Ticket{}, invalidTicket("signed by an unknown key")
 	}
-	got, err := decodeB64(parts[4])
-	if err != nil || !hmac.Equal(got, mac(key.Secret, domain, ticket[:len(ticket)-len(parts[4])-1])) {
+	if !key.opens(ticketMAC, ticket) {
 		return Ticket{}, invalidTicket("bad signature")
 	}
 	issued, ierr := strconv.ParseInt(parts[2], 10, 64)
@@ -205,8 +186,26 @@ func (k TicketKeys) key(id string) *TicketKey {
 	return nil
 }
 
-func mac(secret []byte, domain, body string) []byte {
-	h := hmac.New(sha256.New, secret)
+// seal signs body with key under domain: body, '.', and the base64url
+// HMAC-SHA256 of domain and body.
+func (key *TicketKey) seal(domain, body string) string {
+	return body + "." + b64url.Encode(key.mac(domain, body))
+}
+
+// opens reports whether signed, body '.' signature, carries key's
+// signature of its body under domain (seal's). The signature is compared in
+// constant time.
+func (key *TicketKey) opens(domain, signed string) bool {
+	i := strings.LastIndexByte(signed, '.')
+	if i < 0 {
+		return false
+	}
+	got, err := b64url.Decode(signed[i+1:])
+	return err == nil && hmac.Equal(got, key.mac(domain, signed[:i]))
+}
+
+func (key *TicketKey) mac(domain, body string) []byte {
+	h := hmac.New(sha256.New, key.Secret)
 	h.Write([]byte(domain))
 	h.Write([]byte(body))
 	return h.Sum(nil)

@@ -252,3 +252,37 @@ func TestVisitorConfig(t *testing.T) {
 		t.Errorf("local defaults %+v, %v", local.Visitor, err)
 	}
 }
+
+// The formats signed with the ticket key are pinned byte for byte: a
+// ticket, a receipt and a challenge's solution signed before one codec
+// (ticket.go's seal and open) served all three still verify, and the
+// ticket and the receipt are signed the same again.
+func TestSignedFormatsArePinned(t *testing.T) {
+	k := keys(t, keyOf(t, 7))
+	const (
+		ticket   = "8Oi6qxsD.v-pinned.1800000000.1800003600.tL8LwBABsWgfLU9uCQ9Micg_cjGXTtD3g1D8DAgqexo"
+		receipt  = "r1.8Oi6qxsD.tv.aDphbGljZQ.1800000000123456.1800003600.nzX-13zCAEiG6GdG_AA7yTKGv2O1Hwd9EKbd20kGal0"
+		solution = "c1.8Oi6qxsD.tv.DlxLmAVJSThqeHZB1o8ACw.4.1800003600.UKvkTDhdB_uMFG1i0E3lXjoV7ZpBVsLUqy-jGG_v3kE.0"
+	)
+	if got, err := k.Sign("v-pinned", t0, t0.Add(time.Hour)); err != nil || got != ticket {
+		t.Errorf("ticket signed as %q %v, want %q", got, err, ticket)
+	}
+	if got, err := k.Verify(ticket, t0); err != nil || got.Visitor != "v-pinned" || !got.IssuedAt.Equal(t0) {
+		t.Errorf("pinned ticket: %+v %v", got, err)
+	}
+	e := waitroom.Entry{Room: "tv", User: "h:alice", AcceptedAt: time.UnixMicro(1_800_000_000_123_456)}
+	if got, err := k.SignReceipt(e, t0.Add(time.Hour)); err != nil || got != receipt {
+		t.Errorf("receipt signed as %q %v, want %q", got, err, receipt)
+	}
+	if got, err := k.VerifyReceipt(receipt, t0); err != nil || got != e {
+		t.Errorf("pinned receipt: %+v %v", got, err)
+	}
+	c, err := k.VerifySolution(solution, "tv", 4, t0)
+	if err != nil || c.Nonce != "DlxLmAVJSThqeHZB1o8ACw" || c.Value != strings.TrimSuffix(solution, ".0") || !c.ExpiresAt.Equal(t0.Add(time.Hour)) {
+		t.Errorf("pinned solution: %+v %v", c, err)
+	}
+	// Each format's domain is its own: one's signature is no other's.
+	if _, err := k.VerifyReceipt("r1.8Oi6qxsD.tv.aDphbGljZQ.1800000000123456.1800003600.tL8LwBABsWgfLU9uCQ9Micg_cjGXTtD3g1D8DAgqexo", t0); err == nil {
+		t.Error("a ticket's signature verified a receipt")
+	}
+}

@@ -100,7 +100,7 @@ type Standing struct {
 	Position  int64     // 1-based, only when Waiting
 	Token     string    // only when Ready
 	ExpiresAt time.Time // only when Ready
-	IssuedAt  time.Time // when Ready: the admission; zero for a record that does not say
+	IssuedAt  time.Time // when Ready: the admission
 	Joined    bool      // enter took a new place in line (for metrics)
 	// AdmittedNow: enter found nobody waiting and admitted the user at
 	// once (instant admission; for metrics: an admission that waited 0 s).

@@ -4,7 +4,8 @@
 // waiting room signs them with Keys; an origin verifies them offline with
 // a Verifier that fetches the room's JWKS (GET /.well-known/jwks.json).
 //
-// Only the standard library is used: the one algorithm accepted is fixed,
+// Only the standard library (and internal/b64url, the module's one strict
+// base64url) is used: the one algorithm accepted is fixed,
 // so "alg":"none" and HS256 key confusion (an HMAC keyed with the public
 // key) are refused before any key is looked at.
 package entrytoken
@@ -12,12 +13,13 @@ package entrytoken
 import (
 	"bytes"
 	"crypto/ed25519"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/waitroom/waitroom/internal/b64url"
 )
 
 // Alg is the one JWS algorithm of entry tokens.
@@ -56,22 +58,6 @@ type header struct {
 	Kid string `json:"kid"`
 }
 
-// b64 is strict: one encoding per value, so a token cannot be re-spelled
-// (flipped padding bits) and still verify.
-var b64 = base64.RawURLEncoding.Strict()
-
-// decodeB64 decodes unpadded base64url and refuses anything else: Go's
-// decoders skip '\r' and '\n' even in strict mode, which would let one
-// signed value be spelled many ways.
-func decodeB64(s string) ([]byte, error) {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
-			return nil, base64.CorruptInputError(i)
-		}
-	}
-	return b64.DecodeString(s)
-}
-
 // sign returns the compact JWS of claims under key.
 func sign(key *Key, c Claims) (string, error) {
 	h, err := json.Marshal(header{Alg: Alg, Kid: key.ID})
@@ -82,8 +68,8 @@ func sign(key *Key, c Claims) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	input := b64.EncodeToString(h) + "." + b64.EncodeToString(p)
-	return input + "." + b64.EncodeToString(ed25519.Sign(key.private, []byte(input))), nil
+	input := b64url.Encode(h) + "." + b64url.Encode(p)
+	return input + "." + b64url.Encode(ed25519.Sign(key.private, []byte(input))), nil
 }
 
 // Parse checks token's form, algorithm and signature with the key that
@@ -108,7 +94,7 @@ func Parse(token string, lookup func(kid string) (ed25519.PublicKey, bool), now 
 	if !ok || len(pub) != ed25519.PublicKeySize {
 		return Claims{}, fmt.Errorf("%w: %q", ErrUnknownKey, h.Kid)
 	}
-	sig, err := decodeB64(parts[2])
+	sig, err := b64url.Decode(parts[2])
 	if err != nil || len(sig) != ed25519.SignatureSize {
 		return Claims{}, fmt.Errorf("%w: signature encoding", ErrMalformed)
 	}
@@ -130,7 +116,7 @@ func Parse(token string, lookup func(kid string) (ed25519.PublicKey, bool), now 
 
 // decodePart decodes one base64url JSON part strictly: unknown shapes fail.
 func decodePart(part string, v any) error {
-	raw, err := decodeB64(part)
+	raw, err := b64url.Decode(part)
 	if err != nil {
 		return fmt.Errorf("%w: base64", ErrMalformed)
 	}

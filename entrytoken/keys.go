@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+
+	"github.com/waitroom/waitroom/internal/b64url"
 )
 
 // Key is one Ed25519 key and its id (derived from the public key, so that
@@ -57,7 +59,7 @@ func NewPublicKey(pub []byte) (*Key, error) {
 // verify with the other.
 func publicKey(pub ed25519.PublicKey) *Key {
 	sum := sha256.Sum256(pub)
-	return &Key{ID: b64.EncodeToString(sum[:6]), public: pub}
+	return &Key{ID: b64url.Encode(sum[:6]), public: pub}
 }
 
 // Keys sign with Current and publish Current and Previous: a rotation
@@ -205,7 +207,7 @@ func (k Keys) JWKS() JWKS {
 	set := JWKS{Keys: []JWK{}}
 	for _, key := range []*Key{k.Current, k.Previous} {
 		if key != nil {
-			set.Keys = append(set.Keys, JWK{Kty: "OKP", Crv: "Ed25519", X: b64.EncodeToString(key.Public()), Kid: key.ID, Alg: Alg, Use: "sig"})
+			set.Keys = append(set.Keys, JWK{Kty: "OKP", Crv: "Ed25519", X: b64url.Encode(key.Public()), Kid: key.ID, Alg: Alg, Use: "sig"})
 		}
 	}
 	return set
@@ -223,7 +225,7 @@ func publicKeys(doc []byte) (map[string]ed25519.PublicKey, error) {
 		if k.Kty != "OKP" || k.Crv != "Ed25519" || (k.Alg != "" && k.Alg != Alg) || (k.Use != "" && k.Use != "sig") {
 			continue
 		}
-		x, err := decodeB64(k.X)
+		x, err := b64url.Decode(k.X)
 		if err != nil || len(x) != ed25519.PublicKeySize {
 			continue
 		}

@@ -30,11 +30,7 @@ func (a *API) signedToken(st waitroom.Standing, who Identity) string {
 		return st.Token
 	}
 	room, id, _ := strings.Cut(st.Token, ".")
-	issued := st.IssuedAt
-	if issued.IsZero() { // a record written before the admission time was kept
-		issued = a.now()
-	}
-	signed, err := keys.Sign(entrytoken.Claims{Subject: who.ID, Source: who.tokenSource(), Room: room, ID: id, IssuedAt: issued.Unix(), ExpiresAt: st.ExpiresAt.Unix()})
+	signed, err := keys.Sign(entrytoken.Claims{Subject: who.ID, Source: who.tokenSource(), Room: room, ID: id, IssuedAt: st.IssuedAt.Unix(), ExpiresAt: st.ExpiresAt.Unix()})
 	if err != nil { // only a JSON encoding failure of plain strings and numbers
 		return ""
 	}

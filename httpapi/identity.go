@@ -36,7 +36,7 @@ type Identity struct {
 	// not the holder: it is never given a ticket.
 	ByReceipt bool
 	// TicketIssued is the first issue of the visitor's ticket, which its
-	// renewals keep (zero for a new visitor, or a ticket of the first format).
+	// renewals keep (zero for a new visitor).
 	TicketIssued time.Time
 	// Address is where the request comes from, as the limiter counts it:
 	// API Gateway's sourceIp (the local runner: the remote address), or,

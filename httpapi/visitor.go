@@ -20,7 +20,7 @@ func (a *API) Ticket(who Identity, status waitroom.Status) (ticket, setCookie st
 	}
 	now := a.now()
 	issued := who.TicketIssued
-	if issued.IsZero() { // a new visitor, or a ticket of the first format
+	if issued.IsZero() { // a new visitor
 		issued = now
 	}
 	exp := now.Add(a.ticketTTL())

@@ -101,13 +101,6 @@ func (h *hub) admitted(b waitroom.Batch) {
 	}
 }
 
-// watched is how many rooms are being read (for tests).
-func (h *hub) watched() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.rooms)
-}
-
 func (h *hub) read(ctx context.Context, room string, w *watch) {
 	t := time.NewTicker(h.interval)
 	defer t.Stop()

@@ -122,17 +122,6 @@ func (c *streamCaps) release(s *streamSlot) {
 	}
 }
 
-// counts are the open streams in all, by source and by owner (for tests).
-func (c *streamCaps) counts() (total int, bySource map[string]int, owners int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	bySource = make(map[string]int, len(c.sources))
-	for k, v := range c.sources {
-		bySource[k] = v
-	}
-	return c.total, bySource, len(c.owners)
-}
-
 func streamsRefused(why string) *waitroom.Error {
 	return &waitroom.Error{Code: waitroom.ERateLimited, RetryAfter: streamRetryAfter,
 		Message: fmt.Sprintf("%s; follow your place with GET /queue/position, or retry the stream in %d s", why, int(streamRetryAfter.Seconds()))}

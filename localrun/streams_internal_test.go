@@ -303,3 +303,14 @@ func stalled(t *testing.T, url, user string) net.Conn {
 	}
 	return conn
 }
+
+// counts are the open streams in all, by source and by owner (for tests).
+func (c *streamCaps) counts() (total int, bySource map[string]int, owners int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	bySource = make(map[string]int, len(c.sources))
+	for k, v := range c.sources {
+		bySource[k] = v
+	}
+	return c.total, bySource, len(c.owners)
+}

@@ -8,15 +8,11 @@
 --   new visitors' buckets (ratelimit.lua)
 -- ARGV[5] the caller's solved challenge's remaining life ms, KEYS[2] its record,
 --   present only when ARGV[5] is not '0' (challenge.lua)
--- Returns {'NOROOM'} | {'UPGRADE'} (room.lua's roomOf) | {'LIMITED', ms until allowed} | {'CLOSED', hot} | {'SPENT'} | {'OK'}
+-- Returns {'NOROOM'} | {'LIMITED', ms until allowed} | {'CLOSED', hot} | {'SPENT'} | {'OK'}
 local s = redis.call('HMGET', KEYS[1], 'hot', ARGV[2], ARGV[3], ARGV[4])
-local room, upgrade = roomOf(s[1])
-if not room then
-  return {upgrade and 'UPGRADE' or 'NOROOM'}
-end
-local limitWait = rateLimit(1, s, 1, 1, 3)
-if limitWait > 0 then
-  return {'LIMITED', limitWait}
+local room, refused = visit(roomOf(s[1]), s, 1, 1, 3)
+if refused then
+  return refused
 end
 if roomHas(room, closedBit) then
   return {'CLOSED', room.hot}

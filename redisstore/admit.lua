@@ -244,10 +244,7 @@ local function releaseClosed(room, burst, nowUs, nowMs, nowMsText)
   return out
 end
 
-local room, upgrade = roomOf(redis.call('HGET', KEYS[1], 'hot'), nil, true, true)
-if upgrade then -- stored before 'hot' (room.lua's roomOf): packed here, once
-  room = roomOf(upgradeSettings(), nil, true, true)
-end
+local room = roomOf(redis.call('HGET', KEYS[1], 'hot'), nil, true, true)
 local rate = room.rate
 local burst = math.max(1, rate * tonumber(ARGV[2]))
 local nowUs, nowMs, nowSec, nowSecText = serverTime()

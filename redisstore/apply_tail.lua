@@ -1,9 +1,7 @@
 end
 local reply = enter()
-if reply[1] == 'NOROOM' or reply[1] == 'UPGRADE' then
+if reply[1] == 'NOROOM' then
   -- A room nobody made gets no key at all; position refuses it by itself.
-  -- A room to upgrade first (room.lua's roomOf) was not entered: the store
-  -- calls again.
   return reply
 end
 local record = ARGV[#ARGV - 1]

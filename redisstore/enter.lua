@@ -15,7 +15,7 @@
 --   (admitted: 0 held already, 2 admitted now, 3 admitted now as the room's only live token)
 --   | {'WAITING', position, joined}
 --   | {'PREQUEUE', place in line (not told: the draw is secret until the opening), joined}
---   | {'FULL', waiting} | {'CLOSED'} | {'NOROOM'} | {'UPGRADE'} (room.lua's roomOf) | {'LIMITED', ms until allowed} | {'SPENT'}
+--   | {'FULL', waiting} | {'CLOSED'} | {'NOROOM'} | {'LIMITED', ms until allowed} | {'SPENT'}
 -- admitNow is instant admission: nobody waits, so the caller is admitted
 -- at once when the rate budget holds a whole user and live tokens are
 -- below maxActive, spending the budget admit.lua's batches spend (refill):
@@ -45,15 +45,9 @@ local function admitNow(room)
 end
 
 local s = redis.call('HMGET', KEYS[1], 'hot', 'page', 'mark', ARGV[4], ARGV[5], ARGV[6], 'front')
-local room, upgrade = roomOf(s[1], s[2], false, true)
-if not room then
-  return {upgrade and 'UPGRADE' or 'NOROOM'}
-end
--- The abuse limiter (ratelimit.lua) right after the one read that refuses
--- unknown rooms, so that those still write nothing; a refused call does nothing else.
-local limitWait, limitNow = rateLimit(1, s, 3, 3, 3)
-if limitWait > 0 then
-  return {'LIMITED', limitWait}
+local room, refused, limitNow = visit(roomOf(s[1], s[2], false, true), s, 3, 3, 3)
+if refused then
+  return refused
 end
 if roomHas(room, closedBit) then
   -- Sold out: a live entry token keeps its chance at checkout; nobody

@@ -35,10 +35,8 @@ func (s *Store) Apply(ctx context.Context, e waitroom.Entry, keep time.Duration)
 	if err := checkUser(e.User); err != nil {
 		return waitroom.Standing{}, false, err
 	}
-	reply, err := s.withUpgrade(ctx, e.Room, func() ([]any, error) {
-		return s.runEnter(ctx, s.scripts.apply, e.Room, e.User, []string{roomKeys(e.Room).applied(e.User)},
-			e.AcceptedAt.UnixMicro(), keep.Milliseconds())
-	})
+	reply, err := s.runEnter(ctx, s.scripts.apply, e.Room, e.User, []string{roomKeys(e.Room).applied(e.User)},
+		e.AcceptedAt.UnixMicro(), keep.Milliseconds())
 	if err != nil {
 		return waitroom.Standing{}, false, waitroom.Unavailable(err)
 	}

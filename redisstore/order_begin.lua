@@ -31,9 +31,8 @@ local record = redis.call('GET', KEYS[1])
 if not record then
   return {'INVALID'}
 end
--- The record is expiry:issued:token (older records have no issue time):
--- the token is its end, after a ':' (a plain comparison; a pattern
--- would scan the record from every position).
+-- The record is expiry:issued:token: the token is its end, after a ':' (a
+-- plain comparison; a pattern would scan the record from every position).
 if string.sub(record, -#ARGV[1] - 1) ~= ':' .. ARGV[1] then
   return {'INVALID'}
 end

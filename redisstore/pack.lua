@@ -1,6 +1,5 @@
--- Packing the room's settings (settings.lua), for the scripts that write
--- them: settings_set.lua and upgradeSettings (upgrade.lua). The scripts of
--- every call only read them.
+-- Packing the room's settings (settings.lua), for the script that writes
+-- them: settings_set.lua. The scripts of every call only read them.
 
 -- packHot: the 'hot' field from its parts (text or whole numbers).
 local function packHot(paused, closed, adaptive, instant, rate, maxActive, opensAt, capacity, ttl, message)

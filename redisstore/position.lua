@@ -14,17 +14,11 @@
 --   computing from the front; the number still tells it whether the front
 --   has passed the place)
 -- Returns answer(kind, …): {'READY', record} | {'WAITING', position}
---   | {'PREQUEUE'} | {'NOT_IN_QUEUE'} | {'CLOSED'} | {'NOROOM'} | {'UPGRADE'} (room.lua's roomOf) | {'LIMITED', ms until allowed}
+--   | {'PREQUEUE'} | {'NOT_IN_QUEUE'} | {'CLOSED'} | {'NOROOM'} | {'LIMITED', ms until allowed}
 local s = redis.call('HMGET', KEYS[1], 'hot', ARGV[3], ARGV[4], 'front')
-local room, upgrade = roomOf(s[1])
-if not room then
-  return {upgrade and 'UPGRADE' or 'NOROOM'}
-end
--- The abuse limiter (ratelimit.lua) right after the one read that refuses
--- unknown rooms, so that those still write nothing; a refused call does nothing else.
-local limitWait = rateLimit(1, s, 1, 2, 2)
-if limitWait > 0 then
-  return {'LIMITED', limitWait}
+local room, refused = visit(roomOf(s[1]), s, 1, 2, 2)
+if refused then
+  return refused
 end
 if roomHas(room, closedBit) then
   -- Sold out: the line is being released (admit.lua); a live entry token

@@ -119,7 +119,7 @@ func (s *Store) Admissible(ctx context.Context, room string) error {
 	k := roomKeys(room)
 	ms, challenge := challengeOf(ctx, k)
 	keys, args := append([]string{k.settings()}, challenge...), append(s.limited(ctx, nil, visitorBuckets), ms)
-	reply, err := s.withUpgrade(ctx, room, func() ([]any, error) { return s.scripts.accept.run(ctx, s.rdb, keys, args...).Slice() })
+	reply, err := s.scripts.accept.run(ctx, s.rdb, keys, args...).Slice()
 	switch {
 	case err != nil:
 		return waitroom.Unavailable(err)

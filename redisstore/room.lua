@@ -11,24 +11,19 @@
 
 -- roomOf is the room of the hash's 'hot' and 'page' fields as read (false:
 -- not stored; page nil: not read): {hot, page, bits, stored} (and hot's
--- numbers when asked: roomNumbers), or nil when
--- there is no such room (always: a room of defaultHot then, for admission
--- and status, which visit whatever rooms are registered), and then true
--- when the room's settings were stored before 'hot' existed: the script
--- answers {'UPGRADE'}, and the Go side has them packed (upgrade.lua) and
--- calls again, so that no script of a call carries the packing. Nothing
--- is parsed: a poll needs only the flags, and hands 'hot' to the Go side
--- as it is; roomNumbers gives the rest where a poll computes with it.
+-- numbers when asked: roomNumbers), or nil when there is no such room
+-- (always: a room of defaultHot then, for admission and status, which
+-- visit whatever rooms are registered). A hash without 'hot' is a room
+-- without stored settings: the layout changes only between sales
+-- (docs/design.md, "The data layout changes between sales"), so nothing
+-- older is looked for.
+-- Nothing is parsed: a poll needs only the flags, and hands 'hot' to the
+-- Go side as it is; roomNumbers gives the rest where a poll computes with it.
 local hotNumbers = '^.([^:]*):(%d+):(%d+):(%d+):(%d+):'
 
 local function roomOf(hot, page, always, numbers)
   local stored = true
   if not hot then
-    -- Most rooms without 'hot' have no settings at all (OPEN_ROOMS's): one
-    -- HEXISTS tells them from those stored before 'hot'.
-    if redis.call('HEXISTS', KEYS[1], 'rate') == 1 then
-      return nil, true
-    end
     if not openRooms and not always then
       return nil
     end

@@ -15,7 +15,7 @@
 -- 'adaptive' (waitroom.Adaptive.String, absent when off), 'v' (the
 -- version of the compare-and-set), and 'layout'. The hash also holds the
 -- abuse limiter's buckets (ratelimit.lua): fields whose second character
--- is ':'. The Go side decodes 'hot' and 'page' (settings.go).
+-- is ':'. The Go side decodes 'hot' and 'page' (redisstore/hot.go).
 local pausedBit, closedBit, adaptiveBit, instantBit, scheduledBit = 1, 4, 8, 16, 32 -- 2: stalled, in answers
 
 local function hasBit(bits, mask)

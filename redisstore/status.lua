@@ -1,5 +1,4 @@
--- A room's settings and what is happening in it, for operators. Read only
--- (but for a stored room's first read after an upgrade: room.lua).
+-- A room's settings and what is happening in it, for operators. Read only.
 -- KEYS[1] the room's hash (settings.lua)  KEYS[2] line (the sorted set)  KEYS[3] live tokens  KEYS[4] sequence counter
 -- KEYS[5] marks  KEYS[6] admissions per second  KEYS[7] the controller's (adapt.lua)
 -- KEYS[8] queue  KEYS[9] places (line.lua)
@@ -12,11 +11,7 @@
 -- last window's, '' when it ended more than two windows ago (no order
 -- finished since: nothing was handed over).
 local s = redis.call('HMGET', KEYS[1], 'hot', 'page', 'rate', 'v', 'adaptive')
-local room, upgrade = roomOf(s[1], s[2], true, true)
-if upgrade then -- stored before 'hot' (room.lua's roomOf): packed here, once
-  local hot, page = upgradeSettings()
-  room = roomOf(hot, page, false, true)
-end
+local room = roomOf(s[1], s[2], true, true)
 local _, nowMs, nowSec = serverTime()
 local queued = redis.call('LLEN', KEYS[8])
 local inLine = redis.call('ZCARD', KEYS[2]) + queued

@@ -48,6 +48,8 @@ var (
 	settingsSetLua string
 	//go:embed ratelimit.lua
 	rateLimitLua string
+	//go:embed visit.lua
+	visitLua string
 	//go:embed accept.lua
 	acceptLua string
 	//go:embed downstream.lua
@@ -56,8 +58,6 @@ var (
 	settingsLua string
 	//go:embed pack.lua
 	packLua string
-	//go:embed upgrade.lua
-	upgradeLua string
 	//go:embed adaptive.lua
 	adaptiveLua string
 	//go:embed admission.lua
@@ -71,10 +71,9 @@ var (
 	// (limitedSources); here they have the head of a store without limits
 	// or stall horizon, whose rooms are OPEN_ROOMS's at the rate 1/s.
 	sources = withLimited(map[string]string{
-		"admit.lua":        roomsArgHead + settingsLua + "\n" + packLua + "\n" + upgradeLua + "\n" + roomLua + "\n" + admissionLua + "\n" + lineLua + "\n" + admitLua,
-		"status.lua":       roomsArgHead + settingsLua + "\n" + packLua + "\n" + upgradeLua + "\n" + roomLua + "\n" + admissionLua + "\n" + lineLua + "\n" + statusLua,
+		"admit.lua":        roomsArgHead + settingsLua + "\n" + roomLua + "\n" + admissionLua + "\n" + lineLua + "\n" + admitLua,
+		"status.lua":       roomsArgHead + settingsLua + "\n" + roomLua + "\n" + admissionLua + "\n" + lineLua + "\n" + statusLua,
 		"front.lua":        lineLua + "\n" + frontLua,
-		"upgrade.lua":      roomsArgHead + settingsLua + "\n" + packLua + "\n" + upgradeLua + "\nreturn upgradeSettings() and 1 or 0\n",
 		"settings_set.lua": settingsLua + "\n" + packLua + "\n" + adaptiveLua + "\n" + settingsSetLua,
 		"order_commit.lua": downstreamLua + "\n" + orderCommitLua,
 		"unlock.lua":       downstreamLua + "\n" + unlockLua,
@@ -87,7 +86,6 @@ var (
 	orderCommitScript = newScript(sources["order_commit.lua"])
 	unlockScript      = newScript(sources["unlock.lua"])
 	adaptScript       = newScript(sources["adapt.lua"])
-	upgradeScript     = newScript(sources["upgrade.lua"])
 )
 
 // limitedSources are the scripts that take the abuse limiter, each
@@ -96,7 +94,7 @@ var (
 func limitedSources(head string) map[string]string {
 	// Each script carries only the functions it calls: every function
 	// defined is a closure made at every call.
-	rooms := head + settingsLua + "\n" + roomLua + "\n" + rateLimitLua + "\n"
+	rooms := head + settingsLua + "\n" + roomLua + "\n" + rateLimitLua + "\n" + visitLua + "\n"
 	enter := rooms + admissionLua + "\n" + challengeLua + "\n" + lineLua + "\n" + enterLua
 	return map[string]string{
 		"enter.lua":       enter,
@@ -286,7 +284,7 @@ func (s *Store) Enter(ctx context.Context, room, user string) (waitroom.Standing
 	if err := checkUser(user); err != nil {
 		return waitroom.Standing{}, err
 	}
-	reply, err := s.withUpgrade(ctx, room, func() ([]any, error) { return s.runEnter(ctx, s.scripts.enter, room, user, nil) })
+	reply, err := s.runEnter(ctx, s.scripts.enter, room, user, nil)
 	if err != nil {
 		return waitroom.Standing{}, waitroom.Unavailable(err)
 	}
@@ -382,45 +380,33 @@ func (s *Store) Position(ctx context.Context, room, user string) (waitroom.Stand
 	k := roomKeys(room)
 	keys := k.positionKeys(user)
 	args := s.limited(ctx, []any{user}, callerBuckets)
-	reply, err := s.withUpgrade(ctx, room, func() ([]any, error) {
-		if !s.openRooms {
-			return s.scripts.position.run(ctx, s.rdb, keys, args...).Slice()
-		}
-		var res *redis.Cmd
-		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			res = s.scripts.position.evalSha(ctx, p, keys, args...)
-			p.SAdd(ctx, roomsKey, room)
-			return nil
-		})
-		if isNoScript(err) {
-			res = s.scripts.position.run(ctx, s.rdb, keys, args...)
-			err = res.Err()
-		}
-		if err != nil {
-			return nil, err
-		}
-		return res.Slice()
-	})
+	reply, err := s.runPosition(ctx, room, keys, args)
 	if err != nil {
 		return waitroom.Standing{}, waitroom.Unavailable(err)
 	}
 	return standing(room, reply)
 }
 
-// withUpgrade runs call, a script of the hot paths; when it answers
-// UPGRADE (the room's settings were stored before 'hot' existed: room.lua's
-// roomOf), it has them packed (upgrade.lua) and runs call once more. No
-// script of a call then carries the packing, which the room's first call
-// after an upgrade alone needs.
-func (s *Store) withUpgrade(ctx context.Context, room string, call func() ([]any, error)) ([]any, error) {
-	reply, err := call()
-	if err != nil || len(reply) != 1 || reply[0] != "UPGRADE" {
-		return reply, err
+// runPosition runs position.lua, in one pipeline with the room's
+// registration when rooms are open (see Position).
+func (s *Store) runPosition(ctx context.Context, room string, keys []string, args []any) ([]any, error) {
+	if !s.openRooms {
+		return s.scripts.position.run(ctx, s.rdb, keys, args...).Slice()
 	}
-	if err := upgradeScript.run(ctx, s.rdb, []string{roomKeys(room).settings()}, s.rooms).Err(); err != nil {
+	var res *redis.Cmd
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		res = s.scripts.position.evalSha(ctx, p, keys, args...)
+		p.SAdd(ctx, roomsKey, room)
+		return nil
+	})
+	if isNoScript(err) {
+		res = s.scripts.position.run(ctx, s.rdb, keys, args...)
+		err = res.Err()
+	}
+	if err != nil {
 		return nil, err
 	}
-	return call()
+	return res.Slice()
 }
 
 // draw is a pre-queue place: uniform in (0, 1), never either end, from
@@ -490,23 +476,19 @@ func standing(room string, reply []any) (waitroom.Standing, error) {
 	return st, nil
 }
 
-// A token record is "<expiresAtUnixMs>:<issuedAtUnixMs>:<token>" (admit.lua;
-// records written before the issue time was kept lack it: issuedAt is zero).
+// A token record is "<expiresAtUnixMs>:<issuedAtUnixMs>:<token>" (admit.lua's
+// admitTokens, enter.lua's admitNow).
 func parseRecord(rec string) (token string, expiresAt, issuedAt time.Time, err error) {
 	parts := strings.Split(rec, ":")
-	exp, perr := strconv.ParseInt(parts[0], 10, 64)
-	token = parts[len(parts)-1]
-	var iat int64
-	if len(parts) == 3 {
-		iat, err = strconv.ParseInt(parts[1], 10, 64)
-	}
-	if len(parts) < 2 || len(parts) > 3 || perr != nil || err != nil || token == "" {
+	if len(parts) != 3 || parts[2] == "" {
 		return "", time.Time{}, time.Time{}, fmt.Errorf("malformed token record (%d bytes)", len(rec)) // never the token itself
 	}
-	if iat > 0 {
-		issuedAt = time.UnixMilli(iat).UTC()
+	exp, eerr := strconv.ParseInt(parts[0], 10, 64)
+	iat, ierr := strconv.ParseInt(parts[1], 10, 64)
+	if eerr != nil || ierr != nil {
+		return "", time.Time{}, time.Time{}, fmt.Errorf("malformed token record (%d bytes)", len(rec))
 	}
-	return token, time.UnixMilli(exp).UTC(), issuedAt, nil
+	return parts[2], time.UnixMilli(exp).UTC(), time.UnixMilli(iat).UTC(), nil
 }
 
 // AdmitBatch runs one batch: every registered room's script in one pipeline.
@@ -752,8 +734,8 @@ func (s *Store) ReleaseOrder(ctx context.Context, l waitroom.Lease) error {
 	return nil
 }
 
-// tokenExpiry is the expiry order_begin.lua returns with OK (zero when
-// absent: a script of an older version).
+// tokenExpiry is the expiry order_begin.lua returns with OK (zero for a
+// malformed reply).
 func tokenExpiry(reply []any) time.Time {
 	if len(reply) < 2 {
 		return time.Time{}

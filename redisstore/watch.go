@@ -33,9 +33,7 @@ func (s *Store) Seat(ctx context.Context, room, user string) (waitroom.Standing,
 	k := roomKeys(room)
 	keys := k.positionKeys(user)
 	args := s.limited(ctx, []any{user}, callerBuckets)
-	reply, err := s.withUpgrade(ctx, room, func() ([]any, error) {
-		return s.scripts.position.run(ctx, s.rdb, keys, append(args, "seat")...).Slice()
-	})
+	reply, err := s.scripts.position.run(ctx, s.rdb, keys, append(args, "seat")...).Slice()
 	if err != nil {
 		return waitroom.Standing{}, waitroom.Place{}, waitroom.Unavailable(err)
 	}

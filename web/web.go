@@ -111,16 +111,10 @@ func securityHeaders(h http.Header, csp string) {
 	h.Set("Referrer-Policy", "no-referrer")
 }
 
-// Language picks the page's language: ?lang= when it names one of
+// Asked is the language the visitor asks for: ?lang= when it names one of
 // Languages, else the first of Accept-Language that does (quality values
-// are respected), else English.
-func Language(query, acceptLanguage string) string {
-	lang, _ := Asked(query, acceptLanguage)
-	return lang
-}
-
-// Asked is the language the visitor asks for (as Language), and false when
-// it asks for none of Languages: then the room's language applies.
+// are respected), else English; and false when it asks for none of
+// Languages: then the room's language applies.
 func Asked(query, acceptLanguage string) (string, bool) {
 	if l := known(query); l != "" {
 		return l, true

@@ -62,7 +62,7 @@ var connection = []string{"cluster|slots", "command"}
 var scripts = []string{"evalsha", "eval"}
 
 // The commands the line's scripts call (enter.lua, apply.lua wrapping it).
-var lineCommands = []string{"get", "hdel", "hexists", "hget", "hincrby", "hlen", "hmget", "hset", "llen", "persist",
+var lineCommands = []string{"get", "hdel", "hget", "hincrby", "hlen", "hmget", "hset", "llen", "persist",
 	"pexpire", "rpush", "set", "time", "zadd", "zcard", "zcount", "zrank", "zscore"}
 
 // lineKeys are the keys enter.lua reads and writes (and apply.lua).
@@ -72,12 +72,12 @@ var lineKeys = []string{Room("settings"), Room("line"), Room("seq"), Room("u:*")
 // Grants are the functions' shares, by function.
 var Grants = map[string]Grant{
 	// enter: the line's script, the broker's accept (the room, the
-	// limiter, a challenge's single use), the settings' upgrade, and the
-	// room's registration for admission.
+	// limiter, a challenge's single use), and the room's registration for
+	// admission.
 	Enter: {
 		UserSuffix: "enter",
 		Keys:       append([]string{roomsKey, Room("pow:*")}, lineKeys...),
-		Scripts:    []string{"enter.lua", "accept.lua", "upgrade.lua"},
+		Scripts:    []string{"enter.lua", "accept.lua"},
 		Commands:   join(connection, scripts, []string{"sadd"}, lineCommands),
 	},
 	// position: reads where its caller stands (and takes its limiter
@@ -86,8 +86,8 @@ var Grants = map[string]Grant{
 		UserSuffix: "position",
 		Keys: []string{roomsKey, Room("settings"), Room("line"), Room("u:*"), Room("budget"), Room("tokens"),
 			Room("places"), Room("applied:*")},
-		Scripts: []string{"position.lua", "upgrade.lua"},
-		Commands: join(connection, scripts, []string{"sadd", "get", "hdel", "hexists", "hget", "hlen", "hmget", "hset",
+		Scripts: []string{"position.lua"},
+		Commands: join(connection, scripts, []string{"sadd", "get", "hget", "hlen", "hmget", "hset",
 			"time", "zcard", "zcount", "zrank", "zscore"}),
 	},
 	// admit: the batches of every registered room, the adaptive rate's
@@ -98,7 +98,7 @@ var Grants = map[string]Grant{
 			Room("seq"), Room("admits"), Room("downstream"), Room("control"), Room("queue"), Room("places"), Room("u:*")},
 		Scripts: []string{"admit.lua", "adapt.lua"},
 		Commands: join(connection, scripts, []string{"script|load", "smembers", "srem", "exists", "sadd",
-			"del", "hdel", "hexists", "hget", "hgetall", "hincrby", "hlen", "hmget", "hscan", "hset", "llen", "lrange",
+			"del", "hdel", "hget", "hgetall", "hincrby", "hlen", "hmget", "hscan", "hset", "llen", "lrange",
 			"ltrim", "pexpire", "pttl", "set", "time", "zadd", "zcard", "zcount", "zrange", "zrangebyscore", "zrank",
 			"zremrangebyrank", "zremrangebyscore", "zrevrangebyscore", "zscore"}),
 	},
@@ -120,7 +120,7 @@ var Grants = map[string]Grant{
 		Keys: []string{roomsKey, createdKey, Room("settings"), Room("line"), Room("tokens"), Room("seq"), Room("marks"),
 			Room("admits"), Room("control"), Room("queue"), Room("places"), Room("budget")},
 		Scripts: []string{"status.lua", "settings_set.lua"},
-		Commands: join(connection, scripts, []string{"script|load", "smembers", "sadd", "exists", "get", "hdel", "hexists",
+		Commands: join(connection, scripts, []string{"script|load", "smembers", "sadd", "exists", "get", "hdel",
 			"hget", "hgetall", "hincrby", "hlen", "hmget", "hset", "llen", "persist", "pexpire", "time", "unlink", "zcard",
 			"zcount", "zrange", "zrank", "zrevrangebyscore", "zscore"}),
 	},
@@ -129,7 +129,7 @@ var Grants = map[string]Grant{
 	IntakeConsumer: {
 		UserSuffix: "intake",
 		Keys:       append([]string{roomsKey, Room("applied:*")}, lineKeys...),
-		Scripts:    []string{"apply.lua", "upgrade.lua"},
+		Scripts:    []string{"apply.lua"},
 		Commands:   join(connection, scripts, []string{"sadd"}, lineCommands),
 	},
 }
