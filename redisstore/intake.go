@@ -36,7 +36,7 @@ func (s *Store) Apply(ctx context.Context, e waitroom.Entry, keep time.Duration)
 		return waitroom.Standing{}, false, err
 	}
 	reply, err := s.withUpgrade(ctx, e.Room, func() ([]any, error) {
-		return s.runEnter(ctx, s.scripts.apply, e.Room, e.User, []string{roomKeys(e.Room).applied(e.User)},
+		return s.runEnter(ctx, s.scripts.apply, e.Room, waitroom.Unlimited(e.User), []string{roomKeys(e.Room).applied(e.User)},
 			e.AcceptedAt.UnixMicro(), keep.Milliseconds())
 	})
 	if err != nil {
