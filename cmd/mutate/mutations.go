@@ -318,7 +318,7 @@ var mutations = []Mutation{
 	{Name: "identity.go: the viewer's address ignored behind CloudFront", File: "awslambda/identity.go",
 		From: "	viewer, ok := lookupHeader(req, viewerAddressHeader)", To: "	viewer, ok := \"\", false", Pkgs: handlers, Hint: `^TestBehindCloudFrontTheLimiterSeesTheViewer$`},
 	{Name: "intake.go: position with a receipt not limited", File: "awslambda/intake.go",
-		From: "	ctx = AsCaller(ctx, who) // the limiter counts the entry's user", To: "", Pkgs: handlers, Hint: `^TestBrokerAcceptIsLimited$`},
+		From: "	caller := AsCaller(who) // the limiter counts the entry's user", To: "	caller := waitroom.Unlimited(e.User)", Pkgs: handlers, Hint: `^TestBrokerAcceptIsLimited$`},
 	{Name: "entrytoken.go: another user's signed token accepted", File: "awslambda/entrytoken.go",
 		From: "if err != nil || c.Subject != who.ID || c.Source != who.tokenSource() {", To: "if err != nil {", Pkgs: handlers, Hint: `^TestForgedTokenCostsNoStoreCall$`},
 	{Name: "order_commit.lua: a jti usable twice (commit consumes nothing)", File: "redisstore/order_commit.lua",
@@ -613,7 +613,7 @@ var mutations = []Mutation{
 	{Name: "config.go: ORDER_ROOMS=* taken for a room named *", File: "config.go",
 		From: "case c.OrderRooms[0] == AnyRoom:\n\t\treturn true, true", To: "case c.OrderRooms[0] == AnyRoom:\n\t\treturn false, true", Pkgs: domain, Hint: `^TestOrderRoomsVariable$`},
 	{Name: "api.go: a client's abort cuts the order the API took (the request's context)", File: "awslambda/api.go",
-		From: "ctx, cancel := detached(AsCaller(ctx, who))", To: "ctx, cancel := context.WithCancel(AsCaller(ctx, who))", Pkgs: handlers, Hint: `^TestLambdaClientAbortMidOrderOrdersOnce$`},
+		From: "ctx, cancel := detached(ctx)", To: "ctx, cancel := context.WithCancel(ctx)", Pkgs: handlers, Hint: `^TestLambdaClientAbortMidOrderOrdersOnce$`},
 	{Name: "api.go: the detached order outlives the invocation's deadline", File: "awslambda/api.go",
 		From: "return context.WithDeadline(d, deadline)", To: "_ = deadline\n\t\treturn context.WithCancel(d)", Pkgs: handlers, Hint: `^TestDetachedOrderEndsAtTheInvocationDeadline$`},
 	// issue 32: adaptive
