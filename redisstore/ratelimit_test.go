@@ -287,3 +287,32 @@ func TestHashesAreHashTables(t *testing.T) {
 		encoded("wr:{r}:settings")
 	})
 }
+
+// A call no visitor makes (waitroom.Unlimited: the broker's consumer, a
+// stream's re-reads, tools) takes no bucket however strict the limits; the
+// same user as a request's caller is limited, by its identity's bucket
+// even without an address.
+func TestUnlimitedCallerTakesNoBucket(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		s, rdb := newStore(t, engine, limitedConfig(waitroom.Limits{ClientRatePerSec: 0.001, ClientBurst: 1, IPRatePerSec: 0.001, IPBurst: 1}))
+		ctx := context.Background()
+		for i := range 3 {
+			if _, err := s.Enter(ctx, "r", waitroom.Unlimited("u")); err != nil {
+				t.Fatalf("unlimited enter %d: %v", i, err)
+			}
+			if _, err := s.Position(ctx, "r", waitroom.Unlimited("u")); err != nil {
+				t.Fatalf("unlimited position %d: %v", i, err)
+			}
+		}
+		for _, f := range rdb.HKeys(ctx, "wr:{r}:settings").Val() {
+			if len(f) > 1 && f[1] == ':' {
+				t.Fatalf("an unlimited caller took bucket %q", f)
+			}
+		}
+		for i, want := range []waitroom.Code{"", waitroom.ERateLimited} {
+			if _, err := s.Position(ctx, "r", waitroom.Caller{User: "u"}); waitroom.ErrorCode(err) != want {
+				t.Fatalf("position %d of the same user as a request's caller (burst 1): %v, want %q", i, err, want)
+			}
+		}
+	})
+}
