@@ -1,41 +1,44 @@
 package waitroom
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"net/netip"
 	"time"
 )
 
-// Caller is who sends a request, for the abuse limiter: the identity the
-// request proved (user or visitor id) and the source IP the edge saw.
+// Caller is who sends a request, as the store's operations consume it:
+// Enter, Position, BeginOrder, Admissible (and the stream's Seat) take one
+// as an argument. User is the identity the request proved (a user or
+// visitor id): the place in line, the entry token and the order lock are
+// its. The rest is for the abuse limiter: the source IP the edge saw,
+// whether this call makes a visitor and with which solved challenge.
+//
+// Every Caller is limited unless made by Unlimited: a literal counts its
+// User's bucket (when User is set) and its address's (when IP is set; an
+// unparsable IP shares one strict bucket). A call that no visitor makes
+// (admission, the broker's consumer, tools, benchmarks' preparations)
+// passes Unlimited(user), and the limiter takes no bucket.
 type Caller struct {
-	ID string
-	IP string
+	User string
+	IP   string
 	// NewVisitor: this call makes a visitor (an enter without identity),
 	// which the bucket of new visitors per source address pays for.
 	NewVisitor bool
 	// Challenge: the solved challenge (CHALLENGE=pow) the new visitor came
 	// with, which the enter's script records as spent before it makes one.
 	Challenge ChallengeSpend
+
+	unlimited bool // made by Unlimited
 }
 
-type callerKey struct{}
+// Unlimited is user as the caller of a call the abuse limiter does not
+// count: no address, no visitor, no challenge, no bucket.
+func Unlimited(user string) Caller { return Caller{User: user, unlimited: true} }
 
-// WithCaller returns ctx carrying c. The Queue's methods take it from the
-// context rather than a parameter: the limiter is a property of the
-// request, not of the operation, and store calls without it (admission,
-// benchmarks, tools) are simply not limited.
-func WithCaller(ctx context.Context, c Caller) context.Context {
-	return context.WithValue(ctx, callerKey{}, c)
-}
-
-// CallerOf returns the caller in ctx; ok is false when there is none.
-func CallerOf(ctx context.Context) (c Caller, ok bool) {
-	c, ok = ctx.Value(callerKey{}).(Caller)
-	return c, ok
-}
+// Limited reports whether the abuse limiter counts c's buckets: for every
+// Caller but Unlimited's.
+func (c Caller) Limited() bool { return !c.unlimited }
 
 // SourceAddress is the address the limiter counts a caller by: an IPv4
 // address as it is, an IPv6 address by its /64 (one host's, usually: a

@@ -141,11 +141,13 @@ type Place struct {
 // Queue is the line of every room. Implementations must be safe for
 // concurrent use by any number of processes sharing one store.
 type Queue interface {
-	// Enter joins room's line, or reports the current standing when the user
-	// is already in line or admitted. A full line is an EQueueFull error.
-	Enter(ctx context.Context, room, user string) (Standing, error)
-	// Position reports the user's standing without changing anything.
-	Position(ctx context.Context, room, user string) (Standing, error)
+	// Enter joins room's line as c.User, or reports the current standing
+	// when c.User is already in line or admitted; the abuse limiter counts
+	// c (and spends its challenge). A full line is an EQueueFull error.
+	Enter(ctx context.Context, room string, c Caller) (Standing, error)
+	// Position reports c.User's standing without changing anything but
+	// the limiter's count of c.
+	Position(ctx context.Context, room string, c Caller) (Standing, error)
 	// AdmitBatch admits the front of every room's line, as far as each room's
 	// rate budget allows, and issues entry tokens in the same atomic step. It
 	// hands over the control windows that ended (RoomBatch.Downstream) but
@@ -157,18 +159,19 @@ type Queue interface {
 	// dropped (admitters may overlap). One that does not land leaves the
 	// rate as it was.
 	StoreDecisions(ctx context.Context, decided []RoomDecision) error
-	// BeginOrder validates an entry token and takes the user's order lock,
-	// or returns the stored answer of an earlier success with the same key.
-	BeginOrder(ctx context.Context, o OrderAttempt) (Lease, error)
+	// BeginOrder validates c.User's entry token and takes its order lock,
+	// or returns the stored answer of an earlier success with the same key;
+	// the limiter counts c.
+	BeginOrder(ctx context.Context, c Caller, o OrderAttempt) (Lease, error)
 	// CommitOrder consumes the token, stores the answer under the
 	// idempotency key and releases the lock, atomically.
 	CommitOrder(ctx context.Context, l Lease, answer StoredAnswer) error
 	// ReleaseOrder releases the lock and keeps the token.
 	ReleaseOrder(ctx context.Context, l Lease) error
 	// Admissible makes the checks an enter makes before it touches the line
-	// (the room exists; the caller in ctx is within the abuse limiter), for
-	// an entry about to be handed to a broker.
-	Admissible(ctx context.Context, room string) error
+	// (the room exists; c is within the abuse limiter, its challenge
+	// unspent), for an entry about to be handed to a broker.
+	Admissible(ctx context.Context, room string, c Caller) error
 }
 
 // Batch is what one admission batch did, room by room.
@@ -217,10 +220,10 @@ type Admission struct {
 	Waited    time.Duration // enter → admitted, to the second
 }
 
-// OrderAttempt is what the gate knows before it calls the order API.
+// OrderAttempt is what the gate knows before it calls the order API,
+// besides who orders (BeginOrder's Caller).
 type OrderAttempt struct {
 	Room           string
-	User           string
 	Token          string
 	IdempotencyKey string // optional
 	// RequestHash identifies the request body: a stored answer is replayed
@@ -234,6 +237,7 @@ type OrderAttempt struct {
 // Lease is the right to place one order: the user's lock, or a replay.
 type Lease struct {
 	OrderAttempt
+	User      string // whose token and lock: the caller's
 	LockValue string
 	Replay    *StoredAnswer // set when an earlier success is to be returned again
 	// TokenExpires is the token's expiry, with the lock (the order

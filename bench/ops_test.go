@@ -50,7 +50,7 @@ func BenchmarkEnter(b *testing.B) {
 	// The script call of Store.Enter for a new user, as it sends it (the
 	// limiter off), each replay a new random user.
 	calls := recordCalls(b, c, uid("r", 0), "r__rand_int__", func(rc *redis.Client) error {
-		_, err := redisstore.New(rc, config()).Enter(context.Background(), "bench", "h:"+uid("r", 0))
+		_, err := redisstore.New(rc, config()).Enter(context.Background(), "bench", waitroom.Unlimited("h:"+uid("r", 0)))
 		return err
 	})
 	rb := redisBenchmark(b, concurrency, b.N, 1_000_000_000, calls[0]...)
@@ -77,7 +77,7 @@ func BenchmarkPosition(b *testing.B) {
 		return
 	}
 	calls := recordCalls(b, c, uid("u", 0), "u__rand_int__", func(rc *redis.Client) error {
-		_, err := redisstore.New(rc, config()).Position(context.Background(), "bench", "h:"+uid("u", 0))
+		_, err := redisstore.New(rc, config()).Position(context.Background(), "bench", waitroom.Unlimited("h:"+uid("u", 0)))
 		return err
 	})
 	rb := redisBenchmark(b, concurrency, b.N, waiting, calls[0]...)
@@ -127,7 +127,7 @@ func BenchmarkGateCheck(b *testing.B) {
 	// same concurrency; one check costs the sum of their times.
 	calls := recordCalls(b, c, uid("g", 0), "g__rand_int__", func(rc *redis.Client) error {
 		s := redisstore.New(rc, config())
-		l, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "bench", User: "h:" + uid("g", 0), Token: token})
+		l, err := s.BeginOrder(ctx, waitroom.Unlimited("h:"+uid("g", 0)), waitroom.OrderAttempt{Room: "bench", Token: token})
 		if err != nil {
 			return err
 		}

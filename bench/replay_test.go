@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/redisstore"
 )
@@ -100,7 +101,7 @@ func TestRecordedCallsReplay(t *testing.T) {
 		ctx := context.Background()
 		fillLine(t, c, "bench", "u", 0, 3)
 		calls := recordCalls(t, c, uid("u", 2), "u__rand_int__", func(rc *redis.Client) error {
-			_, err := redisstore.New(rc, config()).Position(ctx, "bench", "h:"+uid("u", 2))
+			_, err := redisstore.New(rc, config()).Position(ctx, "bench", waitroom.Unlimited("h:"+uid("u", 2)))
 			return err
 		})
 		args := make([]any, 0, len(calls[0]))

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/bench/spike/sim"
 	"github.com/waitroom/waitroom/redisstore"
 )
@@ -50,7 +51,7 @@ func BenchmarkPositionScale(b *testing.B) {
 			go func() {
 				defer wg.Done()
 				for i := int(next.Add(1)) - 1; i < to; i = int(next.Add(1)) - 1 {
-					if _, err := store.Enter(ctx, "bench", "h:"+uid("u", i)); err != nil { // as X-User-Id names it
+					if _, err := store.Enter(ctx, "bench", waitroom.Unlimited("h:"+uid("u", i))); err != nil { // as X-User-Id names it
 						errs <- err
 						return
 					}

@@ -267,7 +267,7 @@ func TestAdminAdaptiveRoom(t *testing.T) {
 			t.Fatalf("PUT: %d %s", r.StatusCode, r.Body)
 		}
 		for i := range 250 {
-			if _, err := h.store.Enter(context.Background(), "sale", fmt.Sprint("u", i)); err != nil {
+			if _, err := h.store.Enter(context.Background(), "sale", waitroom.Unlimited(fmt.Sprint("u", i))); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -90,7 +90,7 @@ func TestAdmitIdleInvocations(t *testing.T) {
 			t.Fatalf("no rooms: %+v, heartbeat %v; want one idle batch, heartbeat 1", res, hb)
 		}
 		x.after = func() {
-			if _, err := x.h.store.Enter(ctx, "quiet", "during"); err != nil {
+			if _, err := x.h.store.Enter(ctx, "quiet", waitroom.Unlimited("during")); err != nil {
 				t.Error(err)
 			}
 		}
@@ -111,7 +111,7 @@ func TestAdmitIdleInvocations(t *testing.T) {
 				t.Fatal("never idle again after the token expired")
 			}
 		}
-		if _, err := x.h.store.Enter(ctx, "quiet", "after"); err != nil {
+		if _, err := x.h.store.Enter(ctx, "quiet", waitroom.Unlimited("after")); err != nil {
 			t.Fatal(err)
 		}
 		if res, _ := x.invoke(); !x.firstBatchAdmits("after") || res.Idle || res.Batches < batches {

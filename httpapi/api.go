@@ -105,12 +105,11 @@ func (a *API) Enter(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 		if err != nil {
 			return CallerError(err)
 		}
-		ctx = AsCaller(ctx, who)
 		if a.Config.Intake == waitroom.IntakeBroker {
 			return a.accept(ctx, room, who, true)
 		}
 		st, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Standing, error) {
-			return a.Queue.Enter(ctx, room, who.User)
+			return a.Queue.Enter(ctx, room, AsCaller(who))
 		})
 		switch {
 		case waitroom.ErrorCode(err) == waitroom.EUnavailable && a.Config.Intake == waitroom.IntakeFallback:
@@ -144,9 +143,8 @@ func (a *API) Position(ctx context.Context, req events.APIGatewayV2HTTPRequest) 
 		if err != nil {
 			return CallerError(err)
 		}
-		ctx = AsCaller(ctx, who)
 		st, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Standing, error) {
-			return a.Queue.Position(ctx, room, who.User)
+			return a.Queue.Position(ctx, room, AsCaller(who))
 		})
 		if err != nil {
 			return a.storeError(ctx, room, err)
@@ -198,9 +196,9 @@ func (a *API) Order(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 		if err != nil {
 			return ErrorResponse(err)
 		}
-		ctx, cancel := detached(AsCaller(ctx, who))
+		ctx, cancel := detached(ctx)
 		defer cancel()
-		return a.attempt(ctx, attempt, order)
+		return a.attempt(ctx, AsCaller(who), attempt, order)
 	})
 }
 
@@ -226,7 +224,7 @@ func (a *API) orderOf(req events.APIGatewayV2HTTPRequest, who Identity) (waitroo
 		a.Metrics.Record("", metrics.Of(metrics.TokensRejected, metrics.Count, 1))
 		return waitroom.OrderAttempt{}, orderapi.Request{}, err
 	}
-	attempt := waitroom.OrderAttempt{Room: room, User: who.User, Token: token, IdempotencyKey: key, RequestHash: requestHash(body), CreatedRoomsOnly: createdOnly}
+	attempt := waitroom.OrderAttempt{Room: room, Token: token, IdempotencyKey: key, RequestHash: requestHash(body), CreatedRoomsOnly: createdOnly}
 	_, tokenID, _ := strings.Cut(token, ".")
 	order := orderapi.Request{User: who.ID, Room: room, WaitroomUser: who.User, TokenID: tokenID, IdempotencyKey: key, ContentType: header(req, "Content-Type"), Body: body, Headers: a.forwardHeaders(req)}
 	return attempt, order, nil
@@ -243,12 +241,12 @@ func (a *API) roomSells(room string) (createdOnly bool, err error) {
 	return !decided, nil
 }
 
-// attempt takes the token's lock (BeginOrder) and places the order under
-// it, or answers why not: a replay, a refusal, an outage.
-func (a *API) attempt(ctx context.Context, attempt waitroom.OrderAttempt, order orderapi.Request) events.APIGatewayV2HTTPResponse {
+// attempt takes c's lock on the token (BeginOrder) and places the order
+// under it, or answers why not: a replay, a refusal, an outage.
+func (a *API) attempt(ctx context.Context, c waitroom.Caller, attempt waitroom.OrderAttempt, order orderapi.Request) events.APIGatewayV2HTTPResponse {
 	room := attempt.Room
 	lease, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Lease, error) {
-		return a.Queue.BeginOrder(ctx, attempt)
+		return a.Queue.BeginOrder(ctx, c, attempt)
 	})
 	switch code := waitroom.ErrorCode(err); {
 	case code == waitroom.EUnavailable && a.Config.FailOpenOrders:

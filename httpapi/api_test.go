@@ -53,7 +53,7 @@ func TestIdentitySources(t *testing.T) {
 			t.Run(c.name, func(t *testing.T) {
 				if c.wantCode == "" {
 					// Each case's user is new: the place checked below is this case's.
-					if st, err := h.store.Position(context.Background(), waitroom.DefaultRoom, c.wantUser); err != nil || st.Status != waitroom.NotInQueue {
+					if st, err := h.store.Position(context.Background(), waitroom.DefaultRoom, waitroom.Unlimited(c.wantUser)); err != nil || st.Status != waitroom.NotInQueue {
 						t.Fatalf("%s had a place before this case: %+v %v", c.wantUser, st, err)
 					}
 				}
@@ -69,7 +69,7 @@ func TestIdentitySources(t *testing.T) {
 					t.Fatalf("%d %s", resp.StatusCode, resp.Body)
 				}
 				// The identity used is the expected one: that user now has a place.
-				if st, err := h.store.Position(context.Background(), waitroom.DefaultRoom, c.wantUser); err != nil || st.Status != waitroom.Waiting {
+				if st, err := h.store.Position(context.Background(), waitroom.DefaultRoom, waitroom.Unlimited(c.wantUser)); err != nil || st.Status != waitroom.Waiting {
 					t.Fatalf("%s has no place: %+v %v", c.wantUser, st, err)
 				}
 			})

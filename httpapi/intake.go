@@ -37,7 +37,7 @@ func (a *API) accept(ctx context.Context, room string, who Identity, check bool)
 	}
 	if check {
 		_, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (struct{}, error) {
-			return struct{}{}, a.Queue.Admissible(ctx, room)
+			return struct{}{}, a.Queue.Admissible(ctx, room, AsCaller(who))
 		})
 		switch code := waitroom.ErrorCode(err); {
 		case code == waitroom.EUnavailable:
@@ -91,9 +91,9 @@ func (a *API) receiptPosition(ctx context.Context, req events.APIGatewayV2HTTPRe
 		who = byReceipt(e.User)
 		who.Address = address
 	}
-	ctx = AsCaller(ctx, who) // the limiter counts the entry's user
+	caller := AsCaller(who) // the limiter counts the entry's user
 	st, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Standing, error) {
-		return a.Queue.Position(ctx, e.Room, e.User)
+		return a.Queue.Position(ctx, e.Room, caller)
 	})
 	if err != nil {
 		return a.storeError(ctx, e.Room, err)
@@ -117,7 +117,7 @@ func (a *API) receiptPosition(ctx context.Context, req events.APIGatewayV2HTTPRe
 	// are written by one script, so a standing read after the record is
 	// current (in line, READY, or gone since).
 	st, err = withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Standing, error) {
-		return a.Queue.Position(ctx, e.Room, e.User)
+		return a.Queue.Position(ctx, e.Room, caller)
 	})
 	if err != nil {
 		return a.storeError(ctx, e.Room, err)

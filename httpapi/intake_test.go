@@ -401,9 +401,9 @@ type applyDuringPosition struct {
 	once  sync.Once
 }
 
-func (q *applyDuringPosition) Position(ctx context.Context, room, user string) (waitroom.Standing, error) {
-	st, err := q.Queue.Position(ctx, room, user)
-	if user == q.user {
+func (q *applyDuringPosition) Position(ctx context.Context, room string, c waitroom.Caller) (waitroom.Standing, error) {
+	st, err := q.Queue.Position(ctx, room, c)
+	if c.User == q.user {
 		q.once.Do(q.apply)
 	}
 	return st, err

@@ -17,12 +17,13 @@ const limiterLogEvery = time.Minute
 // shared by every API of the process.
 var lastLimiterLog atomic.Int64
 
-// AsCaller returns ctx carrying who, for the abuse limiter: the identity,
-// its address (Identify's: the source IP, or the viewer's behind
-// CloudFront), and whether this call makes a visitor (the bucket of new
-// visitors per address pays for it) and with which solved challenge.
-func AsCaller(ctx context.Context, who Identity) context.Context {
-	return waitroom.WithCaller(ctx, waitroom.Caller{ID: who.User, IP: who.Address, NewVisitor: who.Source == NewVisitor, Challenge: who.Challenge})
+// AsCaller is who as the store's calls take it: the store's user, and for
+// the abuse limiter its address (Identify's: the source IP, or the
+// viewer's behind CloudFront), whether this call makes a visitor (the
+// bucket of new visitors per address pays for it) and with which solved
+// challenge. Every request's caller is limited.
+func AsCaller(who Identity) waitroom.Caller {
+	return waitroom.Caller{User: who.User, IP: who.Address, NewVisitor: who.Source == NewVisitor, Challenge: who.Challenge}
 }
 
 // limiterFailedOpen reports a call the limiter let through unchecked:

@@ -58,21 +58,21 @@ type faultyQueue struct {
 	commitErr error // CommitOrder fails with it
 }
 
-func (q *faultyQueue) Enter(ctx context.Context, room, user string) (waitroom.Standing, error) {
+func (q *faultyQueue) Enter(ctx context.Context, room string, c waitroom.Caller) (waitroom.Standing, error) {
 	if q.panics {
 		panic("store bug")
 	}
 	if q.enterErr != nil {
 		return waitroom.Standing{}, q.enterErr
 	}
-	return q.Queue.Enter(ctx, room, user)
+	return q.Queue.Enter(ctx, room, c)
 }
 
-func (q *faultyQueue) Position(ctx context.Context, room, user string) (waitroom.Standing, error) {
+func (q *faultyQueue) Position(ctx context.Context, room string, c waitroom.Caller) (waitroom.Standing, error) {
 	if q.enterErr != nil {
 		return waitroom.Standing{}, q.enterErr
 	}
-	return q.Queue.Position(ctx, room, user)
+	return q.Queue.Position(ctx, room, c)
 }
 
 func (q *faultyQueue) CommitOrder(ctx context.Context, l waitroom.Lease, a waitroom.StoredAnswer) error {

@@ -77,10 +77,10 @@ func TestProxySecretLeavesAuthorizersAlone(t *testing.T) {
 		if r := h.call(req); r.StatusCode != 200 {
 			t.Fatalf("JWT caller: %d %s", r.StatusCode, r.Body)
 		}
-		if st, err := h.store.Position(context.Background(), waitroom.DefaultRoom, "a:alice"); err != nil || st.Status != waitroom.Waiting {
+		if st, err := h.store.Position(context.Background(), waitroom.DefaultRoom, waitroom.Unlimited("a:alice")); err != nil || st.Status != waitroom.Waiting {
 			t.Fatalf("alice: %+v %v", st, err)
 		}
-		if st, _ := h.store.Position(context.Background(), waitroom.DefaultRoom, "h:victim"); st.Status != waitroom.NotInQueue {
+		if st, _ := h.store.Position(context.Background(), waitroom.DefaultRoom, waitroom.Unlimited("h:victim")); st.Status != waitroom.NotInQueue {
 			t.Fatalf("the header's user was queued: %+v", st)
 		}
 	})
@@ -125,7 +125,7 @@ func admitDirect(t *testing.T, h *harness, users ...string) map[string]string {
 	t.Helper()
 	ctx := context.Background()
 	for _, u := range users {
-		if _, err := h.store.Enter(ctx, waitroom.DefaultRoom, "h:"+u); err != nil { // as the header names u
+		if _, err := h.store.Enter(ctx, waitroom.DefaultRoom, waitroom.Unlimited("h:"+u)); err != nil { // as the header names u
 			t.Fatal(err)
 		}
 	}

@@ -68,7 +68,7 @@ func (e *events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer e.hub.unsubscribe(sub)
 	// Connecting is limited like a poll (the stream's own re-reads are not:
 	// the server, not the client, decides them).
-	st, place, err := e.seat(httpapi.AsCaller(r.Context(), who), room, who.User)
+	st, place, err := e.seat(r.Context(), room, httpapi.AsCaller(who))
 	if err != nil {
 		httpapi.WriteHTTP(w, httpapi.CallerError(err))
 		return
@@ -147,7 +147,7 @@ func (e *events) standing(ctx context.Context, f front, room, user string, place
 	case behind && place.FromFront:
 		return waitroom.Standing{Status: waitroom.Waiting, Position: place.Seq - f.Seq + 1, Message: f.Message}, true
 	}
-	st, next, err := e.seat(ctx, room, user)
+	st, next, err := e.seat(ctx, room, waitroom.Unlimited(user)) // the server's re-read: not limited
 	if err != nil {
 		return st, false
 	}
@@ -155,10 +155,10 @@ func (e *events) standing(ctx context.Context, f front, room, user string, place
 	return st, true
 }
 
-func (e *events) seat(ctx context.Context, room, user string) (waitroom.Standing, waitroom.Place, error) {
+func (e *events) seat(ctx context.Context, room string, c waitroom.Caller) (waitroom.Standing, waitroom.Place, error) {
 	ctx, cancel := context.WithTimeout(ctx, httpapi.DefaultStoreTimeout)
 	defer cancel()
-	return e.seats.Seat(ctx, room, user)
+	return e.seats.Seat(ctx, room, c)
 }
 
 // orDefault is d, or def when d is not set.

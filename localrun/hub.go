@@ -10,8 +10,9 @@ import (
 
 // Seats is what live streams read from the store (redisstore.Store).
 type Seats interface {
-	// Seat is where user stands, and while waiting the sequence number of the place.
-	Seat(ctx context.Context, room, user string) (waitroom.Standing, waitroom.Place, error)
+	// Seat is where c.User stands, and while waiting the sequence number of
+	// the place; the abuse limiter counts c.
+	Seat(ctx context.Context, room string, c waitroom.Caller) (waitroom.Standing, waitroom.Place, error)
 	// Front is the sequence number at the front of room's line, and the
 	// room's closed flag and message.
 	Front(ctx context.Context, room string) (waitroom.Front, error)

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/localrun"
 	"github.com/waitroom/waitroom/redisstore"
@@ -64,7 +65,7 @@ func TestMeasureStreamMemory(t *testing.T) {
 		r, srv := startRunner(t, engine, map[string]string{"ADMIT_RATE_PER_SEC": "0.001", "STREAMS_PER_IP": "0"})
 		store := redisstore.New(srv.Client(), r.Config)
 		for i := -1; i < n; i++ { // "ahead" first: the runner's first batch admits it
-			if _, err := store.Enter(context.Background(), "tv", "h:"+holderUser(i)); err != nil { // as X-User-Id names them
+			if _, err := store.Enter(context.Background(), "tv", waitroom.Unlimited("h:"+holderUser(i))); err != nil { // as X-User-Id names them
 				t.Fatal(err)
 			}
 		}

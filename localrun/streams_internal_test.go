@@ -120,7 +120,7 @@ func serveEvents(t *testing.T, engine redistest.Engine, env map[string]string, t
 func (te *testEvents) enter(t *testing.T, users ...string) {
 	t.Helper()
 	for _, u := range users {
-		if _, err := te.store.Enter(context.Background(), "tv", "h:"+u); err != nil { // as X-User-Id names u
+		if _, err := te.store.Enter(context.Background(), "tv", waitroom.Unlimited("h:"+u)); err != nil { // as X-User-Id names u
 			t.Fatal(err)
 		}
 	}

@@ -45,7 +45,7 @@ func admitAll(t *testing.T, s *redisstore.Store, room string, users ...string) m
 func placeOrder(t *testing.T, s *redisstore.Store, room, user, token string, call waitroom.DownstreamCall) {
 	t.Helper()
 	ctx := context.Background()
-	lease, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: room, User: user, Token: token})
+	lease, err := s.BeginOrder(ctx, waitroom.Unlimited(user), waitroom.OrderAttempt{Room: room, Token: token})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestDownstreamCallsAreCountedAndHandedOver(t *testing.T) {
 		placeOrder(t, s, "r", "slow", tokens["slow"], waitroom.DownstreamCall{Latency: 10 * time.Second, Outcome: waitroom.OutcomeTimeout})
 		placeOrder(t, s, "r", "busy", tokens["busy"], waitroom.DownstreamCall{Latency: 5 * time.Millisecond, Outcome: waitroom.OutcomeOverload})
 		// A retried commit (the first reply lost) counts nothing twice.
-		lease, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "r", User: "again", Token: tokens["again"]})
+		lease, err := s.BeginOrder(ctx, waitroom.Unlimited("again"), waitroom.OrderAttempt{Room: "r", Token: tokens["again"]})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -228,7 +228,7 @@ func TestAdaptiveRateDrivesAdmissionAndAnswers(t *testing.T) {
 			t.Fatalf("admitted during the pause: %v (%v)", admittedUsers(b), err)
 		}
 		rate := st.EffectiveRatePerSec
-		pos, err := s.Position(ctx, "r", "w0299")
+		pos, err := s.Position(ctx, "r", waitroom.Unlimited("w0299"))
 		if err != nil || pos.RatePerSec != rate || !pos.Adaptive {
 			t.Fatalf("position's rate: %+v %v, want %v, adaptive", pos, err, rate)
 		}
@@ -258,10 +258,10 @@ func TestAdaptiveRateDrivesAdmissionAndAnswers(t *testing.T) {
 		if st, err = s.Status(ctx, "r"); err != nil || st.EffectiveRatePerSec != 500 || st.Adaptive != nil {
 			t.Fatalf("off: %+v (%v)", st, err)
 		}
-		if pos, err := s.Position(ctx, "r", "w0299"); err != nil || pos.Adaptive {
+		if pos, err := s.Position(ctx, "r", waitroom.Unlimited("w0299")); err != nil || pos.Adaptive {
 			t.Fatalf("off, the answers say so: %+v %v", pos, err)
 		}
-		if pos, err = s.Position(ctx, "r", "w0299"); err != nil || pos.RatePerSec != 500 {
+		if pos, err = s.Position(ctx, "r", waitroom.Unlimited("w0299")); err != nil || pos.RatePerSec != 500 {
 			t.Fatalf("position's rate once off: %+v %v", pos, err)
 		}
 	})
@@ -346,7 +346,7 @@ func TestOverlappingAdmittersHandOverEachWindowOnce(t *testing.T) {
 			}()
 		}
 		for _, u := range gates {
-			lease, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "r", User: u, Token: tokens[u]})
+			lease, err := s.BeginOrder(ctx, waitroom.Unlimited(u), waitroom.OrderAttempt{Room: "r", Token: tokens[u]})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -28,7 +28,7 @@ func TestConcurrentAdmittersKeepRateAndOrder(t *testing.T) {
 
 		const prefill = 1000
 		for i := 0; i < prefill; i++ {
-			if _, err := s.Enter(ctx, "sale", fmt.Sprintf("early-%04d", i)); err != nil {
+			if _, err := s.Enter(ctx, "sale", waitroom.Unlimited(fmt.Sprintf("early-%04d", i))); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -66,7 +66,7 @@ func TestConcurrentAdmittersKeepRateAndOrder(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; runCtx.Err() == nil && i < 200; i++ {
-				if _, err := s.Enter(ctx, "sale", fmt.Sprintf("late-%04d", i)); err != nil {
+				if _, err := s.Enter(ctx, "sale", waitroom.Unlimited(fmt.Sprintf("late-%04d", i))); err != nil {
 					t.Error(err)
 					return
 				}
@@ -116,7 +116,7 @@ func TestBudgetHoldsAtMostOneBatch(t *testing.T) {
 		cfg := testConfig()
 		s, _ := newStore(t, engine, cfg)
 		for i := 0; i < 100; i++ {
-			if _, err := s.Enter(ctx, "r", fmt.Sprint(i)); err != nil {
+			if _, err := s.Enter(ctx, "r", waitroom.Unlimited(fmt.Sprint(i))); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -142,7 +142,7 @@ func TestSlowRateStillAdmits(t *testing.T) {
 		cfg.AdmitRatePerSec = 2 // 0.2 users per 100 ms batch
 		s, _ := newStore(t, engine, cfg)
 		for i := 0; i < 10; i++ {
-			if _, err := s.Enter(ctx, "r", fmt.Sprint(i)); err != nil {
+			if _, err := s.Enter(ctx, "r", waitroom.Unlimited(fmt.Sprint(i))); err != nil {
 				t.Fatal(err)
 			}
 		}

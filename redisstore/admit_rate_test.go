@@ -27,7 +27,7 @@ func TestOneAdmitterKeepsSmallBatchRates(t *testing.T) {
 				cfg.AdmitRatePerSec = rate
 				s, _ := newStore(t, engine, cfg)
 				for i := 0; i < 200; i++ {
-					if _, err := s.Enter(ctx, "r", fmt.Sprint(i)); err != nil {
+					if _, err := s.Enter(ctx, "r", waitroom.Unlimited(fmt.Sprint(i))); err != nil {
 						t.Fatal(err)
 					}
 				}

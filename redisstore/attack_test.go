@@ -64,7 +64,7 @@ func TestThrowawayRoomsAttack(t *testing.T) {
 						defer wg.Done()
 						for i := w; i < attempts; i += attackers {
 							time.Sleep(time.Until(start.Add(window * time.Duration(i) / (attempts + attempts/4)))) // all within 80% of the window
-							if _, err := s.Enter(ctx, fmt.Sprintf("junk-%05d", i), "bot"); waitroom.ErrorCode(err) == waitroom.ERoomNotFound {
+							if _, err := s.Enter(ctx, fmt.Sprintf("junk-%05d", i), waitroom.Unlimited("bot")); waitroom.ErrorCode(err) == waitroom.ERoomNotFound {
 								refused.Add(1)
 							}
 						}

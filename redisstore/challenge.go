@@ -1,7 +1,6 @@
 package redisstore
 
 import (
-	"context"
 	_ "embed"
 	"time"
 
@@ -17,14 +16,13 @@ var challengeLua string
 // room's slot: a challenge names its room and is solved for it alone.
 func (r roomKeys) challenge(nonce string) string { return r.key("pow:" + nonce) }
 
-// challengeOf is the solved challenge of the caller in ctx for an enter's
+// challengeOf is the solved challenge of caller c for an enter's
 // (or the broker's accept's) script call: how long to keep its nonce's
 // record, in whole milliseconds rounded up, and the record's key
 // (challenge.lua). A caller without one (every caller with CHALLENGE=off,
 // every caller that is no new visitor) has 0 and no key: its call carries
 // no key for it, one string less for Redis to make into Lua's KEYS.
-func challengeOf(ctx context.Context, k roomKeys) (ms int64, key []string) {
-	c, _ := waitroom.CallerOf(ctx)
+func challengeOf(c waitroom.Caller, k roomKeys) (ms int64, key []string) {
 	if c.Challenge.Nonce == "" {
 		return 0, nil
 	}

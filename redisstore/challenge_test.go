@@ -14,11 +14,11 @@ import (
 	"github.com/waitroom/waitroom/redisstore"
 )
 
-// newVisitor is the context of an enter that makes visitor user with the
+// newVisitor is the caller of an enter that makes visitor user with the
 // solved challenge of nonce (CHALLENGE=pow).
-func newVisitor(user, nonce string, ttl time.Duration) context.Context {
-	return waitroom.WithCaller(context.Background(), waitroom.Caller{ID: user, IP: "192.0.2.9", NewVisitor: true,
-		Challenge: waitroom.ChallengeSpend{Nonce: nonce, TTL: ttl}})
+func newVisitor(user, nonce string, ttl time.Duration) waitroom.Caller {
+	return waitroom.Caller{User: user, IP: "192.0.2.9", NewVisitor: true,
+		Challenge: waitroom.ChallengeSpend{Nonce: nonce, TTL: ttl}}
 }
 
 // One solved challenge makes one visitor, across every process: 32
@@ -28,7 +28,7 @@ func newVisitor(user, nonce string, ttl time.Duration) context.Context {
 // the refused enters leave nothing behind.
 func TestSolvedChallengeMakesOneVisitorAcrossProcesses(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
-		srv := engine.Start(t)
+		ctx, srv := context.Background(), engine.Start(t)
 		cfg := testConfig()
 		stores := []*redisstore.Store{redisstore.New(srv.Client(), cfg), redisstore.New(srv.Client(), cfg)}
 		rdb := srv.Client()
@@ -38,7 +38,7 @@ func TestSolvedChallengeMakesOneVisitorAcrossProcesses(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, err := stores[i%2].Enter(newVisitor(fmt.Sprintf("v-%02d", i), "nonce-1", 90*time.Second+300*time.Microsecond), "r", fmt.Sprintf("v-%02d", i))
+				_, err := stores[i%2].Enter(ctx, "r", newVisitor(fmt.Sprintf("v-%02d", i), "nonce-1", 90*time.Second+300*time.Microsecond))
 				switch waitroom.ErrorCode(err) {
 				case "":
 					made.Add(1)
@@ -61,10 +61,10 @@ func TestSolvedChallengeMakesOneVisitorAcrossProcesses(t *testing.T) {
 		}
 		// Another challenge makes another visitor; an enter that spends
 		// none (a ticket holder, an account) writes no record.
-		if _, err := stores[0].Enter(newVisitor("v-other", "nonce-2", time.Minute), "r", "v-other"); err != nil {
+		if _, err := stores[0].Enter(ctx, "r", newVisitor("v-other", "nonce-2", time.Minute)); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := stores[1].Enter(newVisitor("v-none", "", 0), "r", "v-none"); err != nil {
+		if _, err := stores[1].Enter(ctx, "r", newVisitor("v-none", "", 0)); err != nil {
 			t.Fatal(err)
 		}
 		if keys := rdb.Keys(context.Background(), "wr:{r}:pow:*").Val(); len(keys) != 2 {
@@ -77,20 +77,20 @@ func TestSolvedChallengeMakesOneVisitorAcrossProcesses(t *testing.T) {
 // room. The broker's accept spends the challenge too, once.
 func TestChallengeSpentOnlyWhenAVisitorIsMade(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
-		cfg := testConfig()
+		ctx, cfg := context.Background(), testConfig()
 		cfg.QueueCapacity = 1
 		s, rdb := newStore(t, engine, cfg)
-		if _, err := s.Enter(context.Background(), "r", "h:first"); err != nil {
+		if _, err := s.Enter(ctx, "r", waitroom.Unlimited("h:first")); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Enter(newVisitor("v-a", "n-full", time.Minute), "r", "v-a"); waitroom.ErrorCode(err) != waitroom.EQueueFull {
+		if _, err := s.Enter(ctx, "r", newVisitor("v-a", "n-full", time.Minute)); waitroom.ErrorCode(err) != waitroom.EQueueFull {
 			t.Fatalf("enter into a full line: %v", err)
 		}
 		if rdb.Exists(context.Background(), "wr:{r}:pow:n-full").Val() != 0 {
 			t.Fatal("a full line spent the challenge")
 		}
 		for i, want := range []waitroom.Code{"", waitroom.EChallengeRequired} {
-			err := s.Admissible(newVisitor(fmt.Sprintf("v-b%d", i), "n-accept", time.Minute), "r")
+			err := s.Admissible(ctx, "r", newVisitor(fmt.Sprintf("v-b%d", i), "n-accept", time.Minute))
 			if waitroom.ErrorCode(err) != want {
 				t.Fatalf("accept %d: %v; want %q", i, err, want)
 			}

@@ -32,7 +32,7 @@ func TestClosedRoomReleasesItsLine(t *testing.T) {
 		s, rdb := newStore(t, engine, testConfig())
 		const room, waiting = "sale", 12_000
 		change(t, s, room, func(st *waitroom.Settings) { st.RatePerSec = 10 })
-		if _, err := s.Enter(ctx, room, "buyer"); err != nil {
+		if _, err := s.Enter(ctx, room, waitroom.Unlimited("buyer")); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.AdmitBatch(ctx); err != nil { // the buyer holds a token
@@ -41,16 +41,16 @@ func TestClosedRoomReleasesItsLine(t *testing.T) {
 		fill(t, rdb, room, waiting)
 		change(t, s, room, func(st *waitroom.Settings) { st.Closed, st.Message = true, "Sold out, thank you!" })
 
-		if st, err := s.Position(ctx, room, "w-0"); err != nil || st.Status != waitroom.Closed || st.Message != "Sold out, thank you!" {
+		if st, err := s.Position(ctx, room, waitroom.Unlimited("w-0")); err != nil || st.Status != waitroom.Closed || st.Message != "Sold out, thank you!" {
 			t.Fatalf("position of a waiting user: %+v %v", st, err)
 		}
-		if st, err := s.Position(ctx, room, "buyer"); err != nil || st.Status != waitroom.Ready || st.Message != "Sold out, thank you!" {
+		if st, err := s.Position(ctx, room, waitroom.Unlimited("buyer")); err != nil || st.Status != waitroom.Ready || st.Message != "Sold out, thank you!" {
 			t.Fatalf("position of the token holder: %+v %v", st, err)
 		}
-		if st, err := s.Enter(ctx, room, "newcomer"); err != nil || st.Status != waitroom.Closed {
+		if st, err := s.Enter(ctx, room, waitroom.Unlimited("newcomer")); err != nil || st.Status != waitroom.Closed {
 			t.Fatalf("enter of a newcomer: %+v %v", st, err)
 		}
-		if st, err := s.Enter(ctx, room, "buyer"); err != nil || st.Status != waitroom.Ready {
+		if st, err := s.Enter(ctx, room, waitroom.Unlimited("buyer")); err != nil || st.Status != waitroom.Ready {
 			t.Fatalf("enter of the token holder: %+v %v", st, err)
 		}
 		k := func(name string) string { return "wr:{" + room + "}:" + name }
@@ -72,7 +72,7 @@ func TestClosedRoomReleasesItsLine(t *testing.T) {
 
 		// Reopened: a fresh line, the first newcomer first.
 		change(t, s, room, func(st *waitroom.Settings) { st.Closed = false })
-		if st, err := s.Enter(ctx, room, "late"); err != nil || st.Status != waitroom.Waiting || st.Position != 1 {
+		if st, err := s.Enter(ctx, room, waitroom.Unlimited("late")); err != nil || st.Status != waitroom.Waiting || st.Position != 1 {
 			t.Fatalf("enter after reopening: %+v %v", st, err)
 		}
 	})
@@ -112,19 +112,20 @@ func fill(t *testing.T, rdb *redis.Client, room string, n int) {
 // and none lives longer than the idle expiry.
 func TestClosedRoomKeysExpire(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
-		ctx := waitroom.WithCaller(context.Background(), waitroom.Caller{ID: "u1", IP: "192.0.2.1"})
+		ctx := context.Background()
+		as := func(user string) waitroom.Caller { return waitroom.Caller{User: user, IP: "192.0.2.1"} }
 		cfg := testConfig()
 		cfg.Trust.Limits = waitroom.Limits{ClientRatePerSec: 100, ClientBurst: 100, IPRatePerSec: 100, IPBurst: 100}
 		s, rdb := newStore(t, engine, cfg)
 		change(t, s, "gone", func(st *waitroom.Settings) { st.RatePerSec = 1 })
 		fill(t, rdb, "gone", 3)
 		for _, u := range []string{"a", "b"} {
-			if _, err := s.Enter(ctx, "gone", u); err != nil {
+			if _, err := s.Enter(ctx, "gone", as(u)); err != nil {
 				t.Fatal(err)
 			}
 		}
 		change(t, s, "gone", func(st *waitroom.Settings) { st.Closed = true })
-		if _, err := s.Position(ctx, "gone", "a"); err != nil { // the limiter writes its buckets
+		if _, err := s.Position(ctx, "gone", as("a")); err != nil { // the limiter writes its buckets
 			t.Fatal(err)
 		}
 		for range 2 {
@@ -155,11 +156,11 @@ func TestMessageAndPageInAnswers(t *testing.T) {
 		s, _ := newStore(t, engine, testConfig())
 		page := waitroom.Page{Title: "Kim's Shoes", BrandColor: "#aa3300", LogoURL: "https://img.example/logo.png", Language: "ko"}
 		change(t, s, "shop", func(st *waitroom.Settings) { st.Message, st.Page = "Sizes 40–44 are gone", page })
-		st, err := s.Enter(ctx, "shop", "u1")
+		st, err := s.Enter(ctx, "shop", waitroom.Unlimited("u1"))
 		if err != nil || st.Message != "Sizes 40–44 are gone" || st.Page != page {
 			t.Fatalf("enter: %+v %v", st, err)
 		}
-		st, err = s.Position(ctx, "shop", "u1")
+		st, err = s.Position(ctx, "shop", waitroom.Unlimited("u1"))
 		if err != nil || st.Message != "Sizes 40–44 are gone" || st.Page != (waitroom.Page{}) {
 			t.Fatalf("position: %+v %v", st, err)
 		}
@@ -168,7 +169,7 @@ func TestMessageAndPageInAnswers(t *testing.T) {
 			t.Fatalf("status: %+v %v", status, err)
 		}
 		change(t, s, "shop", func(st *waitroom.Settings) { st.Message = "" })
-		if st, err := s.Position(ctx, "shop", "u1"); err != nil || st.Message != "" {
+		if st, err := s.Position(ctx, "shop", waitroom.Unlimited("u1")); err != nil || st.Message != "" {
 			t.Fatalf("position after the message was cleared: %+v %v", st, err)
 		}
 		change(t, s, "shop", func(st *waitroom.Settings) { st.Closed = true })

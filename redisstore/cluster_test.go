@@ -30,7 +30,7 @@ func TestScriptsOnCluster(t *testing.T) {
 		}
 		nodes[node.Options().Addr] = true
 		for i := 1; i <= 12; i++ {
-			st, err := s.Enter(ctx, room, fmt.Sprintf("u%02d", i))
+			st, err := s.Enter(ctx, room, waitroom.Unlimited(fmt.Sprintf("u%02d", i)))
 			if err != nil || st.Position != int64(i) {
 				t.Fatalf("enter %s u%02d: %+v %v", room, i, st, err)
 			}
@@ -55,15 +55,15 @@ func TestScriptsOnCluster(t *testing.T) {
 
 	// The order gate's scripts on a cluster.
 	a := b.Rooms[0].Admitted[0]
-	attempt := waitroom.OrderAttempt{Room: b.Rooms[0].Room, User: a.User, Token: a.Token, IdempotencyKey: "k"}
-	lease, err := s.BeginOrder(ctx, attempt)
+	attempt := waitroom.OrderAttempt{Room: b.Rooms[0].Room, Token: a.Token, IdempotencyKey: "k"}
+	lease, err := s.BeginOrder(ctx, waitroom.Unlimited(a.User), attempt)
 	if err != nil || lease.Replay != nil {
 		t.Fatalf("begin: %+v %v", lease, err)
 	}
 	if err := s.CommitOrder(ctx, lease, waitroom.StoredAnswer{Status: 201, Body: `{"ok":true}`}); err != nil {
 		t.Fatal(err)
 	}
-	lease, err = s.BeginOrder(ctx, attempt)
+	lease, err = s.BeginOrder(ctx, waitroom.Unlimited(a.User), attempt)
 	if err != nil || lease.Replay == nil || lease.Replay.Status != 201 {
 		t.Fatalf("replay on cluster: %+v %v", lease, err)
 	}
@@ -75,10 +75,10 @@ func TestScriptsOnCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(150 * time.Millisecond)
-	if _, err := s.Enter(ctx, "shoes", "late"); err != nil {
+	if _, err := s.Enter(ctx, "shoes", waitroom.Unlimited("late")); err != nil {
 		t.Fatalf("enter after SCRIPT FLUSH: %v", err)
 	}
-	if st, err := s.Position(ctx, "shoes", "late"); err != nil || st.Status != waitroom.Waiting || st.Position != 3 {
+	if st, err := s.Position(ctx, "shoes", waitroom.Unlimited("late")); err != nil || st.Status != waitroom.Waiting || st.Position != 3 {
 		t.Fatalf("position after SCRIPT FLUSH: %+v %v", st, err)
 	}
 	b, err = s.AdmitBatch(ctx)

@@ -15,11 +15,11 @@ func TestPositionReregistersAWaitingRoom(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		ctx := context.Background()
 		s, rdb := newStore(t, engine, testConfig())
-		if _, err := s.Enter(ctx, "lost", "u"); err != nil {
+		if _, err := s.Enter(ctx, "lost", waitroom.Unlimited("u")); err != nil {
 			t.Fatal(err)
 		}
 		rdb.SRem(ctx, "wr:rooms", "lost")
-		st, err := s.Position(ctx, "lost", "u")
+		st, err := s.Position(ctx, "lost", waitroom.Unlimited("u"))
 		if err != nil || st.Status != waitroom.Waiting {
 			t.Fatalf("position: %+v %v", st, err)
 		}

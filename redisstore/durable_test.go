@@ -20,7 +20,8 @@ import (
 func TestDurableWritesWaitForAReplicaRedisServer(t *testing.T) {
 	primary := redistest.Start(t)
 	replica := redistest.StartReplica(t, primary.Addr)
-	ctx := waitroom.WithCaller(context.Background(), waitroom.Caller{ID: "u1", IP: "192.0.2.1"})
+	ctx := context.Background()
+	as := func(user string) waitroom.Caller { return waitroom.Caller{User: user, IP: "192.0.2.1"} }
 	rdb := primary.Client()
 	counter := &redistest.RoundTrips{}
 	rdb.AddHook(counter)
@@ -39,7 +40,7 @@ func TestDurableWritesWaitForAReplicaRedisServer(t *testing.T) {
 			t.Errorf("%s: %d round trips, want 1 (the script and WAIT in one pipeline)", name, got)
 		}
 	}
-	warm, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "g", User: "u3", Token: tokens["u3"]})
+	warm, err := s.BeginOrder(ctx, as("u3"), waitroom.OrderAttempt{Room: "g", Token: tokens["u3"]})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func TestDurableWritesWaitForAReplicaRedisServer(t *testing.T) {
 	}
 	var lease waitroom.Lease
 	count("durable gate check", func() error {
-		lease, err = s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "g", User: "u1", Token: tokens["u1"]})
+		lease, err = s.BeginOrder(ctx, as("u1"), waitroom.OrderAttempt{Room: "g", Token: tokens["u1"]})
 		return err
 	})
 	count("durable gate commit", func() error { return s.CommitOrder(ctx, lease, waitroom.StoredAnswer{Status: 201}) })
@@ -60,8 +61,8 @@ func TestDurableWritesWaitForAReplicaRedisServer(t *testing.T) {
 	if err := replica.Client().Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
 		t.Fatal(err)
 	}
-	attempt := waitroom.OrderAttempt{Room: "g", User: "u2", Token: tokens["u2"]}
-	if _, err := s.BeginOrder(ctx, attempt); waitroom.ErrorCode(err) != waitroom.EUnavailable {
+	attempt := waitroom.OrderAttempt{Room: "g", Token: tokens["u2"]}
+	if _, err := s.BeginOrder(ctx, as("u2"), attempt); waitroom.ErrorCode(err) != waitroom.EUnavailable {
 		t.Fatalf("a check no replica acknowledged: %v, want unavailable", err)
 	}
 	if n := replicaKeys(t, rdb, "wr:{g}:lock:u2"); n != 0 {
@@ -70,7 +71,7 @@ func TestDurableWritesWaitForAReplicaRedisServer(t *testing.T) {
 	// Without durability the same store serves on.
 	cfg.DurableWrites = waitroom.DurableOff
 	plain := redisstore.New(rdb, cfg)
-	if lease, err = plain.BeginOrder(ctx, attempt); err != nil || lease.LockValue == "" {
+	if lease, err = plain.BeginOrder(ctx, as("u2"), attempt); err != nil || lease.LockValue == "" {
 		t.Fatalf("DURABLE_WRITES=off: %+v %v", lease, err)
 	}
 	if err := s.CommitOrder(ctx, lease, waitroom.StoredAnswer{Status: 201}); waitroom.ErrorCode(err) != waitroom.EUnavailable {
@@ -83,7 +84,7 @@ func TestDurableWritesWaitForAReplicaRedisServer(t *testing.T) {
 func admitUsers(t *testing.T, ctx context.Context, s *redisstore.Store, room string, users ...string) map[string]string {
 	t.Helper()
 	for _, u := range users {
-		if _, err := s.Enter(ctx, room, u); err != nil {
+		if _, err := s.Enter(ctx, room, waitroom.Unlimited(u)); err != nil {
 			t.Fatal(err)
 		}
 	}

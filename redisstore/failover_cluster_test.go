@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/redisstore"
 )
@@ -31,7 +32,7 @@ func TestClusterClientFindsThePromotedReplicaCluster(t *testing.T) {
 	t.Cleanup(func() { _ = rdb.Close() })
 	s := redisstore.New(rdb, cfg)
 	ctx := context.Background()
-	if _, err := s.Enter(ctx, "r", "u1"); err != nil {
+	if _, err := s.Enter(ctx, "r", waitroom.Unlimited("u1")); err != nil {
 		t.Fatal(err)
 	}
 	master, err := rdb.(*redis.ClusterClient).MasterForKey(ctx, "wr:{r}:line")
@@ -44,7 +45,7 @@ func TestClusterClientFindsThePromotedReplicaCluster(t *testing.T) {
 	promote(t, replica)
 	for i := 0; i < 8; i++ {
 		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		_, err := s.Position(cctx, "r", "u1")
+		_, err := s.Position(cctx, "r", waitroom.Unlimited("u1"))
 		cancel()
 		if err == nil {
 			t.Logf("the call %d after the failover found the promoted replica", i+1)

@@ -18,7 +18,7 @@ import (
 func admitOne(t *testing.T, s *redisstore.Store, room, user string) string {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := s.Enter(ctx, room, user); err != nil {
+	if _, err := s.Enter(ctx, room, waitroom.Unlimited(user)); err != nil {
 		t.Fatal(err)
 	}
 	b, err := s.AdmitBatch(ctx)
@@ -44,7 +44,7 @@ func TestReleaseFreesOnlyItsOwnLock(t *testing.T) {
 		ctx := context.Background()
 		s, rdb := newStore(t, engine, testConfig())
 		token := admitOne(t, s, "r", "u")
-		lease, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "r", User: "u", Token: token})
+		lease, err := s.BeginOrder(ctx, waitroom.Unlimited("u"), waitroom.OrderAttempt{Room: "r", Token: token})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +53,7 @@ func TestReleaseFreesOnlyItsOwnLock(t *testing.T) {
 		if err := s.ReleaseOrder(ctx, stale); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.BeginOrder(ctx, lease.OrderAttempt); waitroom.ErrorCode(err) != waitroom.EOrderInProgress {
+		if _, err := s.BeginOrder(ctx, waitroom.Unlimited(lease.User), lease.OrderAttempt); waitroom.ErrorCode(err) != waitroom.EOrderInProgress {
 			t.Fatalf("another lease freed the lock: %v", err)
 		}
 		if err := s.ReleaseOrder(ctx, lease); err != nil {
@@ -71,7 +71,7 @@ func TestCommitConsumesAndUnlocks(t *testing.T) {
 		ctx := context.Background()
 		s, rdb := newStore(t, engine, testConfig())
 		token := admitOne(t, s, "r", "u")
-		lease, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "r", User: "u", Token: token, IdempotencyKey: "k"})
+		lease, err := s.BeginOrder(ctx, waitroom.Unlimited("u"), waitroom.OrderAttempt{Room: "r", Token: token, IdempotencyKey: "k"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,11 +85,11 @@ func TestCommitConsumesAndUnlocks(t *testing.T) {
 		if live, err := rdb.ZCard(ctx, "wr:{r}:tokens").Result(); err != nil || live != 0 {
 			t.Fatalf("live tokens after commit: %d %v", live, err)
 		}
-		replay, err := s.BeginOrder(ctx, lease.OrderAttempt)
+		replay, err := s.BeginOrder(ctx, waitroom.Unlimited(lease.User), lease.OrderAttempt)
 		if err != nil || replay.Replay == nil || replay.Replay.Body != `{"id":1}` {
 			t.Fatalf("replay: %+v %v", replay, err)
 		}
-		if _, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "r", User: "u", Token: token, IdempotencyKey: "other"}); waitroom.ErrorCode(err) != waitroom.ETokenInvalid {
+		if _, err := s.BeginOrder(ctx, waitroom.Unlimited("u"), waitroom.OrderAttempt{Room: "r", Token: token, IdempotencyKey: "other"}); waitroom.ErrorCode(err) != waitroom.ETokenInvalid {
 			t.Fatalf("a consumed token with a new key: %v", err)
 		}
 	})
@@ -104,7 +104,7 @@ func TestBudgetCapIsTheScripts(t *testing.T) {
 		cfg := testConfig()
 		s, rdb := newStore(t, engine, cfg)
 		for i := 0; i < 100; i++ {
-			if _, err := s.Enter(ctx, "r", fmt.Sprint(i)); err != nil {
+			if _, err := s.Enter(ctx, "r", waitroom.Unlimited(fmt.Sprint(i))); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -141,10 +141,10 @@ func TestExpiredTokenIsGone(t *testing.T) {
 		s, _ := newStore(t, engine, cfg)
 		token := admitOne(t, s, "r", "late")
 		time.Sleep(1200 * time.Millisecond)
-		if st, err := s.Position(ctx, "r", "late"); err != nil || st.Status != waitroom.NotInQueue {
+		if st, err := s.Position(ctx, "r", waitroom.Unlimited("late")); err != nil || st.Status != waitroom.NotInQueue {
 			t.Fatalf("after the token's expiry: %+v %v", st, err)
 		}
-		if _, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "r", User: "late", Token: token}); waitroom.ErrorCode(err) != waitroom.ETokenInvalid {
+		if _, err := s.BeginOrder(ctx, waitroom.Unlimited("late"), waitroom.OrderAttempt{Room: "r", Token: token}); waitroom.ErrorCode(err) != waitroom.ETokenInvalid {
 			t.Fatalf("an expired token at the gate: %v", err)
 		}
 	})
@@ -157,14 +157,14 @@ func TestEnterHealsALostRegistration(t *testing.T) {
 		ctx := context.Background()
 		s, rdb := newStore(t, engine, testConfig())
 		for _, u := range []string{"a", "b"} {
-			if _, err := s.Enter(ctx, "r", u); err != nil {
+			if _, err := s.Enter(ctx, "r", waitroom.Unlimited(u)); err != nil {
 				t.Fatal(err)
 			}
 		}
 		if err := rdb.SRem(ctx, "wr:rooms", "r").Err(); err != nil { // lost
 			t.Fatal(err)
 		}
-		if _, err := s.Enter(ctx, "r", "c"); err != nil {
+		if _, err := s.Enter(ctx, "r", waitroom.Unlimited("c")); err != nil {
 			t.Fatal(err)
 		}
 		if b, err := s.AdmitBatch(ctx); err != nil || admittedCount(b) != 3 {
@@ -185,11 +185,11 @@ func TestStoredCapacityHolds(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, u := range []string{"a", "b"} {
-			if _, err := s.Enter(ctx, "small", u); err != nil {
+			if _, err := s.Enter(ctx, "small", waitroom.Unlimited(u)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if _, err := s.Enter(ctx, "small", "c"); waitroom.ErrorCode(err) != waitroom.EQueueFull {
+		if _, err := s.Enter(ctx, "small", waitroom.Unlimited("c")); waitroom.ErrorCode(err) != waitroom.EQueueFull {
 			t.Fatalf("third user of a room of capacity 2: %v", err)
 		}
 	})
@@ -235,11 +235,11 @@ func TestAdmissionMeasuresTheWait(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		ctx := context.Background()
 		s, _ := newStore(t, engine, testConfig())
-		if _, err := s.Enter(ctx, "r", "patient"); err != nil {
+		if _, err := s.Enter(ctx, "r", waitroom.Unlimited("patient")); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(2100 * time.Millisecond) // two second boundaries at least
-		if _, err := s.Enter(ctx, "r", "prompt"); err != nil {
+		if _, err := s.Enter(ctx, "r", waitroom.Unlimited("prompt")); err != nil {
 			t.Fatal(err)
 		}
 		b, err := s.AdmitBatch(ctx)
@@ -268,12 +268,12 @@ func TestNewEnterIsOneRoundTrip(t *testing.T) {
 		counter := &redistest.RoundTrips{}
 		rdb.AddHook(counter)
 		s := redisstore.New(rdb, testConfig())
-		if _, err := s.Enter(ctx, "r", "first"); err != nil { // loads the script
+		if _, err := s.Enter(ctx, "r", waitroom.Unlimited("first")); err != nil { // loads the script
 			t.Fatal(err)
 		}
 		for i := 0; i < 5; i++ {
 			before := counter.Count()
-			if _, err := s.Enter(ctx, "r", fmt.Sprintf("new-%d", i)); err != nil {
+			if _, err := s.Enter(ctx, "r", waitroom.Unlimited(fmt.Sprintf("new-%d", i))); err != nil {
 				t.Fatal(err)
 			}
 			if got := counter.Count() - before; got != 1 {
@@ -309,7 +309,7 @@ func TestForgetRoomRechecksTheLine(t *testing.T) {
 		admitter, other := srv.Client(), srv.Client()
 		cfg := testConfig()
 		s, entrant := redisstore.New(admitter, cfg), redisstore.New(other, cfg)
-		if _, err := entrant.Enter(ctx, "r", "a"); err != nil {
+		if _, err := entrant.Enter(ctx, "r", waitroom.Unlimited("a")); err != nil {
 			t.Fatal(err)
 		}
 		if b, err := s.AdmitBatch(ctx); err != nil || admittedCount(b) != 1 {
@@ -322,7 +322,7 @@ func TestForgetRoomRechecksTheLine(t *testing.T) {
 		admitter.AddHook(sremHook{before: func() {
 			if !once {
 				once = true
-				if _, err := entrant.Enter(ctx, "r", "b"); err != nil {
+				if _, err := entrant.Enter(ctx, "r", waitroom.Unlimited("b")); err != nil {
 					t.Error(err)
 				}
 			}
@@ -354,7 +354,7 @@ func TestFirstEnterRegistersAgain(t *testing.T) {
 				t.Error(err)
 			}
 		}})
-		if _, err := s.Enter(ctx, "r", "first"); err != nil {
+		if _, err := s.Enter(ctx, "r", waitroom.Unlimited("first")); err != nil {
 			t.Fatal(err)
 		}
 		if ok, err := other.SIsMember(ctx, "wr:rooms", "r").Result(); err != nil || !ok {
@@ -363,7 +363,7 @@ func TestFirstEnterRegistersAgain(t *testing.T) {
 		// The same for an instant admission that issues the room's only
 		// live token: admission must visit the room to prune it.
 		instant := redisstore.New(rdb, instantConfig())
-		if st, err := instant.Enter(ctx, "q", "first"); err != nil || !st.AdmittedNow {
+		if st, err := instant.Enter(ctx, "q", waitroom.Unlimited("first")); err != nil || !st.AdmittedNow {
 			t.Fatalf("instant admission: %+v %v", st, err)
 		}
 		if ok, err := other.SIsMember(ctx, "wr:rooms", "q").Result(); err != nil || !ok {
@@ -397,21 +397,21 @@ func TestOnlyCreatedRoomsSellInTheScript(t *testing.T) {
 			t.Fatal(err)
 		}
 		quiet := admitOne(t, s, "quiet", "u")
-		_, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "quiet", User: "u", Token: quiet, CreatedRoomsOnly: true})
+		_, err := s.BeginOrder(ctx, waitroom.Unlimited("u"), waitroom.OrderAttempt{Room: "quiet", Token: quiet, CreatedRoomsOnly: true})
 		if waitroom.ErrorCode(err) != waitroom.EWrongRoom {
 			t.Fatalf("a token of a room no operator created: %v, want wrong_room", err)
 		}
 		if n, err := rdb.Exists(ctx, "wr:{quiet}:lock:u").Result(); err != nil || n != 0 {
 			t.Fatalf("the refused order took the lock: %d %v", n, err)
 		}
-		if _, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "quiet", User: "u", Token: quiet}); err != nil {
+		if _, err := s.BeginOrder(ctx, waitroom.Unlimited("u"), waitroom.OrderAttempt{Room: "quiet", Token: quiet}); err != nil {
 			t.Fatalf("ORDER_ROOMS names the room (no created check): %v", err)
 		}
 		if _, err := s.Update(ctx, "sale", true, func(st waitroom.Settings) (waitroom.Settings, error) { return st, nil }); err != nil {
 			t.Fatal(err)
 		}
 		sale := admitOne(t, s, "sale", "u")
-		if _, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "sale", User: "u", Token: sale, CreatedRoomsOnly: true}); err != nil {
+		if _, err := s.BeginOrder(ctx, waitroom.Unlimited("u"), waitroom.OrderAttempt{Room: "sale", Token: sale, CreatedRoomsOnly: true}); err != nil {
 			t.Fatalf("a token of a created room: %v", err)
 		}
 	})

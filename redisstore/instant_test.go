@@ -28,7 +28,7 @@ func TestInstantAdmissionWhileNobodyWaits(t *testing.T) {
 		cfg := instantConfig()
 		cfg.AdmitRatePerSec = 5 // a batch is one user; the next is in the budget 200 ms later
 		s, rdb := newStore(t, engine, cfg)
-		first, err := s.Enter(ctx, "quiet", "u0")
+		first, err := s.Enter(ctx, "quiet", waitroom.Unlimited("u0"))
 		if err != nil || first.Status != waitroom.Ready || !first.AdmittedNow || first.Token == "" || first.Joined {
 			t.Fatalf("the first enter of an idle room: %+v %v", first, err)
 		}
@@ -37,16 +37,16 @@ func TestInstantAdmissionWhileNobodyWaits(t *testing.T) {
 		if ok, err := rdb.SIsMember(ctx, "wr:rooms", "quiet").Result(); err != nil || !ok {
 			t.Fatalf("an instant admission registers its room: %v %v", ok, err)
 		}
-		again, err := s.Enter(ctx, "quiet", "u0")
+		again, err := s.Enter(ctx, "quiet", waitroom.Unlimited("u0"))
 		if err != nil || again.Status != waitroom.Ready || again.AdmittedNow || again.Token != first.Token {
 			t.Fatalf("entering again answers the same token, not a new admission: %+v %v", again, err)
 		}
-		queued, err := s.Enter(ctx, "quiet", "u1")
+		queued, err := s.Enter(ctx, "quiet", waitroom.Unlimited("u1"))
 		if err != nil || queued.Status != waitroom.Waiting || queued.Position != 1 || !queued.Joined {
 			t.Fatalf("the budget spent, the enter queues: %+v %v", queued, err)
 		}
 		time.Sleep(450 * time.Millisecond) // the budget refills two users' worth (capped at one batch)
-		behind, err := s.Enter(ctx, "quiet", "u2")
+		behind, err := s.Enter(ctx, "quiet", waitroom.Unlimited("u2"))
 		if err != nil || behind.Status != waitroom.Waiting || behind.Position != 2 {
 			t.Fatalf("someone waits: nobody is admitted ahead of them: %+v %v", behind, err)
 		}
@@ -81,11 +81,11 @@ func TestInstantAdmissionOnlyInAnOpenRoom(t *testing.T) {
 		} {
 			set(t, s, c.name, c.set)
 			if c.name == "full" {
-				if st, err := s.Enter(ctx, c.name, "holder"); err != nil || !st.AdmittedNow {
+				if st, err := s.Enter(ctx, c.name, waitroom.Unlimited("holder")); err != nil || !st.AdmittedNow {
 					t.Fatalf("%s: the first takes the one active place: %+v %v", c.name, st, err)
 				}
 			}
-			st, err := s.Enter(ctx, c.name, "u")
+			st, err := s.Enter(ctx, c.name, waitroom.Unlimited("u"))
 			if err != nil || st.Status != c.want || st.AdmittedNow {
 				t.Errorf("%s: %+v %v, want %s and no admission", c.name, st, err, c.want)
 			}
@@ -96,7 +96,7 @@ func TestInstantAdmissionOnlyInAnOpenRoom(t *testing.T) {
 		if _, err := s.AdmitBatch(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if st, err := s.Enter(ctx, "off", "v"); err != nil || !st.AdmittedNow {
+		if st, err := s.Enter(ctx, "off", waitroom.Unlimited("v")); err != nil || !st.AdmittedNow {
 			t.Fatalf("instantAdmit back on, the line empty again: %+v %v", st, err)
 		}
 	})
@@ -147,12 +147,12 @@ func raceInstantAndBatches(t *testing.T, engine redistest.Engine, flood bool, ma
 	var mu sync.Mutex
 	var got []admission
 	entered := map[string]span{} // user → its enter call
-	tokens := make(chan waitroom.OrderAttempt, 10_000)
+	tokens := make(chan struct{ user, token string }, 10_000)
 	add := func(a admission, token string) {
 		mu.Lock()
 		got = append(got, a)
 		mu.Unlock()
-		tokens <- waitroom.OrderAttempt{Room: room, User: a.user, Token: token}
+		tokens <- struct{ user, token string }{a.user, token}
 	}
 	runCtx, cancel := context.WithTimeout(ctx, 4*time.Second)
 	defer cancel()
@@ -166,7 +166,7 @@ func raceInstantAndBatches(t *testing.T, engine redistest.Engine, flood bool, ma
 			for i := 0; runCtx.Err() == nil; i++ {
 				user := fmt.Sprintf("e%d-%04d", e, i)
 				from := time.Now()
-				st, err := s.Enter(ctx, room, user)
+				st, err := s.Enter(ctx, room, waitroom.Unlimited(user))
 				call := span{from, time.Now()}
 				if err != nil {
 					t.Error(err)
@@ -210,12 +210,12 @@ func raceInstantAndBatches(t *testing.T, engine redistest.Engine, flood bool, ma
 		orders.Go(func() { // buyers use each token 30 ms after it is issued
 			for a := range tokens {
 				time.Sleep(30 * time.Millisecond)
-				l, err := s.BeginOrder(ctx, a)
+				l, err := s.BeginOrder(ctx, waitroom.Unlimited(a.user), waitroom.OrderAttempt{Room: room, Token: a.token})
 				if err == nil {
 					err = s.CommitOrder(ctx, l, waitroom.StoredAnswer{Status: 201})
 				}
 				if err != nil {
-					t.Errorf("order of %s: %v", a.User, err)
+					t.Errorf("order of %s: %v", a.user, err)
 				}
 			}
 		})

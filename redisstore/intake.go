@@ -35,7 +35,7 @@ func (s *Store) Apply(ctx context.Context, e waitroom.Entry, keep time.Duration)
 	if err := checkUser(e.User); err != nil {
 		return waitroom.Standing{}, false, err
 	}
-	reply, err := s.runEnter(ctx, s.scripts.apply, e.Room, e.User, []string{roomKeys(e.Room).applied(e.User)},
+	reply, err := s.runEnter(ctx, s.scripts.apply, e.Room, waitroom.Unlimited(e.User), []string{roomKeys(e.Room).applied(e.User)},
 		e.AcceptedAt.UnixMicro(), keep.Milliseconds())
 	if err != nil {
 		return waitroom.Standing{}, false, waitroom.Unavailable(err)

@@ -29,11 +29,11 @@ func TestApplyIsOnceInEffect(t *testing.T) {
 		if _, err := s.AdmitBatch(ctx); err != nil {
 			t.Fatal(err)
 		}
-		ready, err := s.Position(ctx, "shoes", "u:1")
+		ready, err := s.Position(ctx, "shoes", waitroom.Unlimited("u:1"))
 		if err != nil || ready.Status != waitroom.Ready {
 			t.Fatalf("admitted: %+v %v", ready, err)
 		}
-		lease, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "shoes", User: "u:1", Token: ready.Token})
+		lease, err := s.BeginOrder(ctx, waitroom.Unlimited("u:1"), waitroom.OrderAttempt{Room: "shoes", Token: ready.Token})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,7 +43,7 @@ func TestApplyIsOnceInEffect(t *testing.T) {
 		if _, again, err = s.Apply(ctx, first, time.Hour); err != nil || !again {
 			t.Fatalf("redelivery after the order must be found applied: %v %v", again, err)
 		}
-		if st, _ := s.Position(ctx, "shoes", "u:1"); st.Status != waitroom.NotInQueue {
+		if st, _ := s.Position(ctx, "shoes", waitroom.Unlimited("u:1")); st.Status != waitroom.NotInQueue {
 			t.Fatalf("the redelivery moved the user back into line: %+v", st)
 		}
 		later := waitroom.Entry{Room: "shoes", User: "u:1", AcceptedAt: t0.Add(time.Minute)}
@@ -68,7 +68,7 @@ func TestApplyMatchesEnter(t *testing.T) {
 		for i := 1; i <= 4; i++ {
 			e := waitroom.Entry{Room: "r", User: fmt.Sprintf("u%d", i), AcceptedAt: time.Now()}
 			applied, _, aerr := s.Apply(ctx, e, time.Hour)
-			direct, derr := s.Enter(ctx, "d", e.User)
+			direct, derr := s.Enter(ctx, "d", waitroom.Unlimited(e.User))
 			if waitroom.ErrorCode(aerr) != waitroom.ErrorCode(derr) || applied != direct {
 				t.Fatalf("entry %d: apply %+v %v, enter %+v %v", i, applied, aerr, direct, derr)
 			}
@@ -94,14 +94,14 @@ func TestApplyToAnUnknownRoom(t *testing.T) {
 		s, _ := newStore(t, engine, cfg)
 		e := waitroom.Entry{Room: "nowhere", User: "u", AcceptedAt: time.Now()}
 		_, _, aerr := s.Apply(ctx, e, time.Hour)
-		_, derr := s.Enter(ctx, "nowhere", "u")
+		_, derr := s.Enter(ctx, "nowhere", waitroom.Unlimited("u"))
 		if waitroom.ErrorCode(aerr) != waitroom.ERoomNotFound || waitroom.ErrorCode(derr) != waitroom.ERoomNotFound {
 			t.Fatalf("apply %v, enter %v: want room_not_found from both", aerr, derr)
 		}
 		if _, found, err := s.LastApplied(ctx, "nowhere", "u"); err != nil || found {
 			t.Fatalf("a record of an entry for a room nobody made: %v %v", found, err)
 		}
-		if _, err := s.Position(ctx, "nowhere", "u"); waitroom.ErrorCode(err) != waitroom.ERoomNotFound {
+		if _, err := s.Position(ctx, "nowhere", waitroom.Unlimited("u")); waitroom.ErrorCode(err) != waitroom.ERoomNotFound {
 			t.Fatalf("position in a room nobody made: %v", err)
 		}
 	})

@@ -40,11 +40,11 @@ func TestLineKeptBeforeTheQueueIsServed(t *testing.T) {
 		for i := range 6 {
 			user := fmt.Sprintf("new%02d", i)
 			want = append(want, user)
-			if st, err := s.Enter(ctx, "r", user); err != nil || st.Status != waitroom.Waiting || st.Position != int64(len(want)) {
+			if st, err := s.Enter(ctx, "r", waitroom.Unlimited(user)); err != nil || st.Status != waitroom.Waiting || st.Position != int64(len(want)) {
 				t.Fatalf("enter of %s: %+v %v, want position %d", user, st, err, len(want))
 			}
 		}
-		if st, err := s.Enter(ctx, "r", "old03"); err != nil || st.Position != 4 {
+		if st, err := s.Enter(ctx, "r", waitroom.Unlimited("old03")); err != nil || st.Position != 4 {
 			t.Fatalf("old03 entering again: %+v %v", st, err)
 		}
 		if n := linetest.Length(t, rdb, "r"); n != int64(len(want)) {
@@ -52,7 +52,7 @@ func TestLineKeptBeforeTheQueueIsServed(t *testing.T) {
 		}
 		for admitted := 0; len(want) > 0; {
 			for i, user := range want {
-				if st, err := s.Position(ctx, "r", user); err != nil || st.Status != waitroom.Waiting || st.Position != int64(i+1) {
+				if st, err := s.Position(ctx, "r", waitroom.Unlimited(user)); err != nil || st.Status != waitroom.Waiting || st.Position != int64(i+1) {
 					t.Fatalf("after %d admitted, %s: %+v %v, want position %d", admitted, user, st, err, i+1)
 				}
 			}
@@ -83,19 +83,19 @@ func TestPreQueueBehindAQueue(t *testing.T) {
 		ctx := context.Background()
 		s, rdb := newStore(t, engine, testConfig())
 		for _, u := range []string{"q1", "q2", "q3"} {
-			if _, err := s.Enter(ctx, "r", u); err != nil {
+			if _, err := s.Enter(ctx, "r", waitroom.Unlimited(u)); err != nil {
 				t.Fatal(err)
 			}
 		}
 		opens := time.Now().Add(time.Hour)
 		set(t, s, "r", func(st *waitroom.Settings) { st.OpensAt = &opens })
 		for _, u := range []string{"p1", "p2"} { // their places are secret until the opening
-			if st, err := s.Enter(ctx, "r", u); err != nil || st.Status != waitroom.PreQueue {
+			if st, err := s.Enter(ctx, "r", waitroom.Unlimited(u)); err != nil || st.Status != waitroom.PreQueue {
 				t.Fatalf("pre-queue enter of %s: %+v %v", u, st, err)
 			}
 		}
 		set(t, s, "r", func(st *waitroom.Settings) { st.OpensAt = nil }) // opened early, by the operator
-		if st, err := s.Enter(ctx, "r", "late"); err != nil || st.Status != waitroom.Waiting || st.Position != 6 {
+		if st, err := s.Enter(ctx, "r", waitroom.Unlimited("late")); err != nil || st.Status != waitroom.Waiting || st.Position != 6 {
 			t.Fatalf("enter after the opening: %+v %v", st, err)
 		}
 		line, err := redisstore.Line(ctx, rdb, "r")
@@ -103,7 +103,7 @@ func TestPreQueueBehindAQueue(t *testing.T) {
 			t.Fatalf("line %v %v", line, err)
 		}
 		for i, u := range line {
-			if st, err := s.Position(ctx, "r", u); err != nil || st.Status != waitroom.Waiting || st.Position != int64(i+1) {
+			if st, err := s.Position(ctx, "r", waitroom.Unlimited(u)); err != nil || st.Status != waitroom.Waiting || st.Position != int64(i+1) {
 				t.Fatalf("%s: %+v %v, want position %d", u, st, err, i+1)
 			}
 		}
@@ -126,17 +126,17 @@ func TestSequenceContinuesAfterTheQueueEmpties(t *testing.T) {
 		ctx := context.Background()
 		s, _ := newStore(t, engine, testConfig())
 		for _, u := range []string{"a", "b", "c"} {
-			if _, err := s.Enter(ctx, "r", u); err != nil {
+			if _, err := s.Enter(ctx, "r", waitroom.Unlimited(u)); err != nil {
 				t.Fatal(err)
 			}
 		}
 		if b, err := s.AdmitBatch(ctx); err != nil || len(b.Rooms) != 1 || len(b.Rooms[0].Admitted) != 3 {
 			t.Fatalf("batch %+v %v", b, err)
 		}
-		if _, err := s.Enter(ctx, "r", "d"); err != nil {
+		if _, err := s.Enter(ctx, "r", waitroom.Unlimited("d")); err != nil {
 			t.Fatal(err)
 		}
-		if st, place, err := s.Seat(ctx, "r", "d"); err != nil || st.Position != 1 || place.Seq != 4 {
+		if st, place, err := s.Seat(ctx, "r", waitroom.Unlimited("d")); err != nil || st.Position != 1 || place.Seq != 4 {
 			t.Fatalf("d: %+v %+v %v, want sequence 4 after a, b and c", st, place, err)
 		}
 	})
@@ -149,17 +149,17 @@ func TestEmptyUserIsRefused(t *testing.T) {
 		ctx := context.Background()
 		s, _ := newStore(t, engine, testConfig())
 		for _, u := range []string{"a", "b"} {
-			if _, err := s.Enter(ctx, "r", u); err != nil {
+			if _, err := s.Enter(ctx, "r", waitroom.Unlimited(u)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if _, err := s.Enter(ctx, "r", ""); waitroom.ErrorCode(err) != waitroom.EInvalidUser {
+		if _, err := s.Enter(ctx, "r", waitroom.Unlimited("")); waitroom.ErrorCode(err) != waitroom.EInvalidUser {
 			t.Fatalf("enter of an empty id: %v", err)
 		}
-		if _, err := s.Position(ctx, "r", ""); waitroom.ErrorCode(err) != waitroom.EInvalidUser {
+		if _, err := s.Position(ctx, "r", waitroom.Unlimited("")); waitroom.ErrorCode(err) != waitroom.EInvalidUser {
 			t.Fatalf("position of an empty id: %v", err)
 		}
-		if st, err := s.Position(ctx, "r", "b"); err != nil || st.Position != 2 {
+		if st, err := s.Position(ctx, "r", waitroom.Unlimited("b")); err != nil || st.Position != 2 {
 			t.Fatalf("b: %+v %v", st, err)
 		}
 	})
@@ -172,7 +172,7 @@ func TestAppendFollowsTheQueue(t *testing.T) {
 		ctx := context.Background()
 		s, rdb := newStore(t, engine, testConfig())
 		for _, u := range []string{"a", "b"} {
-			if _, err := s.Enter(ctx, "r", u); err != nil {
+			if _, err := s.Enter(ctx, "r", waitroom.Unlimited(u)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -180,7 +180,7 @@ func TestAppendFollowsTheQueue(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i, u := range []string{"a", "b", "c", "d"} {
-			if st, place, err := s.Seat(ctx, "r", u); err != nil || st.Position != int64(i+1) || place.Seq != int64(i+1) {
+			if st, place, err := s.Seat(ctx, "r", waitroom.Unlimited(u)); err != nil || st.Position != int64(i+1) || place.Seq != int64(i+1) {
 				t.Fatalf("%s: %+v %+v %v, want position and sequence %d", u, st, place, err, i+1)
 			}
 		}

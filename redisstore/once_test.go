@@ -52,17 +52,17 @@ func checkLateScriptsRunOnce(t *testing.T, cfg waitroom.Config, addrs []string) 
 	}
 	t.Cleanup(func() { _ = rdb.Close() })
 	s := redisstore.New(rdb, cfg)
-	ctx := waitroom.WithCaller(context.Background(), waitroom.Caller{ID: "late", IP: "192.0.2.9"})
+	ctx, caller := context.Background(), waitroom.Caller{User: "late", IP: "192.0.2.9"}
 	// The first calls load the scripts (a NOSCRIPT reply runs nothing).
-	if _, err := s.Enter(ctx, "r", "late"); err != nil {
+	if _, err := s.Enter(ctx, "r", caller); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Position(ctx, "r", "late"); err != nil {
+	if _, err := s.Position(ctx, "r", caller); err != nil {
 		t.Fatal(err)
 	}
 	late := map[string]func() error{
-		"enter":    func() error { _, err := s.Enter(ctx, "r", "late"); return err },
-		"position": func() error { _, err := s.Position(ctx, "r", "late"); return err },
+		"enter":    func() error { _, err := s.Enter(ctx, "r", caller); return err },
+		"position": func() error { _, err := s.Position(ctx, "r", caller); return err },
 	}
 	for name, call := range late {
 		stalled := stall(t, addrs, 1500*time.Millisecond)
@@ -74,7 +74,7 @@ func checkLateScriptsRunOnce(t *testing.T, cfg waitroom.Config, addrs []string) 
 	}
 	left := 0
 	for ; left < 10; left++ {
-		if _, err := s.Position(ctx, "r", "late"); waitroom.ErrorCode(err) == waitroom.ERateLimited {
+		if _, err := s.Position(ctx, "r", caller); waitroom.ErrorCode(err) == waitroom.ERateLimited {
 			break
 		} else if err != nil {
 			t.Fatal(err)

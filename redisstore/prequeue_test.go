@@ -52,7 +52,7 @@ func TestPreQueueDrawIsUniform(t *testing.T) {
 			room := fmt.Sprintf("t%d", i)
 			setOpensAt(t, s, room, &later)
 			for _, u := range []string{"a", "b", "c", "a", "b", "c"} { // each twice: re-entering
-				st, err := s.Enter(ctx, room, u)
+				st, err := s.Enter(ctx, room, waitroom.Unlimited(u))
 				if err != nil || st.Status != waitroom.PreQueue {
 					t.Fatalf("enter before the opening: %+v %v", st, err)
 				}
@@ -159,7 +159,7 @@ func openingRace(t *testing.T, s *Store, room string, lead time.Duration) *openi
 			defer enters.Done()
 			time.Sleep(time.Until(first.Add(time.Duration(i) * step))) // across the opening
 			u := fmt.Sprintf("u%03d", i)
-			st, err := s.Enter(ctx, room, u)
+			st, err := s.Enter(ctx, room, waitroom.Unlimited(u))
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -240,7 +240,7 @@ func TestIdleRoomsLeaveNoKeys(t *testing.T) {
 		setOpensAt(t, s, "kept", nil)
 		for _, room := range []string{"gone", "kept"} {
 			for _, u := range []string{"a", "b"} {
-				if _, err := s.Enter(ctx, room, u); err != nil {
+				if _, err := s.Enter(ctx, room, waitroom.Unlimited(u)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -251,7 +251,7 @@ func TestIdleRoomsLeaveNoKeys(t *testing.T) {
 		}
 		for _, r := range b.Rooms { // everyone orders: no token left
 			for _, a := range r.Admitted {
-				l, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: r.Room, User: a.User, Token: a.Token})
+				l, err := s.BeginOrder(ctx, waitroom.Unlimited(a.User), waitroom.OrderAttempt{Room: r.Room, Token: a.Token})
 				if err == nil {
 					err = s.CommitOrder(ctx, l, waitroom.StoredAnswer{Status: 201})
 				}
@@ -282,7 +282,7 @@ func TestWaitingAgainKeepsTheKeys(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		ctx := context.Background()
 		s, rdb := internalStore(t, engine, true)
-		if _, err := s.Enter(ctx, "r", "a"); err != nil {
+		if _, err := s.Enter(ctx, "r", waitroom.Unlimited("a")); err != nil {
 			t.Fatal(err)
 		}
 		b, err := s.AdmitBatch(ctx)
@@ -290,7 +290,7 @@ func TestWaitingAgainKeepsTheKeys(t *testing.T) {
 			t.Fatalf("%+v %v", b, err)
 		}
 		a := b.Rooms[0].Admitted[0]
-		l, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "r", User: "a", Token: a.Token})
+		l, err := s.BeginOrder(ctx, waitroom.Unlimited("a"), waitroom.OrderAttempt{Room: "r", Token: a.Token})
 		if err == nil {
 			err = s.CommitOrder(ctx, l, waitroom.StoredAnswer{Status: 201})
 		}
@@ -304,7 +304,7 @@ func TestWaitingAgainKeepsTheKeys(t *testing.T) {
 		if ttl, _ := rdb.PTTL(ctx, k.seq()).Result(); ttl <= 0 {
 			t.Fatalf("an idle room's sequence does not expire: %v", ttl)
 		}
-		if _, err := s.Enter(ctx, "r", "b"); err != nil {
+		if _, err := s.Enter(ctx, "r", waitroom.Unlimited("b")); err != nil {
 			t.Fatal(err)
 		}
 		for _, key := range []string{k.seq(), k.marks()} {
@@ -324,7 +324,7 @@ func TestNoAdmissionBeforeTheOpening(t *testing.T) {
 		opens := time.Now().Add(time.Hour)
 		setOpensAt(t, s, "later", &opens)
 		for i := range 20 {
-			if st, err := s.Enter(ctx, "later", fmt.Sprint(i)); err != nil || st.Status != waitroom.PreQueue {
+			if st, err := s.Enter(ctx, "later", waitroom.Unlimited(fmt.Sprint(i))); err != nil || st.Status != waitroom.PreQueue {
 				t.Fatalf("enter %d: %+v %v", i, st, err)
 			}
 		}
@@ -338,7 +338,7 @@ func TestNoAdmissionBeforeTheOpening(t *testing.T) {
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
-		if st, err := s.Position(ctx, "later", "0"); err != nil || st.Status != waitroom.PreQueue {
+		if st, err := s.Position(ctx, "later", waitroom.Unlimited("0")); err != nil || st.Status != waitroom.PreQueue {
 			t.Fatalf("after the batches: %+v %v", st, err)
 		}
 	})

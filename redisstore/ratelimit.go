@@ -32,17 +32,16 @@ const unparsableAddress = "?"
 // buckets are fields of the room's hash, in the room's hash slot, as every
 // key of a script must be on a cluster: a caller's budget is per room
 // (docs/security.md, "Floods across rooms"). A bucket whose rate is 0, or
-// that the caller lacks, travels as "", which the script skips; without a
-// caller in ctx every bucket does: admission, tools and benchmarks are not
-// limited.
-func (s *Store) limited(ctx context.Context, args []any, n int) []any {
-	c, ok := waitroom.CallerOf(ctx)
+// that the caller lacks, travels as "", which the script skips; for an
+// unlimited caller (waitroom.Unlimited: admission's consumer, tools,
+// benchmarks) every bucket does.
+func (s *Store) limited(c waitroom.Caller, args []any, n int) []any {
 	l := s.limits
-	if !ok {
+	if !c.Limited() {
 		l = waitroom.Limits{}
 	}
 	clientRate, ipRate, visitorRate := l.ClientRatePerSec, l.IPRatePerSec, l.VisitorRatePerSec
-	if c.ID == "" {
+	if c.User == "" {
 		clientRate = 0
 	}
 	addr := waitroom.SourceAddress(c.IP)
@@ -65,7 +64,7 @@ func (s *Store) limited(ctx context.Context, args []any, n int) []any {
 		return name
 	}
 	return append(args, []any{
-		field(clientRate, "c:"+strconv.Itoa(len(c.ID))+":"+c.ID),
+		field(clientRate, "c:"+strconv.Itoa(len(c.User))+":"+c.User),
 		field(ipRate, "a:"+addr),
 		field(visitorRate, "v:"+addr),
 	}[:n]...)
@@ -113,12 +112,12 @@ func limitedError(reply []any) error {
 }
 
 // Admissible makes the checks an enter makes before it touches the line,
-// for an entry about to go to the broker: the room exists, and the caller in
-// ctx is within the limiter (new visitors' bucket included).
-func (s *Store) Admissible(ctx context.Context, room string) error {
+// for an entry about to go to the broker: the room exists, and c is within
+// the limiter (new visitors' bucket included), its challenge unspent.
+func (s *Store) Admissible(ctx context.Context, room string, c waitroom.Caller) error {
 	k := roomKeys(room)
-	ms, challenge := challengeOf(ctx, k)
-	keys, args := append([]string{k.settings()}, challenge...), append(s.limited(ctx, nil, visitorBuckets), ms)
+	ms, challenge := challengeOf(c, k)
+	keys, args := append([]string{k.settings()}, challenge...), append(s.limited(c, nil, visitorBuckets), ms)
 	reply, err := s.scripts.accept.run(ctx, s.rdb, keys, args...).Slice()
 	switch {
 	case err != nil:

@@ -21,8 +21,8 @@ func TestUnparsableAddressIsLimitedStrictly(t *testing.T) {
 		refused := 0
 		for i := 0; i < 8; i++ {
 			ip := []string{"garbage", "999.1.1.1", "host.example"}[i%3]
-			ctx := waitroom.WithCaller(context.Background(), waitroom.Caller{ID: fmt.Sprint("id", i), IP: ip})
-			if _, err := s.Enter(ctx, "r", fmt.Sprint("id", i)); waitroom.ErrorCode(err) == waitroom.ERateLimited {
+			c := waitroom.Caller{User: fmt.Sprint("id", i), IP: ip}
+			if _, err := s.Enter(context.Background(), "r", c); waitroom.ErrorCode(err) == waitroom.ERateLimited {
 				refused++
 			} else if err != nil {
 				t.Fatal(err)
@@ -31,8 +31,8 @@ func TestUnparsableAddressIsLimitedStrictly(t *testing.T) {
 		if refused != 3 {
 			t.Fatalf("%d of 8 enters from unparsable addresses refused; want 3 (one bucket of 5 for all)", refused)
 		}
-		ctx := waitroom.WithCaller(context.Background(), waitroom.Caller{ID: "calm", IP: "198.51.100.1"})
-		if _, err := s.Enter(ctx, "r", "calm"); err != nil {
+		calm := waitroom.Caller{User: "calm", IP: "198.51.100.1"}
+		if _, err := s.Enter(context.Background(), "r", calm); err != nil {
 			t.Fatalf("a caller with an address: %v", err)
 		}
 	})

@@ -34,8 +34,8 @@ func BenchmarkLimiter(b *testing.B) {
 			cfg := testConfig()
 			cfg.Trust.Limits = c.limits
 			s := redisstore.New(rdb, cfg)
-			ctx := waitroom.WithCaller(context.Background(), waitroom.Caller{ID: "u", IP: "192.0.2.1"})
-			if _, err := s.Enter(ctx, "bench", "u"); err != nil {
+			ctx, u := context.Background(), waitroom.Caller{User: "u", IP: "192.0.2.1"}
+			if _, err := s.Enter(ctx, "bench", u); err != nil {
 				b.Fatal(err)
 			}
 			before, usBefore := commands(b, rdb)
@@ -43,9 +43,9 @@ func BenchmarkLimiter(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				var err error
 				if c.enter {
-					_, err = s.Enter(ctx, "bench", "u")
+					_, err = s.Enter(ctx, "bench", u)
 				} else {
-					_, err = s.Position(ctx, "bench", "u")
+					_, err = s.Position(ctx, "bench", u)
 				}
 				if err != nil {
 					b.Fatal(err)

@@ -29,14 +29,14 @@ func TestLimiterIsSharedAcrossProcesses(t *testing.T) {
 		srv := engine.Start(t)
 		cfg := limitedConfig(waitroom.Limits{ClientRatePerSec: 0.001, ClientBurst: 10, IPRatePerSec: 1000, IPBurst: 1000})
 		stores := []*redisstore.Store{redisstore.New(srv.Client(), cfg), redisstore.New(srv.Client(), cfg)}
-		ctx := waitroom.WithCaller(context.Background(), waitroom.Caller{ID: "flood", IP: "192.0.2.7"})
+		ctx, flood := context.Background(), waitroom.Caller{User: "flood", IP: "192.0.2.7"}
 		var ok, limited atomic.Int64
 		var wg sync.WaitGroup
 		for i := 0; i < 64; i++ {
 			wg.Add(1)
 			go func(s *redisstore.Store) {
 				defer wg.Done()
-				_, err := s.Position(ctx, "r", "flood")
+				_, err := s.Position(ctx, "r", flood)
 				switch waitroom.ErrorCode(err) {
 				case "":
 					ok.Add(1)
@@ -56,9 +56,9 @@ func TestLimiterIsSharedAcrossProcesses(t *testing.T) {
 			t.Fatalf("%d allowed, %d limited; want 10 and 54", ok.Load(), limited.Load())
 		}
 		// Another caller behind another IP is untouched, through either store.
-		other := waitroom.WithCaller(context.Background(), waitroom.Caller{ID: "calm", IP: "192.0.2.8"})
+		other := waitroom.Caller{User: "calm", IP: "192.0.2.8"}
 		for _, s := range stores {
-			if _, err := s.Enter(other, "r", "calm"); err != nil {
+			if _, err := s.Enter(ctx, "r", other); err != nil {
 				t.Fatalf("another caller: %v", err)
 			}
 		}
@@ -76,13 +76,13 @@ func TestLimiterCountsABurstStampedOutOfOrder(t *testing.T) {
 		srv := engine.Start(t)
 		cfg := limitedConfig(waitroom.Limits{ClientRatePerSec: 0.001, ClientBurst: 10, IPRatePerSec: 1000, IPBurst: 1000})
 		stores := []*redisstore.Store{redisstore.New(srv.Client(), cfg), redisstore.New(srv.Client(), cfg)}
-		ctx := waitroom.WithCaller(context.Background(), waitroom.Caller{ID: "flood", IP: "192.0.2.7"})
+		ctx, flood := context.Background(), waitroom.Caller{User: "flood", IP: "192.0.2.7"}
 		base := time.Now().Add(-time.Second)
 		var allowed, limited []int
 		for i := range 14 {
 			s, stamp := stores[i%2], base.Add(-time.Duration(i)*time.Millisecond)
 			redisstore.SetLimiterClock(s, func() time.Time { return stamp })
-			_, err := s.Position(ctx, "r", "flood")
+			_, err := s.Position(ctx, "r", flood)
 			var e *waitroom.Error
 			switch {
 			case err == nil:
@@ -106,8 +106,8 @@ func TestLimiterPerIP(t *testing.T) {
 		s, rdb := newStore(t, engine, limitedConfig(waitroom.Limits{ClientRatePerSec: 1000, ClientBurst: 1000, IPRatePerSec: 0.001, IPBurst: 5}))
 		var refused int
 		for i := 0; i < 8; i++ {
-			ctx := waitroom.WithCaller(context.Background(), waitroom.Caller{ID: fmt.Sprint("id", i), IP: "198.51.100.1"})
-			if _, err := s.Enter(ctx, "r", fmt.Sprint("id", i)); waitroom.ErrorCode(err) == waitroom.ERateLimited {
+			c := waitroom.Caller{User: fmt.Sprint("id", i), IP: "198.51.100.1"}
+			if _, err := s.Enter(context.Background(), "r", c); waitroom.ErrorCode(err) == waitroom.ERateLimited {
 				refused++
 			} else if err != nil {
 				t.Fatal(err)
@@ -127,10 +127,10 @@ func TestLimiterPerIP(t *testing.T) {
 func TestLimiterReplacesAStrayKey(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		s, rdb := newStore(t, engine, limitedConfig(waitroom.Limits{ClientRatePerSec: 0.001, ClientBurst: 1000, IPRatePerSec: 0.001, IPBurst: 2}))
-		ctx := waitroom.WithCaller(context.Background(), waitroom.Caller{ID: "u", IP: "203.0.113.9"})
+		ctx, u := context.Background(), waitroom.Caller{User: "u", IP: "203.0.113.9"}
 		rdb.HSet(context.Background(), "wr:{r}:gcra:a:203.0.113.9", "not", "a number")
 		for i := 0; i < 3; i++ {
-			_, err := s.Enter(ctx, "r", "u")
+			_, err := s.Enter(ctx, "r", u)
 			if i < 2 && err != nil || i == 2 && waitroom.ErrorCode(err) != waitroom.ERateLimited {
 				t.Fatalf("enter %d past a stray key (burst 2): %v", i, err)
 			}
@@ -147,11 +147,11 @@ func TestUnknownRoomWritesNoBuckets(t *testing.T) {
 		cfg := limitedConfig(waitroom.Limits{ClientRatePerSec: 1, ClientBurst: 5, IPRatePerSec: 1, IPBurst: 5})
 		cfg.OpenRooms = false
 		s, rdb := newStore(t, engine, cfg)
-		ctx := waitroom.WithCaller(context.Background(), waitroom.Caller{ID: "u", IP: "192.0.2.3"})
-		if _, err := s.Enter(ctx, "nobody-made-this", "u"); waitroom.ErrorCode(err) != waitroom.ERoomNotFound {
+		ctx, u := context.Background(), waitroom.Caller{User: "u", IP: "192.0.2.3"}
+		if _, err := s.Enter(ctx, "nobody-made-this", u); waitroom.ErrorCode(err) != waitroom.ERoomNotFound {
 			t.Fatalf("enter: %v", err)
 		}
-		if _, err := s.Position(ctx, "nobody-made-this", "u"); waitroom.ErrorCode(err) != waitroom.ERoomNotFound {
+		if _, err := s.Position(ctx, "nobody-made-this", u); waitroom.ErrorCode(err) != waitroom.ERoomNotFound {
 			t.Fatalf("position: %v", err)
 		}
 		if n := rdb.DBSize(context.Background()).Val(); n != 0 {
@@ -169,12 +169,12 @@ func TestSweptBuckets(t *testing.T) {
 		cfg := limitedConfig(waitroom.Limits{ClientRatePerSec: 5, ClientBurst: 20, IPRatePerSec: 500, IPBurst: 2000})
 		s, rdb := newStore(t, engine, cfg)
 		ctx := context.Background()
-		if _, err := s.Enter(ctx, "r", "stays"); err != nil { // someone waits: the room is visited
+		if _, err := s.Enter(ctx, "r", waitroom.Unlimited("stays")); err != nil { // someone waits: the room is visited
 			t.Fatal(err)
 		}
 		for i := 0; i < 300; i++ {
-			c := waitroom.WithCaller(ctx, waitroom.Caller{ID: fmt.Sprint("poller-", i), IP: fmt.Sprintf("198.51.%d.%d", i/250, i%250)})
-			if _, err := s.Position(c, "r", "nobody"); err != nil {
+			c := waitroom.Caller{User: fmt.Sprint("poller-", i), IP: fmt.Sprintf("198.51.%d.%d", i/250, i%250)}
+			if _, err := s.Position(ctx, "r", c); err != nil { // none of them waits
 				t.Fatal(err)
 			}
 		}
@@ -204,11 +204,11 @@ func TestLimitsAreEachStoresOwn(t *testing.T) {
 		srv := engine.Start(t)
 		strict := redisstore.New(srv.Client(), limitedConfig(waitroom.Limits{ClientRatePerSec: 0.001, ClientBurst: 3}))
 		loose := redisstore.New(srv.Client(), limitedConfig(waitroom.Limits{ClientRatePerSec: 0.001, ClientBurst: 6}))
-		ctx := waitroom.WithCaller(context.Background(), waitroom.Caller{ID: "u", IP: "192.0.2.7"})
+		ctx, u := context.Background(), waitroom.Caller{User: "u", IP: "192.0.2.7"}
 		allowed := func(s *redisstore.Store, calls int) int {
 			n := 0
 			for range calls {
-				_, err := s.Position(ctx, "r", "u")
+				_, err := s.Position(ctx, "r", u)
 				switch waitroom.ErrorCode(err) {
 				case "":
 					n++
@@ -247,9 +247,9 @@ func TestHashesAreHashTables(t *testing.T) {
 		s, rdb := newStore(t, engine, cfg)
 		ctx := context.Background()
 		set(t, s, "r", func(*waitroom.Settings) {})
-		caller := waitroom.WithCaller(ctx, waitroom.Caller{ID: "u", IP: "198.51.100.1"})
+		caller := waitroom.Caller{User: "u", IP: "198.51.100.1"}
 		poll := func() {
-			if _, err := s.Position(caller, "r", "u"); err != nil {
+			if _, err := s.Position(ctx, "r", caller); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -285,5 +285,34 @@ func TestHashesAreHashTables(t *testing.T) {
 		}
 		poll()
 		encoded("wr:{r}:settings")
+	})
+}
+
+// A call no visitor makes (waitroom.Unlimited: the broker's consumer, a
+// stream's re-reads, tools) takes no bucket however strict the limits; the
+// same user as a request's caller is limited, by its identity's bucket
+// even without an address.
+func TestUnlimitedCallerTakesNoBucket(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		s, rdb := newStore(t, engine, limitedConfig(waitroom.Limits{ClientRatePerSec: 0.001, ClientBurst: 1, IPRatePerSec: 0.001, IPBurst: 1}))
+		ctx := context.Background()
+		for i := range 3 {
+			if _, err := s.Enter(ctx, "r", waitroom.Unlimited("u")); err != nil {
+				t.Fatalf("unlimited enter %d: %v", i, err)
+			}
+			if _, err := s.Position(ctx, "r", waitroom.Unlimited("u")); err != nil {
+				t.Fatalf("unlimited position %d: %v", i, err)
+			}
+		}
+		for _, f := range rdb.HKeys(ctx, "wr:{r}:settings").Val() {
+			if len(f) > 1 && f[1] == ':' {
+				t.Fatalf("an unlimited caller took bucket %q", f)
+			}
+		}
+		for i, want := range []waitroom.Code{"", waitroom.ERateLimited} {
+			if _, err := s.Position(ctx, "r", waitroom.Caller{User: "u"}); waitroom.ErrorCode(err) != want {
+				t.Fatalf("position %d of the same user as a request's caller (burst 1): %v, want %q", i, err, want)
+			}
+		}
 	})
 }

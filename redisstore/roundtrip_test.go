@@ -21,7 +21,8 @@ import (
 // rides in its commit and release.
 func TestRoundTripsPerOperation(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
-		ctx := waitroom.WithCaller(context.Background(), waitroom.Caller{ID: "u1", IP: "192.0.2.1"})
+		ctx := context.Background()
+		as := func(user string) waitroom.Caller { return waitroom.Caller{User: user, IP: "192.0.2.1"} }
 		rdb := engine.Start(t).Client()
 		counter := &redistest.RoundTrips{}
 		rdb.AddHook(counter)
@@ -42,8 +43,8 @@ func TestRoundTripsPerOperation(t *testing.T) {
 				t.Errorf("%s: %d round trips, want %d", name, got, want)
 			}
 		}
-		measure("enter", 1, func() error { _, err := s.Enter(ctx, "r", "u1"); return err })
-		measure("position", 1, func() error { _, err := s.Position(ctx, "r", "u1"); return err })
+		measure("enter", 1, func() error { _, err := s.Enter(ctx, "r", as("u1")); return err })
+		measure("position", 1, func() error { _, err := s.Position(ctx, "r", as("u1")); return err })
 		measure("admit batch", 2, func() error { _, err := waitroom.RunBatch(ctx, s); return err })
 
 		// Room settings are read inside the same scripts: a created room of a
@@ -61,11 +62,11 @@ func TestRoundTripsPerOperation(t *testing.T) {
 			if _, err := closed.Update(ctx, room, true, func(st waitroom.Settings) (waitroom.Settings, error) { change(&st); return st, nil }); err != nil {
 				t.Fatal(err)
 			}
-			measure(room+" enter", 1, func() error { _, err := closed.Enter(ctx, room, "u1"); return err })
-			measure(room+" position", 1, func() error { _, err := closed.Position(ctx, room, "u1"); return err })
+			measure(room+" enter", 1, func() error { _, err := closed.Enter(ctx, room, as("u1")); return err })
+			measure(room+" position", 1, func() error { _, err := closed.Position(ctx, room, as("u1")); return err })
 		}
 		measure("unknown room enter", 1, func() error {
-			if _, err := closed.Enter(ctx, "unknown", "u1"); waitroom.ErrorCode(err) != waitroom.ERoomNotFound {
+			if _, err := closed.Enter(ctx, "unknown", as("u1")); waitroom.ErrorCode(err) != waitroom.ERoomNotFound {
 				return fmt.Errorf("enter of an unknown room: %v", err)
 			}
 			return nil
@@ -75,7 +76,7 @@ func TestRoundTripsPerOperation(t *testing.T) {
 		// Warm the gate's scripts on one user, then count on another.
 		tokens := map[string]string{}
 		for _, u := range []string{"u1", "u2"} {
-			if _, err := s.Enter(ctx, "g", u); err != nil {
+			if _, err := s.Enter(ctx, "g", as(u)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -88,14 +89,14 @@ func TestRoundTripsPerOperation(t *testing.T) {
 				tokens[a.User] = a.Token
 			}
 		}
-		warm, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "g", User: "u2", Token: tokens["u2"]})
+		warm, err := s.BeginOrder(ctx, as("u2"), waitroom.OrderAttempt{Room: "g", Token: tokens["u2"]})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := s.ReleaseOrder(ctx, warm); err != nil {
 			t.Fatal(err)
 		}
-		if warm, err = s.BeginOrder(ctx, warm.OrderAttempt); err != nil {
+		if warm, err = s.BeginOrder(ctx, as(warm.User), warm.OrderAttempt); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.CommitOrder(ctx, warm, waitroom.StoredAnswer{Status: 201}); err != nil {
@@ -114,12 +115,12 @@ func TestRoundTripsPerOperation(t *testing.T) {
 		}
 		var lease waitroom.Lease
 		count("gate check", func() error {
-			lease, err = s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "g", User: "u1", Token: tokens["u1"]})
+			lease, err = s.BeginOrder(ctx, as("u1"), waitroom.OrderAttempt{Room: "g", Token: tokens["u1"]})
 			return err
 		})
 		count("gate release", func() error { return s.ReleaseOrder(ctx, lease) })
 		count("gate check again", func() error {
-			lease, err = s.BeginOrder(ctx, lease.OrderAttempt)
+			lease, err = s.BeginOrder(ctx, as(lease.User), lease.OrderAttempt)
 			return err
 		})
 		lease.Downstream = waitroom.DownstreamCall{Latency: 200 * time.Millisecond, Outcome: waitroom.OutcomeOK}
@@ -129,10 +130,10 @@ func TestRoundTripsPerOperation(t *testing.T) {
 		// first after it hands it over and decides (the first time loads the
 		// decision's script), the next one does not. Someone waits, so that
 		// admission keeps visiting the room.
-		if _, err := s.Enter(ctx, "g", "u3"); err != nil {
+		if _, err := s.Enter(ctx, "g", as("u3")); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Enter(ctx, "g", "u4"); err != nil {
+		if _, err := s.Enter(ctx, "g", as("u4")); err != nil {
 			t.Fatal(err)
 		}
 		handOver := func(want int64) {
@@ -154,11 +155,11 @@ func TestRoundTripsPerOperation(t *testing.T) {
 			}
 		}
 		handOver(0)
-		third, err := s.Position(ctx, "g", "u3")
+		third, err := s.Position(ctx, "g", as("u3"))
 		if err != nil || third.Status != waitroom.Ready {
 			t.Fatalf("u3 not admitted: %+v %v", third, err)
 		}
-		if lease, err = s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "g", User: "u3", Token: third.Token}); err != nil {
+		if lease, err = s.BeginOrder(ctx, as("u3"), waitroom.OrderAttempt{Room: "g", Token: third.Token}); err != nil {
 			t.Fatal(err)
 		}
 		lease.Downstream = waitroom.DownstreamCall{Latency: 200 * time.Millisecond, Outcome: waitroom.OutcomeOK}

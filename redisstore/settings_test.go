@@ -30,7 +30,7 @@ func set(t *testing.T, s *redisstore.Store, room string, f func(*waitroom.Settin
 func enterAll(t *testing.T, s *redisstore.Store, room string, users ...string) {
 	t.Helper()
 	for _, u := range users {
-		if _, err := s.Enter(context.Background(), room, u); err != nil {
+		if _, err := s.Enter(context.Background(), room, waitroom.Unlimited(u)); err != nil {
 			t.Fatalf("enter %s: %v", u, err)
 		}
 	}
@@ -76,7 +76,7 @@ func TestPauseStopsAdmissionAndResumeKeepsFIFO(t *testing.T) {
 				t.Fatalf("a paused room admitted %v (%v)", admittedUsers(b), err)
 			}
 		}
-		st, err := s.Position(ctx, "sale", users[len(order)])
+		st, err := s.Position(ctx, "sale", waitroom.Unlimited(users[len(order)]))
 		if err != nil || st.Status != waitroom.Waiting || st.Position != 1 || !st.Paused {
 			t.Fatalf("a waiting user of a paused room: %+v %v", st, err)
 		}
@@ -250,7 +250,7 @@ func TestMaxActiveNeverExceeded(t *testing.T) {
 			go func() { // orders consume tokens at their own pace
 				defer orders.Done()
 				time.Sleep(time.Duration(i%5) * 5 * time.Millisecond)
-				l, err := s.BeginOrder(ctx, waitroom.OrderAttempt{Room: "drop", User: a.User, Token: a.Token})
+				l, err := s.BeginOrder(ctx, waitroom.Unlimited(a.User), waitroom.OrderAttempt{Room: "drop", Token: a.Token})
 				if err == nil {
 					err = s.CommitOrder(ctx, l, waitroom.StoredAnswer{Status: 201})
 				}
@@ -277,8 +277,8 @@ func TestClosedRoomsCreateNothing(t *testing.T) {
 		cfg.OpenRooms = false
 		s, rdb := newStore(t, engine, cfg)
 		for _, op := range []func() (waitroom.Standing, error){
-			func() (waitroom.Standing, error) { return s.Enter(ctx, "throwaway", "u") },
-			func() (waitroom.Standing, error) { return s.Position(ctx, "throwaway", "u") },
+			func() (waitroom.Standing, error) { return s.Enter(ctx, "throwaway", waitroom.Unlimited("u")) },
+			func() (waitroom.Standing, error) { return s.Position(ctx, "throwaway", waitroom.Unlimited("u")) },
 		} {
 			if _, err := op(); waitroom.ErrorCode(err) != waitroom.ERoomNotFound {
 				t.Fatalf("unknown room: %v", err)
@@ -294,7 +294,7 @@ func TestClosedRoomsCreateNothing(t *testing.T) {
 			t.Fatalf("status of an unknown room: %v", err)
 		}
 		set(t, s, "real", func(*waitroom.Settings) {})
-		if st, err := s.Enter(ctx, "real", "u"); err != nil || st.Position != 1 {
+		if st, err := s.Enter(ctx, "real", waitroom.Unlimited("u")); err != nil || st.Position != 1 {
 			t.Fatalf("created room: %+v %v", st, err)
 		}
 		if b, err := s.AdmitBatch(ctx); err != nil || len(admittedUsers(b)) != 1 {
@@ -353,19 +353,19 @@ func TestStallCountsFromTheFirstWaiter(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(600 * time.Millisecond) // idle: no batch writes the budget
-		st, err := s.Enter(ctx, "r", "b")
+		st, err := s.Enter(ctx, "r", waitroom.Unlimited("b"))
 		if err != nil || st.Stalled {
 			t.Fatalf("the first waiter of an idle room: %+v %v", st, err)
 		}
 		time.Sleep(600 * time.Millisecond) // now someone waits and no batch comes
-		if st, err = s.Position(ctx, "r", "b"); err != nil || !st.Stalled {
+		if st, err = s.Position(ctx, "r", waitroom.Unlimited("b")); err != nil || !st.Stalled {
 			t.Fatalf("no batch for six intervals with someone waiting: %+v %v", st, err)
 		}
 		if _, err := s.AdmitBatch(ctx); err != nil {
 			t.Fatal(err)
 		}
 		enterAll(t, s, "r", "c")
-		if st, err = s.Position(ctx, "r", "c"); err != nil || st.Stalled {
+		if st, err = s.Position(ctx, "r", waitroom.Unlimited("c")); err != nil || st.Stalled {
 			t.Fatalf("after a batch: %+v %v", st, err)
 		}
 	})
@@ -381,10 +381,10 @@ func TestEveryAcceptedRateRuns(t *testing.T) {
 		for i, rate := range []float64{0.001, 0.00125, 100, 1e5, 1e6} {
 			room := fmt.Sprintf("r%d", i)
 			set(t, s, room, func(st *waitroom.Settings) { st.RatePerSec = rate })
-			if st, err := s.Enter(ctx, room, "u"); err != nil || st.RatePerSec != rate {
+			if st, err := s.Enter(ctx, room, waitroom.Unlimited("u")); err != nil || st.RatePerSec != rate {
 				t.Fatalf("rate %g: enter %+v %v", rate, st, err)
 			}
-			if st, err := s.Position(ctx, room, "u"); err != nil || st.RatePerSec != rate {
+			if st, err := s.Position(ctx, room, waitroom.Unlimited("u")); err != nil || st.RatePerSec != rate {
 				t.Fatalf("rate %g: position %+v %v", rate, st, err)
 			}
 			if st, err := s.Status(ctx, room); err != nil || st.RatePerSec != rate {

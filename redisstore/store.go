@@ -280,11 +280,11 @@ func (r roomKeys) idempotency(user, key string) string {
 // cluster the pipeline's two commands go to two nodes in no set order, and
 // forgetRoom, which re-checks the line after unregistering a room, must never
 // miss a user this enter put in line.
-func (s *Store) Enter(ctx context.Context, room, user string) (waitroom.Standing, error) {
-	if err := checkUser(user); err != nil {
+func (s *Store) Enter(ctx context.Context, room string, c waitroom.Caller) (waitroom.Standing, error) {
+	if err := checkUser(c.User); err != nil {
 		return waitroom.Standing{}, err
 	}
-	reply, err := s.runEnter(ctx, s.scripts.enter, room, user, nil)
+	reply, err := s.runEnter(ctx, s.scripts.enter, room, c, nil)
 	if err != nil {
 		return waitroom.Standing{}, waitroom.Unavailable(err)
 	}
@@ -292,9 +292,10 @@ func (s *Store) Enter(ctx context.Context, room, user string) (waitroom.Standing
 }
 
 // runEnter runs enter.lua, or a script that wraps it (Apply), with enter's
-// keys and arguments followed by extraKeys and extraArgs. Its errors are
-// the store's, for the caller to report unavailable.
-func (s *Store) runEnter(ctx context.Context, script *luaScript, room, user string, extraKeys []string, extraArgs ...any) ([]any, error) {
+// keys and arguments for c followed by extraKeys and extraArgs. Its errors
+// are the store's, for the caller to report unavailable.
+func (s *Store) runEnter(ctx context.Context, script *luaScript, room string, c waitroom.Caller, extraKeys []string, extraArgs ...any) ([]any, error) {
+	user := c.User
 	draw, err := s.draw()
 	if err != nil {
 		return nil, err
@@ -307,9 +308,9 @@ func (s *Store) runEnter(ctx context.Context, script *luaScript, room, user stri
 	if err != nil {
 		return nil, err
 	}
-	ms, challenge := challengeOf(ctx, k)
+	ms, challenge := challengeOf(c, k)
 	keys = append(append(keys, k.admits(), k.queue(), k.places()), challenge...)
-	args := append(s.limited(ctx, []any{user, draw}, visitorBuckets), ms, room+"."+token)
+	args := append(s.limited(c, []any{user, draw}, visitorBuckets), ms, room+"."+token)
 	keys, args = append(keys, extraKeys...), append(args, extraArgs...)
 	var res *redis.Cmd
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -373,13 +374,13 @@ func queueFull(room string) error {
 // script) is healed by the waiting user's next poll, so admission never
 // forgets a room someone waits in. Operator-created rooms are never
 // forgotten, so closed stores need none.
-func (s *Store) Position(ctx context.Context, room, user string) (waitroom.Standing, error) {
-	if err := checkUser(user); err != nil {
+func (s *Store) Position(ctx context.Context, room string, c waitroom.Caller) (waitroom.Standing, error) {
+	if err := checkUser(c.User); err != nil {
 		return waitroom.Standing{}, err
 	}
 	k := roomKeys(room)
-	keys := k.positionKeys(user)
-	args := s.limited(ctx, []any{user}, callerBuckets)
+	keys := k.positionKeys(c.User)
+	args := s.limited(c, []any{c.User}, callerBuckets)
 	reply, err := s.runPosition(ctx, room, keys, args)
 	if err != nil {
 		return waitroom.Standing{}, waitroom.Unavailable(err)
@@ -645,22 +646,22 @@ func (s *Store) randomToken() (string, error) {
 	return base64.RawURLEncoding.EncodeToString(b[:]), nil
 }
 
-// BeginOrder checks the token and takes the user's lock in one script.
-func (s *Store) BeginOrder(ctx context.Context, o waitroom.OrderAttempt) (waitroom.Lease, error) {
+// BeginOrder checks c.User's token and takes its lock in one script.
+func (s *Store) BeginOrder(ctx context.Context, c waitroom.Caller, o waitroom.OrderAttempt) (waitroom.Lease, error) {
 	lockValue, err := s.randomToken()
 	if err != nil {
 		return waitroom.Lease{}, waitroom.Unavailable(err)
 	}
 	k := roomKeys(o.Room)
 	// The limiter's buckets are fields of the room's hash (ratelimit.lua).
-	keys := []string{k.token(o.User), k.lock(o.User), k.idempotency(o.User, o.IdempotencyKey), k.settings()}
-	args := s.limited(ctx, []any{o.Token, lockValue, s.lockTTL.Milliseconds(), flag(o.IdempotencyKey != "")}, callerBuckets)
+	keys := []string{k.token(c.User), k.lock(c.User), k.idempotency(c.User, o.IdempotencyKey), k.settings()}
+	args := s.limited(c, []any{o.Token, lockValue, s.lockTTL.Milliseconds(), flag(o.IdempotencyKey != "")}, callerBuckets)
 	args = append(args, flag(o.CreatedRoomsOnly))
 	raw, replicated, err := s.runGateWrite(ctx, s.scripts.orderBegin, keys, args...)
 	reply, _ := raw.([]any)
 	if len(reply) > 0 && reply[0] == "OK" && (err != nil || (s.durable && !replicated)) {
 		// A lock a failover could take back guards nothing: give it up now.
-		s.dropLock(ctx, o.Room, o.User, lockValue)
+		s.dropLock(ctx, o.Room, c.User, lockValue)
 		return waitroom.Lease{}, s.unavailableUnlessReplicated(replicated, err)
 	}
 	if err == nil && len(reply) == 0 {
@@ -672,7 +673,7 @@ func (s *Store) BeginOrder(ctx context.Context, o waitroom.OrderAttempt) (waitro
 	if reply[0] == "LIMITED" {
 		return waitroom.Lease{}, limitedError(reply)
 	}
-	lease := waitroom.Lease{OrderAttempt: o}
+	lease := waitroom.Lease{OrderAttempt: o, User: c.User}
 	switch reply[0] {
 	case "OK":
 		lease.LockValue = lockValue

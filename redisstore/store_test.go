@@ -40,20 +40,20 @@ func TestEnterIsIdempotentAndExact(t *testing.T) {
 		ctx := context.Background()
 		s, _ := newStore(t, engine, testConfig())
 		for i := 1; i <= 5; i++ {
-			st, err := s.Enter(ctx, "shoes", fmt.Sprintf("u%d", i))
+			st, err := s.Enter(ctx, "shoes", waitroom.Unlimited(fmt.Sprintf("u%d", i)))
 			if err != nil || st.Status != waitroom.Waiting || st.Position != int64(i) || !st.Joined {
 				t.Fatalf("enter u%d: %+v %v", i, st, err)
 			}
 		}
-		st, err := s.Enter(ctx, "shoes", "u3")
+		st, err := s.Enter(ctx, "shoes", waitroom.Unlimited("u3"))
 		if err != nil || st.Position != 3 || st.Joined {
 			t.Fatalf("re-enter must keep the place: %+v %v", st, err)
 		}
-		st, err = s.Position(ctx, "shoes", "u5")
+		st, err = s.Position(ctx, "shoes", waitroom.Unlimited("u5"))
 		if err != nil || st.Status != waitroom.Waiting || st.Position != 5 {
 			t.Fatalf("position: %+v %v", st, err)
 		}
-		st, err = s.Position(ctx, "other", "u5")
+		st, err = s.Position(ctx, "other", waitroom.Unlimited("u5"))
 		if err != nil || st.Status != waitroom.NotInQueue {
 			t.Fatalf("rooms are independent: %+v %v", st, err)
 		}
@@ -67,15 +67,15 @@ func TestQueueFull(t *testing.T) {
 		cfg.QueueCapacity = 3
 		s, _ := newStore(t, engine, cfg)
 		for i := 0; i < 3; i++ {
-			if _, err := s.Enter(ctx, "r", fmt.Sprint(i)); err != nil {
+			if _, err := s.Enter(ctx, "r", waitroom.Unlimited(fmt.Sprint(i))); err != nil {
 				t.Fatal(err)
 			}
 		}
-		_, err := s.Enter(ctx, "r", "late")
+		_, err := s.Enter(ctx, "r", waitroom.Unlimited("late"))
 		if waitroom.ErrorCode(err) != waitroom.EQueueFull {
 			t.Fatalf("want queue_full, got %v", err)
 		}
-		if st, err := s.Enter(ctx, "r", "1"); err != nil || st.Position != 2 {
+		if st, err := s.Enter(ctx, "r", waitroom.Unlimited("1")); err != nil || st.Position != 2 {
 			t.Fatalf("those in line are unaffected by a full line: %+v %v", st, err)
 		}
 	})
@@ -86,7 +86,7 @@ func TestAdmitIssuesTokensInOrder(t *testing.T) {
 		ctx := context.Background()
 		s, _ := newStore(t, engine, testConfig())
 		for i := 0; i < 25; i++ {
-			if _, err := s.Enter(ctx, "r", fmt.Sprintf("u%02d", i)); err != nil {
+			if _, err := s.Enter(ctx, "r", waitroom.Unlimited(fmt.Sprintf("u%02d", i))); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -104,7 +104,7 @@ func TestAdmitIssuesTokensInOrder(t *testing.T) {
 			if a.User != fmt.Sprintf("u%02d", i) || !strings.HasPrefix(a.Token, "r.") {
 				t.Fatalf("admission %d: %+v", i, a)
 			}
-			st, err := s.Position(ctx, "r", a.User)
+			st, err := s.Position(ctx, "r", waitroom.Unlimited(a.User))
 			if err != nil || st.Status != waitroom.Ready || st.Token != a.Token || !st.ExpiresAt.Equal(a.ExpiresAt) {
 				t.Fatalf("position of admitted %s: %+v %v", a.User, st, err)
 			}
@@ -112,7 +112,7 @@ func TestAdmitIssuesTokensInOrder(t *testing.T) {
 				t.Fatalf("token %q does not name its room", a.Token)
 			}
 		}
-		st, err := s.Position(ctx, "r", "u10")
+		st, err := s.Position(ctx, "r", waitroom.Unlimited("u10"))
 		if err != nil || st.Status != waitroom.Waiting || st.Position != 1 {
 			t.Fatalf("u10 is now first: %+v %v", st, err)
 		}
@@ -127,7 +127,7 @@ func TestAdmitIssuesTokensInOrder(t *testing.T) {
 			t.Fatalf("budget spent, yet %d admitted (at most %d refilled)", n, refilled)
 		}
 		// A READY user entering again gets the same token, not a new place.
-		st, err = s.Enter(ctx, "r", "u00")
+		st, err = s.Enter(ctx, "r", waitroom.Unlimited("u00"))
 		if err != nil || st.Status != waitroom.Ready {
 			t.Fatalf("ready user re-entering: %+v %v", st, err)
 		}
@@ -160,7 +160,7 @@ func TestConcurrentEntersGapFree(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for i := range next {
-					st, err := s.Enter(ctx, "crowd", fmt.Sprintf("user-%d", i))
+					st, err := s.Enter(ctx, "crowd", waitroom.Unlimited(fmt.Sprintf("user-%d", i)))
 					if err != nil {
 						errs <- err
 						continue
@@ -229,7 +229,7 @@ func TestEmptyRoomsAreForgottenAndComeBack(t *testing.T) {
 		cfg := testConfig()
 		cfg.EntryTokenTTL = time.Second
 		s, rdb := newStore(t, engine, cfg)
-		if _, err := s.Enter(ctx, "pop-up", "a"); err != nil {
+		if _, err := s.Enter(ctx, "pop-up", waitroom.Unlimited("a")); err != nil {
 			t.Fatal(err)
 		}
 		if b, err := s.AdmitBatch(ctx); err != nil || admittedCount(b) != 1 {
@@ -246,7 +246,7 @@ func TestEmptyRoomsAreForgottenAndComeBack(t *testing.T) {
 		if b, err := s.AdmitBatch(ctx); err != nil || len(b.Rooms) != 0 {
 			t.Fatalf("forgotten room visited: %+v %v", b, err)
 		}
-		if _, err := s.Enter(ctx, "pop-up", "b"); err != nil {
+		if _, err := s.Enter(ctx, "pop-up", waitroom.Unlimited("b")); err != nil {
 			t.Fatal(err)
 		}
 		if b, err := s.AdmitBatch(ctx); err != nil || admittedCount(b) != 1 || b.Rooms[0].Admitted[0].User != "b" {

@@ -26,13 +26,13 @@ var (
 // whether the position can be computed from the front (not in a room with
 // stored settings: its answers depend on them; a pre-queue has no place, its
 // numbers are not whole), else the stream reads the seat again at every move.
-func (s *Store) Seat(ctx context.Context, room, user string) (waitroom.Standing, waitroom.Place, error) {
-	if err := checkUser(user); err != nil {
+func (s *Store) Seat(ctx context.Context, room string, c waitroom.Caller) (waitroom.Standing, waitroom.Place, error) {
+	if err := checkUser(c.User); err != nil {
 		return waitroom.Standing{}, waitroom.Place{}, err
 	}
 	k := roomKeys(room)
-	keys := k.positionKeys(user)
-	args := s.limited(ctx, []any{user}, callerBuckets)
+	keys := k.positionKeys(c.User)
+	args := s.limited(c, []any{c.User}, callerBuckets)
 	reply, err := s.scripts.position.run(ctx, s.rdb, keys, append(args, "seat")...).Slice()
 	if err != nil {
 		return waitroom.Standing{}, waitroom.Place{}, waitroom.Unavailable(err)

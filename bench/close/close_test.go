@@ -29,6 +29,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/bench/spike/sim"
 	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/localrun"
@@ -127,7 +128,7 @@ func fill(t *testing.T, s *redisstore.Store) {
 		go func() {
 			defer wg.Done()
 			for i := next.Add(1) - 1; i < visitors; i = next.Add(1) - 1 {
-				if _, err := s.Enter(context.Background(), room, "h:"+user(int(i))); err != nil {
+				if _, err := s.Enter(context.Background(), room, waitroom.Unlimited("h:"+user(int(i)))); err != nil {
 					t.Error(err)
 					return
 				}

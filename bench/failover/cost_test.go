@@ -42,7 +42,7 @@ func measureWaitCost(t testing.TB, orders int) sim.FailoverWaitCost {
 			s = wait
 		}
 		before, start := counter.Count(), time.Now()
-		lease, err := s.BeginOrder(ctx, leases[i])
+		lease, err := s.BeginOrder(ctx, waitroom.Unlimited(leases[i].user), leases[i].OrderAttempt)
 		if err == nil {
 			err = s.CommitOrder(ctx, lease, waitroom.StoredAnswer{Status: 201})
 		}
@@ -58,15 +58,21 @@ func measureWaitCost(t testing.TB, orders int) sim.FailoverWaitCost {
 	return c
 }
 
+// admittedUser is a user admitted and its order attempt.
+type admittedUser struct {
+	user string
+	waitroom.OrderAttempt
+}
+
 // admitted puts n users in a room's line, admits them all and returns
 // their order attempts.
-func admitted(t testing.TB, ctx context.Context, s *redisstore.Store, n int) []waitroom.OrderAttempt {
+func admitted(t testing.TB, ctx context.Context, s *redisstore.Store, n int) []admittedUser {
 	for i := 0; i < n; i++ {
-		if _, err := s.Enter(ctx, "cost", fmt.Sprintf("u%d", i)); err != nil {
+		if _, err := s.Enter(ctx, "cost", waitroom.Unlimited(fmt.Sprintf("u%d", i))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	var out []waitroom.OrderAttempt
+	var out []admittedUser
 	for len(out) < n {
 		b, err := waitroom.RunBatch(ctx, s)
 		if err != nil {
@@ -74,7 +80,7 @@ func admitted(t testing.TB, ctx context.Context, s *redisstore.Store, n int) []w
 		}
 		for _, r := range b.Rooms {
 			for _, a := range r.Admitted {
-				out = append(out, waitroom.OrderAttempt{Room: "cost", User: a.User, Token: a.Token})
+				out = append(out, admittedUser{a.User, waitroom.OrderAttempt{Room: "cost", Token: a.Token}})
 			}
 		}
 		time.Sleep(10 * time.Millisecond)

@@ -28,7 +28,7 @@
 // Each operation is measured twice, with the store's limits at the
 // defaults (waitroom.DefaultClientRatePerSec, DefaultClientBurst,
 // DefaultIPRatePerSec, DefaultIPBurst: "on") and at zero ("off"); each
-// call carries a caller (waitroom.WithCaller) with an id and an IP of its
+// call passes a caller (waitroom.Caller) with an id and an IP of its
 // own. An operation runs -warmup calls (200) unmeasured, then -calls (2,000)
 // measured, in windows of -chunk calls (50): the window's preps, then
 // `callgrind_control --zero`, the calls, `callgrind_control --dump`; the
@@ -36,7 +36,7 @@
 // measured call is the steady, allowed path of a visitor polling as told:
 // its limiter buckets (GCRAs, which live one interval past a call: 200 ms
 // for a caller at the defaults) are gone since its last poll, so it takes
-// them afresh; an unmeasured prep without a caller checks the state the
+// them afresh; an unmeasured prep of an unlimited caller checks the state the
 // call meets (in line, READY); every answer is checked, and a refusal
 // stops the run.
 //

@@ -60,7 +60,7 @@ type bench struct {
 
 // op is one measured operation: item i < warmup is a warm-up item, the
 // others are measured. prep (optional) runs unmeasured before each item's
-// call, in the same window as the call, without a caller (it checks the
+// call, in the same window as the call, by an unlimited caller (it checks the
 // state the call will meet: in line, READY); check (optional) runs after
 // each window's dump.
 type op struct {
@@ -137,19 +137,20 @@ func warm(ctx context.Context, o op, i int) error {
 // ids: bench/scale_test.go).
 func uid(group byte, i int) string { return fmt.Sprintf("%c%012d", group, i) }
 
-// as is ctx with the i-th user of group as the limiter's caller: its own
-// id, and an IP of its own, 10.<group>.<i>, so that every caller has its
-// buckets to itself (i < 65,536). A prep's ctx (unlimited) gets none.
-func as(ctx context.Context, group byte, i int) context.Context {
+// as is the i-th user of group as the caller of a call in ctx: its own id,
+// and an IP of its own, 10.<group>.<i>, so that every caller has its
+// buckets to itself (i < 65,536). In a prep's ctx (unlimited) the user is
+// not limited.
+func as(ctx context.Context, group byte, i int) waitroom.Caller {
 	if ctx.Value(unlimitedKey{}) != nil {
-		return ctx
+		return waitroom.Unlimited(uid(group, i))
 	}
-	return waitroom.WithCaller(ctx, waitroom.Caller{ID: uid(group, i), IP: ipOf(group, i)})
+	return waitroom.Caller{User: uid(group, i), IP: ipOf(group, i)}
 }
 
 type unlimitedKey struct{}
 
-// unlimited marks ctx for a prep: its calls carry no caller, so that they
+// unlimited marks ctx for a prep: its callers are not limited, so that they
 // leave no bucket for the measured call to find. The limiter's buckets are
 // GCRAs that live one interval past a call (200 ms for a caller at the
 // defaults, 2 ms for an address), so a poller that comes back after its

@@ -21,7 +21,7 @@ const (
 )
 
 // measureMemory fills a plain redis-server's room with p.memoryUsers
-// users through Store.Enter (no caller: no limiter buckets), reading
+// users through Store.Enter (unlimited callers: no limiter buckets), reading
 // used_memory before and after; then p.memoryCallers of them poll once
 // with the limiter on, each a caller of its own (id and IP), and the
 // used_memory delta over them is a live caller's two buckets (fields of
@@ -90,7 +90,7 @@ func callerMemory(ctx context.Context, rdb *redis.Client, st stores, m *sim.Redi
 	err = parallel(m.Callers, 8, func(i int) error {
 		j := spread(i, m.Callers, m.Users)
 		user := uid(waitGroup, j)
-		s, err := st.on.Position(waitroom.WithCaller(ctx, waitroom.Caller{ID: user, IP: ipOf(waitGroup, i)}), room, user)
+		s, err := st.on.Position(ctx, room, waitroom.Caller{User: user, IP: ipOf(waitGroup, i)})
 		return expect(s, err, waitroom.Waiting)
 	})
 	if err != nil {

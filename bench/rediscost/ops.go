@@ -72,12 +72,12 @@ func parallel(n, clients int, fn func(i int) error) error {
 	return <-errs
 }
 
-// enterAll puts users from..to-1 of group in the line of room name (no
-// caller: not limited).
+// enterAll puts users from..to-1 of group in the line of room name
+// (unlimited callers).
 func enterAll(ctx context.Context, s *redisstore.Store, name string, group byte, from, to, clients int) error {
 	return parallel(to-from, clients, func(i int) error {
 		user := uid(group, from+i)
-		st, err := s.Enter(ctx, name, user)
+		st, err := s.Enter(ctx, name, waitroom.Unlimited(user))
 		if err == nil && !st.Joined {
 			err = fmt.Errorf("%s did not join (%s)", user, st.Status)
 		}
@@ -286,7 +286,7 @@ func (b *bench) lineOps(limiter string) []op {
 	waiting := func(i int) int { return spread(i, n, b.p.waiting) }
 	poll := func(group byte, idx func(int) int, want waitroom.Status) func(ctx context.Context, i int) error {
 		return func(ctx context.Context, i int) error {
-			st, err := s.Position(as(ctx, group, idx(i)), room, uid(group, idx(i)))
+			st, err := s.Position(ctx, room, as(ctx, group, idx(i)))
 			return expect(st, err, want)
 		}
 	}
@@ -300,7 +300,7 @@ func (b *bench) lineOps(limiter string) []op {
 			prep: poll(waitGroup, waiting, waitroom.Waiting), call: poll(waitGroup, waiting, waitroom.Waiting)},
 		{key: "enterInLine", name: "enter (already in line)", limiter: limiter, items: n,
 			prep: poll(waitGroup, waiting, waitroom.Waiting), call: func(ctx context.Context, i int) error {
-				st, err := s.Enter(as(ctx, waitGroup, waiting(i)), room, uid(waitGroup, waiting(i)))
+				st, err := s.Enter(ctx, room, as(ctx, waitGroup, waiting(i)))
 				if err == nil && st.Joined {
 					return fmt.Errorf("joined again")
 				}
@@ -308,7 +308,7 @@ func (b *bench) lineOps(limiter string) []op {
 			}},
 		{key: "enterNew", name: "enter (new user)", limiter: limiter, items: n,
 			prep: poll(newGroup, same, waitroom.NotInQueue), call: func(ctx context.Context, i int) error {
-				st, err := s.Enter(as(ctx, newGroup, i), room, uid(newGroup, i))
+				st, err := s.Enter(ctx, room, as(ctx, newGroup, i))
 				if err == nil && !st.Joined {
 					return fmt.Errorf("did not join")
 				}
@@ -333,11 +333,11 @@ func (b *bench) gateOps(limiter string, tokens map[string]string) []op {
 	return []op{
 		{key: "gateCheck", name: "gate check (BeginOrder)", limiter: limiter, items: n,
 			prep: func(ctx context.Context, i int) error {
-				st, err := s.Position(as(ctx, gateGroup, base+i), room, user(i))
+				st, err := s.Position(ctx, room, as(ctx, gateGroup, base+i))
 				return expect(st, err, waitroom.Ready)
 			},
 			call: func(ctx context.Context, i int) error {
-				l, err := s.BeginOrder(as(ctx, gateGroup, base+i), waitroom.OrderAttempt{Room: room, User: user(i), Token: tokens[user(i)],
+				l, err := s.BeginOrder(ctx, as(ctx, gateGroup, base+i), waitroom.OrderAttempt{Room: room, Token: tokens[user(i)],
 					IdempotencyKey: "order-" + user(i), RequestHash: "a1b2c3d4e5f60718", CreatedRoomsOnly: true}) // ORDER_ROOMS unset: the default
 				switch {
 				case err != nil:
@@ -350,11 +350,11 @@ func (b *bench) gateOps(limiter string, tokens map[string]string) []op {
 			}},
 		{key: "gateCommit", name: "gate commit (CommitOrder)", limiter: limiter, items: n, noLimiter: true,
 			call: func(ctx context.Context, i int) error {
-				return s.CommitOrder(as(ctx, gateGroup, base+i), leases[i], answer)
+				return s.CommitOrder(ctx, leases[i], answer)
 			},
 			check: func(ctx context.Context, from, to int) error {
 				for i := from; i < to; i++ { // the token is consumed: the user is out of line
-					st, err := b.st.off.Position(ctx, room, user(i))
+					st, err := b.st.off.Position(ctx, room, waitroom.Unlimited(user(i)))
 					if err := expect(st, err, waitroom.NotInQueue); err != nil {
 						return fmt.Errorf("after commit, %s: %w", user(i), err)
 					}

@@ -319,7 +319,7 @@ var mutations = []Mutation{
 	{Name: "identity.go: the viewer's address ignored behind CloudFront", File: "httpapi/identity.go",
 		From: "	viewer, ok := lookupHeader(req, viewerAddressHeader)", To: "	viewer, ok := \"\", false", Pkgs: handlers, Hint: `^TestBehindCloudFrontTheLimiterSeesTheViewer$`},
 	{Name: "intake.go: position with a receipt not limited", File: "httpapi/intake.go",
-		From: "	ctx = AsCaller(ctx, who) // the limiter counts the entry's user", To: "", Pkgs: handlers, Hint: `^TestBrokerAcceptIsLimited$`},
+		From: "	caller := AsCaller(who) // the limiter counts the entry's user", To: "	caller := waitroom.Unlimited(e.User)", Pkgs: handlers, Hint: `^TestBrokerAcceptIsLimited$`},
 	{Name: "entrytoken.go: another user's signed token accepted", File: "httpapi/entrytoken.go",
 		From: "if err != nil || c.Subject != who.ID || c.Source != who.tokenSource() {", To: "if err != nil {", Pkgs: handlers, Hint: `^TestForgedTokenCostsNoStoreCall$`},
 	{Name: "order_commit.lua: a jti usable twice (commit consumes nothing)", File: "redisstore/order_commit.lua",
@@ -612,7 +612,7 @@ var mutations = []Mutation{
 	{Name: "config.go: ORDER_ROOMS=* taken for a room named *", File: "config.go",
 		From: "case c.OrderRooms[0] == AnyRoom:\n\t\treturn true, true", To: "case c.OrderRooms[0] == AnyRoom:\n\t\treturn false, true", Pkgs: domain, Hint: `^TestOrderRoomsVariable$`},
 	{Name: "api.go: a client's abort cuts the order the API took (the request's context)", File: "httpapi/api.go",
-		From: "ctx, cancel := detached(AsCaller(ctx, who))", To: "ctx, cancel := context.WithCancel(AsCaller(ctx, who))", Pkgs: handlers, Hint: `^TestLambdaClientAbortMidOrderOrdersOnce$`},
+		From: "ctx, cancel := detached(ctx)", To: "ctx, cancel := context.WithCancel(ctx)", Pkgs: handlers, Hint: `^TestLambdaClientAbortMidOrderOrdersOnce$`},
 	{Name: "api.go: the detached order outlives the invocation's deadline", File: "httpapi/api.go",
 		From: "return context.WithDeadline(d, deadline)", To: "_ = deadline\n\t\treturn context.WithCancel(d)", Pkgs: handlers, Hint: `^TestDetachedOrderEndsAtTheInvocationDeadline$`},
 	// issue 32: adaptive
@@ -677,4 +677,11 @@ var mutations = []Mutation{
 		From: "rb.Downstream, rb.Control, rb.Adaptive = w, waitroom.DecodeControl(text(3)), a", To: "rb.Downstream, rb.Control, rb.Adaptive = w, waitroom.ControlState{}, a", Pkgs: store, Hint: `^TestLawStateComesBackWithTheNextWindow$`},
 	{Name: "redisstore/adaptive.go: an adaptive room's rate not stored", File: "redisstore/adaptive.go",
 		From: "\tif d.Adapted {\n", To: "\tif !d.Adapted {\n", Pkgs: store, Hint: `^(TestAdaptiveRateDrivesAdmissionAndAnswers|TestPausedAdaptiveRoomAdmitsAtMinRate)$`},
+	// issue 35: the caller as an argument
+	{Name: "caller.go: every caller unlimited", File: "caller.go",
+		From: "func (c Caller) Limited() bool { return !c.unlimited }", To: "func (c Caller) Limited() bool { return false }", Pkgs: store, Hint: `^TestUnlimitedCallerTakesNoBucket$`},
+	{Name: "ratelimit.go: an unlimited caller takes buckets", File: "redisstore/ratelimit.go",
+		From: "if !c.Limited() {", To: "if false {", Pkgs: store, Hint: `^TestUnlimitedCallerTakesNoBucket$`},
+	{Name: "api.go: the gate's check not limited", File: "httpapi/api.go",
+		From: "return a.attempt(ctx, AsCaller(who), attempt, order)", To: "return a.attempt(ctx, waitroom.Unlimited(who.User), attempt, order)", Pkgs: handlers, Hint: `^TestRateLimitedAnswers$`},
 }

@@ -342,10 +342,10 @@ func journey(t *testing.T, store asFunction) {
 	})
 	must("admin creates the room", err)
 	for _, u := range []string{"alice", "bob"} {
-		_, err := enter.Enter(ctx, "sale", u)
+		_, err := enter.Enter(ctx, "sale", waitroom.Unlimited(u))
 		must("enter "+u, err)
 	}
-	must("the broker's accept", enter.Admissible(ctx, "sale"))
+	must("the broker's accept", enter.Admissible(ctx, "sale", waitroom.Unlimited("dave")))
 	for range 2 { // the second delivery finds it applied
 		_, _, err := consumer.Apply(ctx, waitroom.Entry{Room: "sale", User: "carol", AcceptedAt: time.Now()}, time.Hour)
 		must("the consumer applies carol", err)
@@ -355,14 +355,14 @@ func journey(t *testing.T, store asFunction) {
 	if !found {
 		t.Fatal("carol's entry was not recorded as applied")
 	}
-	_, err = position.Position(ctx, "ghost-room", "nobody") // registers an empty open room
+	_, err = position.Position(ctx, "ghost-room", waitroom.Unlimited("nobody")) // registers an empty open room
 	must("position in an empty open room", err)
 	tokens := map[string]string{}
 	for i := 0; len(tokens) < 3 && i < 100; i++ {
 		_, err := waitroom.RunBatch(ctx, admit)
 		must("admission", err)
 		for _, u := range []string{"alice", "bob", "carol"} {
-			st, err := position.Position(ctx, "sale", u)
+			st, err := position.Position(ctx, "sale", waitroom.Unlimited(u))
 			must("position of "+u, err)
 			if st.Status == waitroom.Ready {
 				tokens[u] = st.Token
@@ -374,16 +374,16 @@ func journey(t *testing.T, store asFunction) {
 		t.Fatalf("admitted %v only", slices.Sorted(maps.Keys(tokens)))
 	}
 	ok := waitroom.DownstreamCall{Latency: 40 * time.Millisecond, Outcome: waitroom.OutcomeOK}
-	lease, err := gate.BeginOrder(ctx, waitroom.OrderAttempt{Room: "sale", User: "alice", Token: tokens["alice"], IdempotencyKey: "k1"})
+	lease, err := gate.BeginOrder(ctx, waitroom.Unlimited("alice"), waitroom.OrderAttempt{Room: "sale", Token: tokens["alice"], IdempotencyKey: "k1"})
 	must("alice's order begins", err)
 	lease.Downstream = ok
 	must("alice's order commits", gate.CommitOrder(ctx, lease, waitroom.StoredAnswer{Status: 201, Body: `{"id":1}`}))
-	replay, err := gate.BeginOrder(ctx, lease.OrderAttempt)
+	replay, err := gate.BeginOrder(ctx, waitroom.Unlimited(lease.User), lease.OrderAttempt)
 	must("alice's order replays", err)
 	if replay.Replay == nil {
 		t.Fatal("alice's retry was not a replay")
 	}
-	lease, err = gate.BeginOrder(ctx, waitroom.OrderAttempt{Room: "sale", User: "bob", Token: tokens["bob"]})
+	lease, err = gate.BeginOrder(ctx, waitroom.Unlimited("bob"), waitroom.OrderAttempt{Room: "sale", Token: tokens["bob"]})
 	must("bob's order begins", err)
 	lease.Downstream = waitroom.DownstreamCall{Latency: time.Second, Outcome: waitroom.OutcomeTimeout}
 	must("bob's order is released", gate.ReleaseOrder(ctx, lease))

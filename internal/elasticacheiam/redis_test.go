@@ -87,7 +87,7 @@ func TestIAMTokenAuthenticatesAgainstRedis(t *testing.T) {
 	srv.accept(t, first)
 
 	store, rdb := storeWith(t, srv.URL(), provider)
-	if st, err := store.Enter(ctx, "iam", "alice"); err != nil || st.Status != waitroom.Ready {
+	if st, err := store.Enter(ctx, "iam", waitroom.Unlimited("alice")); err != nil || st.Status != waitroom.Ready {
 		t.Fatalf("enter through the IAM user: %+v %v", st, err)
 	}
 	if who, err := rdb.Do(ctx, "ACL", "WHOAMI").Text(); err != nil || who != cache.User {
@@ -106,7 +106,7 @@ func TestIAMTokenAuthenticatesAgainstRedis(t *testing.T) {
 	elsewhere, _ := elasticacheiam.NewProvider(otherCache, &countingCreds{}, clk.Now)
 	for name, wrong := range map[string]*elasticacheiam.Provider{"other keys": other, "other cache": elsewhere} {
 		bad, badRDB := storeWith(t, srv.URL(), redisstore.CredentialsProvider{Credentials: wrong.Credentials, MaxConnAge: maxAge})
-		if _, err := bad.Enter(ctx, "iam", "mallory"); err == nil {
+		if _, err := bad.Enter(ctx, "iam", waitroom.Unlimited("mallory")); err == nil {
 			t.Errorf("%s: a wrong token was accepted", name)
 		}
 		if err := badRDB.Ping(ctx).Err(); err == nil || !strings.Contains(err.Error(), "WRONGPASS") {
@@ -124,7 +124,7 @@ func TestIAMTokenAuthenticatesAgainstRedis(t *testing.T) {
 	srv.accept(t, second)
 	before := asked.Load()
 	time.Sleep(2 * maxAge)
-	if st, err := store.Position(ctx, "iam", "alice"); err != nil || st.Status != waitroom.Ready {
+	if st, err := store.Position(ctx, "iam", waitroom.Unlimited("alice")); err != nil || st.Status != waitroom.Ready {
 		t.Fatalf("position after rotation: %+v %v", st, err)
 	}
 	if asked.Load() == before {
