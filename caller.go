@@ -1,10 +1,7 @@
 package waitroom
 
 import (
-	"fmt"
-	"math"
 	"net/netip"
-	"time"
 )
 
 // Caller is who sends a request, as the store's operations consume it:
@@ -52,10 +49,4 @@ func SourceAddress(ip string) string {
 		return a.String()
 	}
 	return netip.PrefixFrom(a, 64).Masked().String()
-}
-
-// RateLimited is the answer to a caller over its limit, to retry after wait.
-func RateLimited(wait time.Duration) *Error {
-	wait = time.Duration(math.Max(float64(wait), float64(time.Second)))
-	return &Error{Code: ERateLimited, Message: fmt.Sprintf("too many requests from you; retry in %d s", int(math.Ceil(wait.Seconds()))), RetryAfter: wait}
 }

@@ -10,41 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/waitroom/waitroom/internal/b64url"
+	"github.com/waitroom/waitroom/b64url"
 )
-
-// Intake is how enter puts a newcomer in line (INTAKE, docs/API.md).
-type Intake string
-
-const (
-	// IntakeDirect writes every enter to the store at once (503 while it is down).
-	IntakeDirect Intake = "direct"
-	// IntakeBroker accepts every enter into the broker; the consumer applies it.
-	IntakeBroker Intake = "broker"
-	// IntakeFallback writes to the store, and accepts into the broker while
-	// the store is unavailable.
-	IntakeFallback Intake = "fallback"
-)
-
-// DefaultIntake is direct, as measured (make bench-intake,
-// docs/bench/intake-results.json): with the store healthy, writing straight
-// to it accepted more than twice as many enters a second as the broker, at a
-// third of the median latency, costs nothing more and caps no room at SQS's
-// 300 sends a second per message group. fallback is the setting to choose
-// when a store outage must not cost a newcomer: it pays the broker only then.
-const DefaultIntake = IntakeDirect
-
-// Accepted and Processing are the statuses of an entry the broker holds:
-// enter answers ACCEPTED with a receipt, position PROCESSING until the
-// consumer has applied it.
-const (
-	Accepted   Status = "ACCEPTED"
-	Processing Status = "PROCESSING"
-)
-
-// EInvalidReceipt is a receipt that is forged, altered, expired or signed
-// by an unknown key; the visitor enters again.
-const EInvalidReceipt Code = "invalid_receipt"
 
 // ReceiptHeader carries the receipt of an accepted entry to position.
 const ReceiptHeader = "X-Queue-Receipt"
@@ -113,7 +80,7 @@ func (k TicketKeys) VerifyReceipt(receipt string, now time.Time) (Entry, error) 
 	if len(p) != 7 || p[0] != "r1" {
 		return Entry{}, invalidReceipt("malformed")
 	}
-	key := k.key(p[1])
+	key := k.byID(p[1])
 	if key == nil {
 		return Entry{}, invalidReceipt("signed by an unknown key")
 	}

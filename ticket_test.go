@@ -133,7 +133,7 @@ func TestTicketEveryByteFlipped(t *testing.T) {
 // the first differing byte and would let an attacker find a valid MAC byte
 // by byte. A timing test would be flaky, so the source is checked instead.
 func TestTicketConstantTimeComparison(t *testing.T) {
-	f, err := parser.ParseFile(token.NewFileSet(), "ticket.go", nil, 0)
+	f, err := parser.ParseFile(token.NewFileSet(), "signed.go", nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,13 +151,13 @@ func TestTicketConstantTimeComparison(t *testing.T) {
 				case "hmac.Equal":
 					hmacEqual++
 				case "bytes.Equal", "bytes.Compare", "strings.Compare", "strings.EqualFold", "reflect.DeepEqual":
-					t.Errorf("ticket.go compares with %s", name)
+					t.Errorf("signed.go compares with %s", name)
 				}
 			}
 		case *ast.BinaryExpr:
 			if n.Op == token.EQL || n.Op == token.NEQ {
 				if s := exprString(n); strings.Contains(s, "got") || strings.Contains(s, "mac") || strings.Contains(s, "ID") {
-					t.Errorf("ticket.go compares secrets with %s", n.Op)
+					t.Errorf("signed.go compares secrets with %s", n.Op)
 				}
 			}
 		}
@@ -255,7 +255,7 @@ func TestVisitorConfig(t *testing.T) {
 
 // The formats signed with the ticket key are pinned byte for byte: a
 // ticket, a receipt and a challenge's solution signed before one codec
-// (ticket.go's seal and open) served all three still verify, and the
+// (signed.go's seal and open) served all three still verify, and the
 // ticket and the receipt are signed the same again.
 func TestSignedFormatsArePinned(t *testing.T) {
 	k := keys(t, keyOf(t, 7))

@@ -1,13 +1,32 @@
 // Package waitroom holds the domain of a virtual waiting room: who may join
 // which line, what a user is told while waiting, how admission is paced, and
-// the errors every adapter maps to its own protocol. It depends on nothing but
-// the standard library; Redis, Lambda and HTTP live in their own packages.
+// the errors every adapter maps to its own protocol. It reads no
+// environment and does no I/O: the environment is envconfig's, Redis is
+// redisstore's, HTTP is httpapi's, Lambda is awslambda's. It imports only
+// the standard library, entrytoken (the keys in its configuration) and
+// b64url (the spelling of its signed formats).
+//
+// One file a concept, each using only the ones before it:
+//
+//	waitroom.go   error codes, the Error every adapter maps, names (rooms, users, keys)
+//	signed.go     the signed formats: tickets, challenges, their one HMAC codec, secrets
+//	caller.go     who sends a request, as the limiter counts it
+//	config.go     the typed configuration (envconfig fills it) and the poll tiers
+//	adaptive.go   the adaptive law: its setting, the window's measures, its decisions
+//	line.go       statuses, a user's standing, the estimated wait and when to ask again
+//	room.go       a room's settings and page, as operators change them
+//	order.go      an order through the gate: its attempt, lease, answer and budget
+//	intake.go     entries through a broker and their signed receipts
+//	admission.go  the store's interface and the admission loop that runs the law
 package waitroom
 
 import (
-	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"math"
+	"regexp"
+	"strings"
 	"time"
 )
 
@@ -85,173 +104,96 @@ func TokenUsed() *Error {
 	return Errorf(ETokenInvalid, "the entry token is not valid for you: it may have expired or been used; join the line again")
 }
 
-// Status is where a user stands in a room.
-type Status string
+// EInvalidReceipt is a receipt that is forged, altered, expired or signed
+// by an unknown key; the visitor enters again.
+const EInvalidReceipt Code = "invalid_receipt"
 
+// Error codes of the admin API (docs/API.md, "Admin API").
 const (
-	Waiting    Status = "WAITING"
-	Ready      Status = "READY"
-	NotInQueue Status = "NOT_IN_QUEUE"
+	EInvalidSettings Code = "invalid_settings"
+	ERoomNotFound    Code = "room_not_found"
 )
 
-// Standing is a user's state in one room, as the store reports it.
-type Standing struct {
-	Status    Status
-	Position  int64     // 1-based, only when Waiting
-	Token     string    // only when Ready
-	ExpiresAt time.Time // only when Ready
-	IssuedAt  time.Time // when Ready: the admission
-	Joined    bool      // enter took a new place in line (for metrics)
-	// AdmittedNow: enter found nobody waiting and admitted the user at
-	// once (instant admission; for metrics: an admission that waited 0 s).
-	AdmittedNow bool
+// ERoomClosed refuses an enter of a closed room (403).
+const ERoomClosed Code = "room_closed"
 
-	// The room as the same script call saw it: what the answer tells the
-	// user, read in the one round trip the operation already makes.
-	RatePerSec float64   // the room's admission rate
-	Paused     bool      // the room admits nobody until resumed
-	OpensAt    time.Time // the scheduled opening; zero when open
-	Stalled    bool      // no batch for several intervals, or maxActive reached (checked within Config.FarHorizon of the front)
-	Adaptive   bool      // the rate is the adaptive law's: it may rise before the user's turn (Config.PollAfterMs)
-	Message    string    // the operator's message to the line; empty: none
-	// Page is the room's page settings, read by enter only (the page
-	// asks once per load); zero in position's answers.
-	Page Page
+func invalidSetting(field, msg string) *Error {
+	return Errorf(EInvalidSettings, "%s %s", field, msg)
 }
 
-// Front is one reading of a room's line for live streams: the sequence
-// number at its front (Empty: nobody waits), and the room's closed flag
-// and message, read together.
-type Front struct {
-	Seq     int64
-	Empty   bool
-	Closed  bool
-	Message string
+// EChallengeRequired is an enter that would make a visitor without a valid
+// solution (none, a bad one, an expired or spent one): its answer carries
+// a fresh challenge to solve.
+const EChallengeRequired Code = "challenge_required"
+
+// EInvalidTicket is a ticket that is forged, altered, expired or signed by an
+// unknown key. Nothing is created for such a request: the visitor rejoins.
+const EInvalidTicket Code = "invalid_ticket"
+
+// RateLimited is the answer to a caller over its limit, to retry after wait.
+func RateLimited(wait time.Duration) *Error {
+	wait = time.Duration(math.Max(float64(wait), float64(time.Second)))
+	return &Error{Code: ERateLimited, Message: fmt.Sprintf("too many requests from you; retry in %d s", int(math.Ceil(wait.Seconds()))), RetryAfter: wait}
 }
 
-// Place is a waiting user's place for live streams: the sequence number
-// of the place in line (0 when not waiting), and whether the position can
-// be computed from the front (false in a room with stored settings, whose
-// answers depend on more than the line, and in a pre-queue).
-type Place struct {
-	Seq       int64
-	FromFront bool
+// DefaultRoom is the room of requests that name none.
+const DefaultRoom = "default"
+
+var roomPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
+
+// ValidRoom reports whether name may be used as a room.
+func ValidRoom(name string) bool { return roomPattern.MatchString(name) }
+
+// CheckUser validates a user id: 1 to 128 printable ASCII characters.
+func CheckUser(id string) error {
+	if !Printable(id, 128) {
+		return Errorf(EInvalidUser, "a user id is 1 to 128 printable ASCII characters")
+	}
+	return nil
 }
 
-// Queue is the line of every room. Implementations must be safe for
-// concurrent use by any number of processes sharing one store.
-type Queue interface {
-	// Enter joins room's line as c.User, or reports the current standing
-	// when c.User is already in line or admitted; the abuse limiter counts
-	// c (and spends its challenge). A full line is an EQueueFull error.
-	Enter(ctx context.Context, room string, c Caller) (Standing, error)
-	// Position reports c.User's standing without changing anything but
-	// the limiter's count of c.
-	Position(ctx context.Context, room string, c Caller) (Standing, error)
-	// AdmitBatch admits the front of every room's line, as far as each room's
-	// rate budget allows, and issues entry tokens in the same atomic step. It
-	// hands over the control windows that ended (RoomBatch.Downstream) but
-	// decides nothing on them: call it through RunBatch, which does.
-	AdmitBatch(ctx context.Context) (Batch, error)
-	// StoreDecisions keeps the admission loop's decisions on the windows a
-	// batch handed over (RunBatch), every room's in one round trip; a
-	// decision on a window no newer than the room's last decided one is
-	// dropped (admitters may overlap). One that does not land leaves the
-	// rate as it was.
-	StoreDecisions(ctx context.Context, decided []RoomDecision) error
-	// BeginOrder validates c.User's entry token and takes its order lock,
-	// or returns the stored answer of an earlier success with the same key;
-	// the limiter counts c.
-	BeginOrder(ctx context.Context, c Caller, o OrderAttempt) (Lease, error)
-	// CommitOrder consumes the token, stores the answer under the
-	// idempotency key and releases the lock, atomically.
-	CommitOrder(ctx context.Context, l Lease, answer StoredAnswer) error
-	// ReleaseOrder releases the lock and keeps the token.
-	ReleaseOrder(ctx context.Context, l Lease) error
-	// Admissible makes the checks an enter makes before it touches the line
-	// (the room exists; c is within the abuse limiter, its challenge
-	// unspent), for an entry about to be handed to a broker.
-	Admissible(ctx context.Context, room string, c Caller) error
+// CheckStoreUser validates a user as the store keeps it: a user id in its
+// source's namespace (a prefix of at most 2 characters, awslambda's
+// identity), so at most 130 printable ASCII characters.
+func CheckStoreUser(user string) error {
+	if !Printable(user, 130) {
+		return Errorf(EInvalidUser, "a user is 1 to 130 printable ASCII characters")
+	}
+	return nil
 }
 
-// Batch is what one admission batch did, room by room.
-type Batch struct {
-	Rooms []RoomBatch
+// CheckIdempotencyKey validates an Idempotency-Key: 1 to 128 printable ASCII characters.
+func CheckIdempotencyKey(key string) error {
+	if !Printable(key, 128) {
+		return Errorf(EInvalidIdemKey, "Idempotency-Key must be 1 to 128 printable ASCII characters")
+	}
+	return nil
 }
 
-// Idle reports whether the batch admitted nobody and left nobody waiting
-// and no entry token live, in any room (no rooms at all is idle too):
-// admission has nothing to do until someone enters.
-func (b Batch) Idle() bool {
-	for _, r := range b.Rooms {
-		if r.Waiting > 0 || r.ActiveTokens > 0 || len(r.Admitted) > 0 {
+// Printable reports whether s is 1 to max visible ASCII characters or
+// spaces: what an identifier or a header value may hold.
+func Printable(s string, max int) bool {
+	if len(s) == 0 || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
 			return false
 		}
 	}
 	return true
 }
 
-// RoomBatch is one room's share of a batch.
-type RoomBatch struct {
-	Room          string
-	Admitted      []Admission
-	Waiting       int64 // still in line after the batch
-	ActiveTokens  int64 // live entry tokens after the batch
-	TokensExpired int64 // tokens found expired unused during the batch
-	// EffectiveRatePerSec is the rate the batch admitted at: the adaptive
-	// rate, or the room's ratePerSec.
-	EffectiveRatePerSec float64
-	// Downstream is the control window the batch handed over (the order
-	// gate's measurements, for the admission loop to decide on: RunBatch);
-	// nil for none.
-	Downstream *Window
-	// Control and Adaptive come with Downstream: what the law remembered
-	// when the window was handed over, and the room's adaptive setting
-	// (nil: a fixed rate, the window measured only, for status).
-	Control  ControlState
-	Adaptive *Adaptive
-}
-
-// Admission is one user moved to READY.
-type Admission struct {
-	User      string
-	Token     string
-	ExpiresAt time.Time
-	Waited    time.Duration // enter → admitted, to the second
-}
-
-// OrderAttempt is what the gate knows before it calls the order API,
-// besides who orders (BeginOrder's Caller).
-type OrderAttempt struct {
-	Room           string
-	Token          string
-	IdempotencyKey string // optional
-	// RequestHash identifies the request body: a stored answer is replayed
-	// only to the same body under the same key (idempotency_key_reused).
-	RequestHash string
-	// CreatedRoomsOnly: the room sells only if an operator created it
-	// (ORDER_ROOMS unset); a visitor's own room (OPEN_ROOMS) is wrong_room.
-	CreatedRoomsOnly bool
-}
-
-// Lease is the right to place one order: the user's lock, or a replay.
-type Lease struct {
-	OrderAttempt
-	User      string // whose token and lock: the caller's
-	LockValue string
-	Replay    *StoredAnswer // set when an earlier success is to be returned again
-	// TokenExpires is the token's expiry, with the lock (the order
-	// record's TTL); zero with a replay.
-	TokenExpires time.Time
-	// Downstream is the order API call made under this lease, counted by
-	// CommitOrder or ReleaseOrder in the same script (no extra round trip).
-	Downstream DownstreamCall
-}
-
-// StoredAnswer is a downstream answer kept for idempotent replays.
-type StoredAnswer struct {
-	Status      int    `json:"status"`
-	Body        string `json:"body"`
-	ContentType string `json:"contentType,omitempty"`
-	RequestHash string `json:"requestHash,omitempty"` // of the request that got this answer
+// TokenRoom returns the room an entry token was issued for. Tokens are
+// "<room>.<128 random bits as 22 URL-safe base64 characters>": the order gate
+// learns the room from the token itself. ok is false for anything else.
+func TokenRoom(token string) (room string, ok bool) {
+	room, random, found := strings.Cut(token, ".")
+	if !found || !ValidRoom(room) || len(random) != 22 {
+		return "", false
+	}
+	if _, err := base64.RawURLEncoding.DecodeString(random); err != nil {
+		return "", false
+	}
+	return room, true
 }

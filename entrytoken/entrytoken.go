@@ -4,7 +4,7 @@
 // waiting room signs them with Keys; an origin verifies them offline with
 // a Verifier that fetches the room's JWKS (GET /.well-known/jwks.json).
 //
-// Only the standard library (and internal/b64url, the module's one strict
+// Only the standard library (and b64url, the module's one strict
 // base64url) is used: the one algorithm accepted is fixed,
 // so "alg":"none" and HS256 key confusion (an HMAC keyed with the public
 // key) are refused before any key is looked at.
@@ -19,7 +19,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/waitroom/waitroom/internal/b64url"
+	"github.com/waitroom/waitroom/b64url"
 )
 
 // Alg is the one JWS algorithm of entry tokens.

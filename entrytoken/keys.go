@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/waitroom/waitroom/internal/b64url"
+	"github.com/waitroom/waitroom/b64url"
 )
 
 // Key is one Ed25519 key and its id (derived from the public key, so that

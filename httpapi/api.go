@@ -32,7 +32,7 @@ type OrderPlacer interface {
 // API holds the HTTP handlers.
 type API struct {
 	Config  waitroom.Config
-	Queue   waitroom.Queue
+	Queue   waitroom.Store
 	Orders  OrderPlacer
 	Record  OrderRecord       // the durable record of consumed tokens; nil keeps none
 	Metrics *metrics.Recorder // nil records nothing

@@ -14,7 +14,7 @@ import (
 
 // leaseRecorder is the real store, keeping the leases the gate ends.
 type leaseRecorder struct {
-	waitroom.Queue
+	waitroom.Store
 	mu        sync.Mutex
 	committed []waitroom.Lease
 	released  []waitroom.Lease
@@ -24,14 +24,14 @@ func (q *leaseRecorder) CommitOrder(ctx context.Context, l waitroom.Lease, a wai
 	q.mu.Lock()
 	q.committed = append(q.committed, l)
 	q.mu.Unlock()
-	return q.Queue.CommitOrder(ctx, l, a)
+	return q.Store.CommitOrder(ctx, l, a)
 }
 
 func (q *leaseRecorder) ReleaseOrder(ctx context.Context, l waitroom.Lease) error {
 	q.mu.Lock()
 	q.released = append(q.released, l)
 	q.mu.Unlock()
-	return q.Queue.ReleaseOrder(ctx, l)
+	return q.Store.ReleaseOrder(ctx, l)
 }
 
 // The gate measures each order API call with its clock and classes its
@@ -41,7 +41,7 @@ func TestGateMeasuresTheOrderAPI(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		h := newHarness(t, engine, func(c *waitroom.Config) { c.OrderTimeout = 300 * time.Millisecond })
 		h.api.Orders = orderapi.New(h.down.srv.URL, h.cfg.OrderTimeout)
-		rec := &leaseRecorder{Queue: h.api.Queue}
+		rec := &leaseRecorder{Store: h.api.Queue}
 		h.api.Queue = rec
 		for _, c := range []struct {
 			status   int
@@ -87,7 +87,7 @@ func TestGateRecordsNoTimeoutForACallersAbort(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		h := newHarness(t, engine, func(c *waitroom.Config) { c.OrderTimeout = 5 * time.Second })
 		h.api.Orders = orderapi.New(h.down.srv.URL, h.cfg.OrderTimeout)
-		rec := &leaseRecorder{Queue: h.api.Queue}
+		rec := &leaseRecorder{Store: h.api.Queue}
 		h.api.Queue = rec
 		h.down.status.Store(http.StatusCreated)
 		h.down.delay.Store(int64(time.Second))

@@ -395,14 +395,14 @@ func TestConcurrentBrokerEnters(t *testing.T) {
 // runs the consumer right after reading: the entry is applied between the
 // handler's read of the standing and its read of the applied record.
 type applyDuringPosition struct {
-	waitroom.Queue
+	waitroom.Store
 	user  string
 	apply func()
 	once  sync.Once
 }
 
 func (q *applyDuringPosition) Position(ctx context.Context, room string, c waitroom.Caller) (waitroom.Standing, error) {
-	st, err := q.Queue.Position(ctx, room, c)
+	st, err := q.Store.Position(ctx, room, c)
 	if c.User == q.user {
 		q.once.Do(q.apply)
 	}
@@ -415,7 +415,7 @@ func TestReceiptAppliedBetweenTheReads(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		h := newIntakeHarness(t, engine, waitroom.IntakeBroker, 30)
 		receipt := h.accepted(t, "racer")
-		h.api.Queue = &applyDuringPosition{Queue: h.store, user: "h:racer", apply: func() {
+		h.api.Queue = &applyDuringPosition{Store: h.store, user: "h:racer", apply: func() {
 			msgs, err := h.queue.Receive(t.Context())
 			if err != nil || len(msgs) != 1 {
 				t.Fatalf("receive: %v %v", msgs, err)

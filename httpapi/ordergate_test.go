@@ -52,7 +52,7 @@ func TestOrderAgainAfterReadmission(t *testing.T) {
 
 // faultyQueue is the real store with one operation broken on purpose.
 type faultyQueue struct {
-	waitroom.Queue
+	waitroom.Store
 	enterErr  error // Enter and Position fail with it
 	panics    bool  // Enter panics
 	commitErr error // CommitOrder fails with it
@@ -65,21 +65,21 @@ func (q *faultyQueue) Enter(ctx context.Context, room string, c waitroom.Caller)
 	if q.enterErr != nil {
 		return waitroom.Standing{}, q.enterErr
 	}
-	return q.Queue.Enter(ctx, room, c)
+	return q.Store.Enter(ctx, room, c)
 }
 
 func (q *faultyQueue) Position(ctx context.Context, room string, c waitroom.Caller) (waitroom.Standing, error) {
 	if q.enterErr != nil {
 		return waitroom.Standing{}, q.enterErr
 	}
-	return q.Queue.Position(ctx, room, c)
+	return q.Store.Position(ctx, room, c)
 }
 
 func (q *faultyQueue) CommitOrder(ctx context.Context, l waitroom.Lease, a waitroom.StoredAnswer) error {
 	if q.commitErr != nil {
 		return q.commitErr
 	}
-	return q.Queue.CommitOrder(ctx, l, a)
+	return q.Store.CommitOrder(ctx, l, a)
 }
 
 // A store error the store did not classify (a driver's own error, a
@@ -88,7 +88,7 @@ func TestForeignStoreErrorsAre503(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		h := newHarness(t, engine)
 		for _, err := range []error{errors.New("i/o timeout"), context.DeadlineExceeded} {
-			h.api.Queue = &faultyQueue{Queue: h.store, enterErr: err}
+			h.api.Queue = &faultyQueue{Store: h.store, enterErr: err}
 			wantError(t, h.enter("u"), 503, "unavailable")
 			wantError(t, h.position("u"), 503, "unavailable")
 		}
@@ -102,7 +102,7 @@ func TestCommitFailureKeepsTheOrdersAnswer(t *testing.T) {
 		h := newHarness(t, engine)
 		tokens := h.admitted(t, "gina")
 		for _, err := range []error{errors.New("connection reset"), waitroom.Unavailable(errors.New("down"))} {
-			h.api.Queue = &faultyQueue{Queue: h.store, commitErr: err}
+			h.api.Queue = &faultyQueue{Store: h.store, commitErr: err}
 			r := h.order("gina", tokens["gina"], "", `{"sku":"hat"}`)
 			if r.StatusCode != 201 || decode(t, r)["user"] != "gina" {
 				t.Fatalf("commit failing with %v: %d %s", err, r.StatusCode, r.Body)
@@ -121,7 +121,7 @@ func TestCommitFailureKeepsTheOrdersAnswer(t *testing.T) {
 func TestPanicIsA500(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		h := newHarness(t, engine)
-		h.api.Queue = &faultyQueue{Queue: h.store, panics: true}
+		h.api.Queue = &faultyQueue{Store: h.store, panics: true}
 		wantError(t, h.enter("u"), 500, "internal")
 		h.api.Queue = h.store
 		if r := h.enter("u"); r.StatusCode != 200 {

@@ -18,10 +18,10 @@ import (
 // forgetfulQueue is the store after a failover that lost the gate's
 // writes of an order: the commit never landed on the promoted replica,
 // so the token is valid again and its lock is gone.
-type forgetfulQueue struct{ waitroom.Queue }
+type forgetfulQueue struct{ waitroom.Store }
 
 func (q forgetfulQueue) CommitOrder(ctx context.Context, l waitroom.Lease, _ waitroom.StoredAnswer) error {
-	return q.Queue.ReleaseOrder(ctx, l)
+	return q.Store.ReleaseOrder(ctx, l)
 }
 
 // withRecord gives the harness's gate a durable record on a fresh

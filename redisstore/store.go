@@ -177,7 +177,7 @@ const idleExpiry = time.Minute
 // two minutes is learnt afresh.
 const downstreamExpiry = 2 * time.Minute
 
-// Store implements waitroom.Queue and waitroom.Rooms.
+// Store implements waitroom.Store and waitroom.Rooms.
 type Store struct {
 	rdb       Client
 	rooms     string // ARGV[1] of admit.lua and status.lua (roomsArg)
@@ -198,7 +198,7 @@ type Store struct {
 }
 
 var (
-	_ waitroom.Queue = (*Store)(nil)
+	_ waitroom.Store = (*Store)(nil)
 	_ waitroom.Rooms = (*Store)(nil)
 )
 

@@ -99,7 +99,7 @@ func tierWords(s string) string {
 	return strings.Join(parts, ", ") + fmt.Sprintf(" (±%.0f%%)", 100*pollJitter)
 }
 
-// pollJitter is estimate.go's spread of a tier (±20%), as the prose states it.
+// pollJitter is line.go's spread of a tier (±20%), as the prose states it.
 const pollJitter = 0.2
 
 func seconds(ms int64) string { return fmtTick(float64(ms)/1000) + " s" }

@@ -16,17 +16,6 @@ import (
 	"unicode/utf8"
 )
 
-// Error codes of the admin API (docs/API.md, "Admin API").
-const (
-	EInvalidSettings Code = "invalid_settings"
-	ERoomNotFound    Code = "room_not_found"
-)
-
-// PreQueue is the status of a user who entered before the room's opening:
-// at opensAt everyone in the pre-queue gets a uniformly random place ahead of
-// everyone who enters after it.
-const PreQueue Status = "PREQUEUE"
-
 // Settings are one room's live settings, stored with its line. A room
 // without stored settings runs on the environment's (Config.RoomDefaults).
 type Settings struct {
@@ -53,29 +42,13 @@ type Settings struct {
 	Page
 }
 
-// Page is how the waiting page looks for a room: the shop's name, colour,
-// logo and language. All empty: the page's own.
-type Page struct {
-	Title      string `json:"title"`
-	BrandColor string `json:"brandColor"` // #rrggbb
-	LogoURL    string `json:"logoUrl"`    // https, on an origin of PAGE_IMAGE_ORIGINS
-	Language   string `json:"language"`   // en or ko: the page's language when the browser asks for neither
-}
-
 // Limits of each setting; the environment's variables have the same ones.
 const (
-	minRate, maxRate         = 0.001, 1e6
 	maxCapacity              = 1_000_000_000
 	minTokenTTL, maxTokenTTL = 1, 86_400
 	// MaxMessageLen and MaxTitleLen are in characters (Unicode code points).
 	MaxMessageLen, MaxTitleLen = 500, 80
 )
-
-// ERoomClosed refuses an enter of a closed room (403).
-const ERoomClosed Code = "room_closed"
-
-// Closed is the status of a visitor of a closed room: the line is gone.
-const Closed Status = "CLOSED"
 
 var brandColor = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
 
@@ -157,10 +130,6 @@ func (s Settings) CheckLogoOrigin(allowed []string) error {
 		return invalidSetting("logoUrl", "is on "+origin+", not one of the allowed image origins "+strings.Join(allowed, ", ")+" (PAGE_IMAGE_ORIGINS)")
 	}
 	return nil
-}
-
-func invalidSetting(field, msg string) *Error {
-	return Errorf(EInvalidSettings, "%s %s", field, msg)
 }
 
 // An opening given in a change must lie within a day before now (a room
@@ -342,61 +311,4 @@ type Rooms interface {
 	// the defaults) atomically and stores the result. create allows a room
 	// that does not exist yet (PUT); otherwise it is ERoomNotFound.
 	Update(ctx context.Context, room string, create bool, change func(Settings) (Settings, error)) (SettingsChange, error)
-}
-
-// FarPollMs is the poll interval of users whose turn cannot be predicted: a
-// paused room, a pre-queue, stalled admission. It is the farthest tier's.
-func (c Config) FarPollMs(u float64) int64 {
-	t := c.PollTiers
-	if len(t) == 0 {
-		t = defaultTiers
-	}
-	return t.Ms(t[0].MinWaitSeconds, u)
-}
-
-// FarHorizon is the turn beyond which a waiting user's pollAfterMs is the
-// far tier whatever happens: the estimated wait is in the farthest tier and
-// the turn lies beyond its longest jittered poll. Stalled admission cannot
-// change such an answer, so the store checks for it only nearer the front.
-func (c Config) FarHorizon() time.Duration {
-	t := c.PollTiers
-	if len(t) == 0 {
-		t = defaultTiers
-	}
-	longest := time.Duration(math.Ceil(float64(t[0].PollMs)*(1+pollJitter))) * time.Millisecond
-	return max(time.Duration(t[0].MinWaitSeconds)*time.Second, longest)
-}
-
-// ForRoom is c with the rate the store read with st, for the estimates of
-// that room's answer.
-func (c Config) ForRoom(st Standing) Config {
-	if st.RatePerSec > 0 {
-		c.AdmitRatePerSec = st.RatePerSec
-	}
-	// The law may raise the rate before the user's turn: PollAfterMs
-	// reckons it ahead (turnAhead).
-	c.adaptive = st.Adaptive
-	return c
-}
-
-// maxPreQueuePoll bounds a pre-queue visitor's sleep, so that an opening
-// moved earlier is noticed well within an entry token's lifetime.
-const maxPreQueuePoll = 5 * time.Minute
-
-// preQueueSpread is the window over which a pre-queue comes back after the
-// opening, so that it does not ask in the same 100 ms. Places are drawn
-// already; coming back a few seconds later costs nobody their turn.
-const preQueueSpread = 5 * time.Second
-
-// PreQueuePollMs brings a pre-queued visitor back just after the opening:
-// one admission interval after it plus a random share (u uniform in [0, 1))
-// of preQueueSpread, or of half the far tier when that is shorter.
-func (c Config) PreQueuePollMs(untilOpen time.Duration, u float64) int64 {
-	t := c.PollTiers
-	if len(t) == 0 {
-		t = defaultTiers
-	}
-	spread := u * min(float64(preQueueSpread.Milliseconds()), float64(t[0].PollMs)/2)
-	ms := max(0, untilOpen.Milliseconds()) + c.AdmitInterval.Milliseconds() + int64(spread)
-	return max(100, min(ms, maxPreQueuePoll.Milliseconds()))
 }

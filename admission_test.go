@@ -13,7 +13,7 @@ import (
 
 // fakeQueue admits from a scripted list of answers; only AdmitBatch is used.
 type fakeQueue struct {
-	waitroom.Queue
+	waitroom.Store
 	answers []error
 	calls   int
 }
@@ -81,7 +81,7 @@ func TestAdmitterSurvivesFailingBatches(t *testing.T) {
 
 // scriptedQueue answers AdmitBatch with batches[i] (the last one repeats).
 type scriptedQueue struct {
-	waitroom.Queue
+	waitroom.Store
 	batches []waitroom.Batch
 	errs    []error
 	calls   int
