@@ -35,7 +35,13 @@ EXTRA_TESTS :=
 -include mk/*.mk
 
 ## test: everything CI checks: lint, Go tests with -race, infra tests, e2e (~1.5 min with warm caches)
-test: redis-server lint test-go test-infra $(EXTRA_TESTS)
+# The Go tests spend most of their time waiting (admission intervals, fixed
+# scenarios, the browser): the other stages run one at a time beside them
+# (-j2), each target's output printed whole when it ends (--output-sync);
+# any failure fails make test. What installs with apt runs first, alone:
+# two apt-gets at once would fight over dpkg's lock.
+test: redis-server chromium dynalite lint
+	@$(MAKE) --no-print-directory -j2 --output-sync=target test-go test-infra $(EXTRA_TESTS)
 
 ## test-go: the Go tests of the main module with -race (the browser tests need chromium: mk/browser.mk)
 test-go:
