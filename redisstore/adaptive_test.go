@@ -295,6 +295,7 @@ func TestPausedAdaptiveRoomAdmitsAtMinRate(t *testing.T) {
 // Overlapping admitters never both take one window nor lose one: every
 // call the gates count while they run is handed over exactly once.
 func TestOverlappingAdmittersHandOverEachWindowOnce(t *testing.T) {
+	t.Parallel() // waits out adaptive windows; asserts counts, not timing (own store)
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		ctx := context.Background()
 		s, rdb := newStore(t, engine, testConfig())
