@@ -85,6 +85,7 @@ func handOver(t *testing.T, s *redisstore.Store, room string) *waitroom.Window {
 // the admitter with the window; the room's status then shows the window's
 // p95 and error rate, for a room with a fixed rate too.
 func TestDownstreamCallsAreCountedAndHandedOver(t *testing.T) {
+	t.Parallel() // waits out adaptive windows; sums what spans two, asserts counts (own store)
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		ctx := context.Background()
 		s, _ := newStore(t, engine, testConfig())
