@@ -43,9 +43,9 @@ EXTRA_TESTS :=
 test: redis-server chromium dynalite lint
 	@$(MAKE) --no-print-directory -j2 --output-sync=target test-go test-beside-go
 
-# The infra tests, e2e, fuzz-short and lint-templates one after another at
-# a lower CPU priority: they take the CPU the Go tests leave idle, and the
-# Go tests' rate and deadline checks keep theirs.
+# The infra tests, e2e, fuzz-short and lint-templates, one at a time while
+# the Go tests run, at a lower CPU priority: they take the CPU the Go tests
+# leave idle, and the Go tests' rate and deadline checks keep theirs.
 test-beside-go:
 	@nice -n 10 $(MAKE) --no-print-directory test-infra $(EXTRA_TESTS)
 
