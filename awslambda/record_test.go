@@ -38,6 +38,7 @@ func withRecord(t *testing.T, h *harness) (*dynamotest.Server, waitroom.OrderRec
 // 33): the durable record refuses its second use with what the gate
 // answers for a used token, and the order API is called once.
 func TestOrderRecordRefusesASecondUseAfterAFailover(t *testing.T) {
+	t.Parallel() // a dynalite of its own; asserts answers and calls, not timing (own store)
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		h := newHarness(t, engine)
 		withRecord(t, h)
@@ -92,6 +93,7 @@ func TestOrderRecordConcurrentUsesOrderOnce(t *testing.T) {
 // store lost it: the record keeps the keyed order's answer. Another body
 // under the key is still idempotency_key_reused; the downstream is called once.
 func TestOrderRecordReplaysAfterAFailover(t *testing.T) {
+	t.Parallel() // a dynalite of its own; asserts answers and calls, not timing (own store)
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		h := newHarness(t, engine)
 		withRecord(t, h)
