@@ -8,7 +8,7 @@ GO ?= go
 BUILD_FLAGS := -trimpath -ldflags "-s -w" -tags lambda.norpc
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
-.PHONY: help run test test-go test-infra build lint redis-server synth deploy load clean FORCE
+.PHONY: help run test test-go test-beside-go test-infra build lint redis-server synth deploy load clean FORCE
 .DEFAULT_GOAL := run
 
 # $(call apt_get,PACKAGES): install the Debian PACKAGES with apt (sudo unless root).
@@ -35,7 +35,19 @@ EXTRA_TESTS :=
 -include mk/*.mk
 
 ## test: everything CI checks: lint, Go tests with -race, infra tests, e2e (~1.5 min with warm caches)
-test: redis-server lint test-go test-infra $(EXTRA_TESTS)
+# The Go tests spend most of their time waiting (admission intervals, fixed
+# scenarios, the browser): the other stages run beside them (-j2), each
+# target's output printed whole when it ends (--output-sync); any failure
+# fails make test. What installs with apt runs first, alone: two apt-gets
+# at once would fight over dpkg's lock.
+test: redis-server chromium dynalite lint
+	@$(MAKE) --no-print-directory -j2 --output-sync=target test-go test-beside-go
+
+# The infra tests, e2e, fuzz-short and lint-templates, one at a time while
+# the Go tests run, at a lower CPU priority: they take the CPU the Go tests
+# leave idle, and the Go tests' rate and deadline checks keep theirs.
+test-beside-go:
+	@nice -n 10 $(MAKE) --no-print-directory test-infra $(EXTRA_TESTS)
 
 ## test-go: the Go tests of the main module with -race (the browser tests need chromium: mk/browser.mk)
 test-go:

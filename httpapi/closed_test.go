@@ -104,6 +104,7 @@ func TestPageSettingsValidated(t *testing.T) {
 // newcomer with 403 room_closed, and an entry accepted before the close
 // is applied as CLOSED: its receipt's position says so.
 func TestCloseRoomThroughTheBroker(t *testing.T) {
+	t.Parallel() // waits for the consumer; asserts answers, not timing (own store)
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		h := newIntakeHarness(t, engine, waitroom.IntakeBroker, 30)
 		withAdmin(h.harness, false)

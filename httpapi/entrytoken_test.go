@@ -103,6 +103,7 @@ func TestForgedTokenCostsNoStoreCall(t *testing.T) {
 // is asked for: iat is the admission (kept in the store's record), not the
 // time of the answer, and Ed25519 signatures are deterministic.
 func TestReadyAnswersCarryTheSameToken(t *testing.T) {
+	t.Parallel() // sleeps a second; its bounds are read from the clock around it (own store)
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		h := signingHarness(t, engine)
 		admitted := time.Now().Truncate(time.Second)

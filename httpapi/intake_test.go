@@ -122,6 +122,7 @@ func (h *intakeHarness) line(t *testing.T, room string) []string {
 // once it is back every accepted visitor is in line behind those already
 // there, in acceptance order, none twice, and position went PROCESSING → WAITING.
 func TestFallbackOutageLosesNoNewcomer(t *testing.T) {
+	t.Parallel() // waits for the consumer and a restart; asserts the line, not timing (own store)
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		h := newIntakeHarness(t, engine, waitroom.IntakeFallback, 30)
 		for _, u := range []string{"early-1", "early-2"} {
@@ -342,6 +343,7 @@ func (h *intakeHarness) accepted2(t *testing.T, room, user string) string {
 // Many visitors enter through the broker at once while the consumer runs:
 // each is in line exactly once, and each one's receipt finds them there.
 func TestConcurrentBrokerEnters(t *testing.T) {
+	t.Parallel() // waits for the consumer; asserts the line, not timing (own store)
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		h := newIntakeHarness(t, engine, waitroom.IntakeBroker, 30)
 		h.run(t)

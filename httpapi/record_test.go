@@ -38,6 +38,7 @@ func withRecord(t *testing.T, h *harness) (*dynamotest.Server, waitroom.OrderRec
 // 33): the durable record refuses its second use with what the gate
 // answers for a used token, and the order API is called once.
 func TestOrderRecordRefusesASecondUseAfterAFailover(t *testing.T) {
+	t.Parallel() // a dynalite of its own; asserts answers and calls, not timing (own store)
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		h := newHarness(t, engine)
 		withRecord(t, h)
@@ -58,6 +59,7 @@ func TestOrderRecordRefusesASecondUseAfterAFailover(t *testing.T) {
 // Many requests with one token at once, the store forgetting each
 // commit: exactly one 201, and the order API called once.
 func TestOrderRecordConcurrentUsesOrderOnce(t *testing.T) {
+	t.Parallel() // a dynalite of its own; asserts counts, not timing (own store)
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		h := newHarness(t, engine)
 		withRecord(t, h)
@@ -91,6 +93,7 @@ func TestOrderRecordConcurrentUsesOrderOnce(t *testing.T) {
 // store lost it: the record keeps the keyed order's answer. Another body
 // under the key is still idempotency_key_reused; the downstream is called once.
 func TestOrderRecordReplaysAfterAFailover(t *testing.T) {
+	t.Parallel() // a dynalite of its own; asserts answers and calls, not timing (own store)
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		h := newHarness(t, engine)
 		withRecord(t, h)
@@ -121,6 +124,7 @@ func TestOrderRecordReplaysAfterAFailover(t *testing.T) {
 // The record's item expires with the token (the table's TTL attribute),
 // and a failed order gives the token back in the record as in the store.
 func TestOrderRecordTTLIsTheTokensExpiry(t *testing.T) {
+	t.Parallel() // sleeps a second; a later run only widens the difference it checks (own store)
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		h := newHarness(t, engine)
 		_, cfg := withRecord(t, h)
@@ -154,6 +158,7 @@ func TestOrderRecordTTLIsTheTokensExpiry(t *testing.T) {
 // and the token not lost (a later order works); with ORDER_GATE_FAIL_OPEN
 // the order goes on, guarded by the store's lock and token alone.
 func TestOrderRecordUnreachable(t *testing.T) {
+	t.Parallel() // waits on an unreachable record; asserts answers, not timing (own store)
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		h := newHarness(t, engine)
 		srv, _ := withRecord(t, h)

@@ -92,6 +92,7 @@ func handedRoom(t *testing.T, s *redisstore.Store, room string) waitroom.RoomBat
 // the admitter with the window; the room's status then shows the window's
 // p95 and error rate, for a room with a fixed rate too.
 func TestDownstreamCallsAreCountedAndHandedOver(t *testing.T) {
+	t.Parallel() // waits out adaptive windows; sums what spans two, asserts counts (own store)
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		ctx := context.Background()
 		s, _ := newStore(t, engine, testConfig())
@@ -302,6 +303,7 @@ func TestPausedAdaptiveRoomAdmitsAtMinRate(t *testing.T) {
 // Overlapping admitters never both take one window nor lose one: every
 // call the gates count while they run is handed over exactly once.
 func TestOverlappingAdmittersHandOverEachWindowOnce(t *testing.T) {
+	t.Parallel() // waits out adaptive windows; asserts counts, not timing (own store)
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		ctx := context.Background()
 		s, rdb := newStore(t, engine, testConfig())

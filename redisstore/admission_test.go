@@ -18,6 +18,7 @@ import (
 // (plus one batch), nearly all of it, nobody twice, and strictly in the
 // order users entered, while new users keep arriving.
 func TestConcurrentAdmittersKeepRateAndOrder(t *testing.T) {
+	t.Parallel() // a fixed 5 s window; the floor counts late batches, as under load (own store)
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		if testing.Short() {
 			t.Skip("5 s of admission")

@@ -16,6 +16,7 @@ import (
 // Every script runs on a 3-master Redis Cluster: all keys of a room share
 // its {room} hash slot, and rooms spread over the shards.
 func TestScriptsOnCluster(t *testing.T) {
+	t.Parallel() // waits for its cluster to form; asserts positions and shards, not timing (own store)
 	ctx := context.Background()
 	cluster := redistest.StartCluster(t, 3)
 	rdb := cluster.Client(t)

@@ -121,6 +121,7 @@ type span struct{ from, to time.Time }
 // and fills again), or flood at four times the rate (were an instant
 // admission to spend nothing, the line would never form and the rate fall).
 func TestInstantAdmissionRacesBatches(t *testing.T) {
+	t.Parallel() // fixed 4 s scenarios, mostly sleeping; its bounds are measured from the elapsed time (own store)
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		if testing.Short() {
 			t.Skip("12 s of admission")

@@ -41,6 +41,7 @@ func setOpensAt(t *testing.T, s *Store, room string, at *time.Time) {
 // come from a seeded source, so the test is repeatable; production draws
 // from crypto/rand through the same code. Re-entering keeps the draw.
 func TestPreQueueDrawIsUniform(t *testing.T) {
+	t.Parallel() // round trips, no clock in its assertion: beside another test (own store)
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		ctx := context.Background()
 		s, rdb := internalStore(t, engine, false)
@@ -80,6 +81,7 @@ func TestPreQueueDrawIsUniform(t *testing.T) {
 // is lost or admitted twice, and the pre-queue (those answered PREQUEUE)
 // is admitted entirely before anyone who entered after the opening.
 func TestPreQueueOpeningRaceLosesNobody(t *testing.T) {
+	t.Parallel() // mostly waiting for the opening; its invariants hold on any run that straddled (own store)
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		s, _ := internalStore(t, engine, false)
 		// That the enters straddle the opening is the experiment's condition,
