@@ -34,7 +34,7 @@ run:
 EXTRA_TESTS :=
 -include mk/*.mk
 
-## test: everything CI checks: lint, Go tests with -race, infra tests, e2e (~1.5 min with warm caches)
+## test: everything CI checks: lint, Go tests with -race, and beside them the infra tests, e2e, fuzzing and cfn-lint
 # The Go tests spend most of their time waiting (admission intervals, fixed
 # scenarios, the browser): the other stages run beside them (-j2), each
 # target's output printed whole when it ends (--output-sync); any failure
