@@ -17,7 +17,7 @@ import (
 )
 
 // linkedDocs are the documents whose relative links and anchors are checked.
-var linkedDocs = []string{"README.md", "docs/API.md", "docs/design.md", "docs/security.md", "docs/e2e.md", "docs/cost.md", "infra/README.md", "BENCHMARKS.md"}
+var linkedDocs = []string{"README.md", "docs/API.md", "docs/design.md", "docs/security.md", "docs/e2e.md", "docs/cost.md", "docs/architecture.md", "infra/README.md", "BENCHMARKS.md"}
 
 // Every relative link of the README (and of the docs it leads to) names a
 // file that exists and, with #anchor, a heading of that file (GitHub's
