@@ -680,13 +680,9 @@ func (s *Store) BeginOrder(ctx context.Context, c waitroom.Caller, o waitroom.Or
 		lease.TokenExpires = tokenExpiry(reply)
 		return lease, nil
 	case "REPLAY":
-		var answer waitroom.StoredAnswer
-		raw, _ := reply[1].(string)
-		if err := json.Unmarshal([]byte(raw), &answer); err != nil {
-			return waitroom.Lease{}, waitroom.Unavailable(fmt.Errorf("stored answer: %w", err))
-		}
-		if answer.RequestHash != "" && answer.RequestHash != o.RequestHash {
-			return waitroom.Lease{}, waitroom.Errorf(waitroom.EIdemKeyReused, "this Idempotency-Key was used with another request body; use a new key for a new order")
+		answer, err := replayOf(reply, o)
+		if err != nil {
+			return waitroom.Lease{}, err
 		}
 		lease.Replay = &answer
 		return lease, nil
@@ -697,6 +693,19 @@ func (s *Store) BeginOrder(ctx context.Context, c waitroom.Caller, o waitroom.Or
 	default:
 		return waitroom.Lease{}, waitroom.TokenUsed()
 	}
+}
+
+// replayOf is the stored answer order_begin.lua found for the attempt's
+// key, refused when the key came with another body.
+func replayOf(reply []any, o waitroom.OrderAttempt) (answer waitroom.StoredAnswer, err error) {
+	raw, _ := reply[1].(string)
+	if err := json.Unmarshal([]byte(raw), &answer); err != nil {
+		return answer, waitroom.Unavailable(fmt.Errorf("stored answer: %w", err))
+	}
+	if answer.RequestHash != "" && answer.RequestHash != o.RequestHash {
+		return answer, waitroom.Errorf(waitroom.EIdemKeyReused, "this Idempotency-Key was used with another request body; use a new key for a new order")
+	}
+	return answer, nil
 }
 
 // unsoldRoom refuses a token of a room no operator created when the gate
