@@ -52,11 +52,7 @@ end
 if roomHas(room, closedBit) then
   -- Sold out: a live entry token keeps its chance at checkout; nobody
   -- joins, and the line (being released by admission) is not read.
-  local held = redis.call('GET', KEYS[4])
-  if held then
-    return answer('READY', held, 0, room)
-  end
-  return answer('CLOSED', 0, 0, room)
+  return heldOr('CLOSED', KEYS[4], room)
 end
 -- The clock: the caller's (the limiter's time, ARGV[3]) for the second's
 -- mark and the stall check, where a millisecond between two clocks is

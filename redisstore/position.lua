@@ -23,11 +23,7 @@ end
 if roomHas(room, closedBit) then
   -- Sold out: the line is being released (admit.lua); a live entry token
   -- stays valid, everyone else is told CLOSED without a read of the line.
-  local held = redis.call('GET', KEYS[3])
-  if held then
-    return answer('READY', held, 0, room)
-  end
-  return answer('CLOSED', 0, 0, room)
+  return heldOr('CLOSED', KEYS[3], room)
 end
 -- The common case inline (line.lua): a user in the queue, the front's
 -- copy in the room's hash, and nobody in the sorted set.
@@ -40,11 +36,7 @@ else
   rank, seq = placeOf(KEYS[2], KEYS[6], ARGV[1], queued, s[4])
 end
 if not rank then
-  local record = redis.call('GET', KEYS[3])
-  if record then
-    return answer('READY', record, 0, room)
-  end
-  return answer('NOT_IN_QUEUE', 0, 0, room)
+  return heldOr('NOT_IN_QUEUE', KEYS[3], room)
 end
 if roomHas(room, scheduledBit) then -- the clock only for a scheduled opening
   local _, nowMs = serverTime()

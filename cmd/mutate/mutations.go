@@ -144,10 +144,10 @@ var mutations = []Mutation{
 		From: "if roomHas(room, closedBit) then\n  -- Sold out: a live entry token", To: "if false then\n  -- Sold out: a live entry token", Pkgs: store, Hint: `^TestClosedRoomReleasesItsLine$`},
 	{Name: "admit.lua: a closed room's line is never released", File: "redisstore/admit.lua",
 		From: "    popLine(releasePerBatch)\n", To: "", Pkgs: store, Hint: `^TestClosedRoomReleasesItsLine$`},
-	{Name: "position.lua: a closed room takes the token holder's chance", File: "redisstore/position.lua",
-		From: "  local held = redis.call('GET', KEYS[3])", To: "  local held = false", Pkgs: store, Hint: `^TestClosedRoomReleasesItsLine$`},
+	{Name: "visit.lua: a closed room takes the token holder's chance", File: "redisstore/visit.lua",
+		From: "  local held = redis.call('GET', tokenKey)", To: "  local held = false", Pkgs: store, Hint: `^TestClosedRoomReleasesItsLine$`},
 	{Name: "position.lua: an admitted user looks absent", File: "redisstore/position.lua",
-		From: "local record = redis.call('GET', KEYS[3])", To: "local record = false", Pkgs: store, Hint: `^TestAdmitIssuesTokensInOrder$`},
+		From: "return heldOr('NOT_IN_QUEUE', KEYS[3], room)", To: "return answer('NOT_IN_QUEUE', 0, 0, room)", Pkgs: store, Hint: `^TestAdmitIssuesTokensInOrder$`},
 
 	// A script's call is sent once (script.go).
 	{Name: "script.go: a late script sent again", File: "redisstore/script.go",
