@@ -57,7 +57,7 @@ type Config struct {
 }
 
 // Default values of the configuration (docs/API.md, "Configuration"). They
-// are defined here once: LoadConfig, the infra stack and its tests use them.
+// are defined here once: envconfig.Load, the infra stack and its tests use them.
 const (
 	DefaultAdmitRatePerSec      = 100.0
 	DefaultAdmitIntervalMs      = 100

@@ -17,7 +17,7 @@ func tableVariables() map[string]Variable {
 	return out
 }
 
-// codeVariables is every variable LoadConfig reads, with what the code says
+// codeVariables is every variable Load reads, with what the code says
 // of it, under the local runner's defaults and the functions', with the
 // variables set that make it read the ones it reads only then.
 func codeVariables(t *testing.T) map[string][]varSpec {

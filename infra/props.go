@@ -16,6 +16,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/envconfig"
 )
 
 // CacheMode chooses how the Redis-compatible store is provisioned.
@@ -446,7 +447,7 @@ func (p WaitroomProps) validateEntryTokens() error {
 }
 
 // validateVisitors checks the visitor variables with the functions' own
-// reader (waitroom.LoadConfig: TTL bounds, CONTINUE_URL, the headers the gate
+// reader (envconfig.Load: TTL bounds, CONTINUE_URL, the headers the gate
 // may not forward). TICKET_SECRET is left out: the template holds only the
 // parameter's name, its value exists at deploy time.
 func (p WaitroomProps) validateVisitors() error {
@@ -469,7 +470,7 @@ func (p WaitroomProps) validateVisitors() error {
 		}
 		return *v, true
 	}
-	if _, err := waitroom.LoadConfig(lookup, waitroom.Defaults{GenerateTicketSecret: true}); err != nil {
+	if _, err := envconfig.Load(lookup, envconfig.Defaults{GenerateTicketSecret: true}); err != nil {
 		return fmt.Errorf("waitroom: visitor settings (context %s, %s, %s): %w", CtxTicketTTL, CtxContinueURL, CtxForwardHeaders, err)
 	}
 	return nil
@@ -477,7 +478,7 @@ func (p WaitroomProps) validateVisitors() error {
 
 // validateChallenge: CHALLENGE is off or pow, pow only with anonymous
 // visitors (only a new anonymous visitor solves one), CHALLENGE_BITS only
-// with pow and within the functions' own bounds (waitroom.LoadConfig, so
+// with pow and within the functions' own bounds (envconfig.Load, so
 // they are defined once), so that enter never fails its first cold start.
 func (p WaitroomProps) validateChallenge() error {
 	switch {
@@ -500,7 +501,7 @@ func (p WaitroomProps) validateChallenge() error {
 		}
 		return *v, true
 	}
-	if _, err := waitroom.LoadConfig(lookup, waitroom.Defaults{GenerateTicketSecret: true}); err != nil {
+	if _, err := envconfig.Load(lookup, envconfig.Defaults{GenerateTicketSecret: true}); err != nil {
 		return fmt.Errorf("waitroom: context %s=%d: %w", CtxChallengeBits, p.ChallengeBits, err)
 	}
 	return nil

@@ -108,9 +108,9 @@ func (c *virtualClock) sleep(ctx context.Context, d time.Duration) error {
 }
 
 // simQueue answers AdmitBatch only; the admit handler calls nothing else
-// (the embedded nil Queue would panic if it did).
+// (the embedded nil Store would panic if it did).
 type simQueue struct {
-	waitroom.Queue
+	waitroom.Store
 	clock *virtualClock
 	busy  bool
 	rooms int

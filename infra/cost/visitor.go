@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/envconfig"
 )
 
 // PollJitterU is the u given to PollAfterMs in the walk: the middle of its
@@ -58,7 +59,7 @@ func WalkVisitor(cfg waitroom.Config, waitSeconds float64) (Walk, error) {
 	return Walk{}, fmt.Errorf("cost: a visitor at position %d was not admitted after %d polls", w.Position, maxPolls)
 }
 
-// ConfigFromEnv is waitroom.LoadConfig over a function's literal
+// ConfigFromEnv is envconfig.Load over a function's literal
 // environment; a variable the template leaves out takes its default. The
 // store's connection variables (REDIS_*) are left out: REDIS_URL is an
 // intrinsic function in the template, and how the functions log in to the
@@ -67,7 +68,7 @@ func WalkVisitor(cfg waitroom.Config, waitSeconds float64) (Walk, error) {
 // key and a placeholder secret (the stack never sets TRUST_USER_HEADER
 // without PROXY_SECRET) stand in for them.
 func ConfigFromEnv(env map[string]string) (waitroom.Config, error) {
-	return waitroom.LoadConfig(func(k string) (string, bool) {
+	return envconfig.Load(func(k string) (string, bool) {
 		if strings.HasPrefix(k, "REDIS_") {
 			return "", false
 		}
@@ -76,5 +77,5 @@ func ConfigFromEnv(env map[string]string) (waitroom.Config, error) {
 		}
 		v, ok := env[k]
 		return v, ok
-	}, waitroom.Defaults{GenerateTicketSecret: true})
+	}, envconfig.Defaults{GenerateTicketSecret: true})
 }
