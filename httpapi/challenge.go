@@ -4,37 +4,15 @@ import (
 	"errors"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
-
 	"github.com/waitroom/waitroom"
 )
 
 // The proof of work of new visitors (CHALLENGE=pow; docs/API.md, "POST
 // /queue/enter"; docs/security.md): Identify asks for it in its new-visitor
-// step, and only there, so accounts, header users and ticket holders never
-// solve one. A solution is checked here without any store call; that it was
-// not spent before is checked by the enter's own script (redisstore).
-
-// solvedChallenge is the solved challenge an enter into room must carry to
-// make a visitor with CHALLENGE=pow (zero with off): the header's solution,
-// verified, as the store is to spend it. Without one, or with one that does
-// not verify, the error is challenge_required with a fresh challenge.
-func (a *API) solvedChallenge(req events.APIGatewayV2HTTPRequest, room string) (waitroom.ChallengeSpend, error) {
-	v := a.Config.Visitor
-	if v.Challenge != waitroom.ChallengePoW {
-		return waitroom.ChallengeSpend{}, nil
-	}
-	solution, ok := lookupHeader(req, waitroom.ChallengeHeader)
-	if !ok || solution == "" {
-		return waitroom.ChallengeSpend{}, a.challengeRequired(room, nil)
-	}
-	now := a.now()
-	c, err := v.Tickets.VerifySolution(solution, room, a.challengeBits(), now)
-	if err != nil {
-		return waitroom.ChallengeSpend{}, a.challengeRequired(room, err)
-	}
-	return waitroom.ChallengeSpend{Nonce: c.Nonce, TTL: c.ExpiresAt.Sub(now)}, nil
-}
+// step (solvedChallenge), and only there, so accounts, header users and
+// ticket holders never solve one. A solution is checked there without any
+// store call; that it was not spent before is checked by the enter's own
+// script (redisstore). Here: the refusal, with a fresh challenge.
 
 // challengeError is challenge_required with the fresh challenge its answer
 // carries (errorResponse renders it).

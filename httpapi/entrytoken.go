@@ -72,14 +72,14 @@ func (a *API) gateToken(token string, who Identity) (room, stored string, err er
 // JWKS handles GET /.well-known/jwks.json: the current and previous public
 // keys. Without ENTRY_TOKEN_KEYS there is nothing to publish: 404.
 func (a *API) JWKS(ctx context.Context, req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
-	return a.guard(ctx, func() events.APIGatewayV2HTTPResponse {
+	return a.serve(ctx, func() outcome {
 		keys := a.Config.Trust.EntryTokens
 		if !keys.Enabled() {
-			return ErrorResponse(waitroom.Errorf(waitroom.ENotFound, "entry tokens are not signed here (no ENTRY_TOKEN_KEYS)"))
+			return refused(waitroom.Errorf(waitroom.ENotFound, "entry tokens are not signed here (no ENTRY_TOKEN_KEYS)"))
 		}
 		resp := jsonResponse(http.StatusOK, keys.JWKS())
 		resp.Headers["Cache-Control"] = jwksMaxAge
-		return resp
+		return answered(resp)
 	})
 }
 

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"net/url"
 	"strings"
 	"time"
 
@@ -83,6 +84,34 @@ var identitySources = []func(a *API, req events.APIGatewayV2HTTPRequest) (who Id
 	(*API).fromAuthorizer,
 	(*API).fromHeader,
 	(*API).fromTicket,
+}
+
+// caller returns who sends an enter (create) or position request, and its room.
+func (a *API) caller(req events.APIGatewayV2HTTPRequest, create bool) (who Identity, room string, err error) {
+	if _, err := url.ParseQuery(req.RawQueryString); err != nil {
+		// Never read a query that cannot be decoded as "no room": the user
+		// would land in another room's line.
+		return Identity{}, "", waitroom.Errorf(waitroom.EInvalidRequest, "the query string cannot be decoded")
+	}
+	room, ok := req.QueryStringParameters["room"]
+	if !ok {
+		room = waitroom.DefaultRoom
+	} else if !waitroom.ValidRoom(room) {
+		return Identity{}, "", waitroom.Errorf(waitroom.EInvalidRoom, "room must match ^[a-z0-9][a-z0-9-]{0,63}$")
+	}
+	enterRoom := ""
+	if create {
+		enterRoom = room
+	}
+	if who, err = a.Identify(req, enterRoom); err != nil {
+		return Identity{}, "", err
+	}
+	return who, room, nil
+}
+
+// Caller is who sends a position-like request (the live stream) and its room.
+func (a *API) Caller(req events.APIGatewayV2HTTPRequest) (Identity, string, error) {
+	return a.caller(req, false)
 }
 
 // Identify returns who sends req and from where. With no source, an enter
@@ -166,6 +195,24 @@ func secretEqual(req events.APIGatewayV2HTTPRequest, name string, secret waitroo
 	return subtle.ConstantTimeCompare(got[:], want[:]) == 1 && ok
 }
 
+// lookupHeader is req's header name, whatever the case of its name.
+func lookupHeader(req events.APIGatewayV2HTTPRequest, name string) (string, bool) {
+	if v, ok := req.Headers[strings.ToLower(name)]; ok {
+		return v, true
+	}
+	for k, v := range req.Headers { // payload 2.0 lowercases names; tolerate other hosts
+		if strings.EqualFold(k, name) {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+func header(req events.APIGatewayV2HTTPRequest, name string) string {
+	v, _ := lookupHeader(req, name)
+	return v
+}
+
 // fromAuthorizer is the JWT claim sub, else a Lambda authorizer's userId.
 func (a *API) fromAuthorizer(req events.APIGatewayV2HTTPRequest) (Identity, bool, error) {
 	auth := req.RequestContext.Authorizer
@@ -241,6 +288,27 @@ func ticketCookie(req events.APIGatewayV2HTTPRequest) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// solvedChallenge is the solved challenge an enter into room must carry to
+// make a visitor with CHALLENGE=pow (zero with off): the header's solution,
+// verified, as the store is to spend it. Without one, or with one that does
+// not verify, the error is challenge_required with a fresh challenge.
+func (a *API) solvedChallenge(req events.APIGatewayV2HTTPRequest, room string) (waitroom.ChallengeSpend, error) {
+	v := a.Config.Visitor
+	if v.Challenge != waitroom.ChallengePoW {
+		return waitroom.ChallengeSpend{}, nil
+	}
+	solution, ok := lookupHeader(req, waitroom.ChallengeHeader)
+	if !ok || solution == "" {
+		return waitroom.ChallengeSpend{}, a.challengeRequired(room, nil)
+	}
+	now := a.now()
+	c, err := v.Tickets.VerifySolution(solution, room, a.challengeBits(), now)
+	if err != nil {
+		return waitroom.ChallengeSpend{}, a.challengeRequired(room, err)
+	}
+	return waitroom.ChallengeSpend{Nonce: c.Nonce, TTL: c.ExpiresAt.Sub(now)}, nil
 }
 
 // CallerError answers a request whose caller or room is not acceptable; an
