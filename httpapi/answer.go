@@ -1,12 +1,14 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/metrics"
 )
 
 // The answers of enter and position: where the caller stands (with its
@@ -59,6 +61,29 @@ func closedResponse(st waitroom.Standing) events.APIGatewayV2HTTPResponse {
 		msg = closedMessage
 	}
 	return jsonResponse(http.StatusForbidden, closedBody{errorBody{Error: waitroom.ERoomClosed, Message: msg}, pageOf(st.Page)})
+}
+
+// entered answers an enter into room's line: where who stands (counted as
+// an entry, or as an instant admission), or why not.
+func (a *API) entered(ctx context.Context, room string, who Identity, st waitroom.Standing, err error) outcome {
+	switch code := waitroom.ErrorCode(err); {
+	case code == waitroom.EQueueFull:
+		return outcome{resp: ErrorResponse(err), counts: []counted{{room, ones(metrics.QueueFull)}}}
+	case code == waitroom.EChallengeRequired: // a replayed solution
+		return refused(a.challengeRequired(room, err))
+	case err != nil:
+		return a.storeError(ctx, room, err)
+	case st.Status == waitroom.Closed:
+		return outcome{resp: closedResponse(st)}
+	}
+	o := outcome{resp: a.standingResponse(st, who)}
+	switch {
+	case st.AdmittedNow: // instant admission: entered and admitted, having waited for nothing
+		o.counts = []counted{{room, metrics.InstantAdmission()}}
+	case st.Joined:
+		o.counts = []counted{{room, ones(metrics.Entered)}}
+	}
+	return o
 }
 
 // standingResponse answers enter and position; a ticketed visitor's answer

@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -56,10 +55,84 @@ func (a *API) Enter(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 	return a.serve(ctx, func() outcome {
 		who, room, err := a.caller(req, true)
 		if err != nil {
-			return answered(CallerError(err))
+			return outcome{resp: CallerError(err)}
 		}
 		return a.enter(ctx, room, who)
 	})
+}
+
+// enter takes who's place in room's line (Queue.Enter); with INTAKE broker
+// it hands the entry to the broker instead (accept), and with INTAKE
+// fallback when the store does not answer. Its answer is entered's.
+func (a *API) enter(ctx context.Context, room string, who Identity) outcome {
+	var (
+		st  waitroom.Standing
+		err error
+	)
+	handOver := a.Config.Intake == waitroom.IntakeBroker
+	if !handOver {
+		st, err = withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Standing, error) {
+			return a.Queue.Enter(ctx, room, AsCaller(who))
+		})
+		handOver = waitroom.ErrorCode(err) == waitroom.EUnavailable && a.Config.Intake == waitroom.IntakeFallback
+	}
+	if handOver {
+		return a.accept(ctx, room, who, err)
+	}
+	return a.entered(ctx, room, who, st, err)
+}
+
+// accept hands who's entry to the broker and answers 202 with the signed
+// receipt of it. Under INTAKE broker (outage nil) the room and the limiter
+// are asked first, in one store call, as enter asks them (an unknown room
+// or a caller over its limit is refused, nothing sent); a store that does
+// not answer then lets the entry through, counted as the limiter failing
+// open: the broker is there so that an outage loses no newcomer. Under
+// INTAKE fallback, outage is the store's failure that sent the entry here:
+// it is counted and logged as an outage all the same, and not asked again.
+func (a *API) accept(ctx context.Context, room string, who Identity, outage error) outcome {
+	var o outcome // what came before the broker: the outage, or the limiter failing open
+	if outage != nil {
+		o = a.storeError(ctx, room, outage)
+	}
+	if a.Broker == nil {
+		o.resp = ErrorResponse(waitroom.Unavailable(nil))
+		return o
+	}
+	if outage == nil {
+		_, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (struct{}, error) {
+			return struct{}{}, a.Queue.Admissible(ctx, room, AsCaller(who))
+		})
+		switch code := waitroom.ErrorCode(err); {
+		case code == waitroom.EUnavailable:
+			o = a.limiterFailedOpen(ctx, room)
+		case code == waitroom.EChallengeRequired: // a replayed solution
+			return refused(a.challengeRequired(room, err))
+		case code == waitroom.ERateLimited:
+			return rateLimited(room, err)
+		case err != nil:
+			return refused(err)
+		}
+	}
+	sent := a.send(ctx, room, who)
+	sent.counts = append(o.counts, sent.counts...)
+	return sent
+}
+
+// send signs the receipt of who's entry and sends the entry to the broker.
+func (a *API) send(ctx context.Context, room string, who Identity) outcome {
+	e := waitroom.Entry{Room: room, User: who.User, AcceptedAt: a.now()}
+	receipt, err := a.Config.Visitor.Tickets.SignReceipt(e, e.AcceptedAt.Add(a.ticketTTL()))
+	if err != nil {
+		return refused(err) // a missing key is a configuration bug: 500
+	}
+	if _, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, a.Broker.Send(ctx, e)
+	}); err != nil {
+		return a.storeError(ctx, room, err)
+	}
+	return outcome{resp: a.intakeResponse(http.StatusAccepted, intakeBody{Status: waitroom.Accepted, Receipt: receipt}, who),
+		counts: []counted{{room, ones(metrics.Accepted)}}}
 }
 
 // Position handles GET /queue/position.
@@ -70,7 +143,7 @@ func (a *API) Position(ctx context.Context, req events.APIGatewayV2HTTPRequest) 
 		}
 		who, room, err := a.caller(req, false)
 		if err != nil {
-			return answered(CallerError(err))
+			return outcome{resp: CallerError(err)}
 		}
 		st, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Standing, error) {
 			return a.Queue.Position(ctx, room, AsCaller(who))
@@ -78,7 +151,7 @@ func (a *API) Position(ctx context.Context, req events.APIGatewayV2HTTPRequest) 
 		if err != nil {
 			return a.storeError(ctx, room, err)
 		}
-		return answered(a.standingResponse(st, who))
+		return outcome{resp: a.standingResponse(st, who)}
 	})
 }
 
@@ -90,7 +163,7 @@ func (a *API) Order(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 	return a.serve(ctx, func() outcome {
 		who, err := a.Identify(req, "") // never a new visitor
 		if err != nil {
-			return answered(CallerError(err))
+			return outcome{resp: CallerError(err)}
 		}
 		attempt, order, refusal, ok := a.orderOf(req, who)
 		if !ok {
@@ -116,23 +189,17 @@ type counted struct {
 	values []metrics.Value
 }
 
-// answered is an outcome that counts nothing.
-func answered(resp events.APIGatewayV2HTTPResponse) outcome { return outcome{resp: resp} }
+// ones counts 1 of each metric named: the values of most records.
+func ones(names ...string) []metrics.Value {
+	values := make([]metrics.Value, len(names))
+	for i, name := range names {
+		values[i] = metrics.Of(name, metrics.Count, 1)
+	}
+	return values
+}
 
 // refused answers err and counts nothing.
-func refused(err error) outcome { return answered(ErrorResponse(err)) }
-
-// counting is o that also counts values for room, after what it counts already.
-func (o outcome) counting(room string, values ...metrics.Value) outcome {
-	o.counts = append(slices.Clip(o.counts), counted{room: room, values: values})
-	return o
-}
-
-// after is o with the counts of earlier, a step that came first, ahead of its own.
-func (o outcome) after(earlier outcome) outcome {
-	o.counts = append(slices.Clip(earlier.counts), o.counts...)
-	return o
-}
+func refused(err error) outcome { return outcome{resp: ErrorResponse(err)} }
 
 // serve runs a request's step under the panic guard, records what it
 // counted and answers.
@@ -222,7 +289,7 @@ func (a *API) storeError(ctx context.Context, room string, err error) outcome {
 		return rateLimited(room, err)
 	case waitroom.EUnavailable:
 		a.logWarn(ctx, "store unavailable", err)
-		return refused(err).counting(room, metrics.Of(metrics.StoreUnavailable, metrics.Count, 1))
+		return outcome{resp: ErrorResponse(err), counts: []counted{{room, ones(metrics.StoreUnavailable)}}}
 	}
 	return refused(err)
 }

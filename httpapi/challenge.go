@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"errors"
 	"time"
 
 	"github.com/waitroom/waitroom"
@@ -9,10 +8,11 @@ import (
 
 // The proof of work of new visitors (CHALLENGE=pow; docs/API.md, "POST
 // /queue/enter"; docs/security.md): Identify asks for it in its new-visitor
-// step (solvedChallenge), and only there, so accounts, header users and
-// ticket holders never solve one. A solution is checked there without any
-// store call; that it was not spent before is checked by the enter's own
-// script (redisstore). Here: the refusal, with a fresh challenge.
+// step (solvedChallenge, identity.go), and only there, so accounts, header
+// users and ticket holders never solve one. A solution is checked there
+// without any store call; that it was not spent before is checked by the
+// enter's own script (redisstore). The refusal, challenge_required, carries
+// a fresh challenge (challengeRequired); here are its error and its body.
 
 // challengeError is challenge_required with the fresh challenge its answer
 // carries (errorResponse renders it).
@@ -23,21 +23,6 @@ type challengeError struct {
 
 func (e *challengeError) Error() string { return e.err.Error() }
 func (e *challengeError) Unwrap() error { return e.err }
-
-// challengeRequired is the answer to an enter into room that must solve a
-// challenge first: a fresh one, valid for ChallengeTTL. cause says why the
-// solution it sent was refused (nil: it sent none).
-func (a *API) challengeRequired(room string, cause error) error {
-	c, err := a.Config.Visitor.Tickets.NewChallenge(room, a.challengeBits(), a.now().Add(waitroom.ChallengeTTL))
-	if err != nil { // no randomness: nothing else would work either
-		return waitroom.Unavailable(err)
-	}
-	var e *waitroom.Error
-	if !errors.As(cause, &e) { // else the store's refusal of a spent solution, as it said it
-		e = waitroom.ChallengeRequired(cause)
-	}
-	return &challengeError{err: e, challenge: c}
-}
 
 // challengeBits is CHALLENGE_BITS, or its default for a Config built by hand.
 func (a *API) challengeBits() int {

@@ -45,30 +45,6 @@ func (i Identity) tokenSource() string {
 	return string(i.Source)
 }
 
-// gateToken turns the X-Entry-Token of who into the room and the store's
-// token. A JWT is checked first, signature, expiry, issuer, subject and its
-// source, so that a forged token costs no store call; single use is then the store's.
-func (a *API) gateToken(token string, who Identity) (room, stored string, err error) {
-	invalid := waitroom.Errorf(waitroom.ETokenInvalid, "an X-Entry-Token header with a valid entry token of yours is required")
-	keys := a.Config.Trust.EntryTokens
-	if !keys.Enabled() {
-		room, ok := waitroom.TokenRoom(token)
-		if !ok {
-			return "", "", invalid
-		}
-		return room, token, nil
-	}
-	c, err := keys.Verify(token, a.now())
-	if err != nil || c.Subject != who.ID || c.Source != who.tokenSource() {
-		return "", "", invalid
-	}
-	stored = c.Room + "." + c.ID
-	if r, ok := waitroom.TokenRoom(stored); !ok || r != c.Room {
-		return "", "", invalid
-	}
-	return c.Room, stored, nil
-}
-
 // JWKS handles GET /.well-known/jwks.json: the current and previous public
 // keys. Without ENTRY_TOKEN_KEYS there is nothing to publish: 404.
 func (a *API) JWKS(ctx context.Context, req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
@@ -79,7 +55,7 @@ func (a *API) JWKS(ctx context.Context, req events.APIGatewayV2HTTPRequest) even
 		}
 		resp := jsonResponse(http.StatusOK, keys.JWKS())
 		resp.Headers["Cache-Control"] = jwksMaxAge
-		return answered(resp)
+		return outcome{resp: resp}
 	})
 }
 

@@ -3,6 +3,8 @@ package httpapi
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"errors"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -168,9 +170,21 @@ const (
 // never X-Forwarded-For from anyone else: any client can write it.
 func (a *API) address(req events.APIGatewayV2HTTPRequest) (string, error) {
 	peer := req.RequestContext.HTTP.SourceIP
-	if a.Config.OriginSecret == "" {
-		return a.forwardedClient(req, peer)
+	if a.Config.OriginSecret != "" {
+		return a.cloudFrontViewer(req, peer)
 	}
+	reports := map[string]string{}
+	for _, h := range clientHeaders {
+		if v, ok := lookupHeader(req, h.name); ok {
+			reports[h.name] = v
+		}
+	}
+	return a.forwardedClient(peer, reports)
+}
+
+// cloudFrontViewer is the viewer's address of a request that came through
+// CloudFront (ORIGIN_SECRET), whose peer is peer.
+func (a *API) cloudFrontViewer(req events.APIGatewayV2HTTPRequest, peer string) (string, error) {
 	if !secretEqual(req, originSecretHeader, a.Config.OriginSecret) {
 		return "", waitroom.Errorf(waitroom.EForbidden, "requests come through the waiting room's site, not to its API directly")
 	}
@@ -211,6 +225,19 @@ func lookupHeader(req events.APIGatewayV2HTTPRequest, name string) (string, bool
 func header(req events.APIGatewayV2HTTPRequest, name string) string {
 	v, _ := lookupHeader(req, name)
 	return v
+}
+
+// forwardHeaders are the caller's headers the order API sees besides the
+// gate's own: Authorization, so that the shop can still authenticate the
+// buyer, and those the operator lists in ORDER_FORWARD_HEADERS.
+func (a *API) forwardHeaders(req events.APIGatewayV2HTTPRequest) http.Header {
+	h := http.Header{}
+	for _, name := range append([]string{"Authorization"}, a.Config.Visitor.ForwardHeaders...) {
+		if v, ok := lookupHeader(req, name); ok {
+			h.Set(name, v)
+		}
+	}
+	return h
 }
 
 // fromAuthorizer is the JWT claim sub, else a Lambda authorizer's userId.
@@ -309,6 +336,21 @@ func (a *API) solvedChallenge(req events.APIGatewayV2HTTPRequest, room string) (
 		return waitroom.ChallengeSpend{}, a.challengeRequired(room, err)
 	}
 	return waitroom.ChallengeSpend{Nonce: c.Nonce, TTL: c.ExpiresAt.Sub(now)}, nil
+}
+
+// challengeRequired is the answer to an enter into room that must solve a
+// challenge first: a fresh one, valid for ChallengeTTL. cause says why the
+// solution it sent was refused (nil: it sent none).
+func (a *API) challengeRequired(room string, cause error) error {
+	c, err := a.Config.Visitor.Tickets.NewChallenge(room, a.challengeBits(), a.now().Add(waitroom.ChallengeTTL))
+	if err != nil { // no randomness: nothing else would work either
+		return waitroom.Unavailable(err)
+	}
+	var e *waitroom.Error
+	if !errors.As(cause, &e) { // else the store's refusal of a spent solution, as it said it
+		e = waitroom.ChallengeRequired(cause)
+	}
+	return &challengeError{err: e, challenge: c}
 }
 
 // CallerError answers a request whose caller or room is not acceptable; an

@@ -33,7 +33,7 @@ func (a *API) receiptPosition(ctx context.Context, req events.APIGatewayV2HTTPRe
 		return a.storeError(ctx, e.Room, err)
 	}
 	if st.Status != waitroom.NotInQueue || a.Applied == nil {
-		return answered(a.standingResponse(st, who))
+		return outcome{resp: a.standingResponse(st, who)}
 	}
 	return a.appliedPosition(ctx, e, who, caller)
 }
@@ -72,7 +72,7 @@ func (a *API) appliedPosition(ctx context.Context, e waitroom.Entry, who Identit
 	case err != nil:
 		return a.storeError(ctx, e.Room, err)
 	case !last.found || last.AcceptedAt.Before(e.AcceptedAt):
-		return answered(a.intakeResponse(http.StatusOK, intakeBody{Status: waitroom.Processing}, who))
+		return outcome{resp: a.intakeResponse(http.StatusOK, intakeBody{Status: waitroom.Processing}, who)}
 	case last.Full:
 		return refused(waitroom.Errorf(waitroom.EQueueFull, "the line of room %q was full when your entry came in; please retry later", e.Room))
 	}
@@ -85,7 +85,7 @@ func (a *API) appliedPosition(ctx context.Context, e waitroom.Entry, who Identit
 	if err != nil {
 		return a.storeError(ctx, e.Room, err)
 	}
-	return answered(a.standingResponse(st, who))
+	return outcome{resp: a.standingResponse(st, who)}
 }
 
 type lastApplied struct {

@@ -34,10 +34,10 @@ func (a *API) limiterFailedOpen(ctx context.Context, room string) outcome {
 	if now-last >= int64(limiterLogEvery) && lastLimiterLog.CompareAndSwap(last, now) && a.Log != nil {
 		a.Log.WarnContext(ctx, "abuse limiter could not run: requests pass unlimited (fail open; metric LimiterFailOpen counts them)", "room", room)
 	}
-	return outcome{}.counting(room, metrics.Of(metrics.LimiterFailOpen, metrics.Count, 1))
+	return outcome{counts: []counted{{room, ones(metrics.LimiterFailOpen)}}}
 }
 
 // rateLimited answers err, a refusal of the limiter, and counts it.
 func rateLimited(room string, err error) outcome {
-	return refused(err).counting(room, metrics.Of(metrics.RateLimited, metrics.Count, 1))
+	return outcome{resp: ErrorResponse(err), counts: []counted{{room, ones(metrics.RateLimited)}}}
 }

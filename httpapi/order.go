@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
-	"net/http"
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -20,10 +19,12 @@ import (
 // (release).
 
 // orderOf reads an order: its key, its body and its entry token, which
-// must be the caller's and of a room that sells here (roomSells). ok is
+// must be the caller's and of a room that sells here (gateToken). ok is
 // false when it is refused: refusal answers then.
 func (a *API) orderOf(req events.APIGatewayV2HTTPRequest, who Identity) (attempt waitroom.OrderAttempt, order orderapi.Request, refusal outcome, ok bool) {
 	key, hasKey := lookupHeader(req, "Idempotency-Key")
+	token := header(req, "X-Entry-Token")
+	order = orderapi.Request{User: who.ID, WaitroomUser: who.User, IdempotencyKey: key, ContentType: header(req, "Content-Type"), Headers: a.forwardHeaders(req)}
 	if hasKey {
 		if err := waitroom.CheckIdempotencyKey(key); err != nil {
 			return attempt, order, refused(err), false
@@ -33,17 +34,14 @@ func (a *API) orderOf(req events.APIGatewayV2HTTPRequest, who Identity) (attempt
 	if err != nil {
 		return attempt, order, refused(err), false
 	}
-	room, token, err := a.gateToken(header(req, "X-Entry-Token"), who)
-	createdOnly := false
-	if err == nil {
-		createdOnly, err = a.roomSells(room)
-	}
+	order.Body, attempt.RequestHash = body, requestHash(body)
+	room, stored, createdOnly, err := a.gateToken(token, who)
 	if err != nil {
-		return attempt, order, refused(err).counting("", metrics.Of(metrics.TokensRejected, metrics.Count, 1)), false
+		return attempt, order, outcome{resp: ErrorResponse(err), counts: []counted{{"", ones(metrics.TokensRejected)}}}, false
 	}
-	attempt = waitroom.OrderAttempt{Room: room, Token: token, IdempotencyKey: key, RequestHash: requestHash(body), CreatedRoomsOnly: createdOnly}
-	_, tokenID, _ := strings.Cut(token, ".")
-	order = orderapi.Request{User: who.ID, Room: room, WaitroomUser: who.User, TokenID: tokenID, IdempotencyKey: key, ContentType: header(req, "Content-Type"), Body: body, Headers: a.forwardHeaders(req)}
+	attempt.Room, attempt.Token, attempt.IdempotencyKey, attempt.CreatedRoomsOnly = room, stored, key, createdOnly
+	_, order.TokenID, _ = strings.Cut(stored, ".")
+	order.Room = room
 	return attempt, order, outcome{}, true
 }
 
@@ -66,28 +64,45 @@ func requestHash(body []byte) string {
 	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
-// forwardHeaders are the caller's headers the order API sees besides the
-// gate's own: Authorization, so that the shop can still authenticate the
-// buyer, and those the operator lists in ORDER_FORWARD_HEADERS.
-func (a *API) forwardHeaders(req events.APIGatewayV2HTTPRequest) http.Header {
-	h := http.Header{}
-	for _, name := range append([]string{"Authorization"}, a.Config.Visitor.ForwardHeaders...) {
-		if v, ok := lookupHeader(req, name); ok {
-			h.Set(name, v)
-		}
+// gateToken turns the X-Entry-Token of who into the room and the store's
+// token, refusing a token of a room that does not sell here (ORDER_ROOMS;
+// unset, it is left to the store: createdOnly). A JWT is checked first,
+// signature, expiry, issuer, subject and its source, so that a forged token
+// costs no store call; single use is then the store's.
+func (a *API) gateToken(token string, who Identity) (room, stored string, createdOnly bool, err error) {
+	room, stored, err = a.tokenRoom(token, who)
+	if err != nil {
+		return "", "", false, err
 	}
-	return h
-}
-
-// roomSells refuses a token of a room ORDER_ROOMS does not name. Unset,
-// ORDER_ROOMS leaves it to the store (createdOnly): only a room an operator
-// created sells, checked in the order's first script (order_begin.lua).
-func (a *API) roomSells(room string) (createdOnly bool, err error) {
+	// Unset, ORDER_ROOMS leaves it to the store: only a room an operator
+	// created sells, checked in the order's first script (order_begin.lua).
 	sells, decided := a.Config.OrderRoomSells(room)
 	if decided && !sells {
-		return false, waitroom.Errorf(waitroom.EWrongRoom, "this entry token is for room %q, whose sale is not here", room)
+		return "", "", false, waitroom.Errorf(waitroom.EWrongRoom, "this entry token is for room %q, whose sale is not here", room)
 	}
-	return !decided, nil
+	return room, stored, !decided, nil
+}
+
+// tokenRoom is the room and the store's token of who's entry token.
+func (a *API) tokenRoom(token string, who Identity) (room, stored string, err error) {
+	invalid := waitroom.Errorf(waitroom.ETokenInvalid, "an X-Entry-Token header with a valid entry token of yours is required")
+	keys := a.Config.Trust.EntryTokens
+	if !keys.Enabled() {
+		room, ok := waitroom.TokenRoom(token)
+		if !ok {
+			return "", "", invalid
+		}
+		return room, token, nil
+	}
+	c, err := keys.Verify(token, a.now())
+	if err != nil || c.Subject != who.ID || c.Source != who.tokenSource() {
+		return "", "", invalid
+	}
+	stored = c.Room + "." + c.ID
+	if r, ok := waitroom.TokenRoom(stored); !ok || r != c.Room {
+		return "", "", invalid
+	}
+	return c.Room, stored, nil
 }
 
 // detached is ctx without the caller's cancellation but with its deadline
@@ -112,32 +127,36 @@ func (a *API) attempt(ctx context.Context, c waitroom.Caller, attempt waitroom.O
 	case code == waitroom.EUnavailable && a.Config.FailOpenOrders:
 		// The operator chose to let orders through unguarded while the store is down.
 		a.logWarn(ctx, "store unavailable: forwarding order unguarded (ORDER_GATE_FAIL_OPEN)", err)
-		return a.forward(ctx, room, order).after(outcome{}.counting(room, metrics.Of(metrics.OrdersFailOpen, metrics.Count, 1)))
+		o := a.forward(ctx, room, order)
+		o.counts = append([]counted{{room, ones(metrics.OrdersFailOpen)}}, o.counts...)
+		return o
 	case code == waitroom.EUnavailable:
 		return a.storeError(ctx, room, err)
 	case code == waitroom.ERateLimited:
 		return rateLimited(room, err)
 	case code == waitroom.ETokenInvalid || code == waitroom.EWrongRoom:
-		return refused(err).counting(room, metrics.Of(metrics.TokensRejected, metrics.Count, 1))
+		return outcome{resp: ErrorResponse(err), counts: []counted{{room, ones(metrics.TokensRejected)}}}
 	case err != nil:
 		return refused(err)
 	case lease.Replay != nil:
-		return answered(answerResponse(*lease.Replay))
+		return outcome{resp: answerResponse(*lease.Replay)}
 	}
 	claimed, stop := a.record(ctx, lease)
 	if stop {
 		return claimed
 	}
-	return a.place(ctx, lease, order).after(claimed)
+	o := a.place(ctx, lease, order)
+	o.counts = append(claimed.counts, o.counts...)
+	return o
 }
 
 // forward places an order without the token check (fail-open mode only).
 func (a *API) forward(ctx context.Context, room string, order orderapi.Request) outcome {
 	answer, err := a.Orders.PlaceOrder(ctx, order)
 	if err != nil {
-		return refused(err).counting(room, metrics.Of(metrics.OrdersFailed, metrics.Count, 1))
+		return outcome{resp: ErrorResponse(err), counts: []counted{{room, ones(metrics.OrdersFailed)}}}
 	}
-	return answered(answerResponse(answer))
+	return outcome{resp: answerResponse(answer)}
 }
 
 // place sends the order downstream under the lease, then consumes the
@@ -151,14 +170,14 @@ func (a *API) place(ctx context.Context, lease waitroom.Lease, order orderapi.Re
 	lease.Downstream = waitroom.DownstreamCall{Latency: a.now().Sub(start), Outcome: waitroom.ClassifyOrder(answer.Status, err)}
 	if err != nil || answer.Status < 200 || answer.Status > 299 {
 		a.release(ctx, lease)
-		failed := outcome{}.counting(lease.Room, metrics.Of(metrics.OrdersFailed, metrics.Count, 1))
+		failed := []counted{{lease.Room, ones(metrics.OrdersFailed)}}
 		if err != nil {
-			return refused(err).after(failed)
+			return outcome{resp: ErrorResponse(err), counts: failed}
 		}
-		return answered(answerResponse(answer)).after(failed)
+		return outcome{resp: answerResponse(answer), counts: failed}
 	}
 	a.commit(ctx, lease, answer)
-	return answered(answerResponse(answer)).counting(lease.Room, metrics.Of(metrics.OrdersPassed, metrics.Count, 1), metrics.Of(metrics.TokensConsumed, metrics.Count, 1))
+	return outcome{resp: answerResponse(answer), counts: []counted{{lease.Room, ones(metrics.OrdersPassed, metrics.TokensConsumed)}}}
 }
 
 // commit consumes the token after a success. The order has happened, so its

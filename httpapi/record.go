@@ -46,7 +46,7 @@ func (a *API) record(ctx context.Context, lease waitroom.Lease) (o outcome, stop
 	case err != nil && a.Config.FailOpenOrders:
 		// The operator chose orders over "once": the store's lock alone guards this one.
 		a.logWarn(ctx, "order record unavailable: going on with the store's lock alone (ORDER_GATE_FAIL_OPEN)", err)
-		return o.counting(lease.Room, metrics.Of(metrics.OrdersFailOpen, metrics.Count, 1)), false
+		return outcome{counts: []counted{{lease.Room, ones(metrics.OrdersFailOpen)}}}, false
 	case err != nil:
 		a.unlock(ctx, lease)
 		return a.storeError(ctx, lease.Room, waitroom.Unavailable(err)), true
@@ -71,7 +71,7 @@ func (a *API) used(ctx context.Context, lease waitroom.Lease, prior *waitroom.Pr
 		if err := a.Queue.CommitOrder(cctx, lease, *prior.Answer); err != nil {
 			a.unlock(ctx, lease)
 		}
-		return answered(answerResponse(*prior.Answer))
+		return outcome{resp: answerResponse(*prior.Answer)}
 	case prior.SameKey:
 		// The first attempt has no answer yet: it is under way, or ended
 		// where nothing could record how.
@@ -79,7 +79,7 @@ func (a *API) used(ctx context.Context, lease waitroom.Lease, prior *waitroom.Pr
 		return refused(waitroom.Errorf(waitroom.EOrderInProgress, "another order of yours is in progress; wait for it to finish"))
 	}
 	a.unlock(ctx, lease)
-	return refused(waitroom.TokenUsed()).counting(lease.Room, metrics.Of(metrics.TokensRejected, metrics.Count, 1))
+	return outcome{resp: ErrorResponse(waitroom.TokenUsed()), counts: []counted{{lease.Room, ones(metrics.TokensRejected)}}}
 }
 
 // keep stores a keyed order's answer in the record, for a replay after a
