@@ -1,40 +1,18 @@
 package httpapi
 
 import (
-	"errors"
 	"time"
-
-	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/waitroom/waitroom"
 )
 
 // The proof of work of new visitors (CHALLENGE=pow; docs/API.md, "POST
 // /queue/enter"; docs/security.md): Identify asks for it in its new-visitor
-// step, and only there, so accounts, header users and ticket holders never
-// solve one. A solution is checked here without any store call; that it was
-// not spent before is checked by the enter's own script (redisstore).
-
-// solvedChallenge is the solved challenge an enter into room must carry to
-// make a visitor with CHALLENGE=pow (zero with off): the header's solution,
-// verified, as the store is to spend it. Without one, or with one that does
-// not verify, the error is challenge_required with a fresh challenge.
-func (a *API) solvedChallenge(req events.APIGatewayV2HTTPRequest, room string) (waitroom.ChallengeSpend, error) {
-	v := a.Config.Visitor
-	if v.Challenge != waitroom.ChallengePoW {
-		return waitroom.ChallengeSpend{}, nil
-	}
-	solution, ok := lookupHeader(req, waitroom.ChallengeHeader)
-	if !ok || solution == "" {
-		return waitroom.ChallengeSpend{}, a.challengeRequired(room, nil)
-	}
-	now := a.now()
-	c, err := v.Tickets.VerifySolution(solution, room, a.challengeBits(), now)
-	if err != nil {
-		return waitroom.ChallengeSpend{}, a.challengeRequired(room, err)
-	}
-	return waitroom.ChallengeSpend{Nonce: c.Nonce, TTL: c.ExpiresAt.Sub(now)}, nil
-}
+// step (solvedChallenge, identity.go), and only there, so accounts, header
+// users and ticket holders never solve one. A solution is checked there
+// without any store call; that it was not spent before is checked by the
+// enter's own script (redisstore). The refusal, challenge_required, carries
+// a fresh challenge (challengeRequired); here are its error and its body.
 
 // challengeError is challenge_required with the fresh challenge its answer
 // carries (errorResponse renders it).
@@ -45,21 +23,6 @@ type challengeError struct {
 
 func (e *challengeError) Error() string { return e.err.Error() }
 func (e *challengeError) Unwrap() error { return e.err }
-
-// challengeRequired is the answer to an enter into room that must solve a
-// challenge first: a fresh one, valid for ChallengeTTL. cause says why the
-// solution it sent was refused (nil: it sent none).
-func (a *API) challengeRequired(room string, cause error) error {
-	c, err := a.Config.Visitor.Tickets.NewChallenge(room, a.challengeBits(), a.now().Add(waitroom.ChallengeTTL))
-	if err != nil { // no randomness: nothing else would work either
-		return waitroom.Unavailable(err)
-	}
-	var e *waitroom.Error
-	if !errors.As(cause, &e) { // else the store's refusal of a spent solution, as it said it
-		e = waitroom.ChallengeRequired(cause)
-	}
-	return &challengeError{err: e, challenge: c}
-}
 
 // challengeBits is CHALLENGE_BITS, or its default for a Config built by hand.
 func (a *API) challengeBits() int {

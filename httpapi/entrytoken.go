@@ -45,41 +45,17 @@ func (i Identity) tokenSource() string {
 	return string(i.Source)
 }
 
-// gateToken turns the X-Entry-Token of who into the room and the store's
-// token. A JWT is checked first, signature, expiry, issuer, subject and its
-// source, so that a forged token costs no store call; single use is then the store's.
-func (a *API) gateToken(token string, who Identity) (room, stored string, err error) {
-	invalid := waitroom.Errorf(waitroom.ETokenInvalid, "an X-Entry-Token header with a valid entry token of yours is required")
-	keys := a.Config.Trust.EntryTokens
-	if !keys.Enabled() {
-		room, ok := waitroom.TokenRoom(token)
-		if !ok {
-			return "", "", invalid
-		}
-		return room, token, nil
-	}
-	c, err := keys.Verify(token, a.now())
-	if err != nil || c.Subject != who.ID || c.Source != who.tokenSource() {
-		return "", "", invalid
-	}
-	stored = c.Room + "." + c.ID
-	if r, ok := waitroom.TokenRoom(stored); !ok || r != c.Room {
-		return "", "", invalid
-	}
-	return c.Room, stored, nil
-}
-
 // JWKS handles GET /.well-known/jwks.json: the current and previous public
 // keys. Without ENTRY_TOKEN_KEYS there is nothing to publish: 404.
 func (a *API) JWKS(ctx context.Context, req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
-	return a.guard(ctx, func() events.APIGatewayV2HTTPResponse {
+	return a.serve(ctx, func() outcome {
 		keys := a.Config.Trust.EntryTokens
 		if !keys.Enabled() {
-			return ErrorResponse(waitroom.Errorf(waitroom.ENotFound, "entry tokens are not signed here (no ENTRY_TOKEN_KEYS)"))
+			return refused(waitroom.Errorf(waitroom.ENotFound, "entry tokens are not signed here (no ENTRY_TOKEN_KEYS)"))
 		}
 		resp := jsonResponse(http.StatusOK, keys.JWKS())
 		resp.Headers["Cache-Control"] = jwksMaxAge
-		return resp
+		return outcome{resp: resp}
 	})
 }
 

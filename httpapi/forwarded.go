@@ -33,22 +33,28 @@ func relayed(req events.APIGatewayV2HTTPRequest) string {
 	return ""
 }
 
-// forwardedClient is the client a trusted proxy reports for req, whose
-// peer is peer; the peer itself when TRUSTED_PROXIES does not name it or
+// clientHeaders are the headers in which proxies report the client they
+// took a request from, in the order they are read, and how each lists its
+// hops.
+var clientHeaders = []struct {
+	name string
+	hops func(string) []string
+}{{"X-Forwarded-For", xffHops}, {"Forwarded", forwardedHops}}
+
+// forwardedClient is the client a trusted proxy reports for a request
+// whose peer is peer and whose clientHeaders are reports (by name, those
+// it carries); the peer itself when TRUSTED_PROXIES does not name it or
 // it reports nothing. A hop that is not an address, or X-Forwarded-For and
 // Forwarded naming two clients, is 400 invalid_request: such a request is
 // never counted under no address, nor under one its client chose.
-func (a *API) forwardedClient(req events.APIGatewayV2HTTPRequest, peer string) (string, error) {
+func (a *API) forwardedClient(peer string, reports map[string]string) (string, error) {
 	if !a.trustedProxy(peer) {
 		return peer, nil
 	}
 	client := peer
 	seen := false
-	for _, h := range []struct {
-		name string
-		hops func(string) []string
-	}{{"X-Forwarded-For", xffHops}, {"Forwarded", forwardedHops}} {
-		v, ok := lookupHeader(req, h.name)
+	for _, h := range clientHeaders {
+		v, ok := reports[h.name]
 		if !ok {
 			continue
 		}

@@ -3,6 +3,9 @@ package httpapi
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"errors"
+	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -85,6 +88,34 @@ var identitySources = []func(a *API, req events.APIGatewayV2HTTPRequest) (who Id
 	(*API).fromTicket,
 }
 
+// caller returns who sends an enter (create) or position request, and its room.
+func (a *API) caller(req events.APIGatewayV2HTTPRequest, create bool) (who Identity, room string, err error) {
+	if _, err := url.ParseQuery(req.RawQueryString); err != nil {
+		// Never read a query that cannot be decoded as "no room": the user
+		// would land in another room's line.
+		return Identity{}, "", waitroom.Errorf(waitroom.EInvalidRequest, "the query string cannot be decoded")
+	}
+	room, ok := req.QueryStringParameters["room"]
+	if !ok {
+		room = waitroom.DefaultRoom
+	} else if !waitroom.ValidRoom(room) {
+		return Identity{}, "", waitroom.Errorf(waitroom.EInvalidRoom, "room must match ^[a-z0-9][a-z0-9-]{0,63}$")
+	}
+	enterRoom := ""
+	if create {
+		enterRoom = room
+	}
+	if who, err = a.Identify(req, enterRoom); err != nil {
+		return Identity{}, "", err
+	}
+	return who, room, nil
+}
+
+// Caller is who sends a position-like request (the live stream) and its room.
+func (a *API) Caller(req events.APIGatewayV2HTTPRequest) (Identity, string, error) {
+	return a.caller(req, false)
+}
+
 // Identify returns who sends req and from where. With no source, an enter
 // into enterRoom ("" for every other request, which never makes one) with
 // anonymous visitors on makes a new visitor, once it has shown a solved
@@ -139,9 +170,21 @@ const (
 // never X-Forwarded-For from anyone else: any client can write it.
 func (a *API) address(req events.APIGatewayV2HTTPRequest) (string, error) {
 	peer := req.RequestContext.HTTP.SourceIP
-	if a.Config.OriginSecret == "" {
-		return a.forwardedClient(req, peer)
+	if a.Config.OriginSecret != "" {
+		return a.cloudFrontViewer(req, peer)
 	}
+	reports := map[string]string{}
+	for _, h := range clientHeaders {
+		if v, ok := lookupHeader(req, h.name); ok {
+			reports[h.name] = v
+		}
+	}
+	return a.forwardedClient(peer, reports)
+}
+
+// cloudFrontViewer is the viewer's address of a request that came through
+// CloudFront (ORIGIN_SECRET), whose peer is peer.
+func (a *API) cloudFrontViewer(req events.APIGatewayV2HTTPRequest, peer string) (string, error) {
 	if !secretEqual(req, originSecretHeader, a.Config.OriginSecret) {
 		return "", waitroom.Errorf(waitroom.EForbidden, "requests come through the waiting room's site, not to its API directly")
 	}
@@ -164,6 +207,37 @@ func secretEqual(req events.APIGatewayV2HTTPRequest, name string, secret waitroo
 	want := sha256.Sum256([]byte(secret))
 	got := sha256.Sum256([]byte(sent))
 	return subtle.ConstantTimeCompare(got[:], want[:]) == 1 && ok
+}
+
+// lookupHeader is req's header name, whatever the case of its name.
+func lookupHeader(req events.APIGatewayV2HTTPRequest, name string) (string, bool) {
+	if v, ok := req.Headers[strings.ToLower(name)]; ok {
+		return v, true
+	}
+	for k, v := range req.Headers { // payload 2.0 lowercases names; tolerate other hosts
+		if strings.EqualFold(k, name) {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+func header(req events.APIGatewayV2HTTPRequest, name string) string {
+	v, _ := lookupHeader(req, name)
+	return v
+}
+
+// forwardHeaders are the caller's headers the order API sees besides the
+// gate's own: Authorization, so that the shop can still authenticate the
+// buyer, and those the operator lists in ORDER_FORWARD_HEADERS.
+func (a *API) forwardHeaders(req events.APIGatewayV2HTTPRequest) http.Header {
+	h := http.Header{}
+	for _, name := range append([]string{"Authorization"}, a.Config.Visitor.ForwardHeaders...) {
+		if v, ok := lookupHeader(req, name); ok {
+			h.Set(name, v)
+		}
+	}
+	return h
 }
 
 // fromAuthorizer is the JWT claim sub, else a Lambda authorizer's userId.
@@ -241,6 +315,42 @@ func ticketCookie(req events.APIGatewayV2HTTPRequest) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// solvedChallenge is the solved challenge an enter into room must carry to
+// make a visitor with CHALLENGE=pow (zero with off): the header's solution,
+// verified, as the store is to spend it. Without one, or with one that does
+// not verify, the error is challenge_required with a fresh challenge.
+func (a *API) solvedChallenge(req events.APIGatewayV2HTTPRequest, room string) (waitroom.ChallengeSpend, error) {
+	v := a.Config.Visitor
+	if v.Challenge != waitroom.ChallengePoW {
+		return waitroom.ChallengeSpend{}, nil
+	}
+	solution, ok := lookupHeader(req, waitroom.ChallengeHeader)
+	if !ok || solution == "" {
+		return waitroom.ChallengeSpend{}, a.challengeRequired(room, nil)
+	}
+	now := a.now()
+	c, err := v.Tickets.VerifySolution(solution, room, a.challengeBits(), now)
+	if err != nil {
+		return waitroom.ChallengeSpend{}, a.challengeRequired(room, err)
+	}
+	return waitroom.ChallengeSpend{Nonce: c.Nonce, TTL: c.ExpiresAt.Sub(now)}, nil
+}
+
+// challengeRequired is the answer to an enter into room that must solve a
+// challenge first: a fresh one, valid for ChallengeTTL. cause says why the
+// solution it sent was refused (nil: it sent none).
+func (a *API) challengeRequired(room string, cause error) error {
+	c, err := a.Config.Visitor.Tickets.NewChallenge(room, a.challengeBits(), a.now().Add(waitroom.ChallengeTTL))
+	if err != nil { // no randomness: nothing else would work either
+		return waitroom.Unavailable(err)
+	}
+	var e *waitroom.Error
+	if !errors.As(cause, &e) { // else the store's refusal of a spent solution, as it said it
+		e = waitroom.ChallengeRequired(cause)
+	}
+	return &challengeError{err: e, challenge: c}
 }
 
 // CallerError answers a request whose caller or room is not acceptable; an

@@ -28,20 +28,16 @@ func AsCaller(who Identity) waitroom.Caller {
 
 // limiterFailedOpen reports a call the limiter let through unchecked:
 // counted each time, logged at most once a minute.
-func (a *API) limiterFailedOpen(ctx context.Context, room string) {
-	a.Metrics.Record(room, metrics.Of(metrics.LimiterFailOpen, metrics.Count, 1))
+func (a *API) limiterFailedOpen(ctx context.Context, room string) outcome {
 	now := time.Now().UnixNano()
 	last := lastLimiterLog.Load()
 	if now-last >= int64(limiterLogEvery) && lastLimiterLog.CompareAndSwap(last, now) && a.Log != nil {
 		a.Log.WarnContext(ctx, "abuse limiter could not run: requests pass unlimited (fail open; metric LimiterFailOpen counts them)", "room", room)
 	}
+	return outcome{counts: []counted{{room, ones(metrics.LimiterFailOpen)}}}
 }
 
-// rateLimited counts a refusal of the limiter; true when err is one.
-func (a *API) rateLimited(room string, err error) bool {
-	if waitroom.ErrorCode(err) != waitroom.ERateLimited {
-		return false
-	}
-	a.Metrics.Record(room, metrics.Of(metrics.RateLimited, metrics.Count, 1))
-	return true
+// rateLimited answers err, a refusal of the limiter, and counts it.
+func rateLimited(room string, err error) outcome {
+	return outcome{resp: ErrorResponse(err), counts: []counted{{room, ones(metrics.RateLimited)}}}
 }

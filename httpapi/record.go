@@ -5,8 +5,6 @@ import (
 	"crypto/subtle"
 	"errors"
 
-	"github.com/aws/aws-lambda-go/events"
-
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/metrics"
 )
@@ -35,10 +33,11 @@ func (a *API) claimOf(l waitroom.Lease) waitroom.OrderClaim {
 // store's lock and before the order goes downstream (issue 33). It
 // answers, with stop, when the order must not go on: the token was used
 // before (a failover lost the store's record of it), or the record cannot
-// be reached and ORDER_GATE_FAIL_OPEN is not set.
-func (a *API) record(ctx context.Context, lease waitroom.Lease) (resp events.APIGatewayV2HTTPResponse, stop bool) {
+// be reached and ORDER_GATE_FAIL_OPEN is not set. Going on, what it
+// counted comes first in the order's outcome.
+func (a *API) record(ctx context.Context, lease waitroom.Lease) (o outcome, stop bool) {
 	if a.Record == nil {
-		return resp, false
+		return o, false
 	}
 	prior, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (*waitroom.PriorOrder, error) {
 		return a.Record.Claim(ctx, a.claimOf(lease))
@@ -47,42 +46,40 @@ func (a *API) record(ctx context.Context, lease waitroom.Lease) (resp events.API
 	case err != nil && a.Config.FailOpenOrders:
 		// The operator chose orders over "once": the store's lock alone guards this one.
 		a.logWarn(ctx, "order record unavailable: going on with the store's lock alone (ORDER_GATE_FAIL_OPEN)", err)
-		a.Metrics.Record(lease.Room, metrics.Of(metrics.OrdersFailOpen, metrics.Count, 1))
-		return resp, false
+		return outcome{counts: []counted{{lease.Room, ones(metrics.OrdersFailOpen)}}}, false
 	case err != nil:
 		a.unlock(ctx, lease)
 		return a.storeError(ctx, lease.Room, waitroom.Unavailable(err)), true
 	case prior != nil:
 		return a.used(ctx, lease, prior), true
 	}
-	return resp, false
+	return o, false
 }
 
 // used answers an order whose token the record says was used already:
 // the first order's answer again for the same Idempotency-Key and body
 // (and the store learns it back), else what the gate answers for a used
 // token.
-func (a *API) used(ctx context.Context, lease waitroom.Lease, prior *waitroom.PriorOrder) events.APIGatewayV2HTTPResponse {
+func (a *API) used(ctx context.Context, lease waitroom.Lease, prior *waitroom.PriorOrder) outcome {
 	switch {
 	case prior.SameKey && prior.RequestHash != "" && subtle.ConstantTimeCompare([]byte(prior.RequestHash), []byte(lease.RequestHash)) != 1:
 		a.unlock(ctx, lease)
-		return ErrorResponse(waitroom.Errorf(waitroom.EIdemKeyReused, "this Idempotency-Key was used with another request body; use a new key for a new order"))
+		return refused(waitroom.Errorf(waitroom.EIdemKeyReused, "this Idempotency-Key was used with another request body; use a new key for a new order"))
 	case prior.SameKey && prior.Answer != nil:
 		cctx, cancel := context.WithTimeout(ctx, a.storeTimeout())
 		defer cancel()
 		if err := a.Queue.CommitOrder(cctx, lease, *prior.Answer); err != nil {
 			a.unlock(ctx, lease)
 		}
-		return answerResponse(*prior.Answer)
+		return outcome{resp: answerResponse(*prior.Answer)}
 	case prior.SameKey:
 		// The first attempt has no answer yet: it is under way, or ended
 		// where nothing could record how.
 		a.unlock(ctx, lease)
-		return ErrorResponse(waitroom.Errorf(waitroom.EOrderInProgress, "another order of yours is in progress; wait for it to finish"))
+		return refused(waitroom.Errorf(waitroom.EOrderInProgress, "another order of yours is in progress; wait for it to finish"))
 	}
 	a.unlock(ctx, lease)
-	a.Metrics.Record(lease.Room, metrics.Of(metrics.TokensRejected, metrics.Count, 1))
-	return ErrorResponse(waitroom.TokenUsed())
+	return outcome{resp: ErrorResponse(waitroom.TokenUsed()), counts: []counted{{lease.Room, ones(metrics.TokensRejected)}}}
 }
 
 // keep stores a keyed order's answer in the record, for a replay after a
