@@ -119,6 +119,7 @@ type Files struct {
 	Failover                              string // bench/failover's results
 	Close                                 string // bench/close's results
 	Adaptive                              string // spike adaptive's results
+	BigRoom                               string // bench/bigroom's results
 	Markdown, Plots                       string // written: the report and its plots' directory
 }
 
@@ -126,10 +127,12 @@ type Files struct {
 // root: what `make bench-report` reads and writes.
 func DefaultFiles() Files {
 	const dir = "docs/bench/"
-	return Files{Spike: dir + "spike-results.json", LongLine: dir + "longline-results.json", Tiers: dir + "tiers-results.json",
+	f := Files{Spike: dir + "spike-results.json", LongLine: dir + "longline-results.json", Tiers: dir + "tiers-results.json",
 		Micro: dir + "micro-results.json", Pinned: dir + "micro-pinned-results.json", Notify: dir + "notify-results.json",
 		Intake: dir + "intake-results.json", RedisCost: dir + "redis-cost-results.json", Challenge: dir + "challenge-results.json", Failover: dir + "failover-results.json", Close: dir + "close-results.json",
 		Adaptive: dir + "adaptive-results.json", Markdown: "BENCHMARKS.md", Plots: "docs/bench"}
+	f.BigRoom = dir + "bigroom-results.json"
+	return f
 }
 
 // Inputs are the results a report is made of; all but Spike are optional.
@@ -143,6 +146,7 @@ type Inputs struct {
 	Failover               *FailoverResults
 	Close                  *CloseResults
 	Adaptive               *AdaptiveResults
+	BigRoom                *BigRoomResults
 	Missing                []string // optional files that were absent
 }
 
@@ -155,7 +159,8 @@ func LoadInputs(f Files) (*Inputs, error) {
 		dst      any
 		required bool
 	}{{f.Spike, &in.Spike, true}, {f.LongLine, &in.LongLine, false}, {f.Tiers, &in.Tiers, false}, {f.Micro, &in.Micro, false}, {f.Pinned, &in.Pinned, false},
-		{f.Notify, &in.Notify, false}, {f.Intake, &in.Intake, false}, {f.RedisCost, &in.RedisCost, false}, {f.Challenge, &in.Challenge, false}, {f.Failover, &in.Failover, false}, {f.Close, &in.Close, false}, {f.Adaptive, &in.Adaptive, false}} {
+		{f.Notify, &in.Notify, false}, {f.Intake, &in.Intake, false}, {f.RedisCost, &in.RedisCost, false}, {f.Challenge, &in.Challenge, false}, {f.Failover, &in.Failover, false}, {f.Close, &in.Close, false}, {f.Adaptive, &in.Adaptive, false},
+		{f.BigRoom, &in.BigRoom, false}} {
 		b, err := os.ReadFile(x.path)
 		if os.IsNotExist(err) && !x.required {
 			in.Missing = append(in.Missing, x.path)

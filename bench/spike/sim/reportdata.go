@@ -35,6 +35,7 @@ type reportData struct {
 	Failover  *failoverSection
 	Close     *closeSection
 	Adaptive  *adaptiveSection
+	BigRoom   *bigRoomSection
 	Micro     *micro
 	Missing   []string
 }
@@ -163,6 +164,9 @@ func buildReport(in *Inputs, f Files) (*reportData, error) {
 	}
 	if in.Adaptive != nil && len(in.Adaptive.Runs) > 0 {
 		d.Adaptive = buildAdaptive(in.Adaptive)
+	}
+	if in.BigRoom != nil && in.BigRoom.Visitors > 0 {
+		d.BigRoom = buildBigRoom(in.BigRoom, link(f.Markdown, f.BigRoom))
 	}
 	if in.Micro != nil {
 		d.Micro = buildMicro(in.Micro, in.Pinned)

@@ -1,0 +1,208 @@
+// Command bigroom measures one room holding ten million waiting visitors
+// (issue 36, "Measure it"): what each waiting visitor costs Redis in
+// memory, what an enter behind them, an admission batch and a claim cost
+// it in instructions, and how long the last of them waits. `make
+// bench-bigroom` runs it; its results go to docs/bench/bigroom-results.json
+// and, through `make bench-report`, to BENCHMARKS.md.
+//
+// The method.
+//
+//   - The fill. One operator-created room on a fresh redis-server spawned on
+//     a free port (the functions' configuration: rate 100/s in 100 ms
+//     batches of 10, a capacity that holds the line, instant admission off).
+//     Its first visitor enters through Store.Enter (so that the room's own
+//     state, its per-second mark and its budget's "since", is what an enter
+//     writes); the others, -visitors in all, are put at the back of the line
+//     by redisstore.Append, in slices, alternately an account ("a:" and a
+//     UUID-like JWT subject: httpapi's namespace of the authorizer's users)
+//     and an anonymous visitor (waitroom.NewVisitorID: "v-" and 22
+//     characters).
+//   - Append's claim checked. Append says it writes what enter.lua writes
+//     (line.lua's queue, places and the front's two copies). Before the
+//     fill, on the same server, the same 1,000 users enter one room through
+//     Store.Enter and are appended to another; every key and hash field of
+//     the two rooms is compared, and the output says which are the same and
+//     which enter alone writes (the per-second marks, the budget's "since").
+//   - Memory: used_memory before the fill (the room created) and after it,
+//     over the visitors; then again after DEBUG RELOAD (the snapshot saved
+//     and loaded back), which leaves the places hash at the size a steady
+//     line has, with no table being rehashed: the headline. MEMORY USAGE of
+//     the line's keys (redisstore.LineKeys) besides.
+//   - Instructions. The filled server SAVEs; a redis-server started under
+//     `valgrind --tool=callgrind --instr-atstart=no --toggle-collect=serverCron`
+//     loads that snapshot (the 10M line is there before callgrind counts
+//     anything), active expiry is switched off, instrumentation goes on, and
+//     every call goes through one go-redis client of one connection and the
+//     Store's own methods (the scripts of the tree, by EVALSHA; the tool
+//     knows none of their keys). Each operation: warm-up calls, then
+//     `callgrind_control --zero`, the measured calls, `--dump`: the dump's
+//     summary over the calls. serverCron (Redis's timer, 10 a second) is
+//     never counted (--toggle-collect): its share depends on how long the
+//     run takes under valgrind, not on the calls (bench/rediscost subtracts
+//     it from its dumps; the same figure). The operations:
+//     enter of a new account and of a new anonymous visitor (NewVisitor)
+//     behind the 10M, each caller its own id and IP, the limiter at its
+//     defaults ("on") and at zero ("off"); an admission batch
+//     (waitroom.RunBatch: SMEMBERS of the rooms and admit.lua) of the
+//     default size, each after a pause of 1.2 intervals so that each finds a
+//     full budget, after a warm-up as long as a room's admission history;
+//     and a claim: Store.Position of a visitor those batches admitted, who
+//     holds its token (position.lua answering READY), limiter on and off.
+//   - The last visitor's wait at -rate admissions a second: the line's
+//     length over the rate (computed); and, on the plain server after its
+//     SAVE, the room set to that rate and the functions' admitter
+//     (waitroom.Admitter: a batch every 80-100% of the admission interval)
+//     run for -rate-window: the admissions after its first batch over the
+//     time from the first batch to the last, and the wait that measured
+//     rate gives the last visitor.
+//   - Two figures come from other measures, read when their files exist
+//     (else "not measured"): store commands per waiting poll through HTTP
+//     (docs/bench/redis-cost-results.json) and function calls per visitor
+//     through the page (docs/bench/page-calls-results.json).
+//
+// The output: a table, the results file (-out), and as the last line one
+// JSON object (the headline). Memory: the fill's server holds the line
+// (about 1 GB at 10M) and then the server under callgrind does (a bit more);
+// never both at once.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/bench/spike/sim"
+	"github.com/waitroom/waitroom/envconfig"
+)
+
+// params are a run's sizes (flags).
+type params struct {
+	visitors   int
+	calls      int
+	warmup     int
+	admitCalls int
+	rate       float64
+	rateWindow time.Duration
+	admitWarm  time.Duration
+}
+
+func main() {
+	var p params
+	out := flag.String("out", "docs/bench/bigroom-results.json", "results file to write (\"\": none)")
+	flag.IntVar(&p.visitors, "visitors", 10_000_000, "visitors waiting in the room (half accounts, half anonymous)")
+	flag.IntVar(&p.calls, "calls", 500, "measured calls per operation (enter, claim)")
+	flag.IntVar(&p.warmup, "warmup", 100, "unmeasured calls before them")
+	flag.IntVar(&p.admitCalls, "admit-calls", 100, "measured admission batches")
+	flag.DurationVar(&p.admitWarm, "admit-warmup", 65*time.Second, "admission batches before the measured ones (a room keeps a minute of admission history)")
+	flag.Float64Var(&p.rate, "rate", 1000, "admissions a second for the last visitor's wait")
+	flag.DurationVar(&p.rateWindow, "rate-window", 10*time.Second, "how long admission runs at -rate on the plain server (0: the wait is computed only)")
+	flag.Parse()
+	if err := p.validate(); err != nil {
+		fmt.Fprintln(os.Stderr, "bigroom:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, p, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "bigroom:", err)
+		os.Exit(1)
+	}
+}
+
+func (p params) validate() error {
+	switch {
+	case p.visitors < 2 || p.calls < 1 || p.warmup < 0 || p.admitCalls < 1 || p.rate <= 0 || p.rateWindow < 0 || p.admitWarm < 0:
+		return fmt.Errorf("-visitors must be at least 2; -calls, -admit-calls and -rate positive; the others not negative")
+	case 2*(p.warmup+p.calls) > 1<<16:
+		return fmt.Errorf("callers' IPs are 10.<group>.<i>: at most 65,536 per group (-warmup + -calls, twice)")
+	}
+	return nil
+}
+
+// storeConfig is the functions' configuration (OPEN_ROOMS=false and every
+// default), the limiter at its defaults, instant admission off (the fill
+// builds a line; a measured enter finds it full either way). Its
+// REDIS_URL, which the functions require, is a placeholder.
+func storeConfig() (waitroom.Config, error) {
+	cfg, err := envconfig.Load(func(k string) (string, bool) {
+		if k == "REDIS_URL" {
+			return "redis://127.0.0.1:6379", true
+		}
+		return "", false
+	}, envconfig.Function)
+	cfg.Trust.Limits = waitroom.Limits{ClientRatePerSec: waitroom.DefaultClientRatePerSec, ClientBurst: waitroom.DefaultClientBurst,
+		IPRatePerSec: waitroom.DefaultIPRatePerSec, IPBurst: waitroom.DefaultIPBurst}
+	cfg.InstantAdmit = false
+	return cfg, err
+}
+
+func run(ctx context.Context, p params, out string) error {
+	t0 := time.Now()
+	cfg, err := storeConfig()
+	if err != nil {
+		return err
+	}
+	res := &sim.BigRoomResults{Machine: sim.DescribeHost(), Valgrind: version("valgrind", "--version"), When: t0.UTC().Format(time.RFC3339),
+		Visitors: p.visitors, Room: fmt.Sprintf("one operator-created room, rate %g/s, %d ms batches (%g users a batch), capacity above the line, instant admission off",
+			cfg.AdmitRatePerSec, cfg.AdmitInterval.Milliseconds(), cfg.BatchSize())}
+	res.Machine.Redis = version("redis-server", "--version")
+	res.Wait = sim.BigRoomWait{RatePerSec: p.rate, LastPosition: int64(p.visitors), ComputedSeconds: float64(p.visitors) / p.rate}
+	dir, err := fillAndMeasure(ctx, p, cfg, res)
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if err := instructions(ctx, p, cfg, dir, res); err != nil {
+		return err
+	}
+	res.PollStoreCommands = pollCommands(filepath.Join(filepath.Dir(outOr(out)), "redis-cost-results.json"))
+	res.FunctionCallsPerVisitor = pageCalls(filepath.Join(filepath.Dir(outOr(out)), "page-calls-results.json"))
+	res.Seconds = time.Since(t0).Seconds()
+	fmt.Print(table(res))
+	if out != "" {
+		if err := writeJSON(out, res); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "wrote %s\n", out)
+	}
+	line, _ := json.Marshal(res.Headline())
+	fmt.Println(string(line))
+	return nil
+}
+
+// outOr is the results file, or its default when none is written: the
+// other measures' files are read beside it.
+func outOr(out string) string {
+	if out == "" {
+		return "docs/bench/bigroom-results.json"
+	}
+	return out
+}
+
+func version(cmd, arg string) string {
+	out, err := exec.Command(cmd, arg).Output()
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", " ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}

@@ -1,0 +1,277 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/bench/spike/sim"
+	"github.com/waitroom/waitroom/redisstore"
+)
+
+// bench is the run against the server under callgrind: every measured
+// call goes through one client of exactly one connection.
+type bench struct {
+	p       params
+	cfg     waitroom.Config
+	cg      *callgrind
+	on, off *redisstore.Store // the limiter at the configuration's limits, and at zero
+}
+
+func (b *bench) store(limiter string) *redisstore.Store {
+	if limiter == "off" {
+		return b.off
+	}
+	return b.on
+}
+
+// instructions loads the snapshot in dir under callgrind and measures
+// every operation into res.Ops (see the doc comment).
+func instructions(ctx context.Context, p params, cfg waitroom.Config, dir string, res *sim.BigRoomResults) error {
+	fmt.Fprintln(os.Stderr, "starting redis-server under valgrind --tool=callgrind on the snapshot ...")
+	cg, err := startCallgrind(dir, 30*time.Minute)
+	if err != nil {
+		return err
+	}
+	defer cg.stop()
+	one := redis.NewClient(&redis.Options{Addr: cg.Addr, PoolSize: 1, MaxActiveConns: 1, MaxRetries: -1,
+		ReadTimeout: time.Minute, WriteTimeout: time.Minute, PoolTimeout: time.Minute, ConnMaxIdleTime: -1})
+	defer one.Close()
+	off := cfg
+	off.Trust.Limits = waitroom.Limits{}
+	b := &bench{p: p, cfg: cfg, cg: cg, on: redisstore.New(one, cfg), off: redisstore.New(one, off)}
+	if n, err := redisstore.LineLength(ctx, one, room); err != nil || n != int64(p.visitors) {
+		return fmt.Errorf("the snapshot's line holds %d, want %d (%v)", n, p.visitors, err)
+	}
+	// Active expiry off: no expiry cycle runs among the counted calls.
+	if err := one.Do(ctx, "DEBUG", "SET-ACTIVE-EXPIRE", "0").Err(); err != nil {
+		return fmt.Errorf("DEBUG SET-ACTIVE-EXPIRE 0: %w", err)
+	}
+	if err := cg.instrument(ctx); err != nil {
+		return err
+	}
+	res.Callgrind = "the line filled on a plain redis-server, SAVEd, its snapshot loaded by redis-server under valgrind --tool=callgrind --instr-atstart=no " +
+		"(the line is there before anything is counted), active expiry off, instrumentation on; per operation, warm-up calls, then callgrind_control --zero, " +
+		"the measured calls through one go-redis connection and redisstore.Store (the scripts by EVALSHA), callgrind_control --dump; " +
+		"instructions (Ir) of the dump less serverCron's (Redis's timer, read with callgrind_annotate --inclusive=yes), over the calls"
+	for _, kind := range []string{"enterAccount", "enterAnonymous"} {
+		for _, limiter := range []string{"on", "off"} {
+			if err := b.keep(ctx, res, b.enter(kind, limiter)); err != nil {
+				return err
+			}
+		}
+	}
+	admitted, err := b.admitBatches(ctx, res)
+	if err != nil {
+		return err
+	}
+	for i, limiter := range []string{"on", "off"} {
+		n := p.warmup + p.calls
+		users := admitted[len(admitted)-(i+1)*n : len(admitted)-i*n]
+		if err := b.keep(ctx, res, b.claim(limiter, users)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// op is one measured operation: p.warmup calls unmeasured, then p.calls measured.
+type op struct {
+	key, name, limiter string
+	call               func(ctx context.Context, i int) error
+}
+
+// keep measures o into res.Ops.
+func (b *bench) keep(ctx context.Context, res *sim.BigRoomResults, o op) error {
+	t := time.Now()
+	for i := 0; i < b.p.warmup; i++ {
+		if err := o.call(ctx, i); err != nil {
+			return fmt.Errorf("%s (limiter %s): warm-up call %d: %w", o.name, o.limiter, i, err)
+		}
+	}
+	if err := b.cg.zero(ctx); err != nil {
+		return err
+	}
+	for i := b.p.warmup; i < b.p.warmup+b.p.calls; i++ {
+		if err := o.call(ctx, i); err != nil {
+			return fmt.Errorf("%s (limiter %s): call %d: %w", o.name, o.limiter, i, err)
+		}
+	}
+	n, err := b.cg.dump(ctx)
+	if err != nil {
+		return err
+	}
+	r := sim.BigRoomOp{Key: o.key, Name: o.name, Limiter: o.limiter, Calls: b.p.calls, Instructions: n}
+	res.Ops = append(res.Ops, r)
+	fmt.Fprintf(os.Stderr, "  %-44s limiter %-3s %10.0f instructions per call (%.1f s)\n", r.Name, o.limiter, r.PerCall(), time.Since(t).Seconds())
+	return nil
+}
+
+// ipOf is the i-th address of group: 10.<group>.<i / 256>.<i % 256>.
+func ipOf(group, i int) string {
+	return "10." + strconv.Itoa(group) + "." + strconv.Itoa(i>>8&255) + "." + strconv.Itoa(i&255)
+}
+
+// enter is a new visitor of kind joining behind the line, each call a
+// visitor and an address of its own: an account as the authorizer names
+// it, or an anonymous visitor that this enter makes (NewVisitor).
+func (b *bench) enter(kind, limiter string) op {
+	s := b.store(limiter)
+	group, name := 1, "enter, a new account behind the line"
+	if kind == "enterAnonymous" {
+		group, name = 2, "enter, a new anonymous visitor behind the line"
+	}
+	if limiter == "off" {
+		group += 2
+	}
+	return op{key: kind, name: name, limiter: limiter, call: func(ctx context.Context, i int) error {
+		c := waitroom.Caller{IP: ipOf(group, i)}
+		if kind == "enterAccount" {
+			c.User = fmt.Sprintf("a:new-%d-%08d-0000-4000-8000-000000000000", group, i)
+		} else {
+			id, err := waitroom.NewVisitorID()
+			if err != nil {
+				return err
+			}
+			c.User, c.NewVisitor = id, true
+		}
+		st, err := s.Enter(ctx, room, c)
+		if err == nil && !st.Joined {
+			err = fmt.Errorf("%s did not join: %+v", c.User, st)
+		}
+		if err == nil && st.Position <= int64(b.p.visitors) {
+			err = fmt.Errorf("%s joined at %d, not behind the %d", c.User, st.Position, b.p.visitors)
+		}
+		return expect(st, err, waitroom.Waiting)
+	}}
+}
+
+// claim is a visitor whose turn has come polling (Store.Position: the
+// call that goes to the store once the front has passed its number),
+// each call an admitted visitor holding its token and an address of its own.
+func (b *bench) claim(limiter string, users []string) op {
+	s, group := b.store(limiter), 5
+	if limiter == "off" {
+		group = 6
+	}
+	return op{key: "claim", name: "claim: position of an admitted visitor (READY)", limiter: limiter, call: func(ctx context.Context, i int) error {
+		st, err := s.Position(ctx, room, waitroom.Caller{User: users[i], IP: ipOf(group, i)})
+		if err == nil && st.Token == "" {
+			err = fmt.Errorf("%s: READY without a token", users[i])
+		}
+		return expect(st, err, waitroom.Ready)
+	}}
+}
+
+// admitBatches measures p.admitCalls admission batches of the default
+// size after p.admitWarm of them, each after a pause of 1.2 intervals so
+// that each finds a full budget; it returns every user admitted, in order.
+func (b *bench) admitBatches(ctx context.Context, res *sim.BigRoomResults) ([]string, error) {
+	t := time.Now()
+	pause := b.cfg.AdmitInterval * 6 / 5
+	want := int(b.cfg.BatchSize())
+	var admitted []string
+	last := time.Now()
+	batch := func() error {
+		if left := pause - time.Since(last); left > 0 {
+			time.Sleep(left)
+		}
+		batch, err := waitroom.RunBatch(ctx, b.off)
+		last = time.Now()
+		if err != nil {
+			return err
+		}
+		if len(batch.Rooms) != 1 || len(batch.Rooms[0].Admitted) != want {
+			return fmt.Errorf("admit batch: %d rooms, want 1 admitting %d users: %+v", len(batch.Rooms), want, batch.Rooms)
+		}
+		for _, a := range batch.Rooms[0].Admitted {
+			admitted = append(admitted, a.User)
+		}
+		return nil
+	}
+	warm := int((b.p.admitWarm + pause - 1) / pause)
+	for range warm {
+		if err := batch(); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.cg.zero(ctx); err != nil {
+		return nil, err
+	}
+	for range b.p.admitCalls {
+		if err := batch(); err != nil {
+			return nil, err
+		}
+	}
+	n, err := b.cg.dump(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r := sim.BigRoomOp{Key: "admitBatch", Name: fmt.Sprintf("admission batch (RunBatch, %d users, after %d batches)", want, warm),
+		Calls: b.p.admitCalls, Instructions: n, Admitted: want}
+	res.Ops = append(res.Ops, r)
+	fmt.Fprintf(os.Stderr, "  %-44s limiter %-3s %10.0f instructions per call (%.1f s)\n", r.Name, "-", r.PerCall(), time.Since(t).Seconds())
+	if len(admitted) < 2*(b.p.warmup+b.p.calls) {
+		return nil, fmt.Errorf("%d admitted, want at least %d for the claims", len(admitted), 2*(b.p.warmup+b.p.calls))
+	}
+	return admitted, nil
+}
+
+// expect fails unless st has the status want.
+func expect(st waitroom.Standing, err error, want waitroom.Status) error {
+	if err != nil {
+		return err
+	}
+	if st.Status != want {
+		return fmt.Errorf("answered %s, want %s", st.Status, want)
+	}
+	return nil
+}
+
+// measureRate sets the room's rate to p.rate on the plain server and runs
+// the functions' admitter (waitroom.Admitter: a batch every 80-100% of
+// the admission interval) for p.rateWindow: the admissions made after the
+// first batch over the time from the first batch's answer to the last's
+// (the first batch finds a budget saved before the window).
+func measureRate(ctx context.Context, p params, cfg waitroom.Config, rdb *redis.Client, w *sim.BigRoomWait) error {
+	fast := cfg
+	fast.AdmitRatePerSec = p.rate
+	st := redisstore.New(rdb, fast)
+	if err := setRoom(ctx, st, room, roomSettings(cfg, p.rate)); err != nil {
+		return err
+	}
+	var first, last time.Time
+	var after int64
+	a := &waitroom.Admitter{Queue: st, Interval: cfg.AdmitInterval, Batches: int(p.rateWindow / cfg.AdmitInterval), OnBatch: func(b waitroom.Batch) {
+		n := int64(0)
+		for _, rb := range b.Rooms {
+			n += int64(len(rb.Admitted))
+		}
+		w.WindowAdmitted += n
+		if first.IsZero() {
+			first = time.Now()
+		} else {
+			after += n
+		}
+		last = time.Now()
+	}}
+	sum, err := a.Run(ctx)
+	if err != nil {
+		return err
+	}
+	if sum.Failed > 0 {
+		return fmt.Errorf("%d of %d batches failed", sum.Failed, sum.Failed+sum.Batches)
+	}
+	w.WindowBatches = sum.Batches
+	w.WindowSeconds = last.Sub(first).Seconds()
+	if w.WindowSeconds > 0 {
+		w.MeasuredRatePerSec = float64(after) / w.WindowSeconds
+		w.MeasuredSeconds = float64(w.LastPosition) / w.MeasuredRatePerSec
+	}
+	return nil
+}
