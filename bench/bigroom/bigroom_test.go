@@ -1,0 +1,100 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// callgrind_annotate --inclusive=yes output, as valgrind 3.19 prints it.
+const annotated = `--------------------------------------------------------------------------------
+Profile data file 'cg.out.2' (creator: callgrind-3.19.0)
+--------------------------------------------------------------------------------
+Ir                 
+--------------------------------------------------------------------------------
+6,573,017 (100.0%)  PROGRAM TOTALS
+
+--------------------------------------------------------------------------------
+Ir                  file:function
+--------------------------------------------------------------------------------
+6,573,017 (100.0%)  ???:aeMain [/usr/bin/redis-check-rdb]
+4,726,449 (71.91%)  ???:serverCron [/usr/bin/redis-check-rdb]
+   27,700 ( 1.13%)  ???:databasesCron [/usr/bin/redis-check-rdb]
+`
+
+func TestParseAnnotateLeavesTheTimerOut(t *testing.T) {
+	total, timer, err := parseAnnotate(strings.NewReader(annotated))
+	if err != nil || total != 6_573_017 || timer != 4_726_449 {
+		t.Fatalf("got %d, %d, %v; want 6573017, 4726449", total, timer, err)
+	}
+	if _, _, err := parseAnnotate(strings.NewReader("nothing here\n")); err == nil {
+		t.Fatal("no PROGRAM TOTALS: want an error")
+	}
+	total, timer, err = parseAnnotate(strings.NewReader("1,000 (100.0%)  PROGRAM TOTALS\n"))
+	if err != nil || total != 1000 || timer != 0 {
+		t.Fatalf("no timer: got %d, %d, %v", total, timer, err)
+	}
+}
+
+func TestCompareSortsWhatEachRoomHolds(t *testing.T) {
+	entered := map[string]string{"queue": "a,b", "places <user> (all of them)": "a=1,b=2", "marks": "x", "settings front": "1"}
+	appended := map[string]string{"queue": "a,b", "places <user> (all of them)": "a=1,b=3", "extra": "y", "settings front": "1"}
+	same, onlyEnter, onlyAppend, differ := compare(entered, appended)
+	for name, got := range map[string][]string{"same": same, "enter only": onlyEnter, "append only": onlyAppend, "differ": differ} {
+		want := map[string][]string{"same": {"queue", "settings front"}, "enter only": {"marks"}, "append only": {"extra"},
+			"differ": {"places <user> (all of them)"}}[name]
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+	}
+}
+
+// A figure of another measure is read when its file holds it, and
+// otherwise says why it is not there: never a number of this tool's own.
+func TestOtherMeasuresAreReadOrNotMeasured(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "redis-cost-results.json")
+	if f := pollCommands(path); f.Measured || !strings.Contains(f.Note, "absent") {
+		t.Errorf("no file: %+v", f)
+	}
+	if err := os.WriteFile(path, []byte(`{"ops":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if f := pollCommands(path); f.Measured || !strings.Contains(f.Note, "holds no httpPoll.commandsPerPoll") {
+		t.Errorf("no field: %+v", f)
+	}
+	if err := os.WriteFile(path, []byte(`{"httpPoll":{"commandsPerPoll":0.04}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if f := pollCommands(path); !f.Measured || f.Value != 0.04 {
+		t.Errorf("the field: %+v", f)
+	}
+	page := filepath.Join(dir, "page-calls-results.json")
+	if err := os.WriteFile(page, []byte(`{"wait30min":{"functionCalls":3}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if f := pageCalls(page); !f.Measured || f.Value != 3 {
+		t.Errorf("page calls: %+v", f)
+	}
+}
+
+func TestVisitorsAreAccountsAndAnonymousAlternately(t *testing.T) {
+	seen := map[string]bool{}
+	for i := range 1000 {
+		v, err := visitor(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case i%2 == 0 && (!strings.HasPrefix(v, "a:") || len(v) != 38):
+			t.Fatalf("visitor %d: %q, want an account: a: and 36 characters", i, v)
+		case i%2 == 1 && (!strings.HasPrefix(v, "v-") || len(v) != 24):
+			t.Fatalf("visitor %d: %q, want an anonymous visitor: v- and 22 characters", i, v)
+		case seen[v]:
+			t.Fatalf("visitor %d: %q twice", i, v)
+		}
+		seen[v] = true
+	}
+}
