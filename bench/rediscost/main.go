@@ -74,6 +74,14 @@
 // expiry off: the used_memory delta over the callers is one live caller's
 // two buckets.
 //
+// Polls through HTTP (httppoll.go): on a plain redis-server, -poll-visitors
+// (200) visitors, half accounts (a JWT sub) and half anonymous (the ticket
+// their enter gave), enter one room through httpapi's enter handler;
+// nobody admits; each then polls -poll-rounds (12) times through the
+// position handler as the page does, sending back the ticket and the place
+// its answers gave it; INFO commandstats over the polls (commands inside
+// scripts included) is the store commands per waiting poll.
+//
 // The output: a table, the results file (-out), and as the last line one
 // JSON object: {"positionInstructions":…,"enterNewInstructions":…,
 // "limiterShare":…,"bytesPerWaitingUser":…} (position and enter of a new
@@ -118,6 +126,8 @@ func main() {
 	flag.IntVar(&p.memoryUsers, "memory-users", 1_000_000, "users waiting for the memory figure (plain redis-server)")
 	flag.IntVar(&p.memoryCallers, "memory-callers", 50_000, "callers with live buckets for the limiter's memory figure (at most 65,536)")
 	flag.IntVar(&p.fillClients, "fill-clients", 16, "connections that fill the line (not measured)")
+	flag.IntVar(&p.pollVisitors, "poll-visitors", 200, "waiting visitors polling through the position handler (half accounts, half anonymous)")
+	flag.IntVar(&p.pollRounds, "poll-rounds", 12, "polls of each of them")
 	flag.StringVar(&p.profiles, "profiles", "", "write each operation's costliest functions (callgrind, per call) into this directory")
 	only := flag.String("only", "", "measure only the operations whose key/limiter matches this regexp (enterNew/on, position/.*: the keys of the results' ops), and not memory: a quick look while changing a script, whose results are printed, never written")
 	flag.Parse()
@@ -179,8 +189,19 @@ func run(ctx context.Context, p params, out string) error {
 	t0 := time.Now()
 	res := &sim.RedisCostResults{Machine: sim.DescribeHost(), Valgrind: version("valgrind", "--version"), Started: t0.UTC().Format(time.RFC3339)}
 	res.Machine.Redis = version("redis-server", "--version")
-	if err := instructions(ctx, p, res); err != nil {
-		return err
+	// -only 'httpPoll' measures the polls through HTTP alone.
+	if p.only == nil || !p.only.MatchString("httpPoll/none") {
+		if err := instructions(ctx, p, res); err != nil {
+			return err
+		}
+	}
+	var err error
+	if p.wants("httpPoll", "") {
+		fmt.Fprintf(os.Stderr, "polls through HTTP: %d waiting visitors, %d polls each ...\n", p.pollVisitors, p.pollRounds)
+		if res.HTTPPoll, err = measureHTTPPoll(ctx, p); err != nil {
+			return fmt.Errorf("polls through HTTP: %w", err)
+		}
+		fmt.Fprintf(os.Stderr, "  %.2f store commands per waiting poll (%d over %d polls: %v)\n", res.HTTPPoll.CommandsPerPoll, res.HTTPPoll.Commands, res.HTTPPoll.Polls, res.HTTPPoll.ByCommand)
 	}
 	if p.only != nil {
 		fmt.Print(table(res))

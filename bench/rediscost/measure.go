@@ -20,6 +20,7 @@ type params struct {
 	admitCalls                    int
 	memoryUsers, memoryCallers    int
 	fillClients                   int
+	pollVisitors, pollRounds      int            // the poll through HTTP (httppoll.go)
 	profiles                      string         // directory for each operation's per-function costs ("": none)
 	only                          *regexp.Regexp // measure only the operations whose "key/limiter" it matches (nil: all, and memory)
 }

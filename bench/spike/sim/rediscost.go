@@ -20,6 +20,20 @@ type RedisCostResults struct {
 	// Functions: where position's instructions go, limiter on and off.
 	Functions []RedisCostFunc `json:"functions"`
 	Memory    RedisCostMemory `json:"memory"`
+	// HTTPPoll: store commands per waiting visitor's poll through the
+	// position handler (nil: not measured).
+	HTTPPoll *RedisCostHTTPPoll `json:"httpPoll,omitempty"`
+}
+
+// RedisCostHTTPPoll is INFO commandstats over waiting visitors' polls
+// through the position handler.
+type RedisCostHTTPPoll struct {
+	Visitors        int              `json:"visitors"`
+	Polls           int              `json:"polls"`
+	Commands        int64            `json:"commands"` // every command the polls ran, those inside scripts included
+	CommandsPerPoll float64          `json:"commandsPerPoll"`
+	ByCommand       map[string]int64 `json:"byCommand"`
+	Method          string           `json:"method"`
 }
 
 // RedisCostMethod is how the instructions were counted.
@@ -122,6 +136,8 @@ type RedisCostHeadline struct {
 	EnterNewInstructions float64 `json:"enterNewInstructions"`
 	LimiterShare         float64 `json:"limiterShare"`
 	BytesPerWaitingUser  float64 `json:"bytesPerWaitingUser"`
+	// PollStoreCommands: store commands per waiting poll through HTTP (nil: not measured).
+	PollStoreCommands *float64 `json:"pollStoreCommands,omitempty"`
 }
 
 // Headline is position and enter (new user) per call with the limiter on,
@@ -134,7 +150,13 @@ func (r *RedisCostResults) Headline() (RedisCostHeadline, error) {
 	if !ok1 || !ok2 || !ok3 {
 		return RedisCostHeadline{}, fmt.Errorf("the results lack position (limiter on and off) or enter of a new user (limiter on)")
 	}
+	var poll *float64
+	if r.HTTPPoll != nil {
+		v := math.Round(r.HTTPPoll.CommandsPerPoll*1e3) / 1e3
+		poll = &v
+	}
 	return RedisCostHeadline{
+		PollStoreCommands:    poll,
 		PositionInstructions: math.Round(on.PerCall()),
 		EnterNewInstructions: math.Round(enter.PerCall()),
 		LimiterShare:         math.Round((on.PerCall()-off.PerCall())/on.PerCall()*1e4) / 1e4,

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/bench/spike/sim"
+	"github.com/waitroom/waitroom/envconfig"
+	"github.com/waitroom/waitroom/httpapi"
+	"github.com/waitroom/waitroom/redisstore"
+)
+
+// The poll through HTTP: store commands per waiting visitor's poll,
+// through the position handler as a function runs it (issue 36).
+const (
+	pollRoom   = "polls"
+	placeField = "X-Queue-Place" // an account's signed place (docs/API.md), sent back when an answer gave one
+)
+
+// pollClient is one visitor polling as the page does: an account (the
+// authorizer's JWT sub) or an anonymous visitor (the ticket its enter
+// gave it), sending back the ticket and the place each answer gives.
+type pollClient struct {
+	sub, ip       string // sub: the account's JWT subject ("" for an anonymous visitor)
+	ticket, place string
+}
+
+// request is the client's next request to path.
+func (c *pollClient) request(method, path string) events.APIGatewayV2HTTPRequest {
+	req := events.APIGatewayV2HTTPRequest{RawPath: path, RawQueryString: "room=" + pollRoom,
+		QueryStringParameters: map[string]string{"room": pollRoom}, Headers: map[string]string{}}
+	req.RequestContext.HTTP.Method, req.RequestContext.HTTP.Path, req.RequestContext.HTTP.SourceIP = method, path, c.ip
+	if c.sub != "" {
+		req.RequestContext.Authorizer = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
+			JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: map[string]string{"sub": c.sub}}}
+	}
+	if c.ticket != "" {
+		req.Headers[waitroom.TicketHeader] = c.ticket
+	}
+	if c.place != "" {
+		req.Headers[placeField] = c.place
+	}
+	return req
+}
+
+// keep reads an answer: WAITING expected; its ticket and place kept.
+func (c *pollClient) keep(resp events.APIGatewayV2HTTPResponse) error {
+	var body struct {
+		Status string `json:"status"`
+		Ticket string `json:"ticket"`
+		Place  string `json:"place"`
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("answered %d: %s", resp.StatusCode, resp.Body)
+	}
+	if err := json.Unmarshal([]byte(resp.Body), &body); err != nil {
+		return err
+	}
+	if body.Status != string(waitroom.Waiting) {
+		return fmt.Errorf("answered %s, want WAITING: %s", body.Status, resp.Body)
+	}
+	if body.Ticket != "" {
+		c.ticket = body.Ticket
+	}
+	if body.Place != "" {
+		c.place = body.Place
+	}
+	return nil
+}
+
+// pollConfig is the functions' configuration with anonymous visitors on
+// (a ticket secret of the run's own) and the limiter at its defaults.
+func pollConfig() (waitroom.Config, error) {
+	var key [32]byte
+	if _, err := rand.Read(key[:]); err != nil {
+		return waitroom.Config{}, err
+	}
+	env := map[string]string{"REDIS_URL": "redis://127.0.0.1:6379", "ANONYMOUS_VISITORS": "true", "TICKET_SECRET": base64.StdEncoding.EncodeToString(key[:])}
+	cfg, err := envconfig.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, envconfig.Function)
+	cfg.Trust.Limits = waitroom.Limits{ClientRatePerSec: waitroom.DefaultClientRatePerSec, ClientBurst: waitroom.DefaultClientBurst,
+		IPRatePerSec: waitroom.DefaultIPRatePerSec, IPBurst: waitroom.DefaultIPBurst}
+	cfg.InstantAdmit = false
+	return cfg, err
+}
+
+// measureHTTPPoll: on a plain redis-server, p.pollVisitors visitors (half
+// accounts, half anonymous) enter one operator-created room through the
+// enter handler; nobody admits. Then each polls p.pollRounds times through
+// the position handler, every visitor once a round, carrying what its
+// answers gave it (ticket, place); INFO commandstats before and after the
+// polls (commands run inside scripts included, INFO itself left out), over
+// the polls.
+func measureHTTPPoll(ctx context.Context, p params) (*sim.RedisCostHTTPPoll, error) {
+	res := &sim.RedisCostHTTPPoll{Visitors: p.pollVisitors, Polls: p.pollVisitors * p.pollRounds}
+	srv, err := sim.StartRedisWrapped(nil, 10*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer srv.Stop()
+	cfg, err := pollConfig()
+	if err != nil {
+		return nil, err
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, PoolSize: 4, MaxRetries: -1})
+	defer rdb.Close()
+	store := redisstore.New(rdb, cfg)
+	if err := setRoom(ctx, store, pollRoom, roomSettings(cfg, cfg.AdmitRatePerSec)); err != nil {
+		return nil, err
+	}
+	api := &httpapi.API{Config: cfg, Queue: store}
+	clients := make([]*pollClient, p.pollVisitors)
+	for i := range clients {
+		c := &pollClient{ip: ipOf('p', i)}
+		if i%2 == 0 {
+			c.sub = fmt.Sprintf("user-%06d", i)
+		}
+		if err := c.keep(api.Enter(ctx, c.request(http.MethodPost, "/queue/enter"))); err != nil {
+			return nil, fmt.Errorf("enter of visitor %d: %w", i, err)
+		}
+		clients[i] = c
+	}
+	before, err := sim.CommandStats(ctx, rdb)
+	if err != nil {
+		return nil, err
+	}
+	for round := range p.pollRounds {
+		for i, c := range clients {
+			if err := c.keep(api.Position(ctx, c.request(http.MethodGet, "/queue/position"))); err != nil {
+				return nil, fmt.Errorf("poll %d of visitor %d: %w", round, i, err)
+			}
+		}
+	}
+	after, err := sim.CommandStats(ctx, rdb)
+	if err != nil {
+		return nil, err
+	}
+	res.ByCommand = map[string]int64{}
+	for cmd, n := range after {
+		if d := n - before[cmd]; d > 0 && cmd != "info" {
+			res.ByCommand[cmd] = d
+			res.Commands += d
+		}
+	}
+	res.CommandsPerPoll = float64(res.Commands) / float64(res.Polls)
+	res.Method = fmt.Sprintf("a plain redis-server; %d visitors (half accounts by a JWT sub, half anonymous by the ticket their enter gave) enter one operator-created room through httpapi's enter handler "+
+		"(the functions' configuration, the limiter at its defaults, each visitor an address of its own), nobody admits; then %d rounds in which every visitor polls once through the position handler, "+
+		"sending back the ticket and the place (%s) its answers gave it; INFO commandstats over the polls (commands inside scripts included, INFO left out)", p.pollVisitors, p.pollRounds, placeField)
+	return res, nil
+}
