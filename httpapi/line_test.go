@@ -74,7 +74,7 @@ func TestWaitingPollsLeaveTheStoreAlone(t *testing.T) {
 		// Batches of 3 every 10 s: the test admits one batch, and admission
 		// is not stalled (no batch for five intervals) while it runs, so
 		// that the view's answers and the store's are taken in one state.
-		h := anonymousHarness(t, engine, func(c *waitroom.Config) { c.AdmitRatePerSec, c.AdmitInterval = 0.3, 10 * time.Second })
+		h := anonymousHarness(t, engine, func(c *waitroom.Config) { c.AdmitRatePerSec, c.AdmitInterval = 0.3, 10*time.Second })
 		counted := &countingStore{Store: h.store}
 		h.api.Queue = counted
 		var line []*placed
