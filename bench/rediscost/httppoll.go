@@ -23,7 +23,7 @@ import (
 // through the position handler as a function runs it (issue 36).
 const (
 	pollRoom   = "polls"
-	placeField = "X-Queue-Place" // an account's signed place (docs/API.md), sent back when an answer gave one
+	placeField = waitroom.PlaceHeader // an account's signed place (docs/API.md), sent back when an answer gave one
 )
 
 // pollClient is one visitor polling as the page does: an account (the
@@ -92,15 +92,18 @@ func pollConfig() (waitroom.Config, error) {
 	return cfg, err
 }
 
-// measureHTTPPoll: on a plain redis-server, p.pollVisitors visitors (half
-// accounts, half anonymous) enter one operator-created room through the
-// enter handler; nobody admits. Then each polls p.pollRounds times through
+// measureHTTPPoll: on a plain redis-server, p.pollAhead users are put in
+// one operator-created room's line (redisstore.Append), then p.pollVisitors
+// visitors (half accounts, half anonymous) enter it through the enter
+// handler; nobody admits. The users ahead keep the pollers out of the next
+// batch, whose visitors' polls go to the store by design (their turn comes
+// with it: they claim), as a real line's few at its head do. Then each polls p.pollRounds times through
 // the position handler, every visitor once a round, carrying what its
 // answers gave it (ticket, place); INFO commandstats before and after the
 // polls (commands run inside scripts included, INFO itself left out), over
 // the polls.
 func measureHTTPPoll(ctx context.Context, p params) (*sim.RedisCostHTTPPoll, error) {
-	res := &sim.RedisCostHTTPPoll{Visitors: p.pollVisitors, Polls: p.pollVisitors * p.pollRounds}
+	res := &sim.RedisCostHTTPPoll{Visitors: p.pollVisitors, Ahead: p.pollAhead, Polls: p.pollVisitors * p.pollRounds}
 	srv, err := sim.StartRedisWrapped(nil, 10*time.Second)
 	if err != nil {
 		return nil, err
@@ -116,6 +119,13 @@ func measureHTTPPoll(ctx context.Context, p params) (*sim.RedisCostHTTPPoll, err
 	if err := setRoom(ctx, store, pollRoom, roomSettings(cfg, cfg.AdmitRatePerSec)); err != nil {
 		return nil, err
 	}
+	ahead := make([]string, p.pollAhead)
+	for i := range ahead {
+		ahead[i] = uid('q', i)
+	}
+	if err := redisstore.Append(ctx, rdb, pollRoom, ahead); err != nil {
+		return nil, err
+	}
 	api := &httpapi.API{Config: cfg, Queue: store}
 	clients := make([]*pollClient, p.pollVisitors)
 	for i := range clients {
@@ -128,31 +138,58 @@ func measureHTTPPoll(ctx context.Context, p params) (*sim.RedisCostHTTPPoll, err
 		}
 		clients[i] = c
 	}
+	fast, err := pollPhase(ctx, rdb, api, clients, p.pollRounds, 0)
+	if err != nil {
+		return nil, err
+	}
+	res.Seconds, res.Commands, res.ByCommand, res.CommandsPerPoll = fast.Seconds, fast.Commands, fast.ByCommand, fast.CommandsPerPoll
+	if p.pollRound > 0 {
+		if res.Paced, err = pollPhase(ctx, rdb, api, clients, p.pollRounds, p.pollRound); err != nil {
+			return nil, err
+		}
+	}
+	res.Method = fmt.Sprintf("a plain redis-server; %d users put in one operator-created room's line (redisstore.Append), then %d visitors (half accounts by a JWT sub, half anonymous by the ticket their enter gave) "+
+		"enter it through httpapi's enter handler (the functions' configuration, the limiter at its defaults, each visitor an address of its own), nobody admits; then %d rounds in which every visitor polls once, back to back (then again, each round spread over %s), "+
+		"through the position handler of one process (httpapi.API), sending back the ticket and the place (%s) its answers gave it; INFO commandstats over the polls (commands inside scripts included, INFO left out). "+
+		"A process reads a room's view at most every 100 ms whatever its polls: over polls spread wider than these, its reads are a larger share",
+		p.pollAhead, p.pollVisitors, p.pollRounds, p.pollRound, placeField)
+	return res, nil
+}
+
+// pollPhase polls rounds times through api's position handler, every
+// client once a round, each round spread evenly over round (0: back to
+// back), and counts the store's commands over the polls (INFO
+// commandstats: those inside scripts included, INFO left out).
+func pollPhase(ctx context.Context, rdb *redis.Client, api *httpapi.API, clients []*pollClient, rounds int, round time.Duration) (*sim.RedisCostPollPhase, error) {
+	ph := &sim.RedisCostPollPhase{Polls: rounds * len(clients), ByCommand: map[string]int64{}}
 	before, err := sim.CommandStats(ctx, rdb)
 	if err != nil {
 		return nil, err
 	}
-	for round := range p.pollRounds {
+	gap := round / time.Duration(len(clients))
+	t0 := time.Now()
+	for r := range rounds {
 		for i, c := range clients {
+			if gap > 0 {
+				time.Sleep(time.Until(t0.Add(time.Duration(r*len(clients)+i) * gap)))
+			}
 			if err := c.keep(api.Position(ctx, c.request(http.MethodGet, "/queue/position"))); err != nil {
-				return nil, fmt.Errorf("poll %d of visitor %d: %w", round, i, err)
+				return nil, fmt.Errorf("poll %d of visitor %d: %w", r, i, err)
 			}
 		}
 	}
+	ph.Seconds = time.Since(t0).Seconds()
 	after, err := sim.CommandStats(ctx, rdb)
 	if err != nil {
 		return nil, err
 	}
-	res.ByCommand = map[string]int64{}
 	for cmd, n := range after {
 		if d := n - before[cmd]; d > 0 && cmd != "info" {
-			res.ByCommand[cmd] = d
-			res.Commands += d
+			ph.ByCommand[cmd] = d
+			ph.Commands += d
 		}
 	}
-	res.CommandsPerPoll = float64(res.Commands) / float64(res.Polls)
-	res.Method = fmt.Sprintf("a plain redis-server; %d visitors (half accounts by a JWT sub, half anonymous by the ticket their enter gave) enter one operator-created room through httpapi's enter handler "+
-		"(the functions' configuration, the limiter at its defaults, each visitor an address of its own), nobody admits; then %d rounds in which every visitor polls once through the position handler, "+
-		"sending back the ticket and the place (%s) its answers gave it; INFO commandstats over the polls (commands inside scripts included, INFO left out)", p.pollVisitors, p.pollRounds, placeField)
-	return res, nil
+	ph.CommandsPerPoll = float64(ph.Commands) / float64(ph.Polls)
+	ph.PollsPerSec = float64(ph.Polls) / ph.Seconds
+	return ph, nil
 }

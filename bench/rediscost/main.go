@@ -74,13 +74,18 @@
 // expiry off: the used_memory delta over the callers is one live caller's
 // two buckets.
 //
-// Polls through HTTP (httppoll.go): on a plain redis-server, -poll-visitors
-// (200) visitors, half accounts (a JWT sub) and half anonymous (the ticket
-// their enter gave), enter one room through httpapi's enter handler;
-// nobody admits; each then polls -poll-rounds (12) times through the
+// Polls through HTTP (httppoll.go): on a plain redis-server, -poll-ahead
+// (1,000) users in one room's line, then -poll-visitors (200) visitors,
+// half accounts (a JWT sub) and half anonymous (the ticket their enter
+// gave), enter it through httpapi's enter handler; nobody admits (the
+// users ahead keep the pollers out of the next batch, whose polls go to
+// the store by design); each then polls -poll-rounds (12) times through the
 // position handler as the page does, sending back the ticket and the place
 // its answers gave it; INFO commandstats over the polls (commands inside
-// scripts included) is the store commands per waiting poll.
+// scripts included) is the store commands per waiting poll; then the same
+// polls again, each round spread over -poll-round (1 s): a process reads
+// a room's view at most every 100 ms whatever its polls, so its reads are
+// a larger share of sparser polls.
 //
 // The output: a table, the results file (-out), and as the last line one
 // JSON object: {"positionInstructions":…,"enterNewInstructions":…,
@@ -128,6 +133,8 @@ func main() {
 	flag.IntVar(&p.fillClients, "fill-clients", 16, "connections that fill the line (not measured)")
 	flag.IntVar(&p.pollVisitors, "poll-visitors", 200, "waiting visitors polling through the position handler (half accounts, half anonymous)")
 	flag.IntVar(&p.pollRounds, "poll-rounds", 12, "polls of each of them")
+	flag.DurationVar(&p.pollRound, "poll-round", time.Second, "then the same polls again, each round spread over this (0: not)")
+	flag.IntVar(&p.pollAhead, "poll-ahead", 1_000, "users in line ahead of them (out of the next batch, whose polls go to the store: their turn comes)")
 	flag.StringVar(&p.profiles, "profiles", "", "write each operation's costliest functions (callgrind, per call) into this directory")
 	only := flag.String("only", "", "measure only the operations whose key/limiter matches this regexp (enterNew/on, position/.*: the keys of the results' ops), and not memory: a quick look while changing a script, whose results are printed, never written")
 	flag.Parse()
@@ -201,7 +208,11 @@ func run(ctx context.Context, p params, out string) error {
 		if res.HTTPPoll, err = measureHTTPPoll(ctx, p); err != nil {
 			return fmt.Errorf("polls through HTTP: %w", err)
 		}
-		fmt.Fprintf(os.Stderr, "  %.2f store commands per waiting poll (%d over %d polls: %v)\n", res.HTTPPoll.CommandsPerPoll, res.HTTPPoll.Commands, res.HTTPPoll.Polls, res.HTTPPoll.ByCommand)
+		h := res.HTTPPoll
+		fmt.Fprintf(os.Stderr, "  %.3f store commands per waiting poll (%d over %d polls in %.2f s: %v)\n", h.CommandsPerPoll, h.Commands, h.Polls, h.Seconds, h.ByCommand)
+		if h.Paced != nil {
+			fmt.Fprintf(os.Stderr, "  paced, %.0f polls/s: %.3f (%d over %d polls in %.2f s: %v)\n", h.Paced.PollsPerSec, h.Paced.CommandsPerPoll, h.Paced.Commands, h.Paced.Polls, h.Paced.Seconds, h.Paced.ByCommand)
+		}
 	}
 	if p.only != nil {
 		fmt.Print(table(res))

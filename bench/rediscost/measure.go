@@ -21,6 +21,8 @@ type params struct {
 	memoryUsers, memoryCallers    int
 	fillClients                   int
 	pollVisitors, pollRounds      int            // the poll through HTTP (httppoll.go)
+	pollAhead                     int            // users in line ahead of its pollers
+	pollRound                     time.Duration  // each round of the paced polls spread over this (0: none)
 	profiles                      string         // directory for each operation's per-function costs ("": none)
 	only                          *regexp.Regexp // measure only the operations whose "key/limiter" it matches (nil: all, and memory)
 }

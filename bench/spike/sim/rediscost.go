@@ -26,14 +26,27 @@ type RedisCostResults struct {
 }
 
 // RedisCostHTTPPoll is INFO commandstats over waiting visitors' polls
-// through the position handler.
+// through the position handler: back to back (the headline), and Paced.
 type RedisCostHTTPPoll struct {
-	Visitors        int              `json:"visitors"`
+	Visitors        int                 `json:"visitors"`
+	Ahead           int                 `json:"ahead"` // users in line ahead of them
+	Polls           int                 `json:"polls"`
+	Seconds         float64             `json:"seconds"`  // the polls' time, back to back
+	Commands        int64               `json:"commands"` // every command the polls ran, those inside scripts included
+	CommandsPerPoll float64             `json:"commandsPerPoll"`
+	ByCommand       map[string]int64    `json:"byCommand"`
+	Paced           *RedisCostPollPhase `json:"paced,omitempty"` // the same polls again, each round spread over a while
+	Method          string              `json:"method"`
+}
+
+// RedisCostPollPhase is one phase of polls.
+type RedisCostPollPhase struct {
 	Polls           int              `json:"polls"`
-	Commands        int64            `json:"commands"` // every command the polls ran, those inside scripts included
+	Seconds         float64          `json:"seconds"`
+	PollsPerSec     float64          `json:"pollsPerSec"`
+	Commands        int64            `json:"commands"`
 	CommandsPerPoll float64          `json:"commandsPerPoll"`
 	ByCommand       map[string]int64 `json:"byCommand"`
-	Method          string           `json:"method"`
 }
 
 // RedisCostMethod is how the instructions were counted.
