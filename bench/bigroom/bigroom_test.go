@@ -65,10 +65,10 @@ func TestOtherMeasuresAreReadOrNotMeasured(t *testing.T) {
 	if f := pollCommands(path); f.Measured || !strings.Contains(f.Note, "holds no httpPoll.commandsPerPoll") {
 		t.Errorf("no field: %+v", f)
 	}
-	if err := os.WriteFile(path, []byte(`{"httpPoll":{"commandsPerPoll":0.04}}`), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(`{"httpPoll":{"commandsPerPoll":0.04,"ahead":1000,"paced":{"pollsPerSec":200,"commandsPerPoll":0.142}}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if f := pollCommands(path); !f.Measured || f.Value != 0.04 {
+	if f := pollCommands(path); !f.Measured || f.Value != 0.04 || !strings.Contains(f.Note, "behind 1000 users; 0.142 when the same polls come 200 a second") {
 		t.Errorf("the field: %+v", f)
 	}
 	page := filepath.Join(dir, "page-calls-results.json")

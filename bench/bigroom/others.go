@@ -19,7 +19,18 @@ var (
 // pollCommands is store commands per waiting poll through HTTP, from
 // bench/rediscost's results (make bench-redis-cost).
 func pollCommands(path string) sim.BigRoomFigure {
-	return figure(path, pollField, "make bench-redis-cost")
+	f := figure(path, pollField, "make bench-redis-cost")
+	if !f.Measured {
+		return f
+	}
+	rate, ok1 := number(path, "httpPoll", "paced", "pollsPerSec")
+	per, ok2 := number(path, "httpPoll", "paced", "commandsPerPoll")
+	ahead, _ := number(path, "httpPoll", "ahead")
+	f.Note = fmt.Sprintf("polls back to back through one process's position handler, behind %.0f users", ahead)
+	if ok1 && ok2 {
+		f.Note += fmt.Sprintf("; %.3f when the same polls come %.0f a second (the process reads the room's view at most every 100 ms, whatever its polls)", per, rate)
+	}
+	return f
 }
 
 // pageCalls is function calls per visitor through the page, from
@@ -31,31 +42,38 @@ func pageCalls(path string) sim.BigRoomFigure {
 // figure reads the number at fields in the JSON file at path.
 func figure(path string, fields []string, made string) sim.BigRoomFigure {
 	f := sim.BigRoomFigure{Source: fmt.Sprintf("%s: %s (%s)", path, join(fields), made)}
-	b, err := os.ReadFile(path)
-	if err != nil {
+	if _, err := os.Stat(path); err != nil {
 		f.Note = "not measured: " + path + " is absent"
 		return f
 	}
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		f.Note = fmt.Sprintf("not measured: %s: %v", path, err)
-		return f
-	}
-	for _, name := range fields {
-		m, ok := v.(map[string]any)
-		if !ok {
-			v = nil
-			break
-		}
-		v = m[name]
-	}
-	x, ok := v.(float64)
+	x, ok := number(path, fields...)
 	if !ok {
 		f.Note = fmt.Sprintf("not measured: %s holds no %s", path, join(fields))
 		return f
 	}
-	f.Measured, f.Value, f.Note = true, x, "read from "+path
+	f.Measured, f.Value = true, x
 	return f
+}
+
+// number is the number at fields in the JSON file at path, if it holds one.
+func number(path string, fields ...string) (float64, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return 0, false
+	}
+	for _, name := range fields {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return 0, false
+		}
+		v = m[name]
+	}
+	x, ok := v.(float64)
+	return x, ok
 }
 
 func join(fields []string) string {

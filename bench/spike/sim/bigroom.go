@@ -99,7 +99,7 @@ type BigRoomFigure struct {
 	Measured bool    `json:"measured"`
 	Value    float64 `json:"value,omitempty"`
 	Source   string  `json:"source"` // the file and field
-	Note     string  `json:"note"`
+	Note     string  `json:"note"`   // why not measured, or how it was
 }
 
 // BigRoomHeadline is bench/bigroom's last line of output.
@@ -171,7 +171,7 @@ func buildBigRoom(r *BigRoomResults, link string) *bigRoomSection {
 		AccountBytes:        len(r.Fill.AccountExample), AnonymousBytes: len(r.Fill.AnonymousExample),
 		AppendAsEnter: len(r.Fill.Differ) == 0 && len(r.Fill.AppendOnly) == 0 && len(r.Fill.Same) > 0,
 		WaitComputed:  clock(r.Wait.ComputedSeconds), WaitMeasured: clock(r.Wait.MeasuredSeconds),
-		Poll: figureText(r.PollStoreCommands, "%.2f"), Page: figureText(r.FunctionCallsPerVisitor, "%.1f")}
+		Poll: figureText(r.PollStoreCommands, "%.3f"), Page: figureText(r.FunctionCallsPerVisitor, "%.1f")}
 	for _, o := range r.Ops {
 		limiter := o.Limiter
 		if limiter == "" {
@@ -186,6 +186,9 @@ func buildBigRoom(r *BigRoomResults, link string) *bigRoomSection {
 func figureText(f BigRoomFigure, format string) string {
 	if !f.Measured {
 		return f.Note
+	}
+	if f.Note != "" {
+		return fmt.Sprintf("**"+format+"** (`%s`): %s", f.Value, f.Source, f.Note)
 	}
 	return fmt.Sprintf("**"+format+"** (`%s`)", f.Value, f.Source)
 }
