@@ -335,6 +335,7 @@ func TestRoutesAuthorizerAndNoRouteToAdmit(t *testing.T) {
 		"GET /queue/position": FnPosition,
 		"POST /orders":        FnOrderGate,
 		"GET " + JWKSPath:     FnPosition,
+		"GET " + LinePath:     FnPosition,
 	}
 	routes := s.resources("AWS::ApiGatewayV2::Route")
 	if len(routes) != len(wantRoutes)+len(adminRoutes) {
@@ -351,7 +352,7 @@ func TestRoutesAuthorizerAndNoRouteToAdmit(t *testing.T) {
 			t.Errorf("unexpected route %q", key)
 			continue
 		}
-		if key == "GET "+JWKSPath { // public: origins fetch the keys without a user
+		if key == "GET "+JWKSPath || key == "GET "+LinePath { // public: origins fetch the keys, pages the line, without a user
 			if p["AuthorizationType"] != nil && p["AuthorizationType"] != "NONE" {
 				t.Errorf("route %s: authorization %v, want none", key, p["AuthorizationType"])
 			}
