@@ -105,6 +105,13 @@ func pageDoc(page, def Priced) (string, error) {
 	}
 	fmt.Fprintf(&b, "Idle, the page adds (configuration `page`, idle %s a month in all):\n\n%s\n", usd(page.R.IdleMonthlyUSD),
 		mdTable([]string{"item", "a month", "how"}, itemRows(cf(page.R.Idle))))
+	w := page.M.Walk
+	fmt.Fprintf(&b, "A visitor of the page waiting %g s follows the room's line: %d line fetches, which CloudFront answers from its copy "+
+		"(billed as CloudFront requests and bytes, no function runs), and %d function calls (enter, %d position near its turn, order), "+
+		"where a client polling its position makes %d. The origin sees about %d line requests a second per room "+
+		"(`cost.LineOriginPerRoomPerSecond`, an allowance, not a measurement), %s a visitor at %g admitted a second, billed as API Gateway "+
+		"and Lambda requests.\n\n", page.Opt.WaitSeconds, w.LineFetches, w.Requests(), w.WaitingPolls+w.ReadyPolls, def.M.Walk.Requests(),
+		LineOriginPerRoomPerSecond, count(w.LineOrigin), page.M.Config.AdmitRatePerSec)
 	fmt.Fprintf(&b, "Per million visitors in the US:\n\n%s\n", mdTable([]string{"item", "per million", "how"}, itemRows(cf(page.R.PerMillion))))
 	rows, err := viewerRows(page)
 	if err != nil {
@@ -117,7 +124,7 @@ func pageDoc(page, def Priced) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	req := float64(page.R.RequestsPerVisitor)
+	req := float64(w.ViewerRequests())
 	free := math.Min(10e6/(float64(files)+req), 1e12/(bytes+req*APIAnswerBytes))
 	fmt.Fprintf(&b, "The page is %s bytes in %d files (and `waitroom/config.json`). CloudFront's always-free 10 million requests and 1 TB "+
 		"a month, left out of the bills, would cover the first %s visitors of a month. The page is same-origin, so its browsers send no "+

@@ -29,6 +29,9 @@ const (
 	// EVALSHA position while waiting: GET, ZRANK; once READY: GET.
 	ECPUPositionWaiting = 2
 	ECPUPositionReady   = 1
+	// GET /queue/line at the origin: at most one read of the room's view
+	// (its settings and front, one script), an estimate of its commands.
+	ECPULineView = 3
 	// order_begin with an Idempotency-Key (GET, GET, SET NX PX), then
 	// order_commit (GET, DEL, ZREM, SET EX, GET, DEL).
 	ECPUOrder = 9
@@ -86,7 +89,13 @@ func Measure(inv Inventory, opt Options) (Measured, error) {
 	if m.Config, err = ConfigFromEnv(pos.Env); err != nil {
 		return Measured{}, fmt.Errorf("cost: the position function's environment: %w", err)
 	}
-	if m.Walk, err = WalkVisitor(m.Config, opt.WaitSeconds); err != nil {
+	// With the page's distribution the visitors are the page's, following
+	// the cached line; without it, clients poll their position.
+	walk := WalkVisitor
+	if inv.Distributions > 0 {
+		walk = WalkPage
+	}
+	if m.Walk, err = walk(m.Config, opt.WaitSeconds); err != nil {
 		return Measured{}, err
 	}
 	admitCfg, err := ConfigFromEnv(admit.Env)

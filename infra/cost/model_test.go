@@ -173,6 +173,48 @@ func TestWalkVisitor(t *testing.T) {
 	}
 }
 
+// The page behind CloudFront (issue 36) follows the room's line and asks
+// its position only near its turn: at 1 admitted a second, a visitor 30 s
+// back fetches the line after a quarter of its ETA each time (7.5 s, then
+// 5.75, 4.5, 3.25, 2.5, 1.75, 1.5, then every second), the front it sees
+// half a second old; at 29.75 s its turn is within a second: one poll
+// WAITING (position 1), the next READY. Enter, two polls, order.
+func TestWalkPage(t *testing.T) {
+	cfg, err := ConfigFromEnv(map[string]string{"ADMIT_RATE_PER_SEC": "1", "ADMIT_INTERVAL_MS": "1000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := WalkPage(cfg, 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.LineFetches != 10 || w.WaitingPolls != 1 || w.ReadyPolls != 1 || w.Requests() != 4 || w.ViewerRequests() != 14 {
+		t.Errorf("page, 30 s at 1/s: %+v (%d requests, %d through CloudFront), want 10 line fetches, 1 waiting and 1 ready poll, 4 and 14",
+			w, w.Requests(), w.ViewerRequests())
+	}
+	// The origin sees each room's line LineOriginPerRoomPerSecond times a
+	// second while the line lasts; a visitor carries 20/1 of them here.
+	if w.LineOrigin != LineOriginPerRoomPerSecond || w.Invocations() != 4+LineOriginPerRoomPerSecond {
+		t.Errorf("line origin share %g, invocations %g; want %d and %d", w.LineOrigin, w.Invocations(), LineOriginPerRoomPerSecond, 4+LineOriginPerRoomPerSecond)
+	}
+	// The issue's bound: a 30-minute wait through the page costs at most 4
+	// function calls (enter, position near the turn, order), where a client
+	// polling its position by the default tiers makes 32.
+	def, err := ConfigFromEnv(map[string]string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, wait := range []float64{0, 1, 30, 300, 1800, 7200} {
+		w, err := WalkPage(def, wait)
+		if err != nil || w.Requests() > 4 || w.ReadyPolls != 1 {
+			t.Errorf("page, %g s: %+v (%d function calls), %v; want at most 4, READY once", wait, w, w.Requests(), err)
+		}
+	}
+	if w, _ := WalkVisitor(def, 1800); w.Requests() != 32 {
+		t.Errorf("polling client, 30 min: %d requests, want 32", w.Requests())
+	}
+}
+
 // TestSimulateAdmitBusy runs the real admit handler: with a line, an
 // invocation covers ADMIT_BATCHES × ADMIT_INTERVAL_MS with a batch every
 // 90% of the interval (the jitter at u = 0.5). Idle may stop sooner,
