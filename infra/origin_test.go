@@ -168,6 +168,15 @@ func TestCloudFrontCachesTheLinePerRoom(t *testing.T) {
 		js(orp["HeadersConfig"]) != js(map[string]any{"HeaderBehavior": "none"}) || js(orp["CookiesConfig"]) != js(map[string]any{"CookieBehavior": "none"}) {
 		t.Errorf("line origin request policy %s (behaviour names %s); want the query string room alone", js(orp), js(b["OriginRequestPolicyId"]))
 	}
+	// CloudFront would keep the line's 404 room_not_found and its 503 ten
+	// seconds (its default error caching minimum, above max-age=1 and
+	// no-store alike): the distribution keeps them a second, the origin's
+	// own answer passed on (no error page).
+	want := []any{map[string]any{"ErrorCachingMinTTL": float64(1), "ErrorCode": float64(404)},
+		map[string]any{"ErrorCachingMinTTL": float64(1), "ErrorCode": float64(503)}}
+	if js(dc["CustomErrorResponses"]) != js(want) {
+		t.Errorf("error caching %s, want %s", js(dc["CustomErrorResponses"]), js(want))
+	}
 }
 
 // Without the page nothing fronts the API: its execute-api endpoint stays

@@ -137,7 +137,8 @@ func newPage(scope constructs.Construct, p PageProps) *Page {
 			CachePolicy:           awscloudfront.CachePolicy_CACHING_OPTIMIZED(),
 			ResponseHeadersPolicy: pageHeaders(scope, p.ImageOrigins),
 		},
-		WebAclId: p.WebACLArn,
+		ErrorResponses: lineErrorResponses(),
+		WebAclId:       p.WebACLArn,
 	})
 	// CloudFront matches path patterns in the order listed: /queue/line
 	// before /queue/*, which would otherwise take it.
@@ -219,11 +220,31 @@ func apiBehaviors(scope constructs.Construct, p PageProps) []apiBehavior {
 // and never longer than LineMaxTTL, so that a closed room or a moved front
 // reaches every page within two seconds.
 const (
-	LineDefaultTTLSeconds = 1
+	LineMaxAgeSeconds     = 1 // the origin's Cache-Control: public, max-age=1
+	LineDefaultTTLSeconds = LineMaxAgeSeconds
 	LineMaxTTLSeconds     = 2
 	// LineRoomParam is the line's one query string, its room.
 	LineRoomParam = "room"
 )
+
+// lineErrorResponses: CloudFront keeps an error at least its error caching
+// minimum TTL, 10 s unless set, whatever the origin's max-age says, and
+// keeps a 503 that long though it says no-store (it honours no-store only
+// for 404, 410, 414 and 501: CloudFront Developer Guide, "Control how long
+// CloudFront caches errors"). The line's 404 room_not_found (max-age=1) and
+// its 503 (store unavailable) are kept a second, as its answers are: a room
+// made a moment ago is seen within a second, and an outage's end too, while
+// each edge still asks the origin at most once a second. The setting is
+// the distribution's: the page's files and the uncached API paths keep
+// such errors no longer than a second either. No error page: the answer
+// is the origin's own.
+func lineErrorResponses() *[]*awscloudfront.ErrorResponse {
+	var out []*awscloudfront.ErrorResponse
+	for _, status := range []float64{404, 503} {
+		out = append(out, &awscloudfront.ErrorResponse{HttpStatus: jsii.Number(status), Ttl: awscdk.Duration_Seconds(jsii.Number(LineMaxAgeSeconds))})
+	}
+	return &out
+}
 
 // lineBehavior caches GET /queue/line at the edge: one copy per room (the
 // query string room is the whole cache key: no header, no cookie, no other
