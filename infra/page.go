@@ -290,7 +290,7 @@ const JWKSMaxAgeSeconds = 300
 // its Cache-Control allows, at most JWKSMaxAgeSeconds, one copy for every
 // viewer (nothing of the request in the key), so that every shop verifier's
 // fetch within five minutes is answered by CloudFront, not the position
-// function. Without a Cache-Control (a 404: no keys) nothing is kept.
+// function. A 404 (no keys) is kept a second (lineErrorResponses).
 func jwksBehavior(scope constructs.Construct) *awscloudfront.AddBehaviorOptions {
 	return &awscloudfront.AddBehaviorOptions{
 		ViewerProtocolPolicy: awscloudfront.ViewerProtocolPolicy_HTTPS_ONLY,

@@ -420,7 +420,7 @@ func TestAdmitScheduleAndInvokePermissions(t *testing.T) {
 	want := map[string][]string{
 		FnAdmit:     {"events.amazonaws.com"},
 		FnEnter:     {"apigateway.amazonaws.com"},
-		FnPosition:  {"apigateway.amazonaws.com", "apigateway.amazonaws.com"}, // its route and the JWKS
+		FnPosition:  {"apigateway.amazonaws.com", "apigateway.amazonaws.com", "apigateway.amazonaws.com"}, // its route, the JWKS and the line
 		FnOrderGate: {"apigateway.amazonaws.com"},
 	}
 	for range adminRoutes { // one permission per admin route, each scoped to its route
@@ -429,8 +429,8 @@ func TestAdmitScheduleAndInvokePermissions(t *testing.T) {
 	if js(invokers) != js(want) {
 		t.Errorf("invoke permissions = %v, want %v", invokers, want)
 	}
-	if len(perms) != 5+len(adminRoutes) {
-		t.Errorf("%d Lambda permissions, want %d", len(perms), 5+len(adminRoutes))
+	if len(perms) != 6+len(adminRoutes) {
+		t.Errorf("%d Lambda permissions, want %d", len(perms), 6+len(adminRoutes))
 	}
 }
 

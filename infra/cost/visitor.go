@@ -90,8 +90,8 @@ func (w *Walk) pollFrom(cfg waitroom.Config, t int64, ahead func(int64) int64) e
 // WalkVisitor follows a client that polls its position: it enters at
 // position waitSeconds × ADMIT_RATE_PER_SEC and polls when each answer's
 // pollAfterMs says (the enter answer's first), until an answer is READY.
-// An API client does this, and the page where the line is not cached (no
-// CloudFront in front).
+// An API client does this: the visitors of the configurations without the
+// page.
 func WalkVisitor(cfg waitroom.Config, waitSeconds float64) (Walk, error) {
 	w, ahead, err := startWalk(cfg, waitSeconds)
 	if err != nil {
@@ -100,8 +100,8 @@ func WalkVisitor(cfg waitroom.Config, waitSeconds float64) (Walk, error) {
 	return w, w.pollFrom(cfg, max(cfg.PollAfterMs(w.Position, PollJitterU), 1), ahead)
 }
 
-// The waiting page's pace behind CloudFront (issue 36; web/static/waitroom/
-// app.js follows it): from enter's answer, then from each fetch of the
+// The waiting page's pace behind CloudFront (issue 36's contract for
+// web/static/waitroom/app.js): from enter's answer, then from each fetch of the
 // room's line, it computes its position (number - front + 1) and ETA
 // (ceil(position / ratePerSec) s), and fetches the line again after ETA/4,
 // within [PageLineMinMs, PageLineMaxMs]; once its turn is within
