@@ -110,12 +110,12 @@ func (p WaitroomProps) routeRateLimit(fn string) int {
 }
 
 // corsAllowHeaders are the request headers a cross-origin page may send:
-// the identity and entry-token headers, the anonymous visitor's ticket and
-// the account user's signed place (X-Queue-Place), and the visitor headers of the
-// root module (an accepted entry's receipt, INTAKE=broker or fallback; a
-// new visitor's solved challenge, CHALLENGE=pow).
-var corsAllowHeaders = []string{"authorization", "content-type", "x-entry-token", "idempotency-key", "x-queue-ticket", "x-queue-place",
-	strings.ToLower(waitroom.ReceiptHeader), strings.ToLower(waitroom.ChallengeHeader)}
+// the identity and entry-token headers, the anonymous visitor's ticket, and
+// the visitor headers of the root module (an account user's signed place;
+// an accepted entry's receipt, INTAKE=broker or fallback; a new visitor's
+// solved challenge, CHALLENGE=pow).
+var corsAllowHeaders = []string{"authorization", "content-type", "x-entry-token", "idempotency-key", "x-queue-ticket",
+	strings.ToLower(waitroom.PlaceHeader), strings.ToLower(waitroom.ReceiptHeader), strings.ToLower(waitroom.ChallengeHeader)}
 
 // newAPI builds the HTTP API with its three routes and its stage, and,
 // when CloudFront fronts it, its own domain (apiDomain).

@@ -92,6 +92,27 @@ func admitWhileLine(fns roles, m Measured, p Prices) []Item {
 		gbs * p.lambdaGBSecond(a.Arch).USD}}
 }
 
+// ViewReadsPerSecond is how often a process reads a room's view at most:
+// once per waitroom.ViewMaxAge.
+const ViewReadsPerSecond = 10
+
+// ViewReaders is how many warm position instances read one room's view at
+// once, an allowance, not a measurement: at the default 100 admitted a
+// second, a room's polls and line requests (a few hundred a second at about
+// a millisecond each) keep one or two busy, and Lambda keeps more warm
+// through their bursts.
+const ViewReaders = 10
+
+// viewReads is a visitor's share of the reads of its room's view: each of
+// its polls (a poll carrying its place looks at the view first) and its
+// line requests at the origin reads it at most once, and all of the room's
+// together at most ViewReadsPerSecond × ViewReaders a second, over the
+// visitors admitted meanwhile (rate a second).
+func viewReads(w Walk, rate float64) float64 {
+	asks := float64(w.WaitingPolls+w.ReadyPolls) + w.LineOrigin
+	return math.Min(asks, ViewReadsPerSecond*ViewReaders/rate)
+}
+
 // cacheAndLogs are the ECPUs, the log lines and the event's metrics.
 func cacheAndLogs(inv Inventory, fns roles, m Measured, p Prices, preflights float64) []Item {
 	var items []Item
@@ -99,12 +120,13 @@ func cacheAndLogs(inv Inventory, fns roles, m Measured, p Prices, preflights flo
 	n := lineInvocations(fns, m)
 	if len(inv.ServerlessCaches) > 0 {
 		_, ecpu, _ := p.cache(inv.ServerlessCaches[0].Engine)
-		perVisitor := float64(ECPUEnter+w.WaitingPolls*ECPUPositionWaiting+w.ReadyPolls*ECPUPositionReady+ECPUOrder+ECPUAdmitUser) +
-			w.LineOrigin*ECPULineView
+		polls := (w.WaitingPolls-w.NearPolls)*ECPUPositionWaiting + w.NearPolls*ECPUPositionNear + w.ReadyPolls*ECPUPositionReady
+		views := viewReads(w, m.Config.AdmitRatePerSec)
+		perVisitor := float64(ECPUEnter+polls+ECPUOrder+ECPUAdmitUser) + views*ECPUView
 		batches := n * (m.BusyAdmit.ECPU() - m.IdleAdmit.ECPU())
 		total := Visitors*perVisitor + batches
-		items = append(items, Item{"ElastiCache ECPU", fmt.Sprintf("%.1f a visitor (requests %s, admission batches %.1f)", total/Visitors, count(perVisitor), batches/Visitors),
-			total * ecpu.USD})
+		items = append(items, Item{"ElastiCache ECPU", fmt.Sprintf("%.1f a visitor (requests %s, of which %s reads of the room's view; admission batches %.1f)",
+			total/Visitors, count(perVisitor), count(views), batches/Visitors), total * ecpu.USD})
 	}
 	type logSource struct {
 		name  string

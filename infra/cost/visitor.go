@@ -26,7 +26,12 @@ type Walk struct {
 	// passes to the origin (LineOriginShare): API Gateway requests and
 	// position invocations that no one visitor sends.
 	LineOrigin   float64
-	WaitingPolls int   // GET /queue/position answered WAITING
+	WaitingPolls int // GET /queue/position answered WAITING
+	// NearPolls are the WaitingPolls within the next batch of the turn
+	// (EstimatedWaitSeconds 0): the store answers them, since a view up to
+	// waitroom.ViewMaxAge old could tell the turn late (waitroom.View's
+	// Standing); the view answers the others, which carry a place.
+	NearPolls    int
 	ReadyPolls   int   // GET /queue/position answered READY (the last one)
 	ReadyAfterMs int64 // when the READY answer came, from entering
 }
@@ -82,7 +87,11 @@ func (w *Walk) pollFrom(cfg waitroom.Config, t int64, ahead func(int64) int64) e
 			return nil
 		}
 		w.WaitingPolls++
-		t += max(cfg.PollAfterMs(pos, PollJitterU), 1)
+		if cfg.EstimatedWaitSeconds(pos) == 0 {
+			w.NearPolls++
+		}
+		next, _ := pace(cfg, pos)
+		t += next
 	}
 	return fmt.Errorf("cost: a visitor at position %d was not admitted after %d polls", w.Position, maxPolls)
 }
@@ -97,50 +106,54 @@ func WalkVisitor(cfg waitroom.Config, waitSeconds float64) (Walk, error) {
 	if err != nil {
 		return Walk{}, err
 	}
-	return w, w.pollFrom(cfg, max(cfg.PollAfterMs(w.Position, PollJitterU), 1), ahead)
+	first, _ := pace(cfg, w.Position)
+	return w, w.pollFrom(cfg, first, ahead)
 }
 
-// The waiting page's pace behind CloudFront (issue 36's contract for
-// web/static/waitroom/app.js): from enter's answer, then from each fetch of the
-// room's line, it computes its position (number - front + 1) and ETA
-// (ceil(position / ratePerSec) s), and fetches the line again after ETA/4,
-// within [PageLineMinMs, PageLineMaxMs]; once its turn is within
-// PageClaimWithinMs (or has come), it asks GET /queue/position and follows
-// pollAfterMs until READY (from enter's answer: enter's pollAfterMs).
-const (
-	PageLineMinMs     = 1_000
-	PageLineMaxMs     = 30_000
-	PageClaimWithinMs = 1_000
-	// LineAgeMs is how old the front a line fetch shows is: the mean age of
-	// CloudFront's copy (max-age 1 s), half a second.
-	LineAgeMs = 500
-)
+// LineAgeMs is how old the front a line fetch shows is: the mean age of
+// CloudFront's copy of the room's line (max-age 1 s), half a second.
+const LineAgeMs = 500
 
-// WalkPage follows a visitor of the waiting page behind CloudFront: it
-// enters at position waitSeconds × ADMIT_RATE_PER_SEC, follows the line
-// (LineFetches, served by CloudFront), and calls position only near its
-// turn. Jitter is left out: the page spreads its fetches around the same
-// mean. A pre-queue's draw (exact:false, when the page asks position
-// instead) is not walked: the model's visitor enters an open room.
+// WalkPage follows a visitor of the waiting page behind CloudFront (issue
+// 36's contract for web/static/waitroom/app.js): it enters at position
+// waitSeconds × ADMIT_RATE_PER_SEC and paces itself exactly as a poller of
+// its position would (cfg.PollAfterMs of the position enter's answer, then
+// each line fetch, shows: the line carries POLL_TIERS and the batch
+// interval), but fetches the room's line (LineFetches, served by
+// CloudFront), its front LineAgeMs old. When that pace is its own turn
+// rather than its tier, or a fetch shows the front past its number, it asks
+// GET /queue/position and follows pollAfterMs until READY (pollFrom). A
+// paused or stalled room (the far tier, like a poller) and a pre-queue's
+// draw (exact:false: the page asks position) are not walked: the model's
+// visitor enters an open room.
 func WalkPage(cfg waitroom.Config, waitSeconds float64) (Walk, error) {
 	w, ahead, err := startWalk(cfg, waitSeconds)
 	if err != nil {
 		return Walk{}, err
 	}
-	eta := func(pos int64) int64 { return int64(math.Ceil(float64(pos)/cfg.AdmitRatePerSec)) * 1000 }
 	w.LineOrigin = LineOriginShare(cfg)
-	if eta(w.Position) <= PageClaimWithinMs { // enter's answer: follow its pollAfterMs
-		return w, w.pollFrom(cfg, max(cfg.PollAfterMs(w.Position, PollJitterU), 1), ahead)
-	}
-	for t := min(max(eta(w.Position)/4, PageLineMinMs), PageLineMaxMs); w.LineFetches < maxPolls; {
-		w.LineFetches++
-		etaMs := eta(ahead(max(0, t-LineAgeMs)))
-		if etaMs <= PageClaimWithinMs {
-			return w, w.pollFrom(cfg, t, ahead)
+	t, atTurn := pace(cfg, w.Position)
+	for !atTurn {
+		if w.LineFetches++; w.LineFetches > maxPolls {
+			return Walk{}, fmt.Errorf("cost: a page visitor at position %d did not reach its turn after %d line fetches", w.Position, maxPolls)
 		}
-		t += min(max(etaMs/4, PageLineMinMs), PageLineMaxMs)
+		pos := ahead(max(0, t-LineAgeMs))
+		if pos <= 0 { // this fetch shows the turn came: position now
+			break
+		}
+		var next int64
+		next, atTurn = pace(cfg, pos)
+		t += next
 	}
-	return Walk{}, fmt.Errorf("cost: a page visitor at position %d did not near its turn after %d line fetches", w.Position, maxPolls)
+	return w, w.pollFrom(cfg, t, ahead)
+}
+
+// pace is when a visitor at position asks next, cfg.PollAfterMs as
+// pollFrom uses it, and whether that is its turn's bound rather than its
+// tier's: the page then asks its position instead of the line.
+func pace(cfg waitroom.Config, position int64) (ms int64, atTurn bool) {
+	ms = max(cfg.PollAfterMs(position, PollJitterU), 1)
+	return ms, ms < cfg.Tiers().Ms(cfg.EstimatedWaitSeconds(position), PollJitterU)
 }
 
 // LineOriginPerRoomPerSecond is how many line requests a second CloudFront
