@@ -117,10 +117,10 @@ const LineAgeMs = 500
 // WalkPage follows a visitor of the waiting page behind CloudFront (issue
 // 36's contract for web/static/waitroom/app.js): it enters at position
 // waitSeconds × ADMIT_RATE_PER_SEC and paces itself exactly as a poller of
-// its position would (cfg.PollAfterMs of the position enter's answer, then
-// each line fetch, shows: the line carries POLL_TIERS and the batch
-// interval), but fetches the room's line (LineFetches, served by
-// CloudFront), its front LineAgeMs old. When that pace is its own turn
+// its position would, by cfg.PollAfterMs of the position that enter's
+// answer, then each line fetch, shows (the line carries POLL_TIERS and the
+// batch interval), but fetches the room's line (LineFetches, served by
+// CloudFront), whose front is LineAgeMs old. When that pace is its own turn
 // rather than its tier, or a fetch shows the front past its number, it asks
 // GET /queue/position and follows pollAfterMs until READY (pollFrom). A
 // paused or stalled room (the far tier, like a poller) and a pre-queue's
