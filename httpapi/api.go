@@ -76,8 +76,9 @@ func (a *API) enter(ctx context.Context, room string, who Identity) outcome {
 	)
 	handOver := a.Config.Intake == waitroom.IntakeBroker
 	if !handOver {
+		c := a.storeCaller(ctx, room, who)
 		st, err = withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Standing, error) {
-			return a.Queue.Enter(ctx, room, AsCaller(who))
+			return a.Queue.Enter(ctx, room, c)
 		})
 		handOver = waitroom.ErrorCode(err) == waitroom.EUnavailable && a.Config.Intake == waitroom.IntakeFallback
 	}
@@ -153,8 +154,9 @@ func (a *API) Position(ctx context.Context, req events.APIGatewayV2HTTPRequest) 
 		if o, ok := a.fromView(ctx, room, who); ok {
 			return o
 		}
+		c := a.storeCaller(ctx, room, who)
 		st, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Standing, error) {
-			return a.Queue.Position(ctx, room, AsCaller(who))
+			return a.Queue.Position(ctx, room, c)
 		})
 		if err != nil {
 			return a.storeError(ctx, room, err)

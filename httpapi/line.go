@@ -124,6 +124,20 @@ func (a *API) WithLine(h Handler) Handler {
 // LinePath is the route of the cacheable view of a room's line.
 const LinePath = "/queue/line"
 
+// storeCaller is who as the store's caller in room, with the place its
+// credential carries when the room's view says it is of this line: the
+// store puts it back if a failover lost it (waitroom.Caller.Place).
+func (a *API) storeCaller(ctx context.Context, room string, who Identity) waitroom.Caller {
+	c := AsCaller(who)
+	if !who.Spot.In(room) {
+		return c
+	}
+	if v, err := a.view(ctx, room); err == nil && v.Holds(who.Spot, room) {
+		c.Place = who.Spot.Number
+	}
+	return c
+}
+
 // LineCacheControl lets a CDN (the stack's CloudFront) and browsers share
 // one answer of GET /queue/line for about a second: the same bytes for
 // every visitor of the room.

@@ -204,3 +204,60 @@ func TestLineIsTheSameForEveryone(t *testing.T) {
 		}
 	})
 }
+
+// A failover that loses the last enters' writes loses no acknowledged
+// place whose holder asks the store before the line passes its number:
+// each visitor still carries its number in its ticket (an account in its
+// place), and the store puts the place back at that number (here: the
+// first poll, within the next batch, asks the store); polling as its
+// answers say, everyone gets READY, the newcomer who took a lost number too.
+func TestAnAcknowledgedPlaceSurvivesALostWrite(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		h := anonymousHarness(t, engine)
+		var line []*placed
+		for i := range 6 {
+			p := &placed{}
+			if i%2 == 1 {
+				p.user = fmt.Sprintf("acct-%d", i)
+			}
+			p.keep(t, h.call(p.request("POST", "/queue/enter")))
+			line = append(line, p)
+		}
+		// The replica never had the last two enters.
+		rdb := h.redis.Client()
+		ctx := context.Background()
+		rdb.LTrim(ctx, "wr:{default}:queue", 0, 3)
+		lost := []string{"h:" + line[5].user, visitorOf(t, h, line[4].ticket)}
+		rdb.HDel(ctx, "wr:{default}:places", lost...)
+		late := &placed{}
+		late.keep(t, h.call(late.request("POST", "/queue/enter")))
+		line = append(line, late)
+		ready := map[*placed]bool{}
+		for deadline := time.Now().Add(admitWithin); len(ready) < len(line); {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of %d READY", len(ready), len(line))
+			}
+			for _, p := range line {
+				if body := p.keep(t, h.call(p.request("GET", "/queue/position"))); body["status"] == "READY" {
+					ready[p] = true
+				} else if body["status"] != "WAITING" {
+					t.Fatalf("%q: %v", p.user, body)
+				}
+			}
+			if _, err := h.store.AdmitBatch(ctx); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(waitroom.ViewMaxAge)
+		}
+	})
+}
+
+// visitorOf is the visitor a ticket names.
+func visitorOf(t *testing.T, h *harness, ticket string) string {
+	t.Helper()
+	got, err := h.cfg.Visitor.Tickets.Verify(ticket, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got.Visitor
+}

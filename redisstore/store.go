@@ -258,7 +258,7 @@ func checkUser(user string) error {
 
 // positionKeys are position.lua's keys, Position's and Seat's.
 func (r roomKeys) positionKeys(user string) []string {
-	return []string{r.settings(), r.line(), r.token(user), r.budget(), r.tokens(), r.places()}
+	return []string{r.settings(), r.line(), r.token(user), r.budget(), r.tokens(), r.places(), r.seq()}
 }
 
 // idempotency names the answer of user's key; the user's length comes first
@@ -306,7 +306,7 @@ func (s *Store) runEnter(ctx context.Context, script *luaScript, room string, c 
 	}
 	ms, challenge := challengeOf(c, k)
 	keys = append(append(keys, k.admits(), k.queue(), k.places()), challenge...)
-	args := append(s.limited(c, []any{user, draw}, visitorBuckets), ms, room+"."+token)
+	args := append(s.limited(c, []any{user, draw}, visitorBuckets), ms, room+"."+token, c.Place)
 	keys, args = append(keys, extraKeys...), append(args, extraArgs...)
 	var res *redis.Cmd
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -376,7 +376,7 @@ func (s *Store) Position(ctx context.Context, room string, c waitroom.Caller) (w
 	}
 	k := roomKeys(room)
 	keys := k.positionKeys(c.User)
-	args := s.limited(c, []any{c.User}, callerBuckets)
+	args := append(s.limited(c, []any{c.User}, callerBuckets), c.Place)
 	reply, err := s.runPosition(ctx, room, keys, args)
 	if err != nil {
 		return waitroom.Standing{}, waitroom.Unavailable(err)

@@ -37,7 +37,7 @@ func (s *Store) Seat(ctx context.Context, room string, c waitroom.Caller) (waitr
 	k := roomKeys(room)
 	keys := k.positionKeys(c.User)
 	args := s.limited(c, []any{c.User}, callerBuckets)
-	reply, err := s.scripts.position.run(ctx, s.rdb, keys, append(args, "seat")...).Slice()
+	reply, err := s.scripts.position.run(ctx, s.rdb, keys, append(args, c.Place, "seat")...).Slice()
 	if err != nil {
 		return waitroom.Standing{}, waitroom.Place{}, waitroom.Unavailable(err)
 	}
