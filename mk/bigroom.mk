@@ -3,11 +3,16 @@
 # per admission batch and per claim, the last visitor's wait at 1,000
 # admissions a second. Not part of `make test` (its tool's unit tests are);
 # `make bench-report` renders the results into BENCHMARKS.md.
-.PHONY: bench-bigroom
+.PHONY: bench-bigroom bench-bigroom-reread
 
 ## bench-bigroom: one room of 10,000,000 waiting visitors on one redis-server: memory per visitor, callgrind instructions per enter, admission batch and claim, the last visitor's wait (~7 min, ~1.5 GB, 2 shared cores) into docs/bench/bigroom-results.json, then BENCHMARKS.md
 bench-bigroom: redis-server
 	@$(call apt_install,valgrind,valgrind)
 	@mkdir -p docs/bench
 	$(GO) run ./bench/bigroom -out docs/bench/bigroom-results.json
+	@$(MAKE) --no-print-directory bench-report
+
+## bench-bigroom-reread: read store commands per poll (make bench-redis-cost) and function calls per visitor (the page's) anew into docs/bench/bigroom-results.json, measuring nothing, then BENCHMARKS.md
+bench-bigroom-reread:
+	$(GO) run ./bench/bigroom -reread -out docs/bench/bigroom-results.json
 	@$(MAKE) --no-print-directory bench-report

@@ -105,7 +105,15 @@ func main() {
 	flag.DurationVar(&p.admitWarm, "admit-warmup", 65*time.Second, "admission batches before the measured ones (a room keeps a minute of admission history)")
 	flag.Float64Var(&p.rate, "rate", 1000, "admissions a second for the last visitor's wait")
 	flag.DurationVar(&p.rateWindow, "rate-window", 10*time.Second, "how long admission runs at -rate on the plain server (0: the wait is computed only)")
+	reread := flag.Bool("reread", false, "measure nothing: read the other measures' figures anew into the -out file's results (they may be written after this tool's run)")
 	flag.Parse()
+	if *reread {
+		if err := rereadOthers(*out); err != nil {
+			fmt.Fprintln(os.Stderr, "bigroom:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := p.validate(); err != nil {
 		fmt.Fprintln(os.Stderr, "bigroom:", err)
 		os.Exit(2)
@@ -164,8 +172,7 @@ func run(ctx context.Context, p params, out string) error {
 	if err := instructions(ctx, p, cfg, dir, res); err != nil {
 		return err
 	}
-	res.PollStoreCommands = pollCommands(filepath.Join(filepath.Dir(outOr(out)), "redis-cost-results.json"))
-	res.FunctionCallsPerVisitor = pageCalls(filepath.Join(filepath.Dir(outOr(out)), "page-calls-results.json"))
+	others(res, out)
 	res.Seconds = time.Since(t0).Seconds()
 	fmt.Print(table(res))
 	if out != "" {
@@ -177,6 +184,28 @@ func run(ctx context.Context, p params, out string) error {
 	line, _ := json.Marshal(res.Headline())
 	fmt.Println(string(line))
 	return nil
+}
+
+// others reads the figures of other measures, beside the results file.
+func others(res *sim.BigRoomResults, out string) {
+	res.PollStoreCommands = pollCommands(filepath.Join(filepath.Dir(outOr(out)), "redis-cost-results.json"))
+	res.FunctionCallsPerVisitor = pageCalls(filepath.Join(filepath.Dir(outOr(out)), "page-calls-results.json"))
+}
+
+// rereadOthers reads the other measures' figures anew into the results
+// at out, whose own figures it leaves as they are.
+func rereadOthers(out string) error {
+	b, err := os.ReadFile(out)
+	if err != nil {
+		return err
+	}
+	var res sim.BigRoomResults
+	if err := json.Unmarshal(b, &res); err != nil {
+		return fmt.Errorf("%s: %w", out, err)
+	}
+	others(&res, out)
+	fmt.Fprintf(os.Stderr, "store commands per waiting poll through HTTP: %s\nfunction calls per visitor through the page: %s\n", fig(res.PollStoreCommands), fig(res.FunctionCallsPerVisitor))
+	return writeJSON(out, &res)
 }
 
 // outOr is the results file, or its default when none is written: the
