@@ -1,0 +1,103 @@
+package localrun_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/waitroom/waitroom/internal/browsertest"
+	"github.com/waitroom/waitroom/internal/redistest"
+	"github.com/waitroom/waitroom/localrun"
+	"github.com/waitroom/waitroom/localrun/checkout"
+)
+
+// linePage opens the page of room through a front that stands for AWS (no
+// live stream: the page follows GET /queue/line) with ahead visitors in
+// line before it, the room created with settings; it waits for the
+// waiting state.
+func linePage(t *testing.T, engine redistest.Engine, room, settings string, ahead int) (*localrun.Runner, *browsertest.Front, context.Context, *browsertest.Console) {
+	t.Helper()
+	ctx := browsertest.Start(t)
+	r, _ := startRunner(t, engine, nil)
+	adminCall(t, r, "PUT", room, settings)
+	for i := range ahead {
+		enter(t, r, room, fmt.Sprintf("ahead-%02d", i))
+	}
+	front := browsertest.NewFront(t, r.URL, checkout.ContinueURL)
+	page := browsertest.Tab(t, ctx, 30*time.Second)
+	console := browsertest.CollectConsole(page)
+	browsertest.Do(t, page, "open", chromedp.Navigate(front.URL+"/?room="+room), chromedp.WaitVisible(chromedp.ID("waiting")))
+	return r, front, page, console
+}
+
+// waitCount waits (at most 10 s) until the front has seen at least n
+// requests to route.
+func waitCount(t *testing.T, front *browsertest.Front, route string, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); front.Count(route) < n; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d requests to %s in 10 s, want %d (%v)", front.Count(route), route, n, front.Counts())
+		}
+	}
+}
+
+// Issue 36: a waiting page follows the room's public line and asks the
+// per-visitor routes nothing while its turn is far. Paused, it shows its
+// exact place (its number − the front + 1) from the line alone; resumed, it
+// shows the line moving, still without a position call, and reaches READY
+// with one enter and at most two position calls near its turn.
+func TestBrowserFollowsTheLine(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		const ahead, rate = 80, 20 // 4 s of line: 2 s followed on the line alone, then the turn is near
+		r, front, page, console := linePage(t, engine, "line", fmt.Sprintf(`{"ratePerSec":%d,"paused":true}`, rate), ahead)
+		waitCount(t, front, "GET /queue/line", 2)
+		if got := text(t, page, "position"); got != strconv.Itoa(ahead+1) {
+			t.Errorf("paused: position %q, want %d", got, ahead+1)
+		}
+		if got := text(t, page, "wait"); got != "Admission is paused for a moment; you keep your place." {
+			t.Errorf("paused: wait %q", got)
+		}
+		if n := front.Count("GET /queue/position"); n != 0 || front.Count("POST /queue/enter") != 1 {
+			t.Errorf("paused and far from its turn: %v; want one enter, no position", front.Counts())
+		}
+
+		adminCall(t, r, "PATCH", "line", `{"paused":false}`)
+		// A place the line gave: more than NEAR (2 s) of admissions from the turn.
+		browsertest.Get(t, page, "the line moves", chromedp.Poll[bool](fmt.Sprintf(
+			`(function (p) { return p > %d && p <= %d; })(+document.getElementById("position").textContent)`, 2*rate, ahead)))
+		if n := front.Count("GET /queue/position"); n != 0 {
+			t.Errorf("the line moving, the turn far: %d position calls", n)
+		}
+		browsertest.Do(t, page, "READY", chromedp.WaitVisible(chromedp.ID("ready")))
+		if enters, positions := front.Count("POST /queue/enter"), front.Count("GET /queue/position"); enters != 1 || positions < 1 || positions > 2 {
+			t.Errorf("to READY: %d enter, %d position calls; want 1 and 1 to 2 (%v)", enters, positions, front.Counts())
+		}
+		console.Check(t)
+	})
+}
+
+// Issue 36: the line's CLOSED shows the sold-out state and the operator's
+// message at the page's next look at the line, with no per-visitor call.
+func TestBrowserLineTellsClosed(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		r, front, page, console := linePage(t, engine, "drop", `{"ratePerSec":10,"paused":true}`, 30)
+		waitCount(t, front, "GET /queue/line", 1)
+		closedAt := time.Now()
+		adminCall(t, r, "PATCH", "drop", `{"closed":true,"message":"Sold out. Thank you!"}`)
+		waitText(t, page, "title", "This sale has ended")
+		if took := time.Since(closedAt); took > 3*time.Second {
+			t.Errorf("CLOSED shown %v after the close; the page looks at the line about once a second", took)
+		}
+		if got := text(t, page, "message"); got != "Sold out. Thank you!" {
+			t.Errorf("message %q", got)
+		}
+		if front.Count("GET /queue/position") != 0 || front.Count("POST /queue/enter") != 1 {
+			t.Errorf("CLOSED from the line: %v; want one enter, no position", front.Counts())
+		}
+		console.Check(t)
+	})
+}
