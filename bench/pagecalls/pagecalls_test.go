@@ -121,6 +121,7 @@ func TestPageCallsRedisServer(t *testing.T) {
 	}
 	wg.Wait()
 	summarize(&out)
+	out.Finished = time.Now().UTC().Format(time.RFC3339)
 	t.Logf("function calls per visitor: mean %.2f, max %d over %d pages (waits up to %.0f s); a 30-minute wait: %d function calls, %d line requests",
 		out.Summary.FunctionCallsMean, out.Summary.FunctionCallsMax, pages, out.Summary.LongestWaitSecs, out.Wait30Min.FunctionCalls, out.Wait30Min.Line)
 	if path := os.Getenv("PAGE_CALLS_OUT"); path != "" {
