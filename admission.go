@@ -16,6 +16,9 @@ type Store interface {
 	// Position reports c.User's standing without changing anything but
 	// the limiter's count of c.
 	Position(ctx context.Context, room string, c Caller) (Standing, error)
+	// View reads room's front and the room as one View, in one round
+	// trip; a room that does not exist is an ERoomNotFound error.
+	View(ctx context.Context, room string) (View, error)
 	// AdmitBatch admits the front of every room's line, as far as each room's
 	// rate budget allows, and issues entry tokens in the same atomic step. It
 	// hands over the control windows that ended (RoomBatch.Downstream) but

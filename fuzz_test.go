@@ -17,7 +17,7 @@ func FuzzTicketVerify(f *testing.F) {
 		f.Fatal(err)
 	}
 	now := time.Unix(1_800_000_000, 0)
-	good, _ := keys.Sign("v-visitor", now, now.Add(time.Hour))
+	good, _ := keys.Sign("v-visitor", now, now.Add(time.Hour), waitroom.Spot{})
 	f.Add(good)
 	f.Add(strings.Replace(good, "v-visitor", "v-visitoR", 1))
 	f.Add("a.b.c.d")
@@ -38,7 +38,7 @@ func FuzzTicketVerify(f *testing.F) {
 		var issued, exp int64
 		fmt.Sscan(parts[2], &issued)
 		fmt.Sscan(parts[3], &exp)
-		again, _ := keys.Sign(got.Visitor, time.Unix(issued, 0), time.Unix(exp, 0))
+		again, _ := keys.Sign(got.Visitor, time.Unix(issued, 0), time.Unix(exp, 0), waitroom.Spot{})
 		if again != ticket {
 			t.Fatalf("%q verifies as %+v but the key signs %q", ticket, got, again)
 		}

@@ -25,7 +25,7 @@ func TestReceiptSignVerify(t *testing.T) {
 	if got, err := rotated.VerifyReceipt(r, t0); err != nil || got != e {
 		t.Fatalf("after rotation: %+v %v", got, err)
 	}
-	ticket, _ := k.Sign("v-abc", t0, t0.Add(time.Hour))
+	ticket, _ := k.Sign("v-abc", t0, t0.Add(time.Hour), waitroom.Spot{})
 	parts := strings.Split(r, ".")
 	for name, bad := range map[string]string{
 		"expired":      "",

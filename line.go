@@ -37,6 +37,86 @@ type Standing struct {
 	// Page is the room's page settings, read by enter only (the page
 	// asks once per load); zero in position's answers.
 	Page Page
+	// Number is the place's number while Waiting (View: its position is
+	// Number - Front + 1), signed into the caller's spot; 0 when the
+	// position cannot be told from the front (a pre-queue's draw).
+	Number int64
+}
+
+// View is one reading of a room for everyone waiting in it: the line's
+// front and the room as they read it, in one store call. Every process
+// keeps each room's view for ViewMaxAge and answers from it the polls of
+// visitors who carry their spot, and GET /queue/line, without the store.
+type View struct {
+	// Front is the number at the head of the line: every number below it
+	// has left the line (admitted or released), and a visitor numbered
+	// n >= Front waits at position n - Front + 1. 0: nobody waits.
+	Front int64
+	// Exact: the positions follow from Front. Not while a pre-queue's
+	// draws, which have no number, may be in line ahead of some numbers.
+	Exact bool
+	// Since is when the line last started from empty: a spot signed
+	// before it names an earlier line's number.
+	Since time.Time
+	// LastBatch is admission's last batch; Full: live entry tokens fill
+	// maxActive. Either can stall admission (Standing.Stalled).
+	LastBatch time.Time
+	Full      bool
+
+	RatePerSec float64
+	Paused     bool
+	Closed     bool
+	Adaptive   bool
+	OpensAt    time.Time // zero: no scheduled opening
+	Message    string
+}
+
+// ViewMaxAge is how long a process answers from one reading of a room's
+// view: a waiting visitor learns of its turn at most this much later than
+// a store call would have told it (its poll at the turn then claims).
+const ViewMaxAge = 100 * time.Millisecond
+
+// StallIntervals is how many admission intervals without a batch make
+// admission stalled: users then poll at the far tier instead of at their turn.
+const StallIntervals = 5
+
+// Standing is what a visitor holding spot is told from v at now, and
+// whether v can tell it: not when the spot is another room's, older than
+// the line, or at or past the front (its turn came: only the store knows
+// whether it was admitted), nor while positions are not exact. Nor within
+// the next batch: there a view up to ViewMaxAge old would tell a turn late,
+// so the few polls at one's turn ask the store.
+func (v View) Standing(spot Spot, room string, now time.Time, c Config) (Standing, bool) {
+	fresh := !spot.At.Before(v.Since.Add(-time.Second)) // a second of slack between the processes' clocks
+	if !spot.In(room) || !fresh || v.Front == 0 || spot.Number < v.Front || !v.Exact {
+		return Standing{}, false
+	}
+	st := Standing{RatePerSec: v.RatePerSec, Paused: v.Paused, Adaptive: v.Adaptive, Message: v.Message, OpensAt: v.OpensAt}
+	position := spot.Number - v.Front + 1
+	switch {
+	case v.Closed: // the line is being released: nobody in it holds a token
+		st.Status = Closed
+	case v.OpensAt.After(now):
+		st.Status = PreQueue
+	case float64(position) <= v.RatePerSec*c.AdmitInterval.Seconds() && !v.Paused:
+		return Standing{}, false // its turn comes with the next batch
+	default:
+		st.Status, st.Position, st.Number = Waiting, position, spot.Number
+		// The store's rule: checked only for a turn nearer than FarHorizon.
+		near := v.RatePerSec > 0 && float64(st.Position)/v.RatePerSec < c.FarHorizon().Seconds()
+		st.Stalled = near && v.Stalled(now, c)
+	}
+	return st, true
+}
+
+// Stalled: no batch for StallIntervals intervals since the later of the
+// last batch and the line's start, or live tokens fill maxActive.
+func (v View) Stalled(now time.Time, c Config) bool {
+	last := v.LastBatch
+	if v.Since.After(last) {
+		last = v.Since
+	}
+	return v.Full || !last.IsZero() && now.Sub(last) > StallIntervals*c.AdmitInterval
 }
 
 // Front is one reading of a room's line for live streams: the sequence
@@ -120,13 +200,18 @@ func (c Config) PollAfterMs(position int64, u float64) int64 {
 	return min(tier, int64(math.Round(turn)))
 }
 
+// Tiers is the configured POLL_TIERS, or the default table when none is set.
+func (c Config) Tiers() PollTiers {
+	if len(c.PollTiers) == 0 {
+		return defaultTiers
+	}
+	return c.PollTiers
+}
+
 // FarPollMs is the poll interval of users whose turn cannot be predicted: a
 // paused room, a pre-queue, stalled admission. It is the farthest tier's.
 func (c Config) FarPollMs(u float64) int64 {
-	t := c.PollTiers
-	if len(t) == 0 {
-		t = defaultTiers
-	}
+	t := c.Tiers()
 	return t.Ms(t[0].MinWaitSeconds, u)
 }
 
@@ -135,10 +220,7 @@ func (c Config) FarPollMs(u float64) int64 {
 // the turn lies beyond its longest jittered poll. Stalled admission cannot
 // change such an answer, so the store checks for it only nearer the front.
 func (c Config) FarHorizon() time.Duration {
-	t := c.PollTiers
-	if len(t) == 0 {
-		t = defaultTiers
-	}
+	t := c.Tiers()
 	longest := time.Duration(math.Ceil(float64(t[0].PollMs)*(1+pollJitter))) * time.Millisecond
 	return max(time.Duration(t[0].MinWaitSeconds)*time.Second, longest)
 }
@@ -168,10 +250,7 @@ const preQueueSpread = 5 * time.Second
 // one admission interval after it plus a random share (u uniform in [0, 1))
 // of preQueueSpread, or of half the far tier when that is shorter.
 func (c Config) PreQueuePollMs(untilOpen time.Duration, u float64) int64 {
-	t := c.PollTiers
-	if len(t) == 0 {
-		t = defaultTiers
-	}
+	t := c.Tiers()
 	spread := u * min(float64(preQueueSpread.Milliseconds()), float64(t[0].PollMs)/2)
 	ms := max(0, untilOpen.Milliseconds()) + c.AdmitInterval.Milliseconds() + int64(spread)
 	return max(100, min(ms, maxPreQueuePoll.Milliseconds()))

@@ -16,9 +16,10 @@ import (
 	"github.com/waitroom/waitroom/b64url"
 )
 
-// A queue ticket identifies an anonymous visitor without a store lookup:
+// A queue ticket identifies an anonymous visitor without a store lookup,
+// and carries its place in one room's line once it has one (a Spot):
 //
-//	<key id>.<visitor id>.<first issued, Unix seconds>.<expiry, Unix seconds>.<HMAC-SHA256 of the first four parts>
+//	<key id>.<visitor id>.<first issued, Unix seconds>.<expiry, Unix seconds>[.<room>.<number>.<spot signed, Unix ms>].<HMAC-SHA256 of the parts before it>
 //
 // every part in URL-safe characters, so the ticket fits a cookie and a header
 // unchanged. The key id names the key that signed it, so that keys rotate:
@@ -128,11 +129,27 @@ func NewVisitorID() (string, error) {
 type Ticket struct {
 	Visitor  string
 	IssuedAt time.Time // the visitor's first ticket
+	Spot     Spot      // the visitor's place in a room's line; zero: none
 }
 
+// Spot is a visitor's place in one room's line as its credential carries
+// it (the ticket, or an account's place: SignPlace): the room, the place's
+// number (every number below the line's front has left it: View), and when
+// it was signed. A poll that carries it is answered from the room's View,
+// without the store, while the front has not reached it. The store stays
+// the record: a spot it cannot confirm is only ever a reason to ask it.
+type Spot struct {
+	Room   string
+	Number int64
+	At     time.Time // when the number was signed; a spot older than the line it names belongs to an earlier one
+}
+
+// In is whether s is a place in room's line.
+func (s Spot) In(room string) bool { return s.Number > 0 && s.Room == room }
+
 // Sign issues a ticket for visitor, first issued at issued, that expires at
-// expires.
-func (k TicketKeys) Sign(visitor string, issued, expires time.Time) (string, error) {
+// expires, carrying spot unless it is zero.
+func (k TicketKeys) Sign(visitor string, issued, expires time.Time, spot Spot) (string, error) {
 	if k.Current == nil {
 		return "", errors.New("ticket: no signing key")
 	}
@@ -140,7 +157,25 @@ func (k TicketKeys) Sign(visitor string, issued, expires time.Time) (string, err
 		return "", fmt.Errorf("ticket: visitor id %q cannot be signed", visitor)
 	}
 	body := k.Current.ID + "." + visitor + "." + strconv.FormatInt(issued.Unix(), 10) + "." + strconv.FormatInt(expires.Unix(), 10)
+	if spot.Number > 0 && ValidRoom(spot.Room) {
+		body += "." + spotParts(spot)
+	}
 	return k.Current.seal(ticketMAC, body), nil
+}
+
+// spotParts is a spot as three dot-separated parts: room names have no dot.
+func spotParts(s Spot) string {
+	return s.Room + "." + strconv.FormatInt(s.Number, 10) + "." + strconv.FormatInt(s.At.UnixMilli(), 10)
+}
+
+// parseSpot reads spotParts's three parts; ok is false when they are not a spot.
+func parseSpot(room, number, at string) (Spot, bool) {
+	n, nerr := strconv.ParseInt(number, 10, 64)
+	ms, merr := strconv.ParseInt(at, 10, 64)
+	if nerr != nil || merr != nil || n <= 0 || ms < 0 || !ValidRoom(room) {
+		return Spot{}, false
+	}
+	return Spot{Room: room, Number: n, At: time.UnixMilli(ms)}, true
 }
 
 // Verify returns what a ticket says, or an EInvalidTicket error when it is
@@ -149,7 +184,7 @@ func (k TicketKeys) Sign(visitor string, issued, expires time.Time) (string, err
 // ticket says is believed.
 func (k TicketKeys) Verify(ticket string, now time.Time) (Ticket, error) {
 	parts := strings.Split(ticket, ".")
-	if len(parts) != 5 {
+	if len(parts) != 5 && len(parts) != 8 {
 		return Ticket{}, invalidTicket("malformed")
 	}
 	key := k.byID(parts[0])
@@ -168,6 +203,13 @@ func (k TicketKeys) Verify(ticket string, now time.Time) (Ticket, error) {
 		return Ticket{}, invalidTicket("malformed visitor")
 	}
 	t := Ticket{Visitor: parts[1]}
+	if len(parts) == 8 {
+		spot, ok := parseSpot(parts[4], parts[5], parts[6])
+		if !ok {
+			return Ticket{}, invalidTicket("malformed place")
+		}
+		t.Spot = spot
+	}
 	if issued > 0 {
 		t.IssuedAt = time.Unix(issued, 0)
 	}
@@ -182,6 +224,67 @@ func (k TicketKeys) byID(id string) *TicketKey {
 		}
 	}
 	return nil
+}
+
+// An account's place (a user signed in, or named by the operator's proxy)
+// is its own signed string, since accounts get no ticket:
+//
+//	<key id>.<room>.<number>.<spot signed, Unix ms>.<expiry, Unix seconds>.<base64url of the store's user>.<HMAC-SHA256 of the parts before it>
+//
+// given in the answer's place field and the wr_place cookie, and sent back
+// in the X-Queue-Place header (or the cookie). It names its user: a place
+// is believed only from the account it was signed for.
+const (
+	PlaceCookie = "wr_place"
+	PlaceHeader = "X-Queue-Place"
+)
+
+// placeMAC domain-separates places from tickets, receipts and challenges.
+const placeMAC = "waitroom-place-v1\n"
+
+// SignPlace signs user's spot, valid until expires.
+func (k TicketKeys) SignPlace(user string, spot Spot, expires time.Time) (string, error) {
+	if k.Current == nil {
+		return "", errors.New("place: no signing key")
+	}
+	if spot.Number <= 0 || !ValidRoom(spot.Room) {
+		return "", errors.New("place: no place to sign")
+	}
+	body := k.Current.ID + "." + spotParts(spot) + "." + strconv.FormatInt(expires.Unix(), 10) + "." + b64url.Encode([]byte(user))
+	return k.Current.seal(placeMAC, body), nil
+}
+
+// VerifyPlace returns the spot place signs for user, or an error when it
+// is malformed, altered, expired at now or signed for another user (the
+// user is compared in constant time, after the signature).
+func (k TicketKeys) VerifyPlace(place, user string, now time.Time) (Spot, error) {
+	parts := strings.Split(place, ".")
+	if len(parts) != 7 {
+		return Spot{}, errors.New("place: malformed")
+	}
+	key := k.byID(parts[0])
+	if key == nil || !key.opens(placeMAC, place) {
+		return Spot{}, errors.New("place: bad signature")
+	}
+	exp, err := strconv.ParseInt(parts[4], 10, 64)
+	if err != nil || now.Unix() >= exp {
+		return Spot{}, errors.New("place: expired")
+	}
+	if !hmac.Equal([]byte(parts[5]), []byte(b64url.Encode([]byte(user)))) {
+		return Spot{}, errors.New("place: another user's")
+	}
+	spot, ok := parseSpot(parts[1], parts[2], parts[3])
+	if !ok {
+		return Spot{}, errors.New("place: malformed")
+	}
+	return spot, nil
+}
+
+// PlaceSetCookie keeps an account's place in the browser until expires, as
+// TicketSetCookie keeps a ticket.
+func PlaceSetCookie(place string, expires, now time.Time) string {
+	maxAge := int64(expires.Sub(now).Seconds())
+	return fmt.Sprintf("%s=%s; Path=/; Max-Age=%d; HttpOnly; Secure; SameSite=Lax", PlaceCookie, place, max(maxAge, 1))
 }
 
 // seal signs body with key under domain: body, '.', and the base64url

@@ -41,7 +41,7 @@ func TestTicketSignVerify(t *testing.T) {
 	if other == visitor {
 		t.Fatal("two visitor ids are equal")
 	}
-	tk, err := k.Sign(visitor, t0, t0.Add(time.Hour))
+	tk, err := k.Sign(visitor, t0, t0.Add(time.Hour), waitroom.Spot{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,17 +49,17 @@ func TestTicketSignVerify(t *testing.T) {
 	if err != nil || got.Visitor != visitor || !got.IssuedAt.Equal(t0.Truncate(time.Second)) {
 		t.Fatalf("Verify = %+v, %v; want %q issued at %v", got, err, visitor, t0)
 	}
-	if _, err := k.Sign("has.dot", t0, t0); err == nil {
+	if _, err := k.Sign("has.dot", t0, t0, waitroom.Spot{}); err == nil {
 		t.Error("a visitor id with a dot was signed")
 	}
-	if _, err := (waitroom.TicketKeys{}).Sign(visitor, t0, t0); err == nil {
+	if _, err := (waitroom.TicketKeys{}).Sign(visitor, t0, t0, waitroom.Spot{}); err == nil {
 		t.Error("signed without a key")
 	}
 }
 
 func TestTicketExpiry(t *testing.T) {
 	k := keys(t, keyOf(t, 1))
-	tk, _ := k.Sign("v-x", t0, t0.Add(time.Minute))
+	tk, _ := k.Sign("v-x", t0, t0.Add(time.Minute), waitroom.Spot{})
 	if _, err := k.Verify(tk, t0.Add(time.Minute-time.Second)); err != nil {
 		t.Errorf("a second before expiry: %v", err)
 	}
@@ -78,8 +78,8 @@ func TestTicketRotation(t *testing.T) {
 	if during.Current.ID == before.Current.ID || during.Previous.ID != before.Current.ID {
 		t.Fatalf("key ids: old %s, during %s/%s", before.Current.ID, during.Current.ID, during.Previous.ID)
 	}
-	oldTicket, _ := before.Sign("v-a", t0, t0.Add(time.Hour))
-	newTicket, _ := during.Sign("v-a", t0, t0.Add(time.Hour))
+	oldTicket, _ := before.Sign("v-a", t0, t0.Add(time.Hour), waitroom.Spot{})
+	newTicket, _ := during.Sign("v-a", t0, t0.Add(time.Hour), waitroom.Spot{})
 	if !strings.HasPrefix(newTicket, during.Current.ID+".") {
 		t.Errorf("the current key does not sign: %s", newTicket)
 	}
@@ -105,7 +105,7 @@ func TestTicketRotation(t *testing.T) {
 // (key id, visitor, expiry, signature, separators) can be changed unnoticed.
 func TestTicketEveryByteFlipped(t *testing.T) {
 	k := keys(t, keyOf(t, 7))
-	tk, _ := k.Sign("v-AAAAAAAAAAAAAAAAAAAAAA", t0, t0.Add(time.Hour))
+	tk, _ := k.Sign("v-AAAAAAAAAAAAAAAAAAAAAA", t0, t0.Add(time.Hour), waitroom.Spot{})
 	for i := range len(tk) {
 		for bit := range 8 {
 			b := []byte(tk)
@@ -121,7 +121,7 @@ func TestTicketEveryByteFlipped(t *testing.T) {
 		}
 	}
 	// A forgery under another key with the same key id shape fails too.
-	forged, _ := keys(t, keyOf(t, 8)).Sign("v-AAAAAAAAAAAAAAAAAAAAAA", t0, t0.Add(time.Hour))
+	forged, _ := keys(t, keyOf(t, 8)).Sign("v-AAAAAAAAAAAAAAAAAAAAAA", t0, t0.Add(time.Hour), waitroom.Spot{})
 	parts := strings.SplitN(forged, ".", 2)
 	if _, err := k.Verify(k.Current.ID+"."+parts[1], t0); waitroom.ErrorCode(err) != waitroom.EInvalidTicket {
 		t.Errorf("forged signature accepted: %v", err)
@@ -264,7 +264,7 @@ func TestSignedFormatsArePinned(t *testing.T) {
 		receipt  = "r1.8Oi6qxsD.tv.aDphbGljZQ.1800000000123456.1800003600.nzX-13zCAEiG6GdG_AA7yTKGv2O1Hwd9EKbd20kGal0"
 		solution = "c1.8Oi6qxsD.tv.DlxLmAVJSThqeHZB1o8ACw.4.1800003600.UKvkTDhdB_uMFG1i0E3lXjoV7ZpBVsLUqy-jGG_v3kE.0"
 	)
-	if got, err := k.Sign("v-pinned", t0, t0.Add(time.Hour)); err != nil || got != ticket {
+	if got, err := k.Sign("v-pinned", t0, t0.Add(time.Hour), waitroom.Spot{}); err != nil || got != ticket {
 		t.Errorf("ticket signed as %q %v, want %q", got, err, ticket)
 	}
 	if got, err := k.Verify(ticket, t0); err != nil || got.Visitor != "v-pinned" || !got.IssuedAt.Equal(t0) {

@@ -27,7 +27,9 @@ type standingBody struct {
 	Paused               bool            `json:"paused,omitempty"`
 	Message              string          `json:"message,omitempty"`
 	PollAfterMs          *int64          `json:"pollAfterMs"`
+	Number               int64           `json:"number,omitempty"`
 	Ticket               string          `json:"ticket,omitempty"`
+	Place                string          `json:"place,omitempty"`
 	pageFields
 }
 
@@ -76,7 +78,7 @@ func (a *API) entered(ctx context.Context, room string, who Identity, st waitroo
 	case st.Status == waitroom.Closed:
 		return outcome{resp: closedResponse(st)}
 	}
-	o := outcome{resp: a.standingResponse(st, who)}
+	o := outcome{resp: a.standingResponse(room, st, who)}
 	switch {
 	case st.AdmittedNow: // instant admission: entered and admitted, having waited for nothing
 		o.counts = []counted{{room, metrics.InstantAdmission()}}
@@ -86,13 +88,19 @@ func (a *API) entered(ctx context.Context, room string, who Identity, st waitroo
 	return o
 }
 
-// standingResponse answers enter and position; a ticketed visitor's answer
-// carries a renewed ticket, in the body and as the cookie.
-func (a *API) standingResponse(st waitroom.Standing, who Identity) events.APIGatewayV2HTTPResponse {
-	body := standingBody{Status: st.Status, Message: st.Message, pageFields: pageOf(st.Page)}
+// standingResponse answers enter and position in room; a ticketed
+// visitor's answer carries a renewed ticket, in the body and as the
+// cookie, with its spot while it waits; an account's, its signed place.
+func (a *API) standingResponse(roomName string, st waitroom.Standing, who Identity) events.APIGatewayV2HTTPResponse {
+	body := standingBody{Status: st.Status, Message: st.Message, pageFields: pageOf(st.Page), Number: st.Number}
 	room := a.Config.ForRoom(st)
+	spot := a.spotOf(roomName, st, who)
 	var cookie string
-	body.Ticket, cookie = a.Ticket(who, st.Status)
+	if who.Ticketed() {
+		body.Ticket, cookie = a.Ticket(who, st.Status, spot)
+	} else if spot.Number > 0 {
+		body.Place, cookie = a.signPlace(who, spot)
+	}
 	switch st.Status {
 	case waitroom.Waiting:
 		wait := room.EstimatedWaitSeconds(st.Position)
@@ -115,10 +123,40 @@ func (a *API) standingResponse(st waitroom.Standing, who Identity) events.APIGat
 	return resp
 }
 
-// StandingAnswer is the answer position would give for st: the same JSON
-// body, with a renewed ticket and its cookie for ticketed visitors.
-func (a *API) StandingAnswer(st waitroom.Standing, who Identity) events.APIGatewayV2HTTPResponse {
-	return a.standingResponse(st, who)
+// StandingAnswer is the answer position would give for st in room: the
+// same JSON body, with a renewed ticket and its cookie for ticketed visitors.
+func (a *API) StandingAnswer(room string, st waitroom.Standing, who Identity) events.APIGatewayV2HTTPResponse {
+	return a.standingResponse(room, st, who)
+}
+
+// spotOf is the spot who's credential carries after st in room: its number
+// while it waits (with the time it was first signed, which View checks
+// against the line's start), else what it carried for another room.
+func (a *API) spotOf(room string, st waitroom.Standing, who Identity) waitroom.Spot {
+	held := who.Spot.In(room)
+	switch {
+	case st.Status != waitroom.Waiting && held:
+		return waitroom.Spot{} // its turn came, or the line is gone
+	case st.Status != waitroom.Waiting, st.Number == who.Spot.Number && held:
+		return who.Spot
+	case st.Number > 0:
+		return waitroom.Spot{Room: room, Number: st.Number, At: a.now()}
+	case held: // an answer that read no number (a live stream's)
+		return who.Spot
+	}
+	return waitroom.Spot{}
+}
+
+// signPlace signs an account's spot for its answer and the wr_place cookie,
+// for as long as a ticket would live; none without a ticket key.
+func (a *API) signPlace(who Identity, spot waitroom.Spot) (place, setCookie string) {
+	now := a.now()
+	exp := now.Add(a.ticketTTL())
+	p, err := a.Config.Visitor.Tickets.SignPlace(who.User, spot, exp)
+	if err != nil { // no ticket key: the account's polls ask the store
+		return "", ""
+	}
+	return p, waitroom.PlaceSetCookie(p, exp, now)
 }
 
 // ProcessingPollMs is when a visitor whose entry the broker holds asks
@@ -138,7 +176,7 @@ type intakeBody struct {
 // intakeResponse answers an entry the broker holds.
 func (a *API) intakeResponse(status int, body intakeBody, who Identity) events.APIGatewayV2HTTPResponse {
 	var cookie string
-	body.Ticket, cookie = a.Ticket(who, body.Status)
+	body.Ticket, cookie = a.Ticket(who, body.Status, who.Spot)
 	body.PollAfterMs = ProcessingPollMs
 	resp := jsonResponse(status, body)
 	if cookie != "" {
@@ -147,12 +185,12 @@ func (a *API) intakeResponse(status int, body intakeBody, who Identity) events.A
 	return resp
 }
 
-// Ticket returns a renewed ticket for who and its Set-Cookie value, or
+// Ticket returns a renewed ticket for who, carrying spot, and its Set-Cookie value, or
 // empty strings when there is none to give: who is not a visitor, neither
 // waits nor holds a token (status NOT_IN_QUEUE or CLOSED: nothing is kept for it), or
 // is as old as TICKET_MAX_AGE_SECONDS. No renewal outlives the visitor's
 // first ticket plus that age.
-func (a *API) Ticket(who Identity, status waitroom.Status) (ticket, setCookie string) {
+func (a *API) Ticket(who Identity, status waitroom.Status, spot waitroom.Spot) (ticket, setCookie string) {
 	if !who.Ticketed() || status == waitroom.NotInQueue || status == waitroom.Closed {
 		return "", ""
 	}
@@ -168,7 +206,7 @@ func (a *API) Ticket(who Identity, status waitroom.Status) (ticket, setCookie st
 	if !exp.After(now) {
 		return "", ""
 	}
-	t, err := a.Config.Visitor.Tickets.Sign(who.ID, issued, exp)
+	t, err := a.Config.Visitor.Tickets.Sign(who.ID, issued, exp, spot)
 	if err != nil { // only visitor ids this package made are ticketed
 		return "", ""
 	}

@@ -48,6 +48,8 @@ type API struct {
 	// into Broker, position reads Applied's record of applied entries.
 	Broker  waitroom.Broker
 	Applied waitroom.Applier
+
+	views *views // this process's readings of each room's view (line.go); made at first use
 }
 
 // Enter handles POST /queue/enter.
@@ -65,6 +67,9 @@ func (a *API) Enter(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 // it hands the entry to the broker instead (accept), and with INTAKE
 // fallback when the store does not answer. Its answer is entered's.
 func (a *API) enter(ctx context.Context, room string, who Identity) outcome {
+	if o, ok := a.fromView(ctx, room, who); ok { // a refresh of a place held: nothing to write
+		return o
+	}
 	var (
 		st  waitroom.Standing
 		err error
@@ -145,13 +150,16 @@ func (a *API) Position(ctx context.Context, req events.APIGatewayV2HTTPRequest) 
 		if err != nil {
 			return outcome{resp: CallerError(err)}
 		}
+		if o, ok := a.fromView(ctx, room, who); ok {
+			return o
+		}
 		st, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Standing, error) {
 			return a.Queue.Position(ctx, room, AsCaller(who))
 		})
 		if err != nil {
 			return a.storeError(ctx, room, err)
 		}
-		return outcome{resp: a.standingResponse(st, who)}
+		return outcome{resp: a.standingResponse(room, st, who)}
 	})
 }
 
@@ -233,6 +241,7 @@ func (a *API) Route(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 	}{
 		"/queue/enter":    {http.MethodPost, a.Enter},
 		"/queue/position": {http.MethodGet, a.Position},
+		LinePath:          {http.MethodGet, a.Line},
 		"/orders":         {http.MethodPost, a.Order},
 		JWKSPath:          {http.MethodGet, a.JWKS},
 	}

@@ -48,6 +48,11 @@ type Identity struct {
 	// Challenge is a new visitor's solved challenge (CHALLENGE=pow), which
 	// its enter spends; zero otherwise.
 	Challenge waitroom.ChallengeSpend
+	// Spot is the caller's place in a room's line as its credential
+	// carries it: a visitor's ticket, an account's X-Queue-Place or
+	// wr_place cookie (zero: none, or one that does not verify for this
+	// account). Polls that carry it are answered from the room's view.
+	Spot waitroom.Spot
 }
 
 // Ticketed: a visitor, whose answers renew its queue ticket. A signed-in
@@ -133,6 +138,9 @@ func (a *API) Identify(req events.APIGatewayV2HTTPRequest, enterRoom string) (Id
 		}
 		if err != nil || found {
 			who.Address = address
+			if who.Source != FromTicket {
+				who.Spot = a.accountSpot(req, who.User)
+			}
 			return who, err
 		}
 	}
@@ -299,18 +307,42 @@ func (a *API) fromTicket(req events.APIGatewayV2HTTPRequest) (Identity, bool, er
 		return Identity{}, false, err
 	}
 	who := identityOf(FromTicket, ticket.Visitor)
-	who.TicketIssued = ticket.IssuedAt
+	who.TicketIssued, who.Spot = ticket.IssuedAt, ticket.Spot
 	return who, true, nil
 }
 
+// accountSpot is the place an account's request carries (X-Queue-Place,
+// else the wr_place cookie) when it verifies for user; else none. A place
+// that does not verify is no error: it only spares a store call, and the
+// store still knows the account's place.
+func (a *API) accountSpot(req events.APIGatewayV2HTTPRequest, user string) waitroom.Spot {
+	place, ok := lookupHeader(req, waitroom.PlaceHeader)
+	if !ok || place == "" {
+		place, ok = cookie(req, waitroom.PlaceCookie)
+	}
+	if !ok || !a.Config.Visitor.Tickets.Enabled() {
+		return waitroom.Spot{}
+	}
+	spot, err := a.Config.Visitor.Tickets.VerifyPlace(place, user, a.now())
+	if err != nil {
+		return waitroom.Spot{}
+	}
+	return spot
+}
+
 func ticketCookie(req events.APIGatewayV2HTTPRequest) (string, bool) {
+	return cookie(req, waitroom.TicketCookie)
+}
+
+// cookie is req's cookie name, when it has a value.
+func cookie(req events.APIGatewayV2HTTPRequest, name string) (string, bool) {
 	cookies := req.Cookies
 	if len(cookies) == 0 { // hosts that leave the Cookie header alone
 		cookies = strings.Split(header(req, "Cookie"), ";")
 	}
 	for _, c := range cookies {
-		name, value, _ := strings.Cut(strings.TrimSpace(c), "=")
-		if name == waitroom.TicketCookie && value != "" {
+		n, value, _ := strings.Cut(strings.TrimSpace(c), "=")
+		if n == name && value != "" {
 			return value, true
 		}
 	}

@@ -33,7 +33,7 @@ func (a *API) receiptPosition(ctx context.Context, req events.APIGatewayV2HTTPRe
 		return a.storeError(ctx, e.Room, err)
 	}
 	if st.Status != waitroom.NotInQueue || a.Applied == nil {
-		return outcome{resp: a.standingResponse(st, who)}
+		return outcome{resp: a.standingResponse(e.Room, st, who)}
 	}
 	return a.appliedPosition(ctx, e, who, caller)
 }
@@ -85,7 +85,7 @@ func (a *API) appliedPosition(ctx context.Context, e waitroom.Entry, who Identit
 	if err != nil {
 		return a.storeError(ctx, e.Room, err)
 	}
-	return outcome{resp: a.standingResponse(st, who)}
+	return outcome{resp: a.standingResponse(e.Room, st, who)}
 }
 
 type lastApplied struct {

@@ -96,8 +96,8 @@ func TestInvalidTicketsCreateNothing(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		h := anonymousHarness(t, engine)
 		good := ticketOfAnswer(t, h.call(request("POST", "/queue/enter", "", nil)))
-		other, _ := ticketKeys(t, 9).Sign("v-forged", time.Now(), time.Now().Add(time.Hour))
-		expired, _ := h.cfg.Visitor.Tickets.Sign("v-late", time.Now(), time.Now().Add(-time.Second))
+		other, _ := ticketKeys(t, 9).Sign("v-forged", time.Now(), time.Now().Add(time.Hour), waitroom.Spot{})
+		expired, _ := h.cfg.Visitor.Tickets.Sign("v-late", time.Now(), time.Now().Add(-time.Second), waitroom.Spot{})
 		kid, _, _ := strings.Cut(good, ".")
 		altered := []byte(good)
 		altered[len(kid)+3] ^= 1
@@ -136,7 +136,7 @@ func TestInvalidTicketsCreateNothing(t *testing.T) {
 func TestIdentityOrder(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		h := anonymousHarness(t, engine)
-		tk, _ := h.cfg.Visitor.Tickets.Sign("v-ticketed", time.Now(), time.Now().Add(time.Hour))
+		tk, _ := h.cfg.Visitor.Tickets.Sign("v-ticketed", time.Now(), time.Now().Add(time.Hour), waitroom.Spot{})
 		jwt := func(req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPRequest {
 			req.RequestContext.Authorizer = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
 				JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: map[string]string{"sub": "jwt-user"}}}

@@ -73,7 +73,7 @@ func (e *events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteHTTP(w, httpapi.CallerError(err))
 		return
 	}
-	first := e.api.StandingAnswer(st, who)
+	first := e.api.StandingAnswer(room, st, who)
 	for _, c := range first.Cookies {
 		w.Header().Add("Set-Cookie", c)
 	}
@@ -125,7 +125,7 @@ func (e *events) follow(ctx context.Context, s *stream, sub *subscription, who h
 			if !ok || st.Status == waitroom.Waiting && st.Message == sentMsg && (st.Position == sent || time.Since(sentAt) < positionEvery) {
 				continue
 			}
-			if !s.send(e.api.StandingAnswer(st, who).Body, st) {
+			if !s.send(e.api.StandingAnswer(room, st, who).Body, st) {
 				return
 			}
 			sent, sentMsg, sentAt = st.Position, st.Message, time.Now()

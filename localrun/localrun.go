@@ -134,6 +134,7 @@ func (r *Runner) listen(addr string, api *httpapi.API, store *redisstore.Store) 
 	// Enter and position never use a body (at most MaxRequestBody: LimitBodies).
 	mux.Handle("/queue/enter", withoutBody(httpapi.ServeHTTP(api.Route)))
 	mux.Handle("/queue/position", withoutBody(httpapi.ServeHTTP(api.Route)))
+	mux.Handle(httpapi.LinePath, withoutBody(httpapi.ServeHTTP(api.Route)))
 	mux.HandleFunc("GET /healthz", r.healthz)
 	onBatch, endStreams := r.visitorRoutes(mux, api, store)
 

@@ -84,7 +84,7 @@ if rank then
   if prequeue then
     return answer('PREQUEUE', rank + 1, 0, room)
   end
-  return answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, KEYS[6], KEYS[7], stallHorizonMs, stallAfterUs, nowUs))
+  return answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, KEYS[6], KEYS[7], stallHorizonMs, stallAfterUs, nowUs), seq and tonumber(seq))
 end
 local record = redis.call('GET', KEYS[4])
 if record then
@@ -171,4 +171,4 @@ if waiting == 0 or s[3] ~= second then
   redis.call('ZADD', KEYS[5], 'NX', seq, second)
   redis.call('HSET', KEYS[1], 'mark', second)
 end
-return answer('WAITING', waiting + 1, 1, room, stalled(room, waiting + 1, KEYS[6], KEYS[7], stallHorizonMs, stallAfterUs, nowUs))
+return answer('WAITING', waiting + 1, 1, room, stalled(room, waiting + 1, KEYS[6], KEYS[7], stallHorizonMs, stallAfterUs, nowUs), tonumber(seq))

@@ -44,7 +44,7 @@ if roomHas(room, scheduledBit) then -- the clock only for a scheduled opening
     return answer('PREQUEUE', 0, 0, room)
   end
 end
-local out = answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, KEYS[4], KEYS[5], stallHorizonMs, stallAfterUs))
+local out = answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, KEYS[4], KEYS[5], stallHorizonMs, stallAfterUs), queued and tonumber(queued))
 if ARGV[5] == 'seat' then
   local _, sorted = frontOf(s[4])
   table.insert(out, tonumber(seq))

@@ -92,9 +92,9 @@ end
 -- The answer of enter and position: what happened, then the room as seen:
 -- its hot field (the Go side reads the rate, the flags, the opening and
 -- the message from it) and 2 when stalled (stalled's value), else 0;
--- then the page when the script read it (enter).
-local function answer(kind, a, b, room, isStalled)
-  -- One constructor: a reply array ends at its first nil, so a room
-  -- without its page read answers five elements.
-  return {kind, a or 0, b or 0, room.hot, isStalled or 0, room.page}
+-- then the page when the script read it (enter; else ''), then a waiting
+-- place's number in the queue (line.lua; 0 when it has none: a pre-queue's
+-- draw), which the caller's spot carries (waitroom.View).
+local function answer(kind, a, b, room, isStalled, number)
+  return {kind, a or 0, b or 0, room.hot, isStalled or 0, room.page or '', number or 0}
 end

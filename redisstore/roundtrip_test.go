@@ -45,6 +45,7 @@ func TestRoundTripsPerOperation(t *testing.T) {
 		}
 		measure("enter", 1, func() error { _, err := s.Enter(ctx, "r", as("u1")); return err })
 		measure("position", 1, func() error { _, err := s.Position(ctx, "r", as("u1")); return err })
+		measure("view", 1, func() error { _, err := s.View(ctx, "r"); return err })
 		measure("admit batch", 2, func() error { _, err := waitroom.RunBatch(ctx, s); return err })
 
 		// Room settings are read inside the same scripts: a created room of a

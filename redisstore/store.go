@@ -117,7 +117,7 @@ func withLimited(m, limited map[string]string) map[string]string {
 type limitedScripts struct{ enter, position, accept, orderBegin, apply *luaScript }
 
 func newLimitedScripts(cfg waitroom.Config) limitedScripts {
-	src := limitedSources(configHead(cfg.Trust.Limits, cfg.FarHorizon(), stallIntervals*cfg.AdmitInterval, cfg.AdmitInterval) + roomsHead(cfg))
+	src := limitedSources(configHead(cfg.Trust.Limits, cfg.FarHorizon(), waitroom.StallIntervals*cfg.AdmitInterval, cfg.AdmitInterval) + roomsHead(cfg))
 	return limitedScripts{enter: newScript(src["enter.lua"]), position: newScript(src["position.lua"]),
 		accept: newScript(src["accept.lua"]), orderBegin: newScript(src["order_begin.lua"]), apply: newScript(src["apply.lua"])}
 }
@@ -163,10 +163,6 @@ const IdempotencyTTL = 24 * time.Hour
 // lockMargin keeps an order lock alive a little past the downstream timeout,
 // so that it outlives the request it guards but not a crashed gate for long.
 const lockMargin = 5 * time.Second
-
-// stallIntervals is how many batch intervals without a batch make admission
-// stalled: users then poll at the far tier instead of at their turn.
-const stallIntervals = 5
 
 // idleExpiry is how long an idle room's keys outlive its last waiter or
 // token (at least; admit.lua lengthens it for slow rates).
@@ -422,9 +418,9 @@ func (s *Store) draw() (float64, error) {
 
 // answerLen is the length of room.lua's answer: kind, two values, then the
 // room as the script saw it (its hot field: the rate, the flags, the
-// opening and the message; hot.go) and 2 when stalled, else 0. Enter's
-// answer carries the room's page after it.
-const answerLen = 5
+// opening and the message; hot.go), 2 when stalled, else 0, the room's
+// page (” but in enter's answers) and a waiting place's number.
+const answerLen = 7
 
 // standing decodes the answers of enter.lua and position.lua.
 func standing(room string, reply []any) (waitroom.Standing, error) {
@@ -434,7 +430,7 @@ func standing(room string, reply []any) (waitroom.Standing, error) {
 	if reply[0] == "LIMITED" {
 		return waitroom.Standing{}, limitedError(reply)
 	}
-	if len(reply) != answerLen && len(reply) != answerLen+1 {
+	if len(reply) != answerLen {
 		return waitroom.Standing{}, waitroom.Unavailable(malformed("script", reply))
 	}
 	hot, _ := reply[3].(string)
@@ -448,11 +444,9 @@ func standing(room string, reply []any) (waitroom.Standing, error) {
 	if r.opensAtMs > 0 {
 		st.OpensAt = time.UnixMilli(r.opensAtMs).UTC()
 	}
-	if len(reply) == answerLen+1 {
-		page, _ := reply[answerLen].(string)
-		if st.Page, err = decodePage(page); err != nil {
-			return waitroom.Standing{}, waitroom.Unavailable(err)
-		}
+	page, _ := reply[5].(string)
+	if st.Page, err = decodePage(page); err != nil {
+		return waitroom.Standing{}, waitroom.Unavailable(err)
 	}
 	switch reply[0] {
 	case "READY":
@@ -465,6 +459,7 @@ func standing(room string, reply []any) (waitroom.Standing, error) {
 	case "WAITING":
 		st.Status = waitroom.Waiting
 		st.Position, _ = reply[1].(int64)
+		st.Number, _ = reply[6].(int64)
 	case "PREQUEUE":
 		st.Status = waitroom.PreQueue
 	case "NOT_IN_QUEUE":

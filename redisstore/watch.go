@@ -4,6 +4,10 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/waitroom/waitroom"
 )
@@ -65,4 +69,56 @@ func (s *Store) Front(ctx context.Context, room string) (waitroom.Front, error) 
 	}
 	seq, _ := reply[0].(int64)
 	return waitroom.Front{Seq: seq, Empty: seq < 0, Closed: r.has(hotClosed), Message: r.message}, nil
+}
+
+// View reads room's front and the room in one round trip: three reads in
+// one pipeline (a script would be one command more, and a view is read by
+// every process every waitroom.ViewMaxAge): the room's hash ('hot' and the
+// front's copy: line.lua), the budget's last batch and the line's start
+// (admit.lua, enter.lua), and the live tokens' count (maxActive).
+func (s *Store) View(ctx context.Context, room string) (waitroom.View, error) {
+	k := roomKeys(room)
+	var settings, budget *redis.SliceCmd
+	var live *redis.IntCmd
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		settings = p.HMGet(ctx, k.settings(), "hot", "front")
+		budget = p.HMGet(ctx, k.budget(), "at", "since")
+		live = p.ZCard(ctx, k.tokens())
+		return nil
+	})
+	if err != nil {
+		return waitroom.View{}, waitroom.Unavailable(err)
+	}
+	hot, stored := settings.Val()[0].(string)
+	if !stored && !s.openRooms {
+		return waitroom.View{}, waitroom.Errorf(waitroom.ERoomNotFound, "there is no room %q", room)
+	}
+	if !stored {
+		hot = s.rooms[1:] // roomsArg: OPEN_ROOMS's flag, then the default room's hot field
+	}
+	r, err := decodeHot(hot)
+	if err != nil {
+		return waitroom.View{}, waitroom.Unavailable(fmt.Errorf("view of %s: %w", room, err))
+	}
+	v := waitroom.View{RatePerSec: r.rate, Paused: r.has(hotPaused), Closed: r.has(hotClosed), Adaptive: r.has(hotAdaptive),
+		Message: r.message, Full: r.maxActive > 0 && live.Val() >= r.maxActive}
+	if r.opensAtMs > 0 {
+		v.OpensAt = time.UnixMilli(r.opensAtMs).UTC()
+	}
+	// The front's copy: negative while the sorted part may hold anyone
+	// (positions are then not exact), absent with no queue (line.lua).
+	front, _ := strconv.ParseInt(fmt.Sprint(settings.Val()[1]), 10, 64)
+	v.Front, v.Exact = max(front, -front), front > 0
+	v.LastBatch, v.Since = micros(budget.Val()[0]), micros(budget.Val()[1])
+	return v, nil
+}
+
+// micros reads a time the scripts store in microseconds ("at", "since");
+// zero when absent.
+func micros(stored any) time.Time {
+	us, err := strconv.ParseInt(fmt.Sprint(stored), 10, 64)
+	if err != nil || us <= 0 {
+		return time.Time{}
+	}
+	return time.UnixMicro(us)
 }

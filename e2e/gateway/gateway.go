@@ -53,6 +53,7 @@ type Invoker interface {
 var Routes = map[string]string{
 	"POST /queue/enter":   Enter,
 	"GET /queue/position": Position,
+	"GET /queue/line":     Position,
 	"POST /orders":        OrderGate,
 }
 

@@ -160,6 +160,7 @@ func Run(t *testing.T, env Env) Report {
 		{"identity", s.identity},
 		{"crowd enters", s.crowdEnters},
 		{"refresh keeps place", s.refreshKeepsPlace},
+		{"the line for everyone", s.theLine},
 		{"full line answers 429", s.fullLine},
 		{"admission is FIFO", s.admissionFIFO},
 		{"admission rate", s.admissionRate},
@@ -302,6 +303,7 @@ type standing struct {
 	EntryToken           string `json:"entryToken"`
 	ExpiresAt            string `json:"expiresAt"`
 	PollAfterMs          *int64 `json:"pollAfterMs"`
+	Number               int64  `json:"number"`
 	pollAfterPresent     bool
 }
 
@@ -547,6 +549,30 @@ func (s *run) refreshKeepsPlace(t *testing.T) {
 		}
 	}
 	e.report(t)
+}
+
+// theLine: GET /queue/line, served by the position function, is the same
+// for everyone and cacheable for a second, and every waiting user's
+// position is its number minus the line's front, plus one.
+func (s *run) theLine(t *testing.T) {
+	a := s.do(t, request{method: http.MethodGet, path: "/queue/line"})
+	var line struct {
+		Status string `json:"status"`
+		Front  int64  `json:"front"`
+		Exact  bool   `json:"exact"`
+	}
+	if err := json.Unmarshal(a.Body, &line); a.Status != http.StatusOK || err != nil || line.Status != "OPEN" || !line.Exact || line.Front < 1 {
+		t.Fatalf("GET /queue/line: %s (%v)", a, err)
+	}
+	if cc := a.Header.Get("Cache-Control"); cc != "public, max-age=1" {
+		t.Errorf("Cache-Control %q, want public, max-age=1", cc)
+	}
+	for _, i := range []int{0, len(s.users) / 2, len(s.users) - 1} {
+		st, err := decodeStanding(s.position(t, s.users[i]))
+		if err != nil || st.Position == nil || st.Number-line.Front+1 != *st.Position {
+			t.Errorf("%s: number %d, front %d, position %v (%v)", s.users[i], st.Number, line.Front, st.Position, err)
+		}
+	}
 }
 
 // fullLine: the line holds QUEUE_CAPACITY = Crowd users; one more is refused

@@ -1,5 +1,6 @@
-// Command position is the Lambda function behind GET /queue/position and
-// GET /.well-known/jwks.json (the entry tokens' public keys).
+// Command position is the Lambda function behind GET /queue/position,
+// GET /queue/line (a room's line, cacheable) and GET /.well-known/jwks.json
+// (the entry tokens' public keys).
 package main
 
 import (
@@ -13,5 +14,5 @@ import (
 func main() {
 	env := lambdaenv.Load(envconfig.Signing)
 	api := env.API()
-	lambda.Start(awslambda.HTTPFunction(api.WithJWKS(api.Position)))
+	lambda.Start(awslambda.HTTPFunction(api.WithJWKS(api.WithLine(api.Position))))
 }

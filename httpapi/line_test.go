@@ -1,0 +1,206 @@
+package httpapi_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/internal/redistest"
+)
+
+// countingStore counts the store calls a poll can make.
+type countingStore struct {
+	waitroom.Store
+	positions, views atomic.Int64
+}
+
+func (c *countingStore) Position(ctx context.Context, room string, who waitroom.Caller) (waitroom.Standing, error) {
+	c.positions.Add(1)
+	return c.Store.Position(ctx, room, who)
+}
+
+func (c *countingStore) View(ctx context.Context, room string) (waitroom.View, error) {
+	c.views.Add(1)
+	return c.Store.View(ctx, room)
+}
+
+// placed is a waiting caller and the credential its answers gave it: a
+// visitor's ticket, an account's place.
+type placed struct {
+	user, ticket, place string
+	number              int64
+}
+
+func (p *placed) request(method, path string) events.APIGatewayV2HTTPRequest {
+	req := request(method, path, p.user, nil)
+	if p.ticket != "" {
+		req = withCookie(req, p.ticket)
+	}
+	if p.place != "" {
+		req.Headers["x-queue-place"] = p.place
+	}
+	return req
+}
+
+// keep takes the credential and number an answer gives.
+func (p *placed) keep(t *testing.T, r events.APIGatewayV2HTTPResponse) map[string]any {
+	t.Helper()
+	body := decode(t, r)
+	if tk, ok := body["ticket"].(string); ok {
+		p.ticket = tk
+	}
+	if pl, ok := body["place"].(string); ok {
+		p.place = pl
+	}
+	if n, ok := body["number"].(float64); ok {
+		p.number = int64(n)
+	}
+	return body
+}
+
+// A waiting caller who carries its place (a visitor's ticket, an account's
+// X-Queue-Place) is answered from the room's view: no store call but one
+// reading of the view per process and ViewMaxAge, and the same position,
+// wait and pollAfterMs the store would give. Its turn (the front at its
+// number) goes to the store, which answers READY.
+func TestWaitingPollsLeaveTheStoreAlone(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		// Batches of 3 every 10 s: the test admits one batch, and admission
+		// is not stalled (no batch for five intervals) while it runs, so
+		// that the view's answers and the store's are taken in one state.
+		h := anonymousHarness(t, engine, func(c *waitroom.Config) { c.AdmitRatePerSec, c.AdmitInterval = 0.3, 10*time.Second })
+		counted := &countingStore{Store: h.store}
+		h.api.Queue = counted
+		var line []*placed
+		for i := range 12 {
+			p := &placed{}
+			if i%2 == 0 {
+				p.user = fmt.Sprintf("acct-%d", i)
+			}
+			r := h.call(p.request("POST", "/queue/enter"))
+			if body := p.keep(t, r); body["status"] != "WAITING" || p.number == 0 || (p.ticket == "") == (p.place == "") {
+				t.Fatalf("enter %d: %d %s", i, r.StatusCode, r.Body)
+			}
+			line = append(line, p)
+		}
+		polls := func() {
+			t.Helper()
+			before, views, start := counted.positions.Load(), counted.views.Load(), time.Now()
+			for _, p := range line {
+				fast := p.keep(t, h.call(p.request("GET", "/queue/position")))
+				asked := *p
+				asked.ticket, asked.place = "", "" // the store's answer: by identity alone
+				if p.user == "" {
+					asked.ticket = withoutSpot(t, h, p.ticket)
+				}
+				slow := decode(t, h.call(asked.request("GET", "/queue/position")))
+				for _, f := range []string{"status", "position", "estimatedWaitSeconds", "pollAfterMs", "number"} {
+					if fast[f] != slow[f] {
+						t.Errorf("%s: from the view %v, from the store %v (%v / %v)", f, fast[f], slow[f], fast, slow)
+					}
+				}
+			}
+			// The store's answers by identity, and the polls within the next
+			// batch (3 users), whose turn the view does not tell.
+			if got, want := counted.positions.Load()-before, int64(len(line)+3); got != want {
+				t.Errorf("%d store polls for %d polls with a place and %d by identity, want %d", got, len(line), len(line), want)
+			}
+			// At most one reading per ViewMaxAge (each poll here also asks
+			// the store by identity, which takes time under -race).
+			if got, most := counted.views.Load()-views, 1+int64(time.Since(start)/waitroom.ViewMaxAge); got > most {
+				t.Errorf("%d readings of the view for %d polls in %v", got, len(line), time.Since(start))
+			}
+		}
+		polls()
+		// Three admitted: the view, read again after ViewMaxAge, sends their
+		// polls to the store (READY) and moves everyone else up.
+		if _, err := h.store.AdmitBatch(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(waitroom.ViewMaxAge + 10*time.Millisecond)
+		admitted := 0
+		for _, p := range line {
+			if r := decode(t, h.call(p.request("GET", "/queue/position"))); r["status"] == "READY" {
+				admitted++
+			}
+		}
+		if admitted == 0 {
+			t.Fatal("nobody READY after a batch")
+		}
+		line = line[admitted:]
+		polls()
+	})
+}
+
+// withoutSpot is a ticket for the same visitor that carries no place.
+func withoutSpot(t *testing.T, h *harness, ticket string) string {
+	t.Helper()
+	got, err := h.cfg.Visitor.Tickets.Verify(ticket, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, err := h.cfg.Visitor.Tickets.Sign(got.Visitor, got.IssuedAt, time.Now().Add(time.Hour), waitroom.Spot{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tk
+}
+
+// An account's place is believed only from its account: another's
+// X-Queue-Place is ignored, and the store answers for the caller.
+func TestAnotherAccountsPlaceIsIgnored(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		h := anonymousHarness(t, engine)
+		counted := &countingStore{Store: h.store}
+		h.api.Queue = counted
+		alice := &placed{user: "alice"}
+		alice.keep(t, h.call(alice.request("POST", "/queue/enter")))
+		if alice.place == "" {
+			t.Fatal("no place for an account")
+		}
+		bob := &placed{user: "bob", place: alice.place}
+		if r := decode(t, h.call(bob.request("GET", "/queue/position"))); r["status"] != "NOT_IN_QUEUE" || counted.positions.Load() != 1 {
+			t.Errorf("bob with alice's place: %v after %d store polls", r, counted.positions.Load())
+		}
+	})
+}
+
+// GET /queue/line is the same bytes for everyone, cacheable for a second:
+// the front is the first waiting caller's number; a closed room says so at
+// once; an unknown room's 404 is cacheable too; a bad name is 400 no-store.
+func TestLineIsTheSameForEveryone(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		h := anonymousHarness(t, engine)
+		first := &placed{user: "first"}
+		first.keep(t, h.call(withRoom(first.request("POST", "/queue/enter"), "sale")))
+		line := func(room string, headers map[string]string) events.APIGatewayV2HTTPResponse {
+			return h.call(withRoom(request("GET", "/queue/line", "", headers), room))
+		}
+		r := line("sale", nil)
+		body := decode(t, r)
+		if r.StatusCode != 200 || r.Headers["Cache-Control"] != "public, max-age=1" || body["front"] != float64(first.number) ||
+			body["exact"] != true || body["status"] != "OPEN" || len(r.Cookies) != 0 {
+			t.Fatalf("line: %d %v %s", r.StatusCode, r.Headers, r.Body)
+		}
+		if other := line("sale", map[string]string{"x-user-id": "someone", "cookie": "wr_ticket=x"}); other.Body != r.Body {
+			t.Errorf("another caller's line differs: %s", other.Body)
+		}
+		if empty := decode(t, line("empty", nil)); empty["front"] != nil || empty["status"] != "OPEN" {
+			t.Errorf("an empty room's line: %v", empty)
+		}
+		if bad := line("Bad_Room", nil); bad.StatusCode != 400 || bad.Headers["Cache-Control"] != "no-store" {
+			t.Errorf("bad room: %d %v", bad.StatusCode, bad.Headers)
+		}
+		closed := anonymousHarness(t, engine, func(c *waitroom.Config) { c.OpenRooms = false })
+		req := withRoom(request("GET", "/queue/line", "", nil), "nobody-made-it")
+		if nf := closed.call(req); nf.StatusCode != http.StatusNotFound || nf.Headers["Cache-Control"] != "public, max-age=1" {
+			t.Errorf("unknown room: %d %v %s", nf.StatusCode, nf.Headers, nf.Body)
+		}
+	})
+}
