@@ -49,7 +49,7 @@ func waitCount(t *testing.T, front *browsertest.Front, route string, n int) {
 // per-visitor routes nothing while its turn is far. Paused, it shows its
 // exact place (its number − the front + 1) from the line alone; resumed, it
 // shows the line moving, still without a position call, and reaches READY
-// with one enter and at most two position calls near its turn.
+// with one enter and a few position calls near its turn.
 func TestBrowserFollowsTheLine(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		const ahead, rate = 80, 20 // 4 s of line: 2 s followed on the line alone, then the turn is near
@@ -73,8 +73,10 @@ func TestBrowserFollowsTheLine(t *testing.T) {
 			t.Errorf("the line moving, the turn far: %d position calls", n)
 		}
 		browsertest.Do(t, page, "READY", chromedp.WaitVisible(chromedp.ID("ready")))
-		if enters, positions := front.Count("POST /queue/enter"), front.Count("GET /queue/position"); enters != 1 || positions < 1 || positions > 2 {
-			t.Errorf("to READY: %d enter, %d position calls; want 1 and 1 to 2 (%v)", enters, positions, front.Counts())
+		// Position: near the turn, then just after it (pollAfterMs); a third
+		// when admission runs behind the turn the server foresaw.
+		if enters, positions := front.Count("POST /queue/enter"), front.Count("GET /queue/position"); enters != 1 || positions < 1 || positions > 3 {
+			t.Errorf("to READY: %d enter, %d position calls; want 1 and 1 to 3 (%v)", enters, positions, front.Counts())
 		}
 		console.Check(t)
 	})
