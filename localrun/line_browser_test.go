@@ -22,7 +22,8 @@ import (
 func linePage(t *testing.T, engine redistest.Engine, room, settings string, ahead int) (*localrun.Runner, *browsertest.Front, context.Context, *browsertest.Console) {
 	t.Helper()
 	ctx := browsertest.Start(t)
-	r, _ := startRunner(t, engine, nil)
+	// Looks every second (±20 %) whatever the wait, paused or not.
+	r, _ := startRunner(t, engine, map[string]string{"POLL_TIERS": "0:1000"})
 	adminCall(t, r, "PUT", room, settings)
 	for i := range ahead {
 		enter(t, r, room, fmt.Sprintf("ahead-%02d", i))

@@ -42,6 +42,7 @@ const (
 	between = 200
 	room    = localrun.DemoRoom // the demo order API sells in it
 	near    = 2.0               // app.js's NEAR: within it of its turn the page asks position
+	tier    = 60.0              // the default POLL_TIERS (0:60000), in seconds: the page's pace far from its turn
 	wait30  = 30 * 60.0         // the wait, in seconds
 )
 
@@ -162,12 +163,13 @@ func summarize(out *Results) {
 	out.Summary.FunctionCallsMean = math.Round(100*float64(sum)/float64(len(out.Visitors))) / 100
 	out.Wait30Min.FunctionCalls = out.Summary.FunctionCallsMax
 	out.Wait30Min.Line = lineLooks(wait30)
-	out.Wait30Min.Model = fmt.Sprintf("Function calls do not grow with the wait: enter 1, position 1 or 2 (within %g s of the turn: the answer's "+
-		"pollAfterMs brings the page back just after it), order 1; the most measured here (waits of %.0f s to %.0f s) stands for a 30-minute wait. "+
-		"The line is looked at every quarter of the remaining wait, 1 to 30 s (±20 %%), until %g s from the turn: %d looks for 1800 s "+
-		"(lineModelled beside each measured wait checks the schedule); CloudFront answers them from its cache, its origin (the position function) "+
-		"sees about one a second per room and edge location, whatever the number of visitors.",
-		near, minWait(out.Visitors), out.Summary.LongestWaitSecs, near, out.Wait30Min.Line)
+	out.Wait30Min.Model = fmt.Sprintf("Function calls do not grow with the wait: enter 1, position 1 or 2 near the turn (the line seen "+
+		"within %g s of it, or past it: position answers READY, or WAITING with a pollAfterMs just after the turn), order 1; the most "+
+		"measured here (waits of %.0f s to %.0f s) stands for a 30-minute wait. The page looks at the line at the server's pace, the tier "+
+		"of its wait (default POLL_TIERS: %g s, ±20 %%) and at its turn at the latest: %d looks for 1800 s (lineModelled beside each "+
+		"measured wait checks the schedule). CloudFront answers them from its cache: its origin (the position function) sees about one "+
+		"a second per room and edge location, whatever the number of visitors.",
+		near, minWait(out.Visitors), out.Summary.LongestWaitSecs, tier, out.Wait30Min.Line)
 }
 
 func minWait(vs []Visitor) float64 {
@@ -179,11 +181,11 @@ func minWait(vs []Visitor) float64 {
 }
 
 // lineLooks is how many times the page reads the line over a wait of w
-// seconds: app.js's schedule (next, follow) without its jitter.
+// seconds: app.js's schedule (next, follow, pace) without its jitter.
 func lineLooks(w float64) int {
 	n := 0
 	for eta := w; eta > near; n++ {
-		eta -= max(1, min(30, eta/4))
+		eta -= min(tier, eta)
 	}
 	return n
 }

@@ -705,4 +705,13 @@ var mutations = []Mutation{
 		From: "v.Front, v.Exact = max(front, -front), front > 0", To: "v.Front, v.Exact = max(front, -front)+1, front > 0", Pkgs: store, Hint: `^(TestNumbersAndTheViewTellPositions|TestWaitingPollsLeaveTheStoreAlone)$`},
 	{Name: "enter.lua: a new place's number not told", File: "redisstore/enter.lua",
 		From: "stallAfterUs, nowUs), tonumber(seq))", To: "stallAfterUs, nowUs), 0)", Pkgs: store, Hint: `^(TestNumbersAndTheViewTellPositions|TestWaitingPollsLeaveTheStoreAlone)$`},
+	// issue 36: the page follows the line
+	{Name: "app.js: the place from the line one ahead", File: "web/static/waitroom/app.js",
+		From: "number - l.front + 1", To: "number - l.front", Pkgs: streams, Run: "^TestBrowserFollowsTheLine$", Hint: `^TestBrowserFollowsTheLine$`},
+	{Name: "app.js: every look at the line asks position too", File: "web/static/waitroom/app.js",
+		From: "if (place < 1 || (!l.paused", To: "if (true || (!l.paused", Pkgs: streams, Run: "^TestBrowserFollowsTheLine$", Hint: `^TestBrowserFollowsTheLine$`},
+	{Name: "app.js: the line never followed", File: "web/static/waitroom/app.js",
+		From: "if (number === null || (!b.paused", To: "if (true || (!b.paused", Pkgs: streams, Run: "^TestBrowserFollowsTheLine$", Hint: `^TestBrowserFollowsTheLine$`},
+	{Name: "app.js: a closed line left to position", File: "web/static/waitroom/app.js",
+		From: "if (l && l.status === \"CLOSED\") return closed(l);", To: "", Pkgs: streams, Run: "^TestBrowserLineTellsClosed$", Hint: `^TestBrowserLineTellsClosed$`},
 }

@@ -78,8 +78,7 @@
   var solution = "", worker = null; // the proof of work's, sent as X-Queue-Challenge until an enter succeeds
   var start = 0;            // the first position seen, for the progress bar
   var number = null;        // the visitor's number in line (WAITING answers)
-  var paced = false;        // the line could not say: look again at the server's pace
-  var NEAR = 2;             // seconds: the line may be a second old, looked at about once a second
+  var NEAR = 2;             // seconds from the turn: ask position (the line may be a second old)
   var timer = 0, tick = 0, stream = null, backoff = 0;
   var $ = function (id) { return document.getElementById(id); };
   // Headless chromium (screenshot tools) polls, as in AWS: an open stream
@@ -233,14 +232,13 @@
     next(b);
   }
 
-  // next: position at the server's pace (never faster) without a number
-  // or near the turn; else the line in a quarter of the wait (1-30 s, ±20 %).
+  // next: position near the turn (or without a number), else the line;
+  // either at the server's pace (pollAfterMs, never faster).
   function next(b) {
     clearTimeout(timer);
     number = typeof b.number === "number" ? b.number : null;
-    var pace = Math.max(b.pollAfterMs || 0, 100), eta = b.estimatedWaitSeconds || 0;
-    if (number === null || (!b.paused && !b.stalled && eta <= NEAR)) return (timer = setTimeout(position, pace));
-    timer = setTimeout(line, paced ? pace : Math.max(1, Math.min(30, eta / 4)) * (800 + 400 * Math.random()));
+    var near = number === null || (!b.paused && !b.stalled && (b.estimatedWaitSeconds || 0) <= NEAR);
+    timer = setTimeout(near ? position : line, Math.max(b.pollAfterMs || 0, 100));
   }
 
   // line: public, cached, no cookie; on any failure position, which has
@@ -256,11 +254,19 @@
   function follow(l) {
     if (l && l.status === "CLOSED") return closed(l);
     var ok = l && l.status === "OPEN" && l.exact && typeof l.front === "number" && l.ratePerSec > 0;
-    paced = !ok;
-    var place = ok ? number - l.front + 1 : 0, eta = place / (ok ? l.ratePerSec : 1);
-    if (place < 1 || (!l.paused && !l.stalled && eta <= NEAR)) return position();
-    render({ status: "WAITING", number: number, position: place, estimatedWaitSeconds: Math.ceil(eta),
-      paused: l.paused, stalled: l.stalled, message: l.message });
+    var place = ok ? number - l.front + 1 : 0, wait = place / (ok ? l.ratePerSec : 1);
+    if (place < 1 || (!l.paused && !l.stalled && wait <= NEAR)) return position();
+    render({ status: "WAITING", number: number, position: place, estimatedWaitSeconds: Math.ceil(wait),
+      paused: l.paused, stalled: l.stalled, message: l.message, pollAfterMs: pace(l, Math.ceil(wait), wait) });
+  }
+
+  // pace is pollAfterMs as the server reckons it (docs/API.md): the tier of
+  // the wait ±20 % (the farthest while nothing moves), at the turn at the latest.
+  function pace(l, eta, wait) {
+    var tiers = l.pollTiers || [], i = 0, still = l.paused || l.stalled;
+    while (!still && i < tiers.length - 1 && eta < tiers[i].minWaitSeconds) i++;
+    var ms = (tiers.length ? tiers[i].pollMs : 60000) * (0.8 + 0.4 * Math.random());
+    return still ? ms : Math.min(ms, wait * 1000 + (l.batchIntervalMs || 100) * (0.5 + 0.5 * Math.random()));
   }
 
   // processing: the entry is accepted but not yet in line; shown like
