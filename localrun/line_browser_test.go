@@ -2,6 +2,7 @@ package localrun_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"testing"
@@ -66,14 +67,28 @@ func TestBrowserFollowsTheLine(t *testing.T) {
 			t.Errorf("paused and far from its turn: %v; want one enter, no position", front.Counts())
 		}
 
+		// From here on the page's places are recorded as shown, with the time.
+		browsertest.Get(t, page, "watch", chromedp.Evaluate[bool](watchPlaces))
 		adminCall(t, r, "PATCH", "line", `{"paused":false}`)
-		// A place the line gave: more than NEAR (2 s) of admissions from the turn.
-		browsertest.Get(t, page, "the line moves", chromedp.Poll[bool](fmt.Sprintf(
-			`(function (p) { return p > %d && p <= %d; })(+document.getElementById("position").textContent)`, 2*rate, ahead)))
-		if n := front.Count("GET /queue/position"); n != 0 {
-			t.Errorf("the line moving, the turn far: %d position calls", n)
-		}
 		browsertest.Do(t, page, "READY", chromedp.WaitVisible(chromedp.ID("ready")))
+		var shown [][2]int64 // [ms since the epoch, place]
+		if err := json.Unmarshal([]byte(browsertest.Get(t, page, "places", chromedp.Evaluate[string](`JSON.stringify(window.shownPlaces)`))), &shown); err != nil {
+			t.Fatal(err)
+		}
+		// A place over NEAR (2 s) of admissions from the turn comes from the
+		// line alone: shown before any position call.
+		first, far := front.First("GET /queue/position"), 0
+		for _, s := range shown {
+			if s[1] > 2*rate && s[1] <= ahead {
+				far++
+				if !first.IsZero() && first.UnixMilli() < s[0] {
+					t.Errorf("a position call (%v) before the line's place %d was shown (%v): %v", first, s[1], time.UnixMilli(s[0]), shown)
+				}
+			}
+		}
+		if far == 0 {
+			t.Errorf("the page never showed the line moving far from its turn: %v", shown)
+		}
 		// Position: near the turn, then just after it (pollAfterMs); a third
 		// when admission runs behind the turn the server foresaw.
 		if enters, positions := front.Count("POST /queue/enter"), front.Count("GET /queue/position"); enters != 1 || positions < 1 || positions > 3 {
@@ -82,6 +97,15 @@ func TestBrowserFollowsTheLine(t *testing.T) {
 		console.Check(t)
 	})
 }
+
+// watchPlaces makes the page record each place it shows, with the time.
+const watchPlaces = `(function () {
+  var el = document.getElementById("position");
+  window.shownPlaces = [];
+  new MutationObserver(function () { window.shownPlaces.push([Date.now(), +el.textContent]); })
+    .observe(el, { childList: true, characterData: true, subtree: true });
+  return true;
+})()`
 
 // Issue 36: the line's CLOSED shows the sold-out state and the operator's
 // message at the page's next look at the line, with no per-visitor call.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/waitroom/waitroom/web"
 )
@@ -22,6 +23,7 @@ type Front struct {
 	URL    string
 	mu     sync.Mutex
 	counts map[string]int
+	first  map[string]time.Time
 }
 
 // NewFront serves the page with continueURL in front of the runner at api,
@@ -32,7 +34,7 @@ func NewFront(tb testing.TB, api, continueURL string) *Front {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	f := &Front{counts: map[string]int{}}
+	f := &Front{counts: map[string]int{}, first: map[string]time.Time{}}
 	page := web.Handler(web.Settings{ContinueURL: continueURL})
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -40,8 +42,11 @@ func NewFront(tb testing.TB, api, continueURL string) *Front {
 			page.ServeHTTP(w, r)
 			return
 		}
+		route := r.Method + " " + r.URL.Path
 		f.mu.Lock()
-		f.counts[r.Method+" "+r.URL.Path]++
+		if f.counts[route]++; f.counts[route] == 1 {
+			f.first[route] = time.Now()
+		}
 		f.mu.Unlock()
 		proxy.ServeHTTP(w, r)
 	}))
@@ -55,6 +60,13 @@ func (f *Front) Count(route string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.counts[route]
+}
+
+// First is when route was first asked (zero: never).
+func (f *Front) First(route string) time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.first[route]
 }
 
 // Counts is every route's count.
