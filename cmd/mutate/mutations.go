@@ -711,7 +711,7 @@ var mutations = []Mutation{
 	{Name: "app.js: every look at the line asks position too", File: "web/static/waitroom/app.js",
 		From: "if (place < 1 || (!l.paused", To: "if (true || (!l.paused", Pkgs: streams, Run: "^TestBrowserFollowsTheLine$", Hint: `^TestBrowserFollowsTheLine$`},
 	{Name: "app.js: the line never followed", File: "web/static/waitroom/app.js",
-		From: "if (number === null || (!b.paused", To: "if (true || (!b.paused", Pkgs: streams, Run: "^TestBrowserFollowsTheLine$", Hint: `^TestBrowserFollowsTheLine$`},
+		From: "var near = number === null ||", To: "var near = true ||", Pkgs: streams, Run: "^TestBrowserFollowsTheLine$", Hint: `^TestBrowserFollowsTheLine$`},
 	{Name: "app.js: a closed line left to position", File: "web/static/waitroom/app.js",
 		From: "if (l && l.status === \"CLOSED\") return closed(l);", To: "", Pkgs: streams, Run: "^TestBrowserLineTellsClosed$", Hint: `^TestBrowserLineTellsClosed$`},
 }
