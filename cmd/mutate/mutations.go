@@ -707,7 +707,7 @@ var mutations = []Mutation{
 		From: "if not rank and (ARGV[5] == '0' or", To: "if not rank and (true or", Pkgs: store, Hint: `^(TestALostPlaceComesBackAtItsNumber|TestAnAcknowledgedPlaceSurvivesALostWrite)$`},
 	{Name: "enter.lua: a place a failover lost taken anew at the back", File: "redisstore/enter.lua",
 		From: "if ARGV[9] ~= '0' and restore(", To: "if false and restore(", Pkgs: store, Hint: `^TestALostPlaceComesBackAtItsNumber$`},
-	{Name: "line.lua: a place the line passed put back", File: "redisstore/line.lua",
+	{Name: "restore.lua: a place the line passed put back", File: "redisstore/restore.lua",
 		From: "  if n < lowest then\n", To: "  if n < 0 then\n", Pkgs: store, Hint: `^TestALostPlaceComesBackAtItsNumber$`},
 	{Name: "enter.lua: a new place's number not told", File: "redisstore/enter.lua",
 		From: "stallAfterUs, nowUs), tonumber(seq))", To: "stallAfterUs, nowUs), 0)", Pkgs: store, Hint: `^(TestNumbersAndTheViewTellPositions|TestWaitingPollsLeaveTheStoreAlone)$`},
