@@ -704,7 +704,7 @@ var mutations = []Mutation{
 	{Name: "watch.go: the view's front not the queue's head", File: "redisstore/watch.go",
 		From: "v.Front, v.Exact = max(front, -front), front > 0", To: "v.Front, v.Exact = max(front, -front)+1, front > 0", Pkgs: store, Hint: `^(TestNumbersAndTheViewTellPositions|TestWaitingPollsLeaveTheStoreAlone)$`},
 	{Name: "api.go: an enter answered from the view without the room's page", File: "httpapi/api.go",
-		From: "\t\tst.Page = v.Page\n", To: "", Pkgs: handlers, Hint: `^TestEnterFromTheViewIsEntersAnswer$`},
+		From: "\t\tst.Page = v.Page\n", To: "\t\tst.Page = waitroom.Page{}\n\t\t_ = v\n", Pkgs: handlers, Hint: `^TestEnterFromTheViewIsEntersAnswer$`},
 	{Name: "api.go: a closed room's enter answered from the view", File: "httpapi/api.go",
 		From: "ok && st.Status != waitroom.Closed {", To: "ok {", Pkgs: handlers, Hint: `^TestEnterFromTheViewIsEntersAnswer$`},
 	{Name: "position.lua: a place a failover lost not put back", File: "redisstore/position.lua",
