@@ -25,6 +25,12 @@ type Caller struct {
 	// Challenge: the solved challenge (CHALLENGE=pow) the new visitor came
 	// with, which the enter's script records as spent before it makes one.
 	Challenge ChallengeSpend
+	// Place is the number of the caller's place in the room's line as its
+	// credential carries it (a Spot of this line; 0: none). Enter and
+	// Position put the place back at that number when the store no longer
+	// holds it (a failover lost the write that made it): an acknowledged
+	// place is never lost, nor moved to the back.
+	Place int64
 
 	unlimited bool // made by Unlimited
 }

@@ -69,6 +69,7 @@ type View struct {
 	Adaptive   bool
 	OpensAt    time.Time // zero: no scheduled opening
 	Message    string
+	Page       Page // what enter's answers carry; a poll's carry none
 }
 
 // ViewMaxAge is how long a process answers from one reading of a room's
@@ -87,8 +88,7 @@ const StallIntervals = 5
 // the next batch: there a view up to ViewMaxAge old would tell a turn late,
 // so the few polls at one's turn ask the store.
 func (v View) Standing(spot Spot, room string, now time.Time, c Config) (Standing, bool) {
-	fresh := !spot.At.Before(v.Since.Add(-time.Second)) // a second of slack between the processes' clocks
-	if !spot.In(room) || !fresh || v.Front == 0 || spot.Number < v.Front || !v.Exact {
+	if !v.Holds(spot, room) || v.Front == 0 || spot.Number < v.Front || !v.Exact {
 		return Standing{}, false
 	}
 	st := Standing{RatePerSec: v.RatePerSec, Paused: v.Paused, Adaptive: v.Adaptive, Message: v.Message, OpensAt: v.OpensAt}
@@ -107,6 +107,13 @@ func (v View) Standing(spot Spot, room string, now time.Time, c Config) (Standin
 		st.Stalled = near && v.Stalled(now, c)
 	}
 	return st, true
+}
+
+// Holds reports whether spot names a place in room's line as v sees it:
+// signed since the line last started from empty (with a second of slack
+// between the processes' clocks), else it names an earlier line's number.
+func (v View) Holds(spot Spot, room string) bool {
+	return spot.In(room) && !spot.At.Before(v.Since.Add(-time.Second))
 }
 
 // Stalled: no batch for StallIntervals intervals since the later of the

@@ -93,22 +93,19 @@ func (a *API) viewsOf() *views {
 	return a.views
 }
 
-// fromView answers who's poll of room from the room's view when who's spot
-// can be answered there (waitroom.View.Standing); ok false sends the poll
-// to the store, as does a view that cannot be read.
-func (a *API) fromView(ctx context.Context, room string, who Identity) (o outcome, ok bool) {
+// fromView is who's standing in room as the room's view tells it, when
+// who's spot can be answered there (waitroom.View.Standing), and the view;
+// ok false sends the call to the store, as does a view that cannot be read.
+func (a *API) fromView(ctx context.Context, room string, who Identity) (st waitroom.Standing, v waitroom.View, ok bool) {
 	if !who.Spot.In(room) {
-		return outcome{}, false
+		return st, v, false
 	}
 	v, err := a.view(ctx, room)
 	if err != nil {
-		return outcome{}, false
+		return st, v, false
 	}
-	st, ok := v.Standing(who.Spot, room, a.now(), a.Config)
-	if !ok {
-		return outcome{}, false
-	}
-	return outcome{resp: a.standingResponse(room, st, who)}, true
+	st, ok = v.Standing(who.Spot, room, a.now(), a.Config)
+	return st, v, ok
 }
 
 // WithLine serves GET /queue/line beside h: the position function's routes.
@@ -123,6 +120,20 @@ func (a *API) WithLine(h Handler) Handler {
 
 // LinePath is the route of the cacheable view of a room's line.
 const LinePath = "/queue/line"
+
+// storeCaller is who as the store's caller in room, with the place its
+// credential carries when the room's view says it is of this line: the
+// store puts it back if a failover lost it (waitroom.Caller.Place).
+func (a *API) storeCaller(ctx context.Context, room string, who Identity) waitroom.Caller {
+	c := AsCaller(who)
+	if !who.Spot.In(room) {
+		return c
+	}
+	if v, err := a.view(ctx, room); err == nil && v.Holds(who.Spot, room) {
+		c.Place = who.Spot.Number
+	}
+	return c
+}
 
 // LineCacheControl lets a CDN (the stack's CloudFront) and browsers share
 // one answer of GET /queue/line for about a second: the same bytes for

@@ -204,3 +204,90 @@ func TestLineIsTheSameForEveryone(t *testing.T) {
 		}
 	})
 }
+
+// A failover that loses the last enters' writes loses no acknowledged
+// place whose holder asks the store before the line passes its number:
+// each visitor still carries its number in its ticket (an account in its
+// place), and the store puts the place back at that number (here: the
+// first poll, within the next batch, asks the store); polling as its
+// answers say, everyone gets READY, the newcomer who took a lost number too.
+func TestAnAcknowledgedPlaceSurvivesALostWrite(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		h := anonymousHarness(t, engine)
+		var line []*placed
+		for i := range 6 {
+			p := &placed{}
+			if i%2 == 1 {
+				p.user = fmt.Sprintf("acct-%d", i)
+			}
+			p.keep(t, h.call(p.request("POST", "/queue/enter")))
+			line = append(line, p)
+		}
+		// The replica never had the last two enters.
+		rdb := h.redis.Client()
+		ctx := context.Background()
+		rdb.LTrim(ctx, "wr:{default}:queue", 0, 3)
+		lost := []string{"h:" + line[5].user, visitorOf(t, h, line[4].ticket)}
+		rdb.HDel(ctx, "wr:{default}:places", lost...)
+		late := &placed{}
+		late.keep(t, h.call(late.request("POST", "/queue/enter")))
+		line = append(line, late)
+		ready := map[*placed]bool{}
+		for deadline := time.Now().Add(admitWithin); len(ready) < len(line); {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of %d READY", len(ready), len(line))
+			}
+			for _, p := range line {
+				if body := p.keep(t, h.call(p.request("GET", "/queue/position"))); body["status"] == "READY" {
+					ready[p] = true
+				} else if body["status"] != "WAITING" {
+					t.Fatalf("%q: %v", p.user, body)
+				}
+			}
+			if _, err := h.store.AdmitBatch(ctx); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(waitroom.ViewMaxAge)
+		}
+	})
+}
+
+// visitorOf is the visitor a ticket names.
+func visitorOf(t *testing.T, h *harness, ticket string) string {
+	t.Helper()
+	got, err := h.cfg.Visitor.Tickets.Verify(ticket, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got.Visitor
+}
+
+// A refresh of a place held is answered from the view as enter answers:
+// the room's page with it; in a closed room, enter's refusal (403).
+func TestEnterFromTheViewIsEntersAnswer(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		h := anonymousHarness(t, engine, func(c *waitroom.Config) { c.AdmitRatePerSec = 1 }) // batches of 1: the second waits beyond it
+		ctx := context.Background()
+		change := func(f func(*waitroom.Settings)) {
+			t.Helper()
+			if _, err := h.store.Update(ctx, "default", true, func(s waitroom.Settings) (waitroom.Settings, error) { f(&s); return s, nil }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		change(func(s *waitroom.Settings) { s.Title = "The TV sale" })
+		first, second := &placed{}, &placed{}
+		first.keep(t, h.call(first.request("POST", "/queue/enter")))
+		second.keep(t, h.call(second.request("POST", "/queue/enter")))
+		counted := &countingStore{Store: h.store}
+		h.api.Queue = counted
+		again := second.keep(t, h.call(second.request("POST", "/queue/enter")))
+		if again["status"] != "WAITING" || again["position"] != float64(2) || again["title"] != "The TV sale" || counted.positions.Load() != 0 {
+			t.Errorf("a refresh from the view: %v", again)
+		}
+		change(func(s *waitroom.Settings) { s.Closed = true })
+		time.Sleep(waitroom.ViewMaxAge)
+		if r := h.call(second.request("POST", "/queue/enter")); r.StatusCode != http.StatusForbidden || decode(t, r)["title"] != "The TV sale" {
+			t.Errorf("a refresh in a closed room: %d %s", r.StatusCode, r.Body)
+		}
+	})
+}

@@ -48,12 +48,31 @@ var routes = []route{
 	// themselves; served by the position function (no store call). Origins
 	// cache it for 5 minutes, so a few requests a second is plenty.
 	{method: awsapigatewayv2.HttpMethod_GET, path: JWKSPath, fn: FnPosition, public: true, rate: JWKSRateLimit},
+	// The room's line (front, state, rate; the same bytes for every
+	// visitor), which the waiting page follows instead of polling its own
+	// position: served by the position function from its view of the room,
+	// no identity and no limiter, and cached by the page's CloudFront for
+	// about a second (page.go, lineBehavior).
+	{method: awsapigatewayv2.HttpMethod_GET, path: LinePath, fn: FnPosition, public: true, rate: LineRateLimit},
 }
 
 // JWKSPath is GET /.well-known/jwks.json; JWKSRateLimit its throttle (requests/s).
 const (
 	JWKSPath      = "/.well-known/jwks.json"
 	JWKSRateLimit = 20
+)
+
+// LinePath is GET /queue/line; LineRateLimit its throttle (requests/s).
+// Behind the page's CloudFront the origin sees about one request per room
+// per edge cache per second (each keeps an answer for its 1 s max-age):
+// tens a second for a room whose visitors come through tens of edges. 500
+// a second (burst 1,000) carries a few rooms each fetched by a couple of
+// hundred edges, or a flood of made-up room names (each a miss), without
+// the function scaling past it; a client that skips the CDN (no page in
+// front) is told 429 and polls GET /queue/position as before.
+const (
+	LinePath      = "/queue/line"
+	LineRateLimit = 500
 )
 
 // ExpectedPollRps is the position requests per second a full line sends:
@@ -91,11 +110,12 @@ func (p WaitroomProps) routeRateLimit(fn string) int {
 }
 
 // corsAllowHeaders are the request headers a cross-origin page may send:
-// the identity and entry-token headers, and the visitor headers of the
-// root module (an accepted entry's receipt, INTAKE=broker or fallback; a
-// new visitor's solved challenge, CHALLENGE=pow).
+// the identity and entry-token headers, the anonymous visitor's ticket, and
+// the visitor headers of the root module (an account user's signed place;
+// an accepted entry's receipt, INTAKE=broker or fallback; a new visitor's
+// solved challenge, CHALLENGE=pow).
 var corsAllowHeaders = []string{"authorization", "content-type", "x-entry-token", "idempotency-key", "x-queue-ticket",
-	strings.ToLower(waitroom.ReceiptHeader), strings.ToLower(waitroom.ChallengeHeader)}
+	strings.ToLower(waitroom.PlaceHeader), strings.ToLower(waitroom.ReceiptHeader), strings.ToLower(waitroom.ChallengeHeader)}
 
 // newAPI builds the HTTP API with its three routes and its stage, and,
 // when CloudFront fronts it, its own domain (apiDomain).

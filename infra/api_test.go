@@ -42,8 +42,11 @@ func TestStageThrottlingPerRouteAndAccessLogs(t *testing.T) {
 	id := onlyKey(t, stages, "")
 	p := props(stages[id])
 	rs := p["RouteSettings"].(map[string]any)
+	// The public routes have their own throttles: the JWKS and the room's
+	// line (CloudFront-cached, public: a throttle of its own, not the
+	// position function's, bounds what a flood of made-up rooms costs).
 	want := map[string]int{"POST /queue/enter": s.w.Props.EnterRateLimit, "GET /queue/position": s.w.Props.PositionRateLimit,
-		"POST /orders": s.w.Props.OrdersRateLimit}
+		"POST /orders": s.w.Props.OrdersRateLimit, "GET " + JWKSPath: JWKSRateLimit, "GET " + LinePath: LineRateLimit}
 	for key, rate := range want {
 		got := rs[key].(map[string]any)
 		if got["ThrottlingRateLimit"] != float64(rate) || got["ThrottlingBurstLimit"] != float64(2*rate) {

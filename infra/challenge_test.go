@@ -125,13 +125,14 @@ func TestChallengeFromContext(t *testing.T) {
 	}
 }
 
-// A cross-origin page may send a new visitor's solution, and the receipt
-// of an entry the broker accepted (the page sends it to position).
+// A cross-origin page may send a new visitor's solution, the receipt of
+// an entry the broker accepted (the page sends it to position), and an
+// account user's signed place (X-Queue-Place, issue 36).
 func TestCorsAllowsTheVisitorHeaders(t *testing.T) {
 	apis := def(t).resources("AWS::ApiGatewayV2::Api")
 	api := props(apis[onlyKey(t, apis, "")])
 	headers := js(api["CorsConfiguration"].(map[string]any)["AllowHeaders"])
-	for _, h := range []string{"x-queue-challenge", "x-queue-receipt", "x-queue-ticket"} {
+	for _, h := range []string{"x-queue-challenge", "x-queue-receipt", "x-queue-ticket", "x-queue-place"} {
 		if !strings.Contains(headers, `"`+h+`"`) {
 			t.Errorf("CORS AllowHeaders %s: want %s", headers, h)
 		}

@@ -62,6 +62,8 @@ func TestIdleBudget(t *testing.T) {
 			t.Errorf("%s: idle $%.2f a month with %d rooms, over the $%.2f budget or not %d rooms", name, r.IdleMonthlyUSD, r.IdleRooms,
 				budget, cost.DefaultIdleRooms)
 		}
+		// Enter, at least one poll (the page's: the claim near its turn)
+		// and an order.
 		if r.RequestsPerVisitor < 3 {
 			t.Errorf("%s: %d requests a visitor: enter, at least one poll and an order make 3", name, r.RequestsPerVisitor)
 		}
@@ -69,8 +71,11 @@ func TestIdleBudget(t *testing.T) {
 }
 
 // With anonymous visitors the stack also serves the waiting page through
-// CloudFront: no idle cost worth a cent, every API request billed by
-// CloudFront as well, at the rates of where the visitors are.
+// CloudFront: no idle cost worth a cent, every API request and line fetch
+// billed by CloudFront as well, at the rates of where the visitors are.
+// The page follows the cached line (issue 36): a 30-minute wait costs at
+// most 4 function calls, where polling its position by the default tiers
+// cost 32.
 func TestPageOnTheStack(t *testing.T) {
 	by := pricedConfigurations(t)
 	page, def := by["page"], by["default"]
@@ -86,8 +91,17 @@ func TestPageOnTheStack(t *testing.T) {
 		}
 		return usd
 	}
-	if want := float64(cost.Visitors*page.R.RequestsPerVisitor) * cost.CloudFrontRegions[0].HTTPSRequest.USD; cloudFront(page) < want {
-		t.Errorf("CloudFront per million visitors $%.2f, less than its requests alone ($%.2f)", cloudFront(page), want)
+	if page.M.Walk.LineFetches == 0 || def.M.Walk.LineFetches != 0 {
+		t.Errorf("line fetches a visitor: page %d, default %d; want some with the page, none without (clients poll)", page.M.Walk.LineFetches,
+			def.M.Walk.LineFetches)
+	}
+	if want := float64(cost.Visitors*(page.R.RequestsPerVisitor+page.M.Walk.LineFetches)) * cost.CloudFrontRegions[0].HTTPSRequest.USD; cloudFront(page) < want {
+		t.Errorf("CloudFront per million visitors $%.2f, less than its requests and line fetches alone ($%.2f)", cloudFront(page), want)
+	}
+	long := page.Opt
+	long.WaitSeconds = 1800
+	if pc, err := page.With(long); err != nil || pc.R.RequestsPerVisitor > 4 {
+		t.Errorf("a 30-minute wait through the page: %d function calls a visitor (%v), want at most 4", pc.R.RequestsPerVisitor, err)
 	}
 	if _, ok := cost.LineUSD(page.R.PerMillion, "API Gateway CORS preflights"); ok || page.R.PriceClass != "PriceClass_200" {
 		t.Errorf("the page is same-origin (no preflights) and served with PriceClass_200: %+v", page.R)

@@ -33,7 +33,9 @@ const (
 // minEdgeRateLimit is the least edgeRateLimit: one visitor polling at the
 // fastest tier (its poll time 20 % early, POLL_TIERS' spread) for the
 // whole window, and edgeVisitorExtra, so that a visitor alone behind its
-// address is never blocked.
+// address is never blocked. The page fetches the line at the same pace
+// (the farthest tier while paused or stalled) and asks its position only at
+// its turn (cost.WalkPage; TestEdgeRateLimitLetsAPageThrough).
 func minEdgeRateLimit(p WaitroomProps) int {
 	tiers, err := waitroom.ParsePollTiers(p.PollTiersEnv())
 	fastest := int64(math.MaxInt64)

@@ -6,6 +6,9 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/infra/cost"
 )
 
 const testEdgeRateLimit = 1200
@@ -103,5 +106,31 @@ func TestEdgeRateLimitValidation(t *testing.T) {
 	}
 	if min := minEdgeRateLimit(baseProps().WithDefaults("Waitroom")); min < 30 || min > 1000 {
 		t.Errorf("the least limit with the default poll tiers is %d", min)
+	}
+}
+
+// TestEdgeRateLimitLetsAPageThrough: the page fetches the line at a
+// poller's pace (issue 36), so the least edgeRateLimit, one visitor's polls
+// at the fastest tier, still lets a page visitor through: its line fetches
+// and API requests over a wait of the rule's window, and its page files
+// (edgeVisitorExtra's share), stay under it for every tier table.
+func TestEdgeRateLimitLetsAPageThrough(t *testing.T) {
+	const pageFiles = 10 // the page's files and its config, a reload's worth
+	for _, tiers := range []string{waitroom.DefaultPollTiers, "60:10000,10:5000,0:2000", "0:100"} {
+		p := baseProps()
+		p.PollTiers = tiers
+		limit := minEdgeRateLimit(p.WithDefaults("Waitroom"))
+		cfg, err := cost.ConfigFromEnv(map[string]string{"POLL_TIERS": tiers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := cost.WalkPage(cfg, edgeWindowSeconds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sent := w.ViewerRequests() + pageFiles; sent > limit {
+			t.Errorf("tiers %s: a page visitor sends %d requests in %d s (%d line fetches), over the least edgeRateLimit %d",
+				tiers, sent, edgeWindowSeconds, w.LineFetches, limit)
+		}
 	}
 }

@@ -111,17 +111,71 @@ func TestCloudFrontCachesTheJWKS(t *testing.T) {
 		b["ViewerProtocolPolicy"] != "https-only" {
 		t.Errorf("JWKS behaviour: %s", js(b))
 	}
-	policies := s.resources("AWS::CloudFront::CachePolicy")
-	id := onlyKey(t, policies, "")
-	if js(b["CachePolicyId"]) != js(map[string]any{"Ref": id}) {
-		t.Fatalf("JWKS cache policy %s, want %s", js(b["CachePolicyId"]), id)
-	}
-	cfg := props(policies[id])["CachePolicyConfig"].(map[string]any)
+	cfg := s.cachePolicy(t, b)
 	key := cfg["ParametersInCacheKeyAndForwardedToOrigin"].(map[string]any)
 	if cfg["MinTTL"] != float64(0) || cfg["DefaultTTL"] != float64(0) || cfg["MaxTTL"] != float64(300) ||
 		key["HeadersConfig"].(map[string]any)["HeaderBehavior"] != "none" || key["CookiesConfig"].(map[string]any)["CookieBehavior"] != "none" ||
 		key["QueryStringsConfig"].(map[string]any)["QueryStringBehavior"] != "none" {
 		t.Errorf("JWKS cache policy: %s; want the origin's max-age, at most 300 s, nothing of the viewer's in the key", js(cfg))
+	}
+}
+
+// cachePolicy is the config of the stack's own cache policy a behaviour names.
+func (s *synth) cachePolicy(t *testing.T, b map[string]any) map[string]any {
+	t.Helper()
+	for id, r := range s.resources("AWS::CloudFront::CachePolicy") {
+		if js(b["CachePolicyId"]) == js(map[string]any{"Ref": id}) {
+			return props(r)["CachePolicyConfig"].(map[string]any)
+		}
+	}
+	t.Fatalf("behaviour %s: cache policy %s is not the stack's", b["PathPattern"], js(b["CachePolicyId"]))
+	return nil
+}
+
+// The room's line (issue 36) is CloudFront's to share: one copy per room
+// (the query string room is the whole key: no header, no cookie, no other
+// parameter), kept for the origin's max-age=1, never longer than 2 s; the
+// origin is asked for the room alone, with its secret (on the origin, as
+// for every API path) and nothing of the viewer's. Every other API path is
+// still uncached (TestPageSendsAPIPathsToTheHTTPAPI).
+func TestCloudFrontCachesTheLinePerRoom(t *testing.T) {
+	s := synthesize(t, anonymousProps)
+	dc := s.distribution(t)
+	b := behavior(t, dc, LinePath)
+	if b["TargetOriginId"] != apiOrigin(t, dc)["Id"] || js(b["AllowedMethods"]) != `["GET","HEAD"]` || b["ViewerProtocolPolicy"] != "https-only" ||
+		b["Compress"] != true {
+		t.Errorf("line behaviour: %s; want the API origin, GET and HEAD, HTTPS, compressed", js(b))
+	}
+	cfg := s.cachePolicy(t, b)
+	key := cfg["ParametersInCacheKeyAndForwardedToOrigin"].(map[string]any)
+	if cfg["MinTTL"] != float64(0) || cfg["DefaultTTL"] != float64(1) || cfg["MaxTTL"] != float64(2) {
+		t.Errorf("line TTLs min %v, default %v, max %v; want 0, 1, 2", cfg["MinTTL"], cfg["DefaultTTL"], cfg["MaxTTL"])
+	}
+	if js(key["QueryStringsConfig"]) != js(map[string]any{"QueryStringBehavior": "whitelist", "QueryStrings": []any{"room"}}) ||
+		js(key["HeadersConfig"]) != js(map[string]any{"HeaderBehavior": "none"}) || js(key["CookiesConfig"]) != js(map[string]any{"CookieBehavior": "none"}) {
+		t.Errorf("line cache key: %s; want the query string room alone", js(key))
+	}
+	if key["EnableAcceptEncodingGzip"] != true || key["EnableAcceptEncodingBrotli"] != true {
+		t.Errorf("line answers not compressed: %s", js(key))
+	}
+	var orp map[string]any
+	for id, r := range s.resources("AWS::CloudFront::OriginRequestPolicy") {
+		if js(b["OriginRequestPolicyId"]) == js(map[string]any{"Ref": id}) {
+			orp = props(r)["OriginRequestPolicyConfig"].(map[string]any)
+		}
+	}
+	if orp == nil || js(orp["QueryStringsConfig"]) != js(map[string]any{"QueryStringBehavior": "whitelist", "QueryStrings": []any{"room"}}) ||
+		js(orp["HeadersConfig"]) != js(map[string]any{"HeaderBehavior": "none"}) || js(orp["CookiesConfig"]) != js(map[string]any{"CookieBehavior": "none"}) {
+		t.Errorf("line origin request policy %s (behaviour names %s); want the query string room alone", js(orp), js(b["OriginRequestPolicyId"]))
+	}
+	// CloudFront would keep the line's 404 room_not_found and its 503 ten
+	// seconds (its default error caching minimum, above max-age=1 and
+	// no-store alike): the distribution keeps them a second, the origin's
+	// own answer passed on (no error page).
+	want := []any{map[string]any{"ErrorCachingMinTTL": float64(1), "ErrorCode": float64(404)},
+		map[string]any{"ErrorCachingMinTTL": float64(1), "ErrorCode": float64(503)}}
+	if js(dc["CustomErrorResponses"]) != js(want) {
+		t.Errorf("error caching %s, want %s", js(dc["CustomErrorResponses"]), js(want))
 	}
 }
 

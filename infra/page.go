@@ -137,9 +137,14 @@ func newPage(scope constructs.Construct, p PageProps) *Page {
 			CachePolicy:           awscloudfront.CachePolicy_CACHING_OPTIMIZED(),
 			ResponseHeadersPolicy: pageHeaders(scope, p.ImageOrigins),
 		},
-		AdditionalBehaviors: apiBehaviors(scope, p),
-		WebAclId:            p.WebACLArn,
+		ErrorResponses: lineErrorResponses(),
+		WebAclId:       p.WebACLArn,
 	})
+	// CloudFront matches path patterns in the order listed: /queue/line
+	// before /queue/*, which would otherwise take it.
+	for _, b := range apiBehaviors(scope, p) {
+		pg.Distribution.AddBehavior(jsii.String(b.path), b.origin, b.opts)
+	}
 	pg.URL = awscdk.Fn_Join(jsii.String(""), &[]*string{jsii.String("https://"), pg.Distribution.DistributionDomainName(), jsii.String("/")})
 
 	awss3deployment.NewBucketDeployment(scope, jsii.String("PageFiles"), &awss3deployment.BucketDeploymentProps{
@@ -172,28 +177,105 @@ func pageHeaders(scope constructs.Construct, imageOrigins []string) awscloudfron
 	})
 }
 
+// apiBehavior is one of the API's cache behaviours, in CloudFront's order.
+type apiBehavior struct {
+	path   string
+	origin awscloudfront.IOrigin
+	opts   *awscloudfront.AddBehaviorOptions
+}
+
 // apiBehaviors send the API's paths to the HTTP API on its own domain,
 // with X-Origin-Secret (the value CloudFormation resolves at deploy: a
 // custom header CloudFront adds to every origin request, replacing any a
-// viewer sent). /queue/* and /orders are uncached, with every viewer header
-// (Authorization, X-Queue-Ticket), cookie (wr_ticket) and query string but
-// Host, which must name the API's domain, and CloudFront's own headers,
-// CloudFront-Viewer-Address among them: the managed AllViewerExceptHostHeader
-// policy. No policy of one's own can do it: one may not list Authorization,
-// and "all viewer headers" includes Host. The JWKS is cached (jwksBehavior).
-func apiBehaviors(scope constructs.Construct, p PageProps) *map[string]*awscloudfront.BehaviorOptions {
+// viewer sent, whatever the behaviour's origin request policy). /queue/*
+// and /orders are uncached, with every viewer header (Authorization,
+// X-Queue-Ticket, X-Queue-Place), cookie (wr_ticket, wr_place) and query
+// string but Host, which must name the API's domain, and CloudFront's own
+// headers, CloudFront-Viewer-Address among them: the managed
+// AllViewerExceptHostHeader policy. No policy of one's own can do it: one
+// may not list Authorization, and "all viewer headers" includes Host. The
+// room's line (lineBehavior) and the JWKS (jwksBehavior) are cached; the
+// line comes first, or /queue/* would take it.
+func apiBehaviors(scope constructs.Construct, p PageProps) []apiBehavior {
 	origin := awscloudfrontorigins.NewHttpOrigin(jsii.String(p.APIDomain), &awscloudfrontorigins.HttpOriginProps{
 		ProtocolPolicy: awscloudfront.OriginProtocolPolicy_HTTPS_ONLY,
 		CustomHeaders:  &map[string]*string{OriginSecretHeader: jsii.String("{{resolve:ssm:" + p.OriginSecretSSMParameter + "}}")},
 	})
-	behavior := &awscloudfront.BehaviorOptions{
-		Origin:               origin,
+	uncached := &awscloudfront.AddBehaviorOptions{
 		ViewerProtocolPolicy: awscloudfront.ViewerProtocolPolicy_HTTPS_ONLY,
 		AllowedMethods:       awscloudfront.AllowedMethods_ALLOW_ALL(),
 		CachePolicy:          awscloudfront.CachePolicy_CACHING_DISABLED(),
 		OriginRequestPolicy:  awscloudfront.OriginRequestPolicy_ALL_VIEWER_EXCEPT_HOST_HEADER(),
 	}
-	return &map[string]*awscloudfront.BehaviorOptions{"/queue/*": behavior, "/orders": behavior, JWKSPath: jwksBehavior(scope, origin)}
+	return []apiBehavior{
+		{LinePath, origin, lineBehavior(scope)},
+		{"/queue/*", origin, uncached},
+		{"/orders", origin, uncached},
+		{JWKSPath, origin, jwksBehavior(scope)},
+	}
+}
+
+// The line's cache TTLs: the origin says max-age=1 (docs/API.md, GET
+// /queue/line); without a Cache-Control CloudFront keeps it LineDefaultTTL,
+// and never longer than LineMaxTTL, so that a closed room or a moved front
+// reaches every page within two seconds.
+const (
+	LineMaxAgeSeconds     = 1 // the origin's Cache-Control: public, max-age=1
+	LineDefaultTTLSeconds = LineMaxAgeSeconds
+	LineMaxTTLSeconds     = 2
+	// LineRoomParam is the line's one query string, its room.
+	LineRoomParam = "room"
+)
+
+// lineErrorResponses: CloudFront keeps an error at least its error caching
+// minimum TTL, 10 s unless set, whatever the origin's max-age says, and
+// keeps a 503 that long though it says no-store (it honours no-store only
+// for 404, 410, 414 and 501: CloudFront Developer Guide, "Control how long
+// CloudFront caches errors"). The line's 404 room_not_found (max-age=1) and
+// its 503 (store unavailable) are kept a second, as its answers are: a room
+// made a moment ago is seen within a second, and an outage's end too, while
+// each edge still asks the origin at most once a second. The setting is
+// the distribution's: the page's files and the uncached API paths keep
+// such errors no longer than a second either. No error page: the answer
+// is the origin's own.
+func lineErrorResponses() *[]*awscloudfront.ErrorResponse {
+	var out []*awscloudfront.ErrorResponse
+	for _, status := range []float64{404, 503} {
+		out = append(out, &awscloudfront.ErrorResponse{HttpStatus: jsii.Number(status), Ttl: awscdk.Duration_Seconds(jsii.Number(LineMaxAgeSeconds))})
+	}
+	return &out
+}
+
+// lineBehavior caches GET /queue/line at the edge: one copy per room (the
+// query string room is the whole cache key: no header, no cookie, no other
+// parameter, so a visitor's cache-busting parameter or cookie cannot split
+// it), for the origin's max-age of a second. The origin is asked only for
+// that room, with nothing of the viewer's: the line answers every visitor
+// of a room with the same bytes, and needs no identity (the route is
+// public). X-Origin-Secret rides on the origin as for every API path.
+// Compressed: the body is JSON.
+func lineBehavior(scope constructs.Construct) *awscloudfront.AddBehaviorOptions {
+	return &awscloudfront.AddBehaviorOptions{
+		ViewerProtocolPolicy: awscloudfront.ViewerProtocolPolicy_HTTPS_ONLY,
+		AllowedMethods:       awscloudfront.AllowedMethods_ALLOW_GET_HEAD(),
+		CachePolicy: awscloudfront.NewCachePolicy(scope, jsii.String("LineCache"), &awscloudfront.CachePolicyProps{
+			Comment:                    jsii.String("Waitroom line: one copy per room, the origin's max-age of 1 s, at most 2 s"),
+			MinTtl:                     awscdk.Duration_Seconds(jsii.Number(0)),
+			DefaultTtl:                 awscdk.Duration_Seconds(jsii.Number(LineDefaultTTLSeconds)),
+			MaxTtl:                     awscdk.Duration_Seconds(jsii.Number(LineMaxTTLSeconds)),
+			HeaderBehavior:             awscloudfront.CacheHeaderBehavior_None(),
+			CookieBehavior:             awscloudfront.CacheCookieBehavior_None(),
+			QueryStringBehavior:        awscloudfront.CacheQueryStringBehavior_AllowList(jsii.String(LineRoomParam)),
+			EnableAcceptEncodingGzip:   jsii.Bool(true),
+			EnableAcceptEncodingBrotli: jsii.Bool(true),
+		}),
+		OriginRequestPolicy: awscloudfront.NewOriginRequestPolicy(scope, jsii.String("LineOriginRequest"), &awscloudfront.OriginRequestPolicyProps{
+			Comment:             jsii.String("Waitroom line: the room alone, nothing of the viewer's"),
+			HeaderBehavior:      awscloudfront.OriginRequestHeaderBehavior_None(),
+			CookieBehavior:      awscloudfront.OriginRequestCookieBehavior_None(),
+			QueryStringBehavior: awscloudfront.OriginRequestQueryStringBehavior_AllowList(jsii.String(LineRoomParam)),
+		}),
+	}
 }
 
 // OriginSecretHeader carries ORIGIN_SECRET from CloudFront to the functions.
@@ -208,10 +290,9 @@ const JWKSMaxAgeSeconds = 300
 // its Cache-Control allows, at most JWKSMaxAgeSeconds, one copy for every
 // viewer (nothing of the request in the key), so that every shop verifier's
 // fetch within five minutes is answered by CloudFront, not the position
-// function. Without a Cache-Control (a 404: no keys) nothing is kept.
-func jwksBehavior(scope constructs.Construct, origin awscloudfront.IOrigin) *awscloudfront.BehaviorOptions {
-	return &awscloudfront.BehaviorOptions{
-		Origin:               origin,
+// function. A 404 (no keys) is kept a second (lineErrorResponses).
+func jwksBehavior(scope constructs.Construct) *awscloudfront.AddBehaviorOptions {
+	return &awscloudfront.AddBehaviorOptions{
 		ViewerProtocolPolicy: awscloudfront.ViewerProtocolPolicy_HTTPS_ONLY,
 		AllowedMethods:       awscloudfront.AllowedMethods_ALLOW_GET_HEAD(),
 		CachePolicy: awscloudfront.NewCachePolicy(scope, jsii.String("JwksCache"), &awscloudfront.CachePolicyProps{

@@ -58,7 +58,9 @@ func TestPageServedFromS3ThroughCloudFront(t *testing.T) {
 
 // /queue/* and /orders reach the HTTP API's domain through the same
 // distribution: every method, no caching, viewer headers and cookies passed
-// on; the JWKS too, cached (TestCloudFrontCachesTheJWKS).
+// on; the room's line and the JWKS too, cached (TestCloudFrontCachesTheLine,
+// TestCloudFrontCachesTheJWKS). CloudFront takes the first pattern that
+// matches, so the line must come before /queue/*.
 func TestPageSendsAPIPathsToTheHTTPAPI(t *testing.T) {
 	_, _, tpl := pageStack(t, PageProps{})
 	raw, _ := json.Marshal(tpl.ToJSON())
@@ -68,20 +70,22 @@ func TestPageSendsAPIPathsToTheHTTPAPI(t *testing.T) {
 	}
 	dc := (&synth{json: doc}).distribution(t)
 	api := apiOrigin(t, dc)
-	paths := map[string]bool{}
+	var paths []string
 	for _, b := range asSlice(dc["CacheBehaviors"]) {
 		bm := b.(map[string]any)
-		paths[bm["PathPattern"].(string)] = true
+		path := bm["PathPattern"].(string)
+		paths = append(paths, path)
 		if bm["TargetOriginId"] != api["Id"] || bm["ViewerProtocolPolicy"] != "https-only" {
-			t.Errorf("behavior %s: %s (API origin %s)", bm["PathPattern"], js(bm), api["Id"])
+			t.Errorf("behavior %s: %s (API origin %s)", path, js(bm), api["Id"])
 		}
-		if bm["PathPattern"] != JWKSPath && (!strings.Contains(js(bm["AllowedMethods"]), "POST") ||
+		cached := path == JWKSPath || path == LinePath
+		if !cached && (!strings.Contains(js(bm["AllowedMethods"]), "POST") ||
 			bm["CachePolicyId"] != cachingDisabled || bm["OriginRequestPolicyId"] != allViewerExceptHost) {
-			t.Errorf("behavior %s: %s", bm["PathPattern"], js(bm))
+			t.Errorf("behavior %s: %s, want every method, no caching, every viewer header but Host", path, js(bm))
 		}
 	}
-	if !paths["/queue/*"] || !paths["/orders"] || !paths[JWKSPath] || len(paths) != 3 {
-		t.Errorf("API paths behind the distribution: %v; want /queue/*, /orders and the JWKS", paths)
+	if want := []string{LinePath, "/queue/*", "/orders", JWKSPath}; js(paths) != js(want) {
+		t.Errorf("API paths behind the distribution, in CloudFront's order: %v; want %v", paths, want)
 	}
 }
 

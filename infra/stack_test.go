@@ -335,6 +335,7 @@ func TestRoutesAuthorizerAndNoRouteToAdmit(t *testing.T) {
 		"GET /queue/position": FnPosition,
 		"POST /orders":        FnOrderGate,
 		"GET " + JWKSPath:     FnPosition,
+		"GET " + LinePath:     FnPosition,
 	}
 	routes := s.resources("AWS::ApiGatewayV2::Route")
 	if len(routes) != len(wantRoutes)+len(adminRoutes) {
@@ -351,7 +352,7 @@ func TestRoutesAuthorizerAndNoRouteToAdmit(t *testing.T) {
 			t.Errorf("unexpected route %q", key)
 			continue
 		}
-		if key == "GET "+JWKSPath { // public: origins fetch the keys without a user
+		if key == "GET "+JWKSPath || key == "GET "+LinePath { // public: origins fetch the keys, pages the line, without a user
 			if p["AuthorizationType"] != nil && p["AuthorizationType"] != "NONE" {
 				t.Errorf("route %s: authorization %v, want none", key, p["AuthorizationType"])
 			}
@@ -419,7 +420,7 @@ func TestAdmitScheduleAndInvokePermissions(t *testing.T) {
 	want := map[string][]string{
 		FnAdmit:     {"events.amazonaws.com"},
 		FnEnter:     {"apigateway.amazonaws.com"},
-		FnPosition:  {"apigateway.amazonaws.com", "apigateway.amazonaws.com"}, // its route and the JWKS
+		FnPosition:  {"apigateway.amazonaws.com", "apigateway.amazonaws.com", "apigateway.amazonaws.com"}, // its route, the JWKS and the line
 		FnOrderGate: {"apigateway.amazonaws.com"},
 	}
 	for range adminRoutes { // one permission per admin route, each scoped to its route
@@ -428,8 +429,8 @@ func TestAdmitScheduleAndInvokePermissions(t *testing.T) {
 	if js(invokers) != js(want) {
 		t.Errorf("invoke permissions = %v, want %v", invokers, want)
 	}
-	if len(perms) != 5+len(adminRoutes) {
-		t.Errorf("%d Lambda permissions, want %d", len(perms), 5+len(adminRoutes))
+	if len(perms) != 6+len(adminRoutes) {
+		t.Errorf("%d Lambda permissions, want %d", len(perms), 6+len(adminRoutes))
 	}
 }
 

@@ -25,6 +25,7 @@ var createOnly = map[string][]string{
 	"AWS::CloudFront::CachePolicy":           {},
 	"AWS::CloudFront::Distribution":          {},
 	"AWS::CloudFront::OriginAccessControl":   {},
+	"AWS::CloudFront::OriginRequestPolicy":   {},
 	"AWS::CloudFront::ResponseHeadersPolicy": {},
 	"AWS::CloudWatch::Alarm":                 {"AlarmName"},
 	"AWS::CloudWatch::Dashboard":             {"DashboardName"},

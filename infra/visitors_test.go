@@ -78,7 +78,7 @@ func TestAnonymousVisitorsStack(t *testing.T) {
 	s.tpl.HasOutput(jsii.String("PageUrl"), map[string]any{})
 }
 
-var wantRouteKeys = []string{"POST /queue/enter", "GET /queue/position", "POST /orders", "GET " + JWKSPath}
+var wantRouteKeys = []string{"POST /queue/enter", "GET /queue/position", "POST /orders", "GET " + JWKSPath, "GET " + LinePath}
 
 // The page's distribution sends /queue/* and /orders to this stack's own
 // HTTP API: the page and the API share one origin, no CORS is involved.

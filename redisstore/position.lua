@@ -3,10 +3,12 @@
 -- from users in it, who hold no token (admission takes a user out of the
 -- line and writes its token in one script), so their poll reads no record.
 -- KEYS[1] the room's hash (settings.lua)  KEYS[2] line (sorted set: line.lua)  KEYS[3] the user's entry-token record
--- KEYS[4] budget  KEYS[5] live tokens  KEYS[6] places (line.lua)
+-- KEYS[4] budget  KEYS[5] live tokens  KEYS[6] places  KEYS[7] sequence counter (line.lua)
 -- ARGV[1] user  ARGV[2..4] the limiter's time and the fields of the caller's and its
 --   address's buckets (ratelimit.lua)
--- ARGV[5] 'seat' for a live stream's read (Store.Seat): a WAITING answer then
+-- ARGV[5] the number of the place the caller's credential carries ('0': none),
+--   restored if the store lost it (restore.lua)
+-- ARGV[6] 'seat' for a live stream's read (Store.Seat): a WAITING answer then
 --   carries two more elements, the place's sequence number and 1, or 0 in a
 --   room with stored settings, whose answers depend on more than the line,
 --   or while the sorted set may hold anyone, whose places are not consecutive
@@ -35,8 +37,14 @@ if front and front > 0 then
 else
   rank, seq = placeOf(KEYS[2], KEYS[6], ARGV[1], queued, s[4])
 end
-if not rank then
+-- Not in line: a token holder's READY, else a place a failover lost, put
+-- back at the number the caller's credential carries (restore.lua).
+if not rank and (ARGV[5] == '0' or redis.call('EXISTS', KEYS[3]) == 1 or
+    not restore(KEYS[2], KEYS[6], KEYS[7], ARGV[1], tonumber(ARGV[5]), s[4])) then
   return heldOr('NOT_IN_QUEUE', KEYS[3], room)
+end
+if not rank then
+  rank, seq = placeOf(KEYS[2], KEYS[6], ARGV[1], nil, nil)
 end
 if roomHas(room, scheduledBit) then -- the clock only for a scheduled opening
   local _, nowMs = serverTime()
@@ -45,7 +53,7 @@ if roomHas(room, scheduledBit) then -- the clock only for a scheduled opening
   end
 end
 local out = answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, KEYS[4], KEYS[5], stallHorizonMs, stallAfterUs), queued and tonumber(queued))
-if ARGV[5] == 'seat' then
+if ARGV[6] == 'seat' then
   local _, sorted = frontOf(s[4])
   table.insert(out, tonumber(seq))
   table.insert(out, (room.stored or sorted) and 0 or 1)

@@ -42,6 +42,8 @@ var (
 	roomLua string
 	//go:embed line.lua
 	lineLua string
+	//go:embed restore.lua
+	restoreLua string
 	//go:embed status.lua
 	statusLua string
 	//go:embed settings_set.lua
@@ -95,10 +97,10 @@ func limitedSources(head string) map[string]string {
 	// Each script carries only the functions it calls: every function
 	// defined is a closure made at every call.
 	rooms := head + settingsLua + "\n" + roomLua + "\n" + rateLimitLua + "\n" + visitLua + "\n"
-	enter := rooms + admissionLua + "\n" + challengeLua + "\n" + lineLua + "\n" + enterLua
+	enter := rooms + admissionLua + "\n" + challengeLua + "\n" + lineLua + "\n" + restoreLua + "\n" + enterLua
 	return map[string]string{
 		"enter.lua":       enter,
-		"position.lua":    rooms + lineLua + "\n" + positionLua,
+		"position.lua":    rooms + lineLua + "\n" + restoreLua + "\n" + positionLua,
 		"accept.lua":      rooms + challengeLua + "\n" + acceptLua,
 		"order_begin.lua": head + rateLimitLua + "\n" + orderBeginLua,
 		"apply.lua":       head + applyHead + strings.TrimPrefix(enter, head) + "\n" + applyTail,
@@ -258,7 +260,7 @@ func checkUser(user string) error {
 
 // positionKeys are position.lua's keys, Position's and Seat's.
 func (r roomKeys) positionKeys(user string) []string {
-	return []string{r.settings(), r.line(), r.token(user), r.budget(), r.tokens(), r.places()}
+	return []string{r.settings(), r.line(), r.token(user), r.budget(), r.tokens(), r.places(), r.seq()}
 }
 
 // idempotency names the answer of user's key; the user's length comes first
@@ -306,7 +308,7 @@ func (s *Store) runEnter(ctx context.Context, script *luaScript, room string, c 
 	}
 	ms, challenge := challengeOf(c, k)
 	keys = append(append(keys, k.admits(), k.queue(), k.places()), challenge...)
-	args := append(s.limited(c, []any{user, draw}, visitorBuckets), ms, room+"."+token)
+	args := append(s.limited(c, []any{user, draw}, visitorBuckets), ms, room+"."+token, c.Place)
 	keys, args = append(keys, extraKeys...), append(args, extraArgs...)
 	var res *redis.Cmd
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -376,7 +378,7 @@ func (s *Store) Position(ctx context.Context, room string, c waitroom.Caller) (w
 	}
 	k := roomKeys(room)
 	keys := k.positionKeys(c.User)
-	args := s.limited(c, []any{c.User}, callerBuckets)
+	args := append(s.limited(c, []any{c.User}, callerBuckets), c.Place)
 	reply, err := s.runPosition(ctx, room, keys, args)
 	if err != nil {
 		return waitroom.Standing{}, waitroom.Unavailable(err)

@@ -69,3 +69,72 @@ func TestNumbersAndTheViewTellPositions(t *testing.T) {
 		}
 	})
 }
+
+// An acknowledged place survives a failover that lost the write which
+// made it: the caller's credential carries the number, and its next enter
+// or poll puts the place back at that number (the replica's counter is
+// behind, so a newcomer may share it). Everyone is admitted, in number
+// order; a number the line has passed is not put back.
+func TestALostPlaceComesBackAtItsNumber(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		cfg := testConfig()
+		cfg.AdmitRatePerSec = 20 // batches of 2
+		s, rdb := newStore(t, engine, cfg)
+		as := func(user string, place int64) waitroom.Caller {
+			c := waitroom.Unlimited(user)
+			c.Place = place
+			return c
+		}
+		numbers := map[string]int64{}
+		for _, u := range []string{"a", "b", "c", "d", "e"} {
+			st, err := s.Enter(ctx, "r", as(u, 0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			numbers[u] = st.Number
+		}
+		// The failover: the replica never had d's and e's enters.
+		rdb.LTrim(ctx, "wr:{r}:queue", 0, 2)
+		rdb.HDel(ctx, "wr:{r}:places", "d", "e")
+		if st, _ := s.Position(ctx, "r", as("d", 0)); st.Status != waitroom.NotInQueue {
+			t.Fatalf("d after the failover, without its place: %+v", st)
+		}
+		late, err := s.Enter(ctx, "r", as("f", 0)) // numbered as d was: the counter is behind
+		if err != nil || late.Number != numbers["d"] {
+			t.Fatalf("f: %+v %v", late, err)
+		}
+		if st, err := s.Position(ctx, "r", as("d", numbers["d"])); err != nil || st.Status != waitroom.Waiting || st.Position != 4 {
+			t.Errorf("d polls with its place: %+v %v", st, err)
+		}
+		if st, err := s.Enter(ctx, "r", as("e", numbers["e"])); err != nil || st.Status != waitroom.Waiting || st.Position != 6 || st.Joined {
+			t.Errorf("e enters with its place: %+v %v", st, err)
+		}
+		var order []string
+		for len(order) < 6 {
+			b, err := s.AdmitBatch(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range b.Rooms {
+				for _, a := range r.Admitted {
+					order = append(order, a.User)
+				}
+			}
+			time.Sleep(110 * time.Millisecond)
+		}
+		tied := map[string]bool{order[3]: true, order[4]: true}
+		if fmt.Sprint(order[:3]) != "[a b c]" || order[5] != "e" || !tied["d"] || !tied["f"] {
+			t.Errorf("admitted %q, want a b c, then d and f (one number), then e", order)
+		}
+		if st, _ := s.Position(ctx, "r", as("a", numbers["a"])); st.Status != waitroom.Ready {
+			t.Errorf("a, admitted: %+v", st)
+		}
+		if _, err := rdb.Del(ctx, "wr:{r}:u:a").Result(); err != nil {
+			t.Fatal(err)
+		}
+		if st, _ := s.Position(ctx, "r", as("a", numbers["a"])); st.Status != waitroom.NotInQueue {
+			t.Errorf("a, whose number the line passed, came back: %+v", st)
+		}
+	})
+}

@@ -21,9 +21,11 @@ func perRequestDoc(def Priced) string {
 			"measurement lacks. At 2 ms billed the position line doubles (+%s per million).", MeasuredEnterMs, MeasuredPositionMs, MeasuredOrderMs,
 			DefaultOptions.OrderAPIMs, billedMs(MeasuredOrderMs+DefaultOptions.OrderAPIMs), usd(itemUSD(def.R.PerMillion, "Lambda duration position")))},
 		{"ElastiCache ECPU", fmt.Sprintf("1 ECPU per simple command moving ≤ 1 KB; a script counts as the commands it runs (`redisstore/*.lua`, "+
-			"README \"Redis round trips\"). Enter %d (script and `SADD`), position %d while waiting and %d when READY, order %d, admission %d per "+
-			"admitted user plus %d per room and %d `SMEMBERS` per batch", ECPUEnter, ECPUPositionWaiting, ECPUPositionReady, ECPUOrder, ECPUAdmitUser,
-			ECPUAdmitRoom, ECPUAdmitBatch)},
+			"README \"Redis round trips\"). Enter %d (script and `SADD`); position %d while waiting with its place (answered from the room's view), "+
+			"%d within the next batch of its turn (the store answers) and %d when READY; a read of the room's view %d, each process reading it at "+
+			"most %d times a second per room for every poll and line request meanwhile (%d warm position instances a room, `cost.ViewReaders`, an "+
+			"allowance); order %d, admission %d per admitted user plus %d per room and %d `SMEMBERS` per batch", ECPUEnter, ECPUPositionWaiting,
+			ECPUPositionNear, ECPUPositionReady, ECPUView, ViewReadsPerSecond, ViewReaders, ECPUOrder, ECPUAdmitUser, ECPUAdmitRoom, ECPUAdmitBatch)},
 		{"admission", "While a line exists, each invocation runs all its batches. The per-visitor share is the extra billed time over an idle " +
 			"invocation × the invocations the line spans (`visitors / rate / schedule period`)"},
 		{"CloudWatch Logs", fmt.Sprintf("%s per GB ingested plus %s per GB-month kept, counted uncompressed (an upper bound; AWS bills stored "+
@@ -105,6 +107,15 @@ func pageDoc(page, def Priced) (string, error) {
 	}
 	fmt.Fprintf(&b, "Idle, the page adds (configuration `page`, idle %s a month in all):\n\n%s\n", usd(page.R.IdleMonthlyUSD),
 		mdTable([]string{"item", "a month", "how"}, itemRows(cf(page.R.Idle))))
+	w := page.M.Walk
+	d := def.M.Walk
+	fmt.Fprintf(&b, "A visitor of the page waiting %g s follows the room's line at a poller's pace (its tier of `POLL_TIERS`, never later "+
+		"than its turn): %d line fetches, which CloudFront answers from its copy (billed as CloudFront requests and bytes, no function runs), "+
+		"and %d function calls (enter, %d position at its turn, order), where a client polling its position makes %d (%d polls). The origin "+
+		"sees about %d line requests a second per room (`cost.LineOriginPerRoomPerSecond`, an allowance, not a measurement), %s a visitor at "+
+		"%g admitted a second, billed as API Gateway and Lambda requests.\n\n", page.Opt.WaitSeconds, w.LineFetches, w.Requests(),
+		w.WaitingPolls+w.ReadyPolls, d.Requests(), d.WaitingPolls+d.ReadyPolls, LineOriginPerRoomPerSecond, count(w.LineOrigin),
+		page.M.Config.AdmitRatePerSec)
 	fmt.Fprintf(&b, "Per million visitors in the US:\n\n%s\n", mdTable([]string{"item", "per million", "how"}, itemRows(cf(page.R.PerMillion))))
 	rows, err := viewerRows(page)
 	if err != nil {
@@ -117,7 +128,7 @@ func pageDoc(page, def Priced) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	req := float64(page.R.RequestsPerVisitor)
+	req := float64(w.ViewerRequests())
 	free := math.Min(10e6/(float64(files)+req), 1e12/(bytes+req*APIAnswerBytes))
 	fmt.Fprintf(&b, "The page is %s bytes in %d files (and `waitroom/config.json`). CloudFront's always-free 10 million requests and 1 TB "+
 		"a month, left out of the bills, would cover the first %s visitors of a month. The page is same-origin, so its browsers send no "+

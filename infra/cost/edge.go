@@ -16,8 +16,9 @@ func edgeIdleItems(inv Inventory, p Prices) []Item {
 }
 
 // edgePerMillion: the web ACL sits on the page's distribution and inspects
-// every request CloudFront takes, the page's files and every API request
-// (the same count as CloudFront's HTTPS requests, pagePerMillion).
+// every request CloudFront takes, the page's files and every API request,
+// the line fetches it answers from its cache too (the same count as
+// CloudFront's HTTPS requests, pagePerMillion).
 func edgePerMillion(inv Inventory, w Walk, p Prices) ([]Item, error) {
 	if len(inv.WebACLs) == 0 {
 		return nil, nil
@@ -29,7 +30,7 @@ func edgePerMillion(inv Inventory, w Walk, p Prices) ([]Item, error) {
 	if err != nil {
 		return nil, err
 	}
-	perVisitor := float64(files + w.Requests())
+	perVisitor := float64(files + w.ViewerRequests())
 	return []Item{{"AWS WAF requests (edge rate rule)", fmt.Sprintf("%.0f a visitor: every request through CloudFront, × %s a million",
 		perVisitor, money(p.WAFRequest.USD*1e6)), Visitors * perVisitor * float64(len(inv.WebACLs)) * p.WAFRequest.USD}}, nil
 }

@@ -26,9 +26,22 @@ const (
 	// wr:rooms. The SET and ZADD of a new second's mark run at most once a
 	// second per room and are left out.
 	ECPUEnter = 8
-	// EVALSHA position while waiting: GET, ZRANK; once READY: GET.
-	ECPUPositionWaiting = 2
-	ECPUPositionReady   = 1
+	// A waiting poll that carries its place (an anonymous visitor's
+	// ticket, an account's signed place) is answered from the process's
+	// view of the room: no command of its own (its share of the view's
+	// reads is ECPUView's). Within the next batch of its turn (Walk's
+	// NearPolls) it asks the store, EVALSHA position: HMGET, the limiter's
+	// HSET, HGET of its place, and the stall check near the front (TIME,
+	// HMGET; a ZCARD more with maxActive, left out). READY: HMGET, HSET,
+	// HGET (no place any more), GET of its token.
+	ECPUPositionWaiting = 0
+	ECPUPositionNear    = 5
+	ECPUPositionReady   = 4
+	// One read of a room's view (Store.View): HMGET, HMGET, ZCARD in one
+	// pipeline. A process reads it at most once per waitroom.ViewMaxAge
+	// (ViewReadsPerSecond, 10 a second) for every poll with a place and
+	// every GET /queue/line at the origin meanwhile (viewReads).
+	ECPUView = 3
 	// order_begin with an Idempotency-Key (GET, GET, SET NX PX), then
 	// order_commit (GET, DEL, ZREM, SET EX, GET, DEL).
 	ECPUOrder = 9
@@ -86,7 +99,13 @@ func Measure(inv Inventory, opt Options) (Measured, error) {
 	if m.Config, err = ConfigFromEnv(pos.Env); err != nil {
 		return Measured{}, fmt.Errorf("cost: the position function's environment: %w", err)
 	}
-	if m.Walk, err = WalkVisitor(m.Config, opt.WaitSeconds); err != nil {
+	// With the page's distribution the visitors are the page's, following
+	// the cached line; without it, clients poll their position.
+	walk := WalkVisitor
+	if inv.Distributions > 0 {
+		walk = WalkPage
+	}
+	if m.Walk, err = walk(m.Config, opt.WaitSeconds); err != nil {
 		return Measured{}, err
 	}
 	admitCfg, err := ConfigFromEnv(admit.Env)

@@ -45,7 +45,8 @@ func TestParseFixture(t *testing.T) {
 }
 
 // handMeasured stands in for Measure so that the arithmetic is pinned on
-// its own: a visitor polls 9 times WAITING and once READY; an idle admit
+// its own: a visitor polls 9 times WAITING (the last within the next batch
+// of its turn: the store answers it) and once READY; an idle admit
 // invocation is one batch in 1 ms, one with a line 778 batches in 70 s.
 func handMeasured(t *testing.T) Measured {
 	cfg, err := ConfigFromEnv(map[string]string{"ADMIT_RATE_PER_SEC": "100"})
@@ -54,7 +55,7 @@ func handMeasured(t *testing.T) Measured {
 	}
 	return Measured{
 		Config: cfg,
-		Walk:   Walk{Position: 30000, WaitingPolls: 9, ReadyPolls: 1, ReadyAfterMs: 300_000},
+		Walk:   Walk{Position: 30000, WaitingPolls: 9, NearPolls: 1, ReadyPolls: 1, ReadyAfterMs: 300_000},
 		// The idle run's one metric line ingests 100 B with its overhead.
 		IdleAdmit:    AdmitRun{Seconds: 0.001, Batches: 1, Flushes: 1, EMF: []string{strings.Repeat("x", 100-EventOverheadBytes)}},
 		BusyAdmit:    AdmitRun{Seconds: 70, Batches: 778, Rooms: 1, Flushes: 70},
@@ -104,7 +105,7 @@ func TestFixtureArithmetic(t *testing.T) {
 		"Lambda duration position":                      10e6 * 0.001 * 0.25 * 0.0000133334,         //
 		"Lambda duration order-gate":                    1e6 * 0.100 * 0.25 * 0.0000166667,          // 0.63 + 99 ms → 100 ms, x86
 		"Lambda duration admit (while the line exists)": line * 69.999 * 0.125 * 0.0000133334,       // 70,000 − 1 ms
-		"ElastiCache ECPU":                              (39e6 + line*(778*10-1)) * 0.0023e-6,       // 8 + 9×2 + 1 + 9 + 3 a visitor
+		"ElastiCache ECPU":                              (32e6 + line*(778*10-1)) * 0.0023e-6,       // 8 + 8×0 + 5 + 4 + 9 + 3 + 3 a visitor: its 10 polls read the view, at most 10 × 10 a second over 100 admitted: 1 read
 		"CloudWatch Logs enter":                         0.2*0.50 + 0.2*30/days*0.03,                // 200 B a visitor
 		"CloudWatch Logs position":                      0,                                          // no EMF, no platform lines
 		"CloudWatch Logs order-gate":                    0.3*0.50 + 0.3*30/days*0.03,                // 300 B a visitor
@@ -112,11 +113,11 @@ func TestFixtureArithmetic(t *testing.T) {
 		"CloudWatch custom metrics (event)":             25 * 3 / 730.0 * 0.30,                      // 3 hours of line
 		"NAT gateway data (orders)":                     4.096 * 0.045,                              // 4,096 B an order
 	}
-	checkItems(t, "per million", r.PerMillion, perMillion, 15.45218456845371)
+	checkItems(t, "per million", r.PerMillion, perMillion, 15.43608456845371)
 	if r.RequestsPerVisitor != 12 {
 		t.Errorf("requests per visitor %d, want 12", r.RequestsPerVisitor)
 	}
-	if s := r.Summary(); s.IdleMonthlyUSD != 61.44 || s.PerMillionUSD != 15.45 {
+	if s := r.Summary(); s.IdleMonthlyUSD != 61.44 || s.PerMillionUSD != 15.44 {
 		t.Errorf("summary %+v", s)
 	}
 }
@@ -170,6 +171,81 @@ func TestWalkVisitor(t *testing.T) {
 		if w.WaitingPolls != c.waiting || w.ReadyPolls != c.ready || w.Requests() != c.total {
 			t.Errorf("%s, %g s: %+v (%d requests), want %d waiting, %d ready, %d requests", c.tiers, c.wait, w, w.Requests(), c.waiting, c.ready, c.total)
 		}
+	}
+}
+
+// The page behind CloudFront (issue 36) follows the room's line at a
+// poller's pace and asks its position only at its turn. At 1 admitted a
+// second and a 10-s tier, a visitor 30 s back fetches the line at 10, 20
+// and 30 s, the front it sees half a second old (positions 21, 11, 1):
+// the last puts its turn (1 s + 0.75 of an interval) before its tier, so
+// it asks its position then, READY at 31.75 s. Enter, one poll, order;
+// where a poller of its position polls at 10, 20 (WAITING) and 30 s.
+func TestWalkPage(t *testing.T) {
+	cases := []struct {
+		tiers          string
+		fetches, ready int
+		readyAfterMs   int64
+	}{
+		{"0:10000", 3, 1, 31750},
+		// The tier is longer than the wait: no line fetch, its position
+		// at its turn (30 s + 0.75 of a 1-s interval), READY.
+		{"0:60000", 0, 1, 30750},
+	}
+	for _, c := range cases {
+		cfg, err := ConfigFromEnv(map[string]string{"ADMIT_RATE_PER_SEC": "1", "ADMIT_INTERVAL_MS": "1000", "POLL_TIERS": c.tiers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := WalkPage(cfg, 30)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.LineFetches != c.fetches || w.WaitingPolls != 0 || w.ReadyPolls != c.ready || w.ReadyAfterMs != c.readyAfterMs ||
+			w.Requests() != 3 || w.ViewerRequests() != 3+c.fetches {
+			t.Errorf("page, %s, 30 s at 1/s: %+v (%d requests, %d through CloudFront), want %d line fetches, no waiting and %d ready poll at %d ms",
+				c.tiers, w, w.Requests(), w.ViewerRequests(), c.fetches, c.ready, c.readyAfterMs)
+		}
+		// The origin sees each room's line LineOriginPerRoomPerSecond times a
+		// second while the line lasts; a visitor carries 20/1 of them here.
+		if w.LineOrigin != LineOriginPerRoomPerSecond || w.Invocations() != 3+LineOriginPerRoomPerSecond {
+			t.Errorf("line origin share %g, invocations %g; want %d and %d", w.LineOrigin, w.Invocations(), LineOriginPerRoomPerSecond, 3+LineOriginPerRoomPerSecond)
+		}
+	}
+}
+
+// The page's pace is a poller's (the lead's rule for app.js): it makes no
+// more line fetches than a client polling its position makes polls, and
+// the issue's bound holds, at most 4 function calls however long the wait
+// (enter, position at the turn, order), where a client polling its
+// position by the default tiers makes 32 in 30 minutes.
+func TestWalkPageKeepsAPollersPace(t *testing.T) {
+	for _, tiers := range []string{waitroom.DefaultPollTiers, "60:10000,10:5000,0:2000"} {
+		cfg, err := ConfigFromEnv(map[string]string{"POLL_TIERS": tiers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, wait := range []float64{0, 1, 30, 300, 1800, 7200} {
+			page, err := WalkPage(cfg, wait)
+			poller, err2 := WalkVisitor(cfg, wait)
+			if err != nil || err2 != nil {
+				t.Fatal(err, err2)
+			}
+			if page.Requests() > 4 || page.ReadyPolls != 1 || page.LineFetches > poller.WaitingPolls+poller.ReadyPolls {
+				t.Errorf("%s, %g s: page %+v (%d function calls), poller %+v; want at most 4 calls, READY once, no more line fetches than polls",
+					tiers, wait, page, page.Requests(), poller)
+			}
+		}
+	}
+	def, err := ConfigFromEnv(map[string]string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, _ := WalkVisitor(def, 1800); w.Requests() != 32 {
+		t.Errorf("polling client, 30 min: %d requests, want 32", w.Requests())
+	}
+	if w, _ := WalkPage(def, 300); w.LineFetches != 5 || w.Requests() != 3 {
+		t.Errorf("page, 5 min: %+v, want 5 line fetches (at 60, 120, … 300 s) and 3 function calls", w)
 	}
 }
 

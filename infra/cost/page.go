@@ -11,7 +11,8 @@ import (
 // response headers (content type, date, cache and security headers, the
 // ticket cookie) and a position body with its ticket. An estimate rounded
 // up from the answers of the local runner's tests, not a measurement of
-// CloudFront.
+// CloudFront; the line's answers (no ticket, no cookie) are smaller and
+// are counted at this size too, an upper bound.
 const APIAnswerBytes = 700
 
 // pageFiles is the waiting page as CloudFront serves it: the files under
@@ -51,7 +52,8 @@ func pageIdleItems(inv Inventory, p Prices) ([]Item, error) {
 
 // pagePerMillion: every visitor loads the page once and sends every API
 // request through the distribution (same origin), so CloudFront bills the
-// page's files and all of the API's requests and answers, at the rates of
+// page's files and all of the API's requests and answers, the line fetches
+// it answers from its copy among them (Walk.ViewerRequests), at the rates of
 // the region whose edges serve the viewers under the distribution's price
 // class. Origin fetches from S3 and API Gateway to CloudFront carry no
 // transfer charge. Page bytes are counted uncompressed (an upper bound:
@@ -73,11 +75,15 @@ func pagePerMillion(inv Inventory, w Walk, opt Options) ([]Item, error) {
 	if !served {
 		where += fmt.Sprintf(" (the class has no edge in %s; the nearest it has serves them, billed here at US rates, a lower bound)", viewers.Key)
 	}
-	req := float64(w.Requests())
+	req := float64(w.ViewerRequests())
 	perVisitor := float64(files) + req
 	out := bytes + req*APIAnswerBytes
+	api := fmt.Sprintf("%d API requests", w.Requests())
+	if w.LineFetches > 0 {
+		api += fmt.Sprintf(" and %d line fetches", w.LineFetches)
+	}
 	return []Item{
-		{"CloudFront HTTPS requests", fmt.Sprintf("%.0f a visitor: %d page files, %.0f API requests; %s", perVisitor, files, req, where),
+		{"CloudFront HTTPS requests", fmt.Sprintf("%.0f a visitor: %d page files, %s; %s", perVisitor, files, api, where),
 			Visitors * perVisitor * billed.HTTPSRequest.USD},
 		{"CloudFront data transfer out", fmt.Sprintf("%.0f KB a visitor: the page (%.0f KB) and %.0f answers of ≤ %d B", out/1000, bytes/1000, req, APIAnswerBytes),
 			Visitors * out / gb * billed.GB.USD},

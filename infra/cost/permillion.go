@@ -3,7 +3,15 @@ package cost
 import (
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 )
+
+// count writes a count a visitor: whole, or with up to two decimals when a
+// share (the line's origin requests) makes it fractional.
+func count(x float64) string {
+	return strings.TrimSuffix(strings.TrimRight(strconv.FormatFloat(x, 'f', 2, 64), "0"), ".")
+}
 
 // billedMs is a handler time as Lambda bills it: rounded up to 1 ms.
 func billedMs(ms float64) float64 { return math.Ceil(ms) }
@@ -30,14 +38,18 @@ func perMillionItems(inv Inventory, fns roles, m Measured, p Prices, opt Options
 	add := func(name, detail string, usd float64) { items = append(items, Item{name, detail, usd}) }
 	w := m.Walk
 	polls := float64(w.WaitingPolls + w.ReadyPolls)
-	req := float64(w.Requests())
+	req := w.Invocations()
 	pre := preflightsPerVisitor(inv.API, w, w.Requests())
-
-	add("API Gateway HTTP API requests", fmt.Sprintf("%.0f a visitor: enter, %.0f polls, order", req, polls), Visitors*req*p.HTTPAPIRequest.USD)
+	what := fmt.Sprintf("enter, %.0f polls, order", polls)
+	if w.LineOrigin > 0 {
+		what += fmt.Sprintf(", %s line requests reaching the origin (%d a second per room, over %g admitted a second)", count(w.LineOrigin),
+			LineOriginPerRoomPerSecond, m.Config.AdmitRatePerSec)
+	}
+	add("API Gateway HTTP API requests", fmt.Sprintf("%s a visitor: %s", count(req), what), Visitors*req*p.HTTPAPIRequest.USD)
 	if pre > 0 {
 		add("API Gateway CORS preflights", fmt.Sprintf("%.0f a visitor (cross-origin page, max-age %d s)", pre, inv.API.CorsMaxAgeSeconds), Visitors*pre*p.HTTPAPIRequest.USD)
 	}
-	add("Lambda requests", fmt.Sprintf("%.0f a visitor", req), Visitors*req*p.LambdaRequest.USD)
+	add("Lambda requests", fmt.Sprintf("%s a visitor", count(req)), Visitors*req*p.LambdaRequest.USD)
 	for _, c := range []struct {
 		name  string
 		f     Function
@@ -45,7 +57,7 @@ func perMillionItems(inv Inventory, fns roles, m Measured, p Prices, opt Options
 		ms    float64
 	}{
 		{"enter", fns.enter, 1, billedMs(MeasuredEnterMs)},
-		{"position", fns.position, polls, billedMs(MeasuredPositionMs)},
+		{"position", fns.position, w.PositionCalls(), billedMs(MeasuredPositionMs)},
 		{"order-gate", fns.order, 1, billedMs(MeasuredOrderMs + opt.OrderAPIMs)},
 	} {
 		gbs := Visitors * c.count * c.ms / 1000 * c.f.MemoryGB()
@@ -80,6 +92,27 @@ func admitWhileLine(fns roles, m Measured, p Prices) []Item {
 		gbs * p.lambdaGBSecond(a.Arch).USD}}
 }
 
+// ViewReadsPerSecond is how often a process reads a room's view at most:
+// once per waitroom.ViewMaxAge.
+const ViewReadsPerSecond = 10
+
+// ViewReaders is how many warm position instances read one room's view at
+// once, an allowance, not a measurement: at the default 100 admitted a
+// second, a room's polls and line requests (a few hundred a second at about
+// a millisecond each) keep one or two busy, and Lambda keeps more warm
+// through their bursts.
+const ViewReaders = 10
+
+// viewReads is a visitor's share of the reads of its room's view: each of
+// its polls (a poll carrying its place looks at the view first) and its
+// line requests at the origin reads it at most once, and all of the room's
+// together at most ViewReadsPerSecond × ViewReaders a second, over the
+// visitors admitted meanwhile (rate a second).
+func viewReads(w Walk, rate float64) float64 {
+	asks := float64(w.WaitingPolls+w.ReadyPolls) + w.LineOrigin
+	return math.Min(asks, ViewReadsPerSecond*ViewReaders/rate)
+}
+
 // cacheAndLogs are the ECPUs, the log lines and the event's metrics.
 func cacheAndLogs(inv Inventory, fns roles, m Measured, p Prices, preflights float64) []Item {
 	var items []Item
@@ -87,13 +120,14 @@ func cacheAndLogs(inv Inventory, fns roles, m Measured, p Prices, preflights flo
 	n := lineInvocations(fns, m)
 	if len(inv.ServerlessCaches) > 0 {
 		_, ecpu, _ := p.cache(inv.ServerlessCaches[0].Engine)
-		perVisitor := float64(ECPUEnter + w.WaitingPolls*ECPUPositionWaiting + w.ReadyPolls*ECPUPositionReady + ECPUOrder + ECPUAdmitUser)
+		polls := (w.WaitingPolls-w.NearPolls)*ECPUPositionWaiting + w.NearPolls*ECPUPositionNear + w.ReadyPolls*ECPUPositionReady
+		views := viewReads(w, m.Config.AdmitRatePerSec)
+		perVisitor := float64(ECPUEnter+polls+ECPUOrder+ECPUAdmitUser) + views*ECPUView
 		batches := n * (m.BusyAdmit.ECPU() - m.IdleAdmit.ECPU())
 		total := Visitors*perVisitor + batches
-		items = append(items, Item{"ElastiCache ECPU", fmt.Sprintf("%.1f a visitor (requests %.0f, admission batches %.1f)", total/Visitors, perVisitor, batches/Visitors),
-			total * ecpu.USD})
+		items = append(items, Item{"ElastiCache ECPU", fmt.Sprintf("%.1f a visitor (requests %s, of which %s reads of the room's view; admission batches %.1f)",
+			total/Visitors, count(perVisitor), count(views), batches/Visitors), total * ecpu.USD})
 	}
-	polls := float64(w.WaitingPolls + w.ReadyPolls)
 	type logSource struct {
 		name  string
 		f     Function
@@ -108,7 +142,7 @@ func cacheAndLogs(inv Inventory, fns roles, m Measured, p Prices, preflights flo
 	admitBytes := n * (float64(m.BusyAdmit.Flushes)*(m.HeartbeatEMF+m.AdmitSecondEMF) - m.IdleAdmit.EMFBytes())
 	sources := []logSource{
 		{"enter", fns.enter, Visitors * (platformBytes(fns.enter) + emf(fns.enter, m.EnterEMF))},
-		{"position", fns.position, Visitors * polls * platformBytes(fns.position)},
+		{"position", fns.position, Visitors * w.PositionCalls() * platformBytes(fns.position)},
 		{"order-gate", fns.order, Visitors * (platformBytes(fns.order) + emf(fns.order, m.OrderEMF))},
 		{"admit", fns.admit, emf(fns.admit, math.Max(0, admitBytes))},
 	}
@@ -117,7 +151,7 @@ func cacheAndLogs(inv Inventory, fns roles, m Measured, p Prices, preflights flo
 			logCost(p, s.bytes, inv.retentionDays(s.f.LogGroup))})
 	}
 	if m.AccessLog > 0 {
-		lines := Visitors * (float64(w.Requests()) + preflights)
+		lines := Visitors * (w.Invocations() + preflights)
 		items = append(items, Item{"CloudWatch Logs API access log", fmt.Sprintf("%.0f lines of %.0f B", lines, m.AccessLog),
 			logCost(p, lines*m.AccessLog, inv.retentionDays(inv.API.AccessLogGroup))})
 	}
@@ -144,7 +178,7 @@ func environmentDecrypts(fns roles, w Walk, p Prices) []Item {
 	for _, c := range []struct {
 		f     Function
 		count float64
-	}{{fns.enter, 1}, {fns.position, float64(w.WaitingPolls + w.ReadyPolls)}, {fns.order, 1}} {
+	}{{fns.enter, 1}, {fns.position, w.PositionCalls()}, {fns.order, 1}} {
 		if c.f.EnvironmentKey {
 			invocations += c.count
 		}
@@ -153,6 +187,6 @@ func environmentDecrypts(fns roles, w Walk, p Prices) []Item {
 		return nil
 	}
 	decrypts := Visitors * invocations * ColdStartShare
-	return []Item{{"KMS requests (environment key)", fmt.Sprintf("%.0f invocations a visitor under the key × at most %.0f%% cold starts, one Decrypt each = %.0f",
-		invocations, ColdStartShare*100, decrypts), decrypts * p.KMSRequest.USD}}
+	return []Item{{"KMS requests (environment key)", fmt.Sprintf("%s invocations a visitor under the key × at most %.0f%% cold starts, one Decrypt each = %.0f",
+		count(invocations), ColdStartShare*100, decrypts), decrypts * p.KMSRequest.USD}}
 }

@@ -50,8 +50,12 @@ func (r Report) Print(w io.Writer, p Prices, m Measured, about string) error {
 		fmt.Fprintf(w, "  %-46s %10s\n\n", "total", fmt.Sprintf("$%.2f", total))
 	}
 	section("Idle, a month (deployed, nobody visiting):", r.Idle, r.IdleMonthlyUSD)
-	section(fmt.Sprintf("Per million visitors, each waiting %g s (%d requests: enter, %d polls, order; READY after %.1f s):",
-		r.WaitSeconds, r.RequestsPerVisitor, r.RequestsPerVisitor-2, float64(m.Walk.ReadyAfterMs)/1000), r.PerMillion, r.PerMillionUSD)
+	fetches := ""
+	if m.Walk.LineFetches > 0 {
+		fetches = fmt.Sprintf("; %d line fetches, cached by CloudFront", m.Walk.LineFetches)
+	}
+	section(fmt.Sprintf("Per million visitors, each waiting %g s (%d requests: enter, %d polls, order%s; READY after %.1f s):",
+		r.WaitSeconds, r.RequestsPerVisitor, r.RequestsPerVisitor-2, fetches, float64(m.Walk.ReadyAfterMs)/1000), r.PerMillion, r.PerMillionUSD)
 	for _, n := range r.Notes {
 		fmt.Fprintln(w, "note:", n)
 	}
