@@ -159,8 +159,8 @@ func sleep(ctx context.Context, d time.Duration) bool {
 func newKey() string { return fmt.Sprintf("k-%016x", rand.Uint64()) }
 
 // visit is the visitor's page: enter until acknowledged, poll as told
-// (WAITING's pollAfterMs, never under 100 ms, as app.js; else every ~100
-// ms), carrying its place, order once READY, enter again when told
+// (every ~100 ms here, so that a lost place's holder asks as soon as it
+// can), carrying its place, order once READY, enter again when told
 // NOT_IN_QUEUE before an order. It ends with an order or with ctx.
 func (v *visitor) visit(ctx context.Context, c *client, rdb redis.UniversalClient, lagging <-chan struct{}, answered func()) {
 	inLine, current := false, ""
@@ -188,10 +188,6 @@ func (v *visitor) visit(ctx context.Context, c *client, rdb redis.UniversalClien
 		case "WAITING":
 			if current != "" {
 				v.takenBack, current = v.takenBack+1, ""
-			}
-			if a.PollAfterMs != nil {
-				sleep(ctx, max(time.Duration(*a.PollAfterMs)*time.Millisecond, 100*time.Millisecond))
-				continue
 			}
 		case "NOT_IN_QUEUE": // the place is gone: join again, as the page does
 			v.enterLost = v.enterLost || v.acked
