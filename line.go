@@ -69,6 +69,7 @@ type View struct {
 	Adaptive   bool
 	OpensAt    time.Time // zero: no scheduled opening
 	Message    string
+	Page       Page // what enter's answers carry; a poll's carry none
 }
 
 // ViewMaxAge is how long a process answers from one reading of a room's

@@ -67,8 +67,11 @@ func (a *API) Enter(ctx context.Context, req events.APIGatewayV2HTTPRequest) eve
 // it hands the entry to the broker instead (accept), and with INTAKE
 // fallback when the store does not answer. Its answer is entered's.
 func (a *API) enter(ctx context.Context, room string, who Identity) outcome {
-	if o, ok := a.fromView(ctx, room, who); ok { // a refresh of a place held: nothing to write
-		return o
+	// A refresh of a place held: nothing to write. Its answer is enter's,
+	// with the room's page; a closed room's refusal is the store's (403).
+	if st, v, ok := a.fromView(ctx, room, who); ok && st.Status != waitroom.Closed {
+		st.Page = v.Page
+		return outcome{resp: a.standingResponse(room, st, who)}
 	}
 	var (
 		st  waitroom.Standing
@@ -151,8 +154,8 @@ func (a *API) Position(ctx context.Context, req events.APIGatewayV2HTTPRequest) 
 		if err != nil {
 			return outcome{resp: CallerError(err)}
 		}
-		if o, ok := a.fromView(ctx, room, who); ok {
-			return o
+		if st, _, ok := a.fromView(ctx, room, who); ok {
+			return outcome{resp: a.standingResponse(room, st, who)}
 		}
 		c := a.storeCaller(ctx, room, who)
 		st, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Standing, error) {

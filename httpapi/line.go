@@ -93,22 +93,19 @@ func (a *API) viewsOf() *views {
 	return a.views
 }
 
-// fromView answers who's poll of room from the room's view when who's spot
-// can be answered there (waitroom.View.Standing); ok false sends the poll
-// to the store, as does a view that cannot be read.
-func (a *API) fromView(ctx context.Context, room string, who Identity) (o outcome, ok bool) {
+// fromView is who's standing in room as the room's view tells it, when
+// who's spot can be answered there (waitroom.View.Standing), and the view;
+// ok false sends the call to the store, as does a view that cannot be read.
+func (a *API) fromView(ctx context.Context, room string, who Identity) (st waitroom.Standing, v waitroom.View, ok bool) {
 	if !who.Spot.In(room) {
-		return outcome{}, false
+		return st, v, false
 	}
 	v, err := a.view(ctx, room)
 	if err != nil {
-		return outcome{}, false
+		return st, v, false
 	}
-	st, ok := v.Standing(who.Spot, room, a.now(), a.Config)
-	if !ok {
-		return outcome{}, false
-	}
-	return outcome{resp: a.standingResponse(room, st, who)}, true
+	st, ok = v.Standing(who.Spot, room, a.now(), a.Config)
+	return st, v, ok
 }
 
 // WithLine serves GET /queue/line beside h: the position function's routes.

@@ -261,3 +261,33 @@ func visitorOf(t *testing.T, h *harness, ticket string) string {
 	}
 	return got.Visitor
 }
+
+// A refresh of a place held is answered from the view as enter answers:
+// the room's page with it; in a closed room, enter's refusal (403).
+func TestEnterFromTheViewIsEntersAnswer(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		h := anonymousHarness(t, engine, func(c *waitroom.Config) { c.AdmitRatePerSec = 1 }) // batches of 1: the second waits beyond it
+		ctx := context.Background()
+		change := func(f func(*waitroom.Settings)) {
+			t.Helper()
+			if _, err := h.store.Update(ctx, "default", true, func(s waitroom.Settings) (waitroom.Settings, error) { f(&s); return s, nil }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		change(func(s *waitroom.Settings) { s.Title = "The TV sale" })
+		first, second := &placed{}, &placed{}
+		first.keep(t, h.call(first.request("POST", "/queue/enter")))
+		second.keep(t, h.call(second.request("POST", "/queue/enter")))
+		counted := &countingStore{Store: h.store}
+		h.api.Queue = counted
+		again := second.keep(t, h.call(second.request("POST", "/queue/enter")))
+		if again["status"] != "WAITING" || again["position"] != float64(2) || again["title"] != "The TV sale" || counted.positions.Load() != 0 {
+			t.Errorf("a refresh from the view: %v", again)
+		}
+		change(func(s *waitroom.Settings) { s.Closed = true })
+		time.Sleep(waitroom.ViewMaxAge)
+		if r := h.call(second.request("POST", "/queue/enter")); r.StatusCode != http.StatusForbidden || decode(t, r)["title"] != "The TV sale" {
+			t.Errorf("a refresh in a closed room: %d %s", r.StatusCode, r.Body)
+		}
+	})
+}

@@ -12,7 +12,7 @@
 -- KEYS[8] admissions per second  ARGV[8] the entry token an instant
 --   admission issues ("room.random"); the batch interval is configHead's batchSeconds
 -- ARGV[9] the number of the place the caller's credential carries ('0': none),
---   restored if the store lost it (restore: line.lua)
+--   restored if the store lost it (restore.lua)
 -- Returns answer(kind, …) with the room's page: {'READY', record, admitted}
 --   (admitted: 0 held already, 2 admitted now, 3 admitted now as the room's only live token)
 --   | {'WAITING', position, joined}
@@ -93,7 +93,7 @@ if record then
   return answer('READY', record, 0, room)
 end
 -- A place a failover lost goes back at the number the caller's credential
--- carries (restore: line.lua): no new place at the back, no capacity.
+-- carries (restore.lua): no new place at the back, no capacity.
 if ARGV[9] ~= '0' and restore(KEYS[2], KEYS[10], KEYS[3], ARGV[1], tonumber(ARGV[9]), s[7]) then
   rank = placeOf(KEYS[2], KEYS[10], ARGV[1], nil, nil)
   return answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, KEYS[6], KEYS[7], stallHorizonMs, stallAfterUs, nowUs))

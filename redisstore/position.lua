@@ -7,7 +7,7 @@
 -- ARGV[1] user  ARGV[2..4] the limiter's time and the fields of the caller's and its
 --   address's buckets (ratelimit.lua)
 -- ARGV[5] the number of the place the caller's credential carries ('0': none),
---   restored if the store lost it (restore: line.lua)
+--   restored if the store lost it (restore.lua)
 -- ARGV[6] 'seat' for a live stream's read (Store.Seat): a WAITING answer then
 --   carries two more elements, the place's sequence number and 1, or 0 in a
 --   room with stored settings, whose answers depend on more than the line,
@@ -38,7 +38,7 @@ else
   rank, seq = placeOf(KEYS[2], KEYS[6], ARGV[1], queued, s[4])
 end
 -- Not in line: a token holder's READY, else a place a failover lost, put
--- back at the number the caller's credential carries (restore: line.lua).
+-- back at the number the caller's credential carries (restore.lua).
 if not rank and (ARGV[5] == '0' or redis.call('EXISTS', KEYS[3]) == 1 or
     not restore(KEYS[2], KEYS[6], KEYS[7], ARGV[1], tonumber(ARGV[5]), s[4])) then
   return heldOr('NOT_IN_QUEUE', KEYS[3], room)

@@ -42,6 +42,8 @@ var (
 	roomLua string
 	//go:embed line.lua
 	lineLua string
+	//go:embed restore.lua
+	restoreLua string
 	//go:embed status.lua
 	statusLua string
 	//go:embed settings_set.lua
@@ -95,10 +97,10 @@ func limitedSources(head string) map[string]string {
 	// Each script carries only the functions it calls: every function
 	// defined is a closure made at every call.
 	rooms := head + settingsLua + "\n" + roomLua + "\n" + rateLimitLua + "\n" + visitLua + "\n"
-	enter := rooms + admissionLua + "\n" + challengeLua + "\n" + lineLua + "\n" + enterLua
+	enter := rooms + admissionLua + "\n" + challengeLua + "\n" + lineLua + "\n" + restoreLua + "\n" + enterLua
 	return map[string]string{
 		"enter.lua":       enter,
-		"position.lua":    rooms + lineLua + "\n" + positionLua,
+		"position.lua":    rooms + lineLua + "\n" + restoreLua + "\n" + positionLua,
 		"accept.lua":      rooms + challengeLua + "\n" + acceptLua,
 		"order_begin.lua": head + rateLimitLua + "\n" + orderBeginLua,
 		"apply.lua":       head + applyHead + strings.TrimPrefix(enter, head) + "\n" + applyTail,

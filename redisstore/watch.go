@@ -73,15 +73,15 @@ func (s *Store) Front(ctx context.Context, room string) (waitroom.Front, error) 
 
 // View reads room's front and the room in one round trip: three reads in
 // one pipeline (a script would be one command more, and a view is read by
-// every process every waitroom.ViewMaxAge): the room's hash ('hot' and the
-// front's copy: line.lua), the budget's last batch and the line's start
+// every process every waitroom.ViewMaxAge): the room's hash ('hot', the
+// front's copy (line.lua) and the page), the budget's last batch and the line's start
 // (admit.lua, enter.lua), and the live tokens' count (maxActive).
 func (s *Store) View(ctx context.Context, room string) (waitroom.View, error) {
 	k := roomKeys(room)
 	var settings, budget *redis.SliceCmd
 	var live *redis.IntCmd
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		settings = p.HMGet(ctx, k.settings(), "hot", "front")
+		settings = p.HMGet(ctx, k.settings(), "hot", "front", "page")
 		budget = p.HMGet(ctx, k.budget(), "at", "since")
 		live = p.ZCard(ctx, k.tokens())
 		return nil
@@ -110,6 +110,10 @@ func (s *Store) View(ctx context.Context, room string) (waitroom.View, error) {
 	front, _ := strconv.ParseInt(fmt.Sprint(settings.Val()[1]), 10, 64)
 	v.Front, v.Exact = max(front, -front), front > 0
 	v.LastBatch, v.Since = micros(budget.Val()[0]), micros(budget.Val()[1])
+	page, _ := settings.Val()[2].(string)
+	if v.Page, err = decodePage(page); err != nil {
+		return waitroom.View{}, waitroom.Unavailable(fmt.Errorf("view of %s: %w", room, err))
+	}
 	return v, nil
 }
 

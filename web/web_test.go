@@ -100,8 +100,9 @@ func TestPageIsSmallAndSelfContained(t *testing.T) {
 	// state, in both languages: 23.1 KB together, 23,678 bytes); it was 20 KB.
 	// 25 KB since issue 34 (the load held for the first state, headless
 	// browsers polling, a failing logo hidden, the Korean fonts and line
-	// breaking: 1.5 KB, 25,223 bytes).
-	const budget = 25 << 10
+	// breaking: 1.5 KB, 25,223 bytes). 27 KB since issue 36 (the page
+	// follows the room's public line: 2.2 KB, 27,477 bytes).
+	const budget = 27 << 10
 	t.Logf("page: %d bytes uncompressed", total)
 	if total > budget {
 		t.Errorf("the page is %d bytes; budget %d", total, budget)

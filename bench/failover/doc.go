@@ -2,10 +2,13 @@
 // 24): a primary with a replica behind a switching TCP proxy (the way a
 // managed endpoint moves), and a 3-master cluster with a replica each,
 // promoted while enters, polls, admission and orders go on through the
-// real handlers (the local runner). Its tests measure what a failover
-// costs: acknowledged enters lost, duplicate sequence numbers, FIFO
-// inversions, double admissions, orders per entry token, the time until
-// every route answers normally again and what clients saw meanwhile.
+// real handlers (the local runner). Its visitors are accounts that poll
+// every ~100 ms and send back the place their answers give (X-Queue-Place),
+// as the page's wr_place cookie does. Its tests measure what a
+// failover costs: acknowledged enters lost, places put back at their
+// holder's number (issue 36), duplicate sequence numbers, FIFO inversions,
+// double admissions, orders per entry token, the time until every route
+// answers normally again and what clients saw meanwhile.
 //
 // `make test` runs the short test (a few seconds, assertions on the
 // invariants alone); `make bench-failover` runs every scenario into

@@ -14,6 +14,9 @@ func (sc scenario) measure(vs []*visitor, w *world, seqs *lineSampler) sim.Failo
 		if v.enterLost {
 			res.EntersLost++
 		}
+		if seqs.restored[v.user] {
+			res.PlacesRestored++
+		}
 		if len(v.tokens) > 1 {
 			res.DoubleAdmissions++
 		}

@@ -89,7 +89,7 @@ func (sc scenario) run(t testing.TB) sim.FailoverScenario {
 	w := sc.start(t)
 	ctx, stop := context.WithTimeout(context.Background(), sc.Total)
 	defer stop()
-	seqs := &lineSampler{scores: map[float64]map[string]bool{}}
+	seqs := &lineSampler{scores: map[float64]map[string]bool{}, restored: map[string]bool{}}
 	var bg sync.WaitGroup
 	bg.Add(2)
 	go func() { defer bg.Done(); seqs.sample(ctx, w.topo.client()) }()
@@ -198,20 +198,24 @@ func reuse(c *client, vs []*visitor) (attempts, refused int) {
 }
 
 // probe asks every visitor route of its own and the health check every
-// 25 ms, so that the recovery time does not depend on the visitors' polls.
+// 25 ms, so that the recovery time does not depend on the visitors' polls;
+// it carries no place, so that its polls reach the store.
 func probe(ctx context.Context, c *client) {
 	for pause(ctx, 25*time.Millisecond) {
 		c.call(ctx, "healthz", http.MethodGet, "/healthz", "", nil)
-		c.enter(ctx, "probe")
-		c.position(ctx, "probe")
+		c.enter(ctx, "probe", "")
+		c.position(ctx, "probe", "")
 	}
 }
 
 // lineSampler reads the line every 50 ms and keeps which users held each
-// sequence number.
+// sequence number, and who it saw in the line's sorted part: with no
+// pre-queue, only places put back at the number their holder carried
+// (redisstore/line.lua, restore).
 type lineSampler struct {
-	mu     sync.Mutex
-	scores map[float64]map[string]bool
+	mu       sync.Mutex
+	scores   map[float64]map[string]bool
+	restored map[string]bool
 }
 
 func (l *lineSampler) sample(ctx context.Context, rdb redis.UniversalClient) {
@@ -221,7 +225,11 @@ func (l *lineSampler) sample(ctx context.Context, rdb redis.UniversalClient) {
 		if err != nil {
 			continue
 		}
+		sorted, _ := rdb.ZRange(ctx, "wr:{"+room+"}:line", 0, -1).Result()
 		l.mu.Lock()
+		for _, user := range sorted {
+			l.restored[user] = true
+		}
 		for user, seq := range places {
 			score, _ := strconv.ParseFloat(seq, 64)
 			if l.scores[score] == nil {

@@ -14,9 +14,13 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/waitroom/waitroom"
 )
 
-// client calls the runner's routes as a page would, noting every answer.
+// client calls the runner's routes as a page would, noting every answer:
+// a visitor sends back the place its last answer gave (an account's
+// X-Queue-Place, as the page's wr_place cookie does).
 type client struct {
 	base, room string
 	http       *http.Client
@@ -29,6 +33,7 @@ type answer struct {
 	EntryToken  string `json:"entryToken"`
 	Error       string `json:"error"`
 	PollAfterMs *int64 `json:"pollAfterMs"`
+	Place       string `json:"place"`
 }
 
 // call sends one request as user; route names it in the counts.
@@ -61,12 +66,13 @@ func (c *client) call(ctx context.Context, route, method, path, user string, hdr
 	return a
 }
 
-func (c *client) enter(ctx context.Context, user string) answer {
-	return c.call(ctx, "enter", http.MethodPost, "/queue/enter?room="+c.room, user, nil)
+// enter and position send place (none when empty) as X-Queue-Place.
+func (c *client) enter(ctx context.Context, user, place string) answer {
+	return c.call(ctx, "enter", http.MethodPost, "/queue/enter?room="+c.room, user, map[string]string{waitroom.PlaceHeader: place})
 }
 
-func (c *client) position(ctx context.Context, user string) answer {
-	return c.call(ctx, "position", http.MethodGet, "/queue/position?room="+c.room, user, nil)
+func (c *client) position(ctx context.Context, user, place string) answer {
+	return c.call(ctx, "position", http.MethodGet, "/queue/position?room="+c.room, user, map[string]string{waitroom.PlaceHeader: place})
 }
 
 func (c *client) order(ctx context.Context, user, token, key string) answer {
@@ -85,6 +91,7 @@ type visitor struct {
 	takenBack       int      // READY, then back in line or out of it without an order
 	ordered         string   // the entry token its order went through with
 	orderKey        string
+	place           string // the signed place its last answer gave, sent back
 }
 
 // jti is the entry token's id (its payload's jti claim).
@@ -152,7 +159,8 @@ func sleep(ctx context.Context, d time.Duration) bool {
 func newKey() string { return fmt.Sprintf("k-%016x", rand.Uint64()) }
 
 // visit is the visitor's page: enter until acknowledged, poll as told
-// (every ~100 ms here), order once READY, enter again when told
+// (every ~100 ms here, so that a lost place's holder asks as soon as it
+// can), carrying its place, order once READY, enter again when told
 // NOT_IN_QUEUE before an order. It ends with an order or with ctx.
 func (v *visitor) visit(ctx context.Context, c *client, rdb redis.UniversalClient, lagging <-chan struct{}, answered func()) {
 	inLine, current := false, ""
@@ -160,18 +168,21 @@ func (v *visitor) visit(ctx context.Context, c *client, rdb redis.UniversalClien
 		var a answer
 		if !inLine {
 			sent := time.Now()
-			if a = c.enter(ctx, v.user); a.status == http.StatusOK {
+			if a = c.enter(ctx, v.user, v.place); a.status == http.StatusOK {
 				inLine = true
 				if !v.acked {
 					v.acked, v.sentAt, v.ackedAt = true, sent, time.Now()
 				}
 			}
 		} else {
-			a = c.position(ctx, v.user)
+			a = c.position(ctx, v.user, v.place)
 		}
 		if a.status != http.StatusOK {
 			pause(ctx, 100*time.Millisecond)
 			continue
+		}
+		if a.Place != "" {
+			v.place = a.Place
 		}
 		switch a.Status {
 		case "WAITING":

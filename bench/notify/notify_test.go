@@ -161,17 +161,22 @@ type visitor struct {
 	client   *http.Client
 	base     string
 	user     string
+	place    string // the signed place its answers give, sent back as a client does (docs/API.md, "An account's place")
 	requests *atomic.Int64
 }
 
 type standing struct {
 	Status      string `json:"status"`
 	PollAfterMs *int64 `json:"pollAfterMs"`
+	Place       string `json:"place"`
 }
 
 func (v *visitor) do(method, path string) (*http.Response, error) {
 	req, _ := http.NewRequest(method, v.base+path, nil)
 	req.Header.Set("X-User-Id", v.user)
+	if v.place != "" {
+		req.Header.Set("X-Queue-Place", v.place)
+	}
 	v.requests.Add(1)
 	return v.client.Do(req)
 }
@@ -187,7 +192,11 @@ func (v *visitor) call(method, path string) (standing, error) {
 		b, _ := io.ReadAll(resp.Body)
 		return s, fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, b)
 	}
-	return s, json.NewDecoder(resp.Body).Decode(&s)
+	err = json.NewDecoder(resp.Body).Decode(&s)
+	if s.Place != "" {
+		v.place = s.Place
+	}
+	return s, err
 }
 
 // poll enters and asks again exactly when pollAfterMs says, as the page does.

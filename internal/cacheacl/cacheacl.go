@@ -81,14 +81,16 @@ var Grants = map[string]Grant{
 		Commands:   join(connection, scripts, []string{"sadd"}, lineCommands),
 	},
 	// position: reads where its caller stands (and takes its limiter
-	// token), re-registers an open room, reads a receipt's application.
+	// token), puts back a place a failover lost (the sorted part, the
+	// counter kept: restore.lua), reads the room's view (HMGET,
+	// ZCARD), re-registers an open room, reads a receipt's application.
 	Position: {
 		UserSuffix: "position",
 		Keys: []string{roomsKey, Room("settings"), Room("line"), Room("u:*"), Room("budget"), Room("tokens"),
-			Room("places"), Room("applied:*")},
+			Room("places"), Room("seq"), Room("applied:*")},
 		Scripts: []string{"position.lua"},
-		Commands: join(connection, scripts, []string{"sadd", "get", "hget", "hlen", "hmget", "hset",
-			"time", "zcard", "zcount", "zrank", "zscore"}),
+		Commands: join(connection, scripts, []string{"sadd", "exists", "get", "hget", "hlen", "hmget", "hset",
+			"persist", "time", "zadd", "zcard", "zcount", "zrank", "zscore"}),
 	},
 	// admit: the batches of every registered room, the adaptive rate's
 	// decision, and forgetting a room nobody waits in.

@@ -151,7 +151,7 @@ var keyKinds = map[string][]string{
 	"wr:{sale}:places":              {"enter", "position", "admit", "admin", "intake-consumer"},
 	"wr:{sale}:budget":              {"enter", "position", "admit", "admin", "intake-consumer"},
 	"wr:{sale}:queue":               {"enter", "admit", "admin", "intake-consumer"},
-	"wr:{sale}:seq":                 {"enter", "admit", "admin", "intake-consumer"},
+	"wr:{sale}:seq":                 {"enter", "position", "admit", "admin", "intake-consumer"},
 	"wr:{sale}:marks":               {"enter", "admit", "admin", "intake-consumer"},
 	"wr:{sale}:admits":              {"enter", "admit", "admin", "intake-consumer"},
 	"wr:{sale}:u:alice":             {"enter", "position", "admit", "order-gate", "intake-consumer"},

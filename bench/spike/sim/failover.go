@@ -39,7 +39,8 @@ type FailoverScenario struct {
 	RatePerSec    float64 `json:"ratePerSec"`
 
 	EntersAcked         int `json:"entersAcked"`
-	EntersLost          int `json:"entersLost"`          // acknowledged, then NOT_IN_QUEUE before any admission
+	EntersLost          int `json:"entersLost"`          // acknowledged, then NOT_IN_QUEUE before an order
+	PlacesRestored      int `json:"placesRestored"`      // places the store lost, put back at their holder's number (seen in the line's sorted part)
 	DuplicateSeqs       int `json:"duplicateSeqs"`       // sequence numbers seen on two users
 	FIFOInversions      int `json:"fifoInversions"`      // pairs admitted against the order their enters were acknowledged in
 	FIFOPairs           int `json:"fifoPairs"`           // ordered pairs compared

@@ -1,6 +1,8 @@
-// Waitroom's waiting page: joins the line on load, then follows the server's
-// pace (pollAfterMs, never faster) or its live stream until it is the
-// visitor's turn. The ticket that keeps the visitor's place is an HttpOnly
+// Waitroom's waiting page: joins the line on load, then follows its live
+// stream, or else the room's public line (GET /queue/line, one cacheable
+// answer per room) and its own number, asking its own standing (at the
+// server's pace, pollAfterMs) only when the line cannot say or its turn is
+// near. The ticket that keeps the visitor's place is an HttpOnly
 // cookie the server renews with every answer; this script only keeps a copy
 // in memory for browsers that refuse the cookie. When enter answers 202
 // ACCEPTED (INTAKE broker or fallback) the page keeps the receipt and sends it
@@ -75,6 +77,8 @@
   var receipt = "";         // an accepted entry's receipt, sent as X-Queue-Receipt until it is in line
   var solution = "", worker = null; // the proof of work's, sent as X-Queue-Challenge until an enter succeeds
   var start = 0;            // the first position seen, for the progress bar
+  var number = null;        // the visitor's number in line (WAITING answers)
+  var NEAR = 2;             // seconds from the turn: ask position (the line may be a second old)
   var timer = 0, tick = 0, stream = null, backoff = 0;
   var $ = function (id) { return document.getElementById(id); };
   // Headless chromium (screenshot tools) polls, as in AWS: an open stream
@@ -225,8 +229,44 @@
     $("progress-label").textContent = t("progress", { p: pct });
     if (stream) return;
     if (conf.stream && window.EventSource && !tool) return listen();
+    next(b);
+  }
+
+  // next: position near the turn (or without a number), else the line;
+  // either at the server's pace (pollAfterMs, never faster).
+  function next(b) {
     clearTimeout(timer);
-    timer = setTimeout(position, Math.max(b.pollAfterMs || 0, 100)); // the server's pace, never faster
+    number = typeof b.number === "number" ? b.number : null;
+    var near = number === null || (!b.paused && !b.stalled && (b.estimatedWaitSeconds || 0) <= NEAR);
+    timer = setTimeout(near ? position : line, Math.max(b.pollAfterMs || 0, 100));
+  }
+
+  // line: public, cached, no cookie; on any failure position, which has
+  // the error states.
+  function line() {
+    fetch("/queue/line?room=" + encodeURIComponent(room), { headers: { Accept: "application/json" }, credentials: "omit" })
+      .then(function (r) { return r.ok ? r.json() : null; })
+      .then(follow, function () { follow(null); });
+  }
+
+  // follow shows the place number - front + 1, or asks position when the
+  // line cannot say (not exact, nobody waiting) or the turn is near or came.
+  function follow(l) {
+    if (l && l.status === "CLOSED") return closed(l);
+    var ok = l && l.status === "OPEN" && l.exact && typeof l.front === "number" && l.ratePerSec > 0;
+    var place = ok ? number - l.front + 1 : 0, wait = place / (ok ? l.ratePerSec : 1);
+    if (place < 1 || (!l.paused && !l.stalled && wait <= NEAR)) return position();
+    render({ status: "WAITING", number: number, position: place, estimatedWaitSeconds: Math.ceil(wait),
+      paused: l.paused, stalled: l.stalled, message: l.message, pollAfterMs: pace(l, Math.ceil(wait), wait) });
+  }
+
+  // pace is pollAfterMs as the server reckons it (docs/API.md): the tier of
+  // the wait ±20 % (the farthest while nothing moves), at the turn at the latest.
+  function pace(l, eta, wait) {
+    var tiers = l.pollTiers || [], i = 0, still = l.paused || l.stalled;
+    while (!still && i < tiers.length - 1 && eta < tiers[i].minWaitSeconds) i++;
+    var ms = (tiers.length ? tiers[i].pollMs : 60000) * (0.8 + 0.4 * Math.random());
+    return still ? ms : Math.min(ms, wait * 1000 + (l.batchIntervalMs || 100) * (0.5 + 0.5 * Math.random()));
   }
 
   // processing: the entry is accepted but not yet in line; shown like
