@@ -72,10 +72,10 @@ func TestOtherMeasuresAreReadOrNotMeasured(t *testing.T) {
 		t.Errorf("the field: %+v", f)
 	}
 	page := filepath.Join(dir, "page-calls-results.json")
-	if err := os.WriteFile(page, []byte(`{"wait30min":{"functionCalls":3}}`), 0o644); err != nil {
+	if err := os.WriteFile(page, []byte(`{"wait30min":{"functionCalls":3},"summary":{"longestWaitSeconds":221.1}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if f := pageCalls(page); !f.Measured || f.Value != 3 {
+	if f := pageCalls(page); !f.Measured || f.Value != 3 || !strings.Contains(f.Note, "waits of up to 221 s") {
 		t.Errorf("page calls: %+v", f)
 	}
 }

@@ -36,7 +36,11 @@ func pollCommands(path string) sim.BigRoomFigure {
 // pageCalls is function calls per visitor through the page, from
 // bench/pagecalls' results (make bench-page-calls).
 func pageCalls(path string) sim.BigRoomFigure {
-	return figure(path, pageField, "make bench-page-calls")
+	f := figure(path, pageField, "make bench-page-calls")
+	if longest, ok := number(path, "summary", "longestWaitSeconds"); ok && f.Measured {
+		f.Note = fmt.Sprintf("the most measured through the page on waits of up to %.0f s, which the results' wait30min.model says stands for a 30-minute wait (function calls do not grow with the wait)", longest)
+	}
+	return f
 }
 
 // figure reads the number at fields in the JSON file at path.
