@@ -289,6 +289,13 @@ if admitted > 0 then
 end
 out[1] = redis.call('ZCARD', KEYS[2]) + redis.call('LLEN', KEYS[10])
 out[2] = redis.call('ZCARD', KEYS[5])
+-- The room's view (waitroom.View, read in one HMGET of the room's hash by
+-- every process every 100 ms) tells stalled admission by the last batch and
+-- whether live tokens fill maxActive: kept beside the settings while
+-- someone waits.
+if out[1] > 0 then
+  redis.call('HSET', KEYS[1], 'batch', string.format('%d', nowUs), 'full', room.maxActive > 0 and out[2] >= room.maxActive and '1' or '0')
+end
 -- An idle room (nobody waiting, no live token) lets its keys expire, so an
 -- abandoned room costs nothing. Not at once: the budget must outlive a
 -- refill, or a room emptied by quick orders would start each user with a

@@ -154,7 +154,11 @@ if queued == 0 then
   -- the sorted set holds anyone.
   local stored = waiting > 0 and '-' .. seq or seq
   redis.call('HSET', KEYS[10], ARGV[1], seq, '', stored)
-  redis.call('HSET', KEYS[1], 'front', stored)
+  if waiting == 0 then -- and the line's start, which the room's view reads (waitroom.View.Since)
+    redis.call('HSET', KEYS[1], 'front', stored, 'since', string.format('%d', nowUs))
+  else
+    redis.call('HSET', KEYS[1], 'front', stored)
+  end
 else
   redis.call('HSET', KEYS[10], ARGV[1], seq)
 end

@@ -149,6 +149,7 @@ type Client interface {
 	SAdd(ctx context.Context, key string, members ...any) *redis.IntCmd
 	Exists(ctx context.Context, keys ...string) *redis.IntCmd
 	Get(ctx context.Context, key string) *redis.StringCmd
+	HMGet(ctx context.Context, key string, fields ...string) *redis.SliceCmd
 }
 
 // roomsKey lists the rooms that may have people waiting. It is the one key

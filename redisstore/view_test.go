@@ -48,9 +48,24 @@ func TestNumbersAndTheViewTellPositions(t *testing.T) {
 			t.Fatal(err)
 		}
 		check(5)
-		if v, _ := s.View(ctx, "r"); v.LastBatch.IsZero() || time.Since(v.LastBatch) > time.Minute {
-			t.Errorf("the view's last batch: %v", v.LastBatch)
+		if v, _ := s.View(ctx, "r"); v.LastBatch.IsZero() || time.Since(v.LastBatch) > time.Minute || v.Full {
+			t.Errorf("the view's last batch: %v, full %v", v.LastBatch, v.Full)
 		}
+		// Five live tokens fill a maxActive of 5: the view says so after the
+		// next batch (admission stalls until one is used or expires).
+		if _, err := s.Update(ctx, "r", true, func(st waitroom.Settings) (waitroom.Settings, error) {
+			st.MaxActive = 5
+			return st, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := waitroom.RunBatch(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		if v, _ := s.View(ctx, "r"); !v.Full {
+			t.Errorf("five live tokens, maxActive 5: the view is not full: %+v", v)
+		}
+		check(5)
 
 		// A pre-queue in a room with a line: the draws go ahead of nobody
 		// yet, but numbers no longer count them.

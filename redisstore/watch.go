@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/waitroom/waitroom"
 )
 
@@ -71,25 +69,18 @@ func (s *Store) Front(ctx context.Context, room string) (waitroom.Front, error) 
 	return waitroom.Front{Seq: seq, Empty: seq < 0, Closed: r.has(hotClosed), Message: r.message}, nil
 }
 
-// View reads room's front and the room in one round trip: three reads in
-// one pipeline (a script would be one command more, and a view is read by
-// every process every waitroom.ViewMaxAge): the room's hash ('hot', the
-// front's copy (line.lua) and the page), the budget's last batch and the line's start
-// (admit.lua, enter.lua), and the live tokens' count (maxActive).
+// View reads room's front and the room in one command, since every
+// process reads it every waitroom.ViewMaxAge: an HMGET of the room's hash,
+// which holds beside the settings ('hot', 'page') the front's copy
+// (line.lua), the line's start ('since': enter.lua), and admission's last
+// batch and whether live tokens fill maxActive ('batch', 'full': admit.lua).
 func (s *Store) View(ctx context.Context, room string) (waitroom.View, error) {
 	k := roomKeys(room)
-	var settings, budget *redis.SliceCmd
-	var live *redis.IntCmd
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		settings = p.HMGet(ctx, k.settings(), "hot", "front", "page")
-		budget = p.HMGet(ctx, k.budget(), "at", "since")
-		live = p.ZCard(ctx, k.tokens())
-		return nil
-	})
+	fields, err := s.rdb.HMGet(ctx, k.settings(), "hot", "front", "page", "since", "batch", "full").Result()
 	if err != nil {
 		return waitroom.View{}, waitroom.Unavailable(err)
 	}
-	hot, stored := settings.Val()[0].(string)
+	hot, stored := fields[0].(string)
 	if !stored && !s.openRooms {
 		return waitroom.View{}, waitroom.Errorf(waitroom.ERoomNotFound, "there is no room %q", room)
 	}
@@ -101,16 +92,16 @@ func (s *Store) View(ctx context.Context, room string) (waitroom.View, error) {
 		return waitroom.View{}, waitroom.Unavailable(fmt.Errorf("view of %s: %w", room, err))
 	}
 	v := waitroom.View{RatePerSec: r.rate, Paused: r.has(hotPaused), Closed: r.has(hotClosed), Adaptive: r.has(hotAdaptive),
-		Message: r.message, Full: r.maxActive > 0 && live.Val() >= r.maxActive}
+		Message: r.message, Full: r.maxActive > 0 && fields[5] == "1"}
 	if r.opensAtMs > 0 {
 		v.OpensAt = time.UnixMilli(r.opensAtMs).UTC()
 	}
 	// The front's copy: negative while the sorted part may hold anyone
 	// (positions are then not exact), absent with no queue (line.lua).
-	front, _ := strconv.ParseInt(fmt.Sprint(settings.Val()[1]), 10, 64)
+	front, _ := strconv.ParseInt(fmt.Sprint(fields[1]), 10, 64)
 	v.Front, v.Exact = max(front, -front), front > 0
-	v.LastBatch, v.Since = micros(budget.Val()[0]), micros(budget.Val()[1])
-	page, _ := settings.Val()[2].(string)
+	v.Since, v.LastBatch = micros(fields[3]), micros(fields[4])
+	page, _ := fields[2].(string)
 	if v.Page, err = decodePage(page); err != nil {
 		return waitroom.View{}, waitroom.Unavailable(fmt.Errorf("view of %s: %w", room, err))
 	}

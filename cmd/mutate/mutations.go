@@ -713,6 +713,8 @@ var mutations = []Mutation{
 		From: "if ARGV[9] ~= '0' and restore(", To: "if false and restore(", Pkgs: store, Hint: `^TestALostPlaceComesBackAtItsNumber$`},
 	{Name: "restore.lua: a place the line passed put back", File: "redisstore/restore.lua",
 		From: "  if n < lowest then\n", To: "  if n < 0 then\n", Pkgs: store, Hint: `^TestALostPlaceComesBackAtItsNumber$`},
+	{Name: "admit.lua: the view never told that live tokens fill maxActive", File: "redisstore/admit.lua",
+		From: "room.maxActive > 0 and out[2] >= room.maxActive and '1' or '0'", To: "'0'", Pkgs: store, Hint: `^TestNumbersAndTheViewTellPositions$`},
 	{Name: "enter.lua: a new place's number not told", File: "redisstore/enter.lua",
 		From: "stallAfterUs, nowUs), tonumber(seq))", To: "stallAfterUs, nowUs), 0)", Pkgs: store, Hint: `^(TestNumbersAndTheViewTellPositions|TestWaitingPollsLeaveTheStoreAlone)$`},
 	// issue 36: the page follows the line

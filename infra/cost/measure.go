@@ -37,11 +37,11 @@ const (
 	ECPUPositionWaiting = 0
 	ECPUPositionNear    = 5
 	ECPUPositionReady   = 4
-	// One read of a room's view (Store.View): HMGET, HMGET, ZCARD in one
-	// pipeline. A process reads it at most once per waitroom.ViewMaxAge
+	// One read of a room's view (Store.View): one HMGET of the room's hash,
+	// which admit.lua and enter.lua keep the view's fields in. A process reads it at most once per waitroom.ViewMaxAge
 	// (ViewReadsPerSecond, 10 a second) for every poll with a place and
 	// every GET /queue/line at the origin meanwhile (viewReads).
-	ECPUView = 3
+	ECPUView = 1
 	// order_begin with an Idempotency-Key (GET, GET, SET NX PX), then
 	// order_commit (GET, DEL, ZREM, SET EX, GET, DEL).
 	ECPUOrder = 9

@@ -105,7 +105,7 @@ func TestFixtureArithmetic(t *testing.T) {
 		"Lambda duration position":                      10e6 * 0.001 * 0.25 * 0.0000133334,         //
 		"Lambda duration order-gate":                    1e6 * 0.100 * 0.25 * 0.0000166667,          // 0.63 + 99 ms → 100 ms, x86
 		"Lambda duration admit (while the line exists)": line * 69.999 * 0.125 * 0.0000133334,       // 70,000 − 1 ms
-		"ElastiCache ECPU":                              (32e6 + line*(778*10-1)) * 0.0023e-6,       // 8 + 8×0 + 5 + 4 + 9 + 3 + 3 a visitor: its 10 polls read the view, at most 10 × 10 a second over 100 admitted: 1 read
+		"ElastiCache ECPU":                              (30e6 + line*(778*10-1)) * 0.0023e-6,       // 8 + 8×0 + 5 + 4 + 9 + 3 + 1 a visitor: its 10 polls read the view, at most 10 × 10 a second over 100 admitted: 1 read of 1 command
 		"CloudWatch Logs enter":                         0.2*0.50 + 0.2*30/days*0.03,                // 200 B a visitor
 		"CloudWatch Logs position":                      0,                                          // no EMF, no platform lines
 		"CloudWatch Logs order-gate":                    0.3*0.50 + 0.3*30/days*0.03,                // 300 B a visitor
@@ -113,11 +113,11 @@ func TestFixtureArithmetic(t *testing.T) {
 		"CloudWatch custom metrics (event)":             25 * 3 / 730.0 * 0.30,                      // 3 hours of line
 		"NAT gateway data (orders)":                     4.096 * 0.045,                              // 4,096 B an order
 	}
-	checkItems(t, "per million", r.PerMillion, perMillion, 15.43608456845371)
+	checkItems(t, "per million", r.PerMillion, perMillion, 15.431484568)
 	if r.RequestsPerVisitor != 12 {
 		t.Errorf("requests per visitor %d, want 12", r.RequestsPerVisitor)
 	}
-	if s := r.Summary(); s.IdleMonthlyUSD != 61.44 || s.PerMillionUSD != 15.44 {
+	if s := r.Summary(); s.IdleMonthlyUSD != 61.44 || s.PerMillionUSD != 15.43 {
 		t.Errorf("summary %+v", s)
 	}
 }
