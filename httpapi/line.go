@@ -37,11 +37,12 @@ type viewRead struct {
 
 // view is room's view, read from the store when this process's reading is
 // older than waitroom.ViewMaxAge (an error too is kept that long: a store
-// that fails is not asked once per poll).
+// that fails is not asked once per poll). The reading is everyone's, so a
+// caller that hangs up does not cut it short: it has the store's timeout.
 func (a *API) view(ctx context.Context, room string) (waitroom.View, error) {
 	r, fresh := a.viewReading(room)
 	if !fresh {
-		r.v, r.err = withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.View, error) {
+		r.v, r.err = withTimeout(context.WithoutCancel(ctx), a.storeTimeout(), func(ctx context.Context) (waitroom.View, error) {
 			return a.Queue.View(ctx, room)
 		})
 		close(r.done)
@@ -177,8 +178,11 @@ const (
 func (a *API) Line(ctx context.Context, req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
 	return a.serve(ctx, func() outcome {
 		q, err := url.ParseQuery(req.RawQueryString)
+		if err != nil { // never read as "no room": another room's line (caller, identity.go)
+			return refused(waitroom.Errorf(waitroom.EInvalidRequest, "the query string cannot be decoded"))
+		}
 		room := q.Get("room")
-		if err != nil || !q.Has("room") {
+		if !q.Has("room") {
 			room = waitroom.DefaultRoom
 		}
 		if !waitroom.ValidRoom(room) {
@@ -200,9 +204,8 @@ func (a *API) Line(ctx context.Context, req events.APIGatewayV2HTTPRequest) even
 }
 
 // lineOf is the answer of GET /queue/line for room's view at now. Stalled
-// is the room's admission, whatever one's position: a page near the front
-// polls its own position then (the far tier's visitors are told nothing
-// stalled in their own answers).
+// is the room's admission, whatever one's position: a client backs off to
+// the farthest tier while it lasts, as a poll's answer near the front says.
 func lineOf(room string, v waitroom.View, now time.Time, c waitroom.Config) lineBody {
 	b := lineBody{Room: room, Status: LineOpen, RatePerSec: v.RatePerSec, Paused: v.Paused, Message: v.Message,
 		Stalled: v.Stalled(now, c), Exact: v.Exact && v.Front > 0, BatchIntervalMs: c.AdmitInterval.Milliseconds()}

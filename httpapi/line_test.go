@@ -291,3 +291,24 @@ func TestEnterFromTheViewIsEntersAnswer(t *testing.T) {
 		}
 	})
 }
+
+// A caller that hangs up while the room's view is read does not cut the
+// reading short for everyone else; a query that cannot be decoded is a
+// 400, never another room's line.
+func TestLineReadingOutlivesItsCaller(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		h := anonymousHarness(t, engine)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		req := withRoom(request("GET", "/queue/line", "", nil), "sale")
+		h.api.Route(ctx, req) // gone before it was answered
+		if r := h.call(req); r.StatusCode != http.StatusOK {
+			t.Errorf("the next caller within 100 ms: %d %s", r.StatusCode, r.Body)
+		}
+		bad := request("GET", "/queue/line", "", nil)
+		bad.RawQueryString = "room=%zz"
+		if r := h.call(bad); r.StatusCode != http.StatusBadRequest || decode(t, r)["error"] != "invalid_request" {
+			t.Errorf("an undecodable query: %d %s", r.StatusCode, r.Body)
+		}
+	})
+}

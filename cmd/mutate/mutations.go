@@ -715,6 +715,8 @@ var mutations = []Mutation{
 		From: "  if n < lowest then\n", To: "  if n < 0 then\n", Pkgs: store, Hint: `^TestALostPlaceComesBackAtItsNumber$`},
 	{Name: "admit.lua: the view never told that live tokens fill maxActive", File: "redisstore/admit.lua",
 		From: "room.maxActive > 0 and out[2] >= room.maxActive and '1' or '0'", To: "'0'", Pkgs: store, Hint: `^TestNumbersAndTheViewTellPositions$`},
+	{Name: "line.go (httpapi): a hung-up caller cuts the room's view short for everyone", File: "httpapi/line.go",
+		From: "withTimeout(context.WithoutCancel(ctx), a.storeTimeout()", To: "withTimeout(ctx, a.storeTimeout()", Pkgs: handlers, Hint: `^TestLineReadingOutlivesItsCaller$`},
 	{Name: "enter.lua: a new place's number not told", File: "redisstore/enter.lua",
 		From: "stallAfterUs, nowUs), tonumber(seq))", To: "stallAfterUs, nowUs), 0)", Pkgs: store, Hint: `^(TestNumbersAndTheViewTellPositions|TestWaitingPollsLeaveTheStoreAlone)$`},
 	// issue 36: the page follows the line
