@@ -203,8 +203,10 @@ func newRunner(env *Env, sc Scenario, st Strategy, orderURL string, arrivals []t
 		return nil, roomStore{}, err
 	}
 	cfg := waitroom.Config{
-		Visitor:  waitroom.VisitorConfig{Tickets: tickets}, // signs accounts' places
-		RedisURL: env.Redis.URL, AdmitRatePerSec: sc.Rate(), AdmitInterval: st.AdmitInterval(), AdmitBatches: 1 << 30,
+		Visitor: waitroom.VisitorConfig{Tickets: tickets}, // signs accounts' places
+		// The run's room sells: no operator creates it (ORDER_ROOMS, issue 32).
+		OrderRooms: []string{waitroom.DefaultRoom},
+		RedisURL:   env.Redis.URL, AdmitRatePerSec: sc.Rate(), AdmitInterval: st.AdmitInterval(), AdmitBatches: 1 << 30,
 		EntryTokenTTL: sc.TokenTTL, QueueCapacity: 10_000_000, OrderAPIURL: orderURL, PollTiers: tiers,
 		OrderTimeout: sc.OrderTimeout, TrustUserHeader: true, Addr: "127.0.0.1:0", OpenRooms: true,
 	}

@@ -58,3 +58,24 @@ func TestUsersSendBackTheirPlace(t *testing.T) {
 		}
 	}
 }
+
+// A short spike through the room: every user who does not abandon orders.
+// The run's room is no operator's, so the gate must be told it sells
+// (ORDER_ROOMS): without, every order was refused 403 wrong_room and the
+// pool served none.
+func TestShortSpikeOrders(t *testing.T) {
+	env, err := NewEnv("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	sc := DefaultScenario()
+	sc.Users, sc.Spike = 100, time.Second
+	res, err := Run(context.Background(), env, sc, Batched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status["POST /orders 201"] == 0 || res.Status["POST /orders 403"] > 0 {
+		t.Fatalf("orders answered %v", res.Status)
+	}
+}
