@@ -77,6 +77,7 @@ type user struct {
 	waited              time.Duration
 	admission           int64
 	push                chan string   // push mode: the token, at admission
+	spot                string        // the signed place its answers give, sent back as X-Queue-Place (docs/API.md, "An account's place")
 	instant             bool          // enter answered READY (instant admission): no batch admitted it
 	expiresAt           time.Duration // the entry token's expiry (0: no token seen)
 	orderTries          int           // orders sent to the gate
@@ -197,8 +198,15 @@ func newRunner(env *Env, sc Scenario, st Strategy, orderURL string, arrivals []t
 	if err != nil {
 		return nil, roomStore{}, err
 	}
+	tickets, err := simTicketKeys()
+	if err != nil {
+		return nil, roomStore{}, err
+	}
 	cfg := waitroom.Config{
-		RedisURL: env.Redis.URL, AdmitRatePerSec: sc.Rate(), AdmitInterval: st.AdmitInterval(), AdmitBatches: 1 << 30,
+		Visitor: waitroom.VisitorConfig{Tickets: tickets}, // signs accounts' places
+		// The run's room sells: no operator creates it (ORDER_ROOMS, issue 32).
+		OrderRooms: []string{waitroom.DefaultRoom},
+		RedisURL:   env.Redis.URL, AdmitRatePerSec: sc.Rate(), AdmitInterval: st.AdmitInterval(), AdmitBatches: 1 << 30,
 		EntryTokenTTL: sc.TokenTTL, QueueCapacity: 10_000_000, OrderAPIURL: orderURL, PollTiers: tiers,
 		OrderTimeout: sc.OrderTimeout, TrustUserHeader: true, Addr: "127.0.0.1:0", OpenRooms: true,
 	}
@@ -224,6 +232,16 @@ func newRunner(env *Env, sc Scenario, st Strategy, orderURL string, arrivals []t
 		r.byID[httpapi.HeaderUser(u.id)] = u
 	}
 	return r, store, nil
+}
+
+// simTicketKeys is a fresh TICKET_SECRET for one run: with it the handlers
+// give each waiting account its place, as a deployment does.
+func simTicketKeys() (waitroom.TicketKeys, error) {
+	secret, err := waitroom.GenerateTicketSecret()
+	if err != nil {
+		return waitroom.TicketKeys{}, err
+	}
+	return waitroom.ParseTicketKeys(secret)
 }
 
 // startAdmitter runs the admission schedule of a room strategy; the
@@ -370,6 +388,22 @@ type standing struct {
 	EntryToken           string `json:"entryToken"`
 	ExpiresAt            string `json:"expiresAt"` // READY: RFC 3339, whole seconds
 	PollAfterMs          *int64 `json:"pollAfterMs"`
+	Place                string `json:"place"` // an account's signed place while it waits
+}
+
+// placeHeader sends back the last place u was given, as a client does.
+func placeHeader(u *user) map[string]string {
+	if u.spot == "" {
+		return nil
+	}
+	return map[string]string{waitroom.PlaceHeader: u.spot}
+}
+
+// keepPlace keeps the place an answer gives for u's next requests.
+func keepPlace(u *user, st standing) {
+	if st.Place != "" {
+		u.spot = st.Place
+	}
 }
 
 func retryAfter(resp events.APIGatewayV2HTTPResponse, def time.Duration) time.Duration {
@@ -421,10 +455,11 @@ func (r *runner) room(ctx context.Context, u *user) {
 func (r *runner) enter(ctx context.Context, u *user, st *standing) bool {
 	for {
 		u.requests++
-		resp := r.call(ctx, http.MethodPost, "/queue/enter", u.id, nil, "")
+		resp := r.call(ctx, http.MethodPost, "/queue/enter", u.id, placeHeader(u), "")
 		if resp.StatusCode == http.StatusOK {
 			*st = standing{}
 			_ = json.Unmarshal([]byte(resp.Body), st)
+			keepPlace(u, *st)
 			return true
 		}
 		if !sleep(ctx, retryAfter(resp, time.Second)) {
@@ -461,13 +496,21 @@ func (r *runner) waitReady(ctx context.Context, u *user, st standing) (string, b
 		u.polls++
 		u.requests++
 		r.pollSent()
-		resp := r.call(ctx, http.MethodGet, "/queue/position", u.id, nil, "")
-		st = standing{Status: "WAITING"}
-		if resp.StatusCode == http.StatusOK {
-			st = standing{}
-			_ = json.Unmarshal([]byte(resp.Body), &st)
-		}
+		st = r.position(ctx, u)
 	}
+}
+
+// position asks where u stands, carrying its place; a failed request reads
+// as still WAITING (polled again after a second).
+func (r *runner) position(ctx context.Context, u *user) standing {
+	resp := r.call(ctx, http.MethodGet, "/queue/position", u.id, placeHeader(u), "")
+	if resp.StatusCode != http.StatusOK {
+		return standing{Status: "WAITING"}
+	}
+	var st standing
+	_ = json.Unmarshal([]byte(resp.Body), &st)
+	keepPlace(u, st)
+	return st
 }
 
 // tokenSeen records the expiry of a READY answer's token when no batch
