@@ -73,7 +73,7 @@ func newInProcess(t *testing.T, env map[string]string) *inProcess {
 	}
 	p := &inProcess{mu: map[string]*sync.Mutex{}, fns: map[string]func(context.Context, json.RawMessage) (any, error){
 		gateway.Enter:     http(api.Enter),
-		gateway.Position:  http(api.Position),
+		gateway.Position:  http(api.WithJWKS(api.WithLine(api.Position))), // as functions/position/main.go
 		gateway.OrderGate: http(api.Order),
 		gateway.Admit:     func(ctx context.Context, raw json.RawMessage) (any, error) { return admit(ctx, raw) },
 	}}
