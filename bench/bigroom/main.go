@@ -72,9 +72,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/waitroom/waitroom/bench/internal/fnstore"
@@ -111,16 +109,7 @@ func main() {
 		}
 		return
 	}
-	if err := p.validate(); err != nil {
-		fmt.Fprintln(os.Stderr, "bigroom:", err)
-		os.Exit(2)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, p, *out); err != nil {
-		fmt.Fprintln(os.Stderr, "bigroom:", err)
-		os.Exit(1)
-	}
+	sim.Main("bigroom", p.validate(), func(ctx context.Context) error { return run(ctx, p, *out) })
 }
 
 func (p params) validate() error {
@@ -154,16 +143,7 @@ func run(ctx context.Context, p params, out string) error {
 	}
 	others(res, out)
 	res.Seconds = time.Since(t0).Seconds()
-	fmt.Print(table(res))
-	if out != "" {
-		if err := sim.WriteJSON(out, res, " "); err != nil {
-			return err
-		}
-		fmt.Fprintf(os.Stderr, "wrote %s\n", out)
-	}
-	line, _ := json.Marshal(res.Headline())
-	fmt.Println(string(line))
-	return nil
+	return sim.Publish(table(res), out, res, " ", res.Headline())
 }
 
 // others reads the figures of other measures, beside the results file.

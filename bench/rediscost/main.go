@@ -100,15 +100,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -144,16 +141,7 @@ func main() {
 		}
 		p.only, *out = re, ""
 	}
-	if err := p.validate(); err != nil {
-		fmt.Fprintln(os.Stderr, "rediscost:", err)
-		os.Exit(2)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, p, *out); err != nil {
-		fmt.Fprintln(os.Stderr, "rediscost:", err)
-		os.Exit(1)
-	}
+	sim.Main("rediscost", p.validate(), func(ctx context.Context) error { return run(ctx, p, *out) })
 }
 
 func (p params) validate() error {
@@ -208,16 +196,7 @@ func run(ctx context.Context, p params, out string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Print(table(res))
-	if out != "" {
-		if err := sim.WriteJSON(out, res, ""); err != nil {
-			return err
-		}
-		fmt.Fprintf(os.Stderr, "wrote %s\n", out)
-	}
-	line, _ := json.Marshal(head)
-	fmt.Println(string(line))
-	return nil
+	return sim.Publish(table(res), out, res, "", head)
 }
 
 // instructions is the callgrind part of the run (see the doc comment).
