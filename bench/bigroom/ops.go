@@ -87,15 +87,12 @@ func (b *bench) keep(ctx context.Context, res *sim.BigRoomResults, o op) error {
 			return fmt.Errorf("%s (limiter %s): warm-up call %d: %w", o.name, o.limiter, i, err)
 		}
 	}
-	if err := b.cg.Zero(ctx); err != nil {
-		return err
-	}
-	for i := b.p.warmup; i < b.p.warmup+b.p.calls; i++ {
-		if err := o.call(ctx, i); err != nil {
-			return fmt.Errorf("%s (limiter %s): call %d: %w", o.name, o.limiter, i, err)
+	prof, err := b.cg.Count(ctx, b.p.calls, func(i int) error {
+		if err := o.call(ctx, b.p.warmup+i); err != nil {
+			return fmt.Errorf("%s (limiter %s): call %d: %w", o.name, o.limiter, b.p.warmup+i, err)
 		}
-	}
-	prof, err := b.cg.Dump(ctx)
+		return nil
+	})
 	if err != nil {
 		return err
 	}
@@ -140,7 +137,7 @@ func (b *bench) enter(kind, limiter string) op {
 		if err == nil && st.Position <= int64(b.p.visitors) {
 			err = fmt.Errorf("%s joined at %d, not behind the %d", c.User, st.Position, b.p.visitors)
 		}
-		return expect(st, err, waitroom.Waiting)
+		return fnstore.Expect(st, err, waitroom.Waiting)
 	}}
 }
 
@@ -157,7 +154,7 @@ func (b *bench) claim(limiter string, users []string) op {
 		if err == nil && st.Token == "" {
 			err = fmt.Errorf("%s: READY without a token", users[i])
 		}
-		return expect(st, err, waitroom.Ready)
+		return fnstore.Expect(st, err, waitroom.Ready)
 	}}
 }
 
@@ -166,14 +163,11 @@ func (b *bench) claim(limiter string, users []string) op {
 // that each finds a full budget; it returns every user admitted, in order.
 func (b *bench) admitBatches(ctx context.Context, res *sim.BigRoomResults) ([]string, error) {
 	t := time.Now()
-	pause := fnstore.AdmitPause(b.cfg)
-	want := int(b.cfg.BatchSize())
+	paced := fnstore.NewPaced(b.cfg, b.st.Off)
+	pause, want := paced.Pause, paced.Want
 	var admitted []string
-	last := time.Now()
 	batch := func() error {
-		fnstore.WaitFor(last, pause)
-		batch, err := fnstore.AdmitBatch(ctx, b.st.Off, want)
-		last = time.Now()
+		batch, err := paced.Next(ctx)
 		if err != nil {
 			return err
 		}
@@ -188,15 +182,7 @@ func (b *bench) admitBatches(ctx context.Context, res *sim.BigRoomResults) ([]st
 			return nil, err
 		}
 	}
-	if err := b.cg.Zero(ctx); err != nil {
-		return nil, err
-	}
-	for range b.p.admitCalls {
-		if err := batch(); err != nil {
-			return nil, err
-		}
-	}
-	prof, err := b.cg.Dump(ctx)
+	prof, err := b.cg.Count(ctx, b.p.admitCalls, func(int) error { return batch() })
 	if err != nil {
 		return nil, err
 	}
@@ -208,17 +194,6 @@ func (b *bench) admitBatches(ctx context.Context, res *sim.BigRoomResults) ([]st
 		return nil, fmt.Errorf("%d admitted, want at least %d for the claims", len(admitted), 2*(b.p.warmup+b.p.calls))
 	}
 	return admitted, nil
-}
-
-// expect fails unless st has the status want.
-func expect(st waitroom.Standing, err error, want waitroom.Status) error {
-	if err != nil {
-		return err
-	}
-	if st.Status != want {
-		return fmt.Errorf("answered %s, want %s", st.Status, want)
-	}
-	return nil
 }
 
 // measureRate sets the room's rate to p.rate on the plain server and runs

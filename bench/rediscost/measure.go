@@ -82,15 +82,12 @@ func (b *bench) measure(ctx context.Context, o op) (sim.RedisCostOp, *callgrind.
 				return res, nil, fmt.Errorf("%s: prep of item %d: %w", o.name, i, err)
 			}
 		}
-		if err := b.cg.Zero(ctx); err != nil {
-			return res, nil, err
-		}
-		for i := from; i < to; i++ {
-			if err := o.call(ctx, i); err != nil {
-				return res, nil, fmt.Errorf("%s: call %d: %w", o.name, i, err)
+		prof, err := b.cg.Count(ctx, to-from, func(i int) error {
+			if err := o.call(ctx, from+i); err != nil {
+				return fmt.Errorf("%s: call %d: %w", o.name, from+i, err)
 			}
-		}
-		prof, err := b.cg.Dump(ctx)
+			return nil
+		})
 		if err != nil {
 			return res, nil, err
 		}
@@ -149,18 +146,6 @@ func unlimited(ctx context.Context) context.Context {
 // ipOf is the i-th IP of group: 10.<group>.<i / 256>.<i % 256>, i < 65,536.
 func ipOf(group byte, i int) string {
 	return "10." + strconv.Itoa(int(group)) + "." + strconv.Itoa(i>>8&255) + "." + strconv.Itoa(i&255)
-}
-
-// expect fails unless st has the status want (a limiter that cannot run
-// fails the call: err).
-func expect(st waitroom.Standing, err error, want waitroom.Status) error {
-	if err != nil {
-		return err
-	}
-	if st.Status != want {
-		return fmt.Errorf("answered %s, want %s", st.Status, want)
-	}
-	return nil
 }
 
 func or(a, b string) string {

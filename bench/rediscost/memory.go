@@ -92,7 +92,7 @@ func callerMemory(ctx context.Context, rdb *redis.Client, st fnstore.Stores, m *
 		j := spread(i, m.Callers, m.Users)
 		user := uid(waitGroup, j)
 		s, err := st.On.Position(ctx, room, waitroom.Caller{User: user, IP: ipOf(waitGroup, i)})
-		return expect(s, err, waitroom.Waiting)
+		return fnstore.Expect(s, err, waitroom.Waiting)
 	})
 	if err != nil {
 		return err

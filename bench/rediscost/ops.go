@@ -70,7 +70,7 @@ func enterAll(ctx context.Context, s *redisstore.Store, name string, group byte,
 		if err == nil && !st.Joined {
 			err = fmt.Errorf("%s did not join (%s)", user, st.Status)
 		}
-		return expect(st, err, waitroom.Waiting)
+		return fnstore.Expect(st, err, waitroom.Waiting)
 	})
 }
 
@@ -276,7 +276,7 @@ func (b *bench) lineOps(limiter string) []op {
 	poll := func(group byte, idx func(int) int, want waitroom.Status) func(ctx context.Context, i int) error {
 		return func(ctx context.Context, i int) error {
 			st, err := s.Position(ctx, room, as(ctx, group, idx(i)))
-			return expect(st, err, want)
+			return fnstore.Expect(st, err, want)
 		}
 	}
 	newGroup := byte(newOnGroup)
@@ -293,7 +293,7 @@ func (b *bench) lineOps(limiter string) []op {
 				if err == nil && st.Joined {
 					return fmt.Errorf("joined again")
 				}
-				return expect(st, err, waitroom.Waiting)
+				return fnstore.Expect(st, err, waitroom.Waiting)
 			}},
 		{key: "enterNew", name: "enter (new user)", limiter: limiter, items: n,
 			prep: poll(newGroup, same, waitroom.NotInQueue), call: func(ctx context.Context, i int) error {
@@ -301,7 +301,7 @@ func (b *bench) lineOps(limiter string) []op {
 				if err == nil && !st.Joined {
 					return fmt.Errorf("did not join")
 				}
-				return expect(st, err, waitroom.Waiting)
+				return fnstore.Expect(st, err, waitroom.Waiting)
 			}},
 	}
 }
@@ -323,7 +323,7 @@ func (b *bench) gateOps(limiter string, tokens map[string]string) []op {
 		{key: "gateCheck", name: "gate check (BeginOrder)", limiter: limiter, items: n,
 			prep: func(ctx context.Context, i int) error {
 				st, err := s.Position(ctx, room, as(ctx, gateGroup, base+i))
-				return expect(st, err, waitroom.Ready)
+				return fnstore.Expect(st, err, waitroom.Ready)
 			},
 			call: func(ctx context.Context, i int) error {
 				l, err := s.BeginOrder(ctx, as(ctx, gateGroup, base+i), waitroom.OrderAttempt{Room: room, Token: tokens[user(i)],
@@ -344,7 +344,7 @@ func (b *bench) gateOps(limiter string, tokens map[string]string) []op {
 			check: func(ctx context.Context, from, to int) error {
 				for i := from; i < to; i++ { // the token is consumed: the user is out of line
 					st, err := b.st.Off.Position(ctx, room, waitroom.Unlimited(user(i)))
-					if err := expect(st, err, waitroom.NotInQueue); err != nil {
+					if err := fnstore.Expect(st, err, waitroom.NotInQueue); err != nil {
 						return fmt.Errorf("after commit, %s: %w", user(i), err)
 					}
 				}
@@ -382,13 +382,10 @@ func (b *bench) scaleOps() []op {
 // admits one batch's worth (BatchSize users), whatever the machine's speed.
 func (b *bench) admitBatch(ctx context.Context) (sim.RedisCostOp, *callgrind.Profile, error) {
 	res := sim.RedisCostOp{Key: "admitBatch", Name: "admit batch (AdmitBatch, one room)"}
-	pause := fnstore.AdmitPause(b.cfg)
-	want := int(b.cfg.BatchSize())
-	last := time.Now()
+	paced := fnstore.NewPaced(b.cfg, b.st.Off)
+	want := paced.Want
 	batch := func() error {
-		fnstore.WaitFor(last, pause)
-		admitted, err := fnstore.AdmitBatch(ctx, b.st.Off, want)
-		last = time.Now()
+		admitted, err := paced.Next(ctx)
 		if err != nil {
 			return err
 		}
@@ -404,15 +401,7 @@ func (b *bench) admitBatch(ctx context.Context) (sim.RedisCostOp, *callgrind.Pro
 			return res, nil, err
 		}
 	}
-	if err := b.cg.Zero(ctx); err != nil {
-		return res, nil, err
-	}
-	for range b.p.admitCalls {
-		if err := batch(); err != nil {
-			return res, nil, err
-		}
-	}
-	prof, err := b.cg.Dump(ctx)
+	prof, err := b.cg.Count(ctx, b.p.admitCalls, func(int) error { return batch() })
 	if err != nil {
 		return res, nil, err
 	}

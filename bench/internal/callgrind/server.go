@@ -65,6 +65,20 @@ func (s *Server) Instrument(ctx context.Context) error { return s.control(ctx, "
 // Zero sets every counter to zero: what runs next is what the next dump holds.
 func (s *Server) Zero(ctx context.Context) error { return s.control(ctx, "--zero") }
 
+// Count zeroes the counters, runs call(i) for i in [0, n) (stopping at an
+// error, returned as it is) and dumps: what the n calls cost the server.
+func (s *Server) Count(ctx context.Context, n int, call func(i int) error) (*Profile, error) {
+	if err := s.Zero(ctx); err != nil {
+		return nil, err
+	}
+	for i := range n {
+		if err := call(i); err != nil {
+			return nil, err
+		}
+	}
+	return s.Dump(ctx)
+}
+
 // Dump writes the counters since the last zero or dump into the next
 // numbered file and reads it (the file is removed once read).
 func (s *Server) Dump(ctx context.Context) (*Profile, error) {

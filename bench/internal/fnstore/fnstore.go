@@ -70,11 +70,29 @@ func (s Stores) Of(limiter string) *redisstore.Store {
 // it, lets each batch admit a batch's worth whatever the machine's speed.
 func AdmitPause(cfg waitroom.Config) time.Duration { return cfg.AdmitInterval * 6 / 5 }
 
-// WaitFor sleeps until d has passed since t (admission's budget refills in time).
-func WaitFor(t time.Time, d time.Duration) {
-	if left := d - time.Since(t); left > 0 {
+// Paced runs admission batches on one store, each AdmitPause after the
+// last one's answer, so that each finds a full budget and admits Want
+// users (a batch's worth) whatever the machine's speed.
+type Paced struct {
+	Want  int           // the users each batch must admit
+	Pause time.Duration // from one batch's answer to the next batch
+	s     *redisstore.Store
+	last  time.Time
+}
+
+// NewPaced paces batches of cfg's size on s; the first waits a pause too.
+func NewPaced(cfg waitroom.Config, s *redisstore.Store) *Paced {
+	return &Paced{Want: int(cfg.BatchSize()), Pause: AdmitPause(cfg), s: s, last: time.Now()}
+}
+
+// Next waits out the pause and runs one batch (AdmitBatch).
+func (p *Paced) Next(ctx context.Context) ([]waitroom.Admission, error) {
+	if left := p.Pause - time.Since(p.last); left > 0 {
 		time.Sleep(left)
 	}
+	admitted, err := AdmitBatch(ctx, p.s, p.Want)
+	p.last = time.Now()
+	return admitted, err
 }
 
 // AdmitBatch runs one admission batch (waitroom.RunBatch) on s, whose one
@@ -88,4 +106,16 @@ func AdmitBatch(ctx context.Context, s *redisstore.Store, want int) ([]waitroom.
 		return nil, fmt.Errorf("admit batch: %d rooms, want 1 admitting %d users: %+v", len(batch.Rooms), want, batch.Rooms)
 	}
 	return batch.Rooms[0].Admitted, nil
+}
+
+// Expect fails unless st has the status want (a limiter that cannot run
+// fails the call: err).
+func Expect(st waitroom.Standing, err error, want waitroom.Status) error {
+	if err != nil {
+		return err
+	}
+	if st.Status != want {
+		return fmt.Errorf("answered %s, want %s", st.Status, want)
+	}
+	return nil
 }
