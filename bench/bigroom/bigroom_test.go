@@ -8,36 +8,6 @@ import (
 	"testing"
 )
 
-// callgrind_annotate --inclusive=yes output, as valgrind 3.19 prints it.
-const annotated = `--------------------------------------------------------------------------------
-Profile data file 'cg.out.2' (creator: callgrind-3.19.0)
---------------------------------------------------------------------------------
-Ir                 
---------------------------------------------------------------------------------
-6,573,017 (100.0%)  PROGRAM TOTALS
-
---------------------------------------------------------------------------------
-Ir                  file:function
---------------------------------------------------------------------------------
-6,573,017 (100.0%)  ???:aeMain [/usr/bin/redis-check-rdb]
-4,726,449 (71.91%)  ???:serverCron [/usr/bin/redis-check-rdb]
-   27,700 ( 1.13%)  ???:databasesCron [/usr/bin/redis-check-rdb]
-`
-
-func TestParseAnnotateLeavesTheTimerOut(t *testing.T) {
-	total, timer, err := parseAnnotate(strings.NewReader(annotated))
-	if err != nil || total != 6_573_017 || timer != 4_726_449 {
-		t.Fatalf("got %d, %d, %v; want 6573017, 4726449", total, timer, err)
-	}
-	if _, _, err := parseAnnotate(strings.NewReader("nothing here\n")); err == nil {
-		t.Fatal("no PROGRAM TOTALS: want an error")
-	}
-	total, timer, err = parseAnnotate(strings.NewReader("1,000 (100.0%)  PROGRAM TOTALS\n"))
-	if err != nil || total != 1000 || timer != 0 {
-		t.Fatalf("no timer: got %d, %d, %v", total, timer, err)
-	}
-}
-
 func TestCompareSortsWhatEachRoomHolds(t *testing.T) {
 	entered := map[string]string{"queue": "a,b", "places <user> (all of them)": "a=1,b=2", "marks": "x", "settings front": "1"}
 	appended := map[string]string{"queue": "a,b", "places <user> (all of them)": "a=1,b=3", "extra": "y", "settings front": "1"}

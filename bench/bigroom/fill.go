@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/bench/internal/fnstore"
 	"github.com/waitroom/waitroom/bench/spike/sim"
 	"github.com/waitroom/waitroom/redisstore"
 )
@@ -25,19 +26,6 @@ const slice = 100_000
 
 // checkUsers are the users of Append's check (see checkAppend).
 const checkUsers = 1_000
-
-// roomSettings are the room's defaults (the configuration's) at rate,
-// with a capacity above the line.
-func roomSettings(cfg waitroom.Config, rate float64) waitroom.Settings {
-	s := cfg.RoomDefaults()
-	s.RatePerSec, s.Capacity = rate, 1_000_000_000
-	return s
-}
-
-func setRoom(ctx context.Context, s *redisstore.Store, name string, st waitroom.Settings) error {
-	_, err := s.Update(ctx, name, true, func(waitroom.Settings) (waitroom.Settings, error) { return st, nil })
-	return err
-}
 
 // visitor is the i-th visitor of the line: an account for even i ("a:"
 // and a UUID-like subject, as a JWT's sub: httpapi's namespace of the
@@ -99,7 +87,7 @@ func fillAndMeasure(ctx context.Context, p params, cfg waitroom.Config, res *sim
 // the others by Append; used_memory before and after, and after DEBUG RELOAD.
 func fill(ctx context.Context, p params, cfg waitroom.Config, rdb *redis.Client, res *sim.BigRoomResults) error {
 	st := redisstore.New(rdb, cfg)
-	if err := setRoom(ctx, st, room, roomSettings(cfg, cfg.AdmitRatePerSec)); err != nil {
+	if err := fnstore.SetRoom(ctx, st, room, fnstore.RoomSettings(cfg, cfg.AdmitRatePerSec)); err != nil {
 		return err
 	}
 	first, err := visitor(0)
@@ -207,7 +195,7 @@ func checkAppend(ctx context.Context, cfg waitroom.Config, f *sim.BigRoomFill) e
 		return err
 	}
 	for _, name := range []string{"entered", "appended"} {
-		if err := setRoom(ctx, st, name, roomSettings(cfg, cfg.AdmitRatePerSec)); err != nil {
+		if err := fnstore.SetRoom(ctx, st, name, fnstore.RoomSettings(cfg, cfg.AdmitRatePerSec)); err != nil {
 			return err
 		}
 	}

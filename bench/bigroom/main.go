@@ -29,17 +29,17 @@
 //     line has, with no table being rehashed: the headline. MEMORY USAGE of
 //     the line's keys (redisstore.LineKeys) besides.
 //   - Instructions. The filled server SAVEs; a redis-server started under
-//     `valgrind --tool=callgrind --instr-atstart=no --toggle-collect=serverCron`
+//     `valgrind --tool=callgrind --instr-atstart=no` (bench/internal/callgrind)
 //     loads that snapshot (the 10M line is there before callgrind counts
 //     anything), active expiry is switched off, instrumentation goes on, and
 //     every call goes through one go-redis client of one connection and the
 //     Store's own methods (the scripts of the tree, by EVALSHA; the tool
 //     knows none of their keys). Each operation: warm-up calls, then
 //     `callgrind_control --zero`, the measured calls, `--dump`: the dump's
-//     summary over the calls. serverCron (Redis's timer, 10 a second) is
-//     never counted (--toggle-collect): its share depends on how long the
-//     run takes under valgrind, not on the calls (bench/rediscost subtracts
-//     it from its dumps; the same figure). The operations:
+//     summary over the calls, less serverCron's inclusive instructions
+//     (Redis's timer, 10 a second): its share depends on how long the
+//     run takes under valgrind, not on the calls (bench/rediscost's
+//     figure, read the same way). The operations:
 //     enter of a new account and of a new anonymous visitor (NewVisitor)
 //     behind the 10M, each caller its own id and IP, the limiter at its
 //     defaults ("on") and at zero ("off"); an admission batch
@@ -72,16 +72,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
-	"os/signal"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"time"
 
-	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/bench/internal/fnstore"
 	"github.com/waitroom/waitroom/bench/spike/sim"
-	"github.com/waitroom/waitroom/envconfig"
 )
 
 // params are a run's sizes (flags).
@@ -114,16 +109,7 @@ func main() {
 		}
 		return
 	}
-	if err := p.validate(); err != nil {
-		fmt.Fprintln(os.Stderr, "bigroom:", err)
-		os.Exit(2)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, p, *out); err != nil {
-		fmt.Fprintln(os.Stderr, "bigroom:", err)
-		os.Exit(1)
-	}
+	sim.Main("bigroom", p.validate(), func(ctx context.Context) error { return run(ctx, p, *out) })
 }
 
 func (p params) validate() error {
@@ -136,33 +122,16 @@ func (p params) validate() error {
 	return nil
 }
 
-// storeConfig is the functions' configuration (OPEN_ROOMS=false and every
-// default), the limiter at its defaults, instant admission off (the fill
-// builds a line; a measured enter finds it full either way). Its
-// REDIS_URL, which the functions require, is a placeholder.
-func storeConfig() (waitroom.Config, error) {
-	cfg, err := envconfig.Load(func(k string) (string, bool) {
-		if k == "REDIS_URL" {
-			return "redis://127.0.0.1:6379", true
-		}
-		return "", false
-	}, envconfig.Function)
-	cfg.Trust.Limits = waitroom.Limits{ClientRatePerSec: waitroom.DefaultClientRatePerSec, ClientBurst: waitroom.DefaultClientBurst,
-		IPRatePerSec: waitroom.DefaultIPRatePerSec, IPBurst: waitroom.DefaultIPBurst}
-	cfg.InstantAdmit = false
-	return cfg, err
-}
-
 func run(ctx context.Context, p params, out string) error {
 	t0 := time.Now()
-	cfg, err := storeConfig()
+	cfg, err := fnstore.Config()
 	if err != nil {
 		return err
 	}
-	res := &sim.BigRoomResults{Machine: sim.DescribeHost(), Valgrind: version("valgrind", "--version"), When: t0.UTC().Format(time.RFC3339),
+	res := &sim.BigRoomResults{Machine: sim.DescribeHost(), Valgrind: sim.Version("valgrind", "--version"), When: t0.UTC().Format(time.RFC3339),
 		Visitors: p.visitors, Room: fmt.Sprintf("one operator-created room, rate %g/s, %d ms batches (%g users a batch), capacity above the line, instant admission off",
 			cfg.AdmitRatePerSec, cfg.AdmitInterval.Milliseconds(), cfg.BatchSize())}
-	res.Machine.Redis = version("redis-server", "--version")
+	res.Machine.Redis = sim.Version("redis-server", "--version")
 	res.Wait = sim.BigRoomWait{RatePerSec: p.rate, LastPosition: int64(p.visitors), ComputedSeconds: float64(p.visitors) / p.rate}
 	dir, err := fillAndMeasure(ctx, p, cfg, res)
 	if err != nil {
@@ -174,16 +143,7 @@ func run(ctx context.Context, p params, out string) error {
 	}
 	others(res, out)
 	res.Seconds = time.Since(t0).Seconds()
-	fmt.Print(table(res))
-	if out != "" {
-		if err := writeJSON(out, res); err != nil {
-			return err
-		}
-		fmt.Fprintf(os.Stderr, "wrote %s\n", out)
-	}
-	line, _ := json.Marshal(res.Headline())
-	fmt.Println(string(line))
-	return nil
+	return sim.Publish(table(res), out, res, " ", res.Headline())
 }
 
 // others reads the figures of other measures, beside the results file.
@@ -205,7 +165,7 @@ func rereadOthers(out string) error {
 	}
 	others(&res, out)
 	fmt.Fprintf(os.Stderr, "store commands per waiting poll through HTTP: %s\nfunction calls per visitor through the page: %s\n", fig(res.PollStoreCommands), fig(res.FunctionCallsPerVisitor))
-	return writeJSON(out, &res)
+	return sim.WriteJSON(out, &res, " ")
 }
 
 // outOr is the results file, or its default when none is written: the
@@ -215,23 +175,4 @@ func outOr(out string) string {
 		return "docs/bench/bigroom-results.json"
 	}
 	return out
-}
-
-func version(cmd, arg string) string {
-	out, err := exec.Command(cmd, arg).Output()
-	if err != nil {
-		return "unknown"
-	}
-	return strings.TrimSpace(string(out))
-}
-
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", " ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
 }

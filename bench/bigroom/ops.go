@@ -10,6 +10,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/bench/internal/callgrind"
+	"github.com/waitroom/waitroom/bench/internal/fnstore"
 	"github.com/waitroom/waitroom/bench/spike/sim"
 	"github.com/waitroom/waitroom/redisstore"
 )
@@ -17,34 +19,25 @@ import (
 // bench is the run against the server under callgrind: every measured
 // call goes through one client of exactly one connection.
 type bench struct {
-	p       params
-	cfg     waitroom.Config
-	cg      *callgrind
-	on, off *redisstore.Store // the limiter at the configuration's limits, and at zero
-}
-
-func (b *bench) store(limiter string) *redisstore.Store {
-	if limiter == "off" {
-		return b.off
-	}
-	return b.on
+	p   params
+	cfg waitroom.Config
+	cg  *callgrind.Server
+	st  fnstore.Stores // the limiter at the configuration's limits, and at zero
 }
 
 // instructions loads the snapshot in dir under callgrind and measures
 // every operation into res.Ops (see the doc comment).
 func instructions(ctx context.Context, p params, cfg waitroom.Config, dir string, res *sim.BigRoomResults) error {
 	fmt.Fprintln(os.Stderr, "starting redis-server under valgrind --tool=callgrind on the snapshot ...")
-	cg, err := startCallgrind(dir, 30*time.Minute)
+	cg, err := callgrind.Start(dir, 30*time.Minute)
 	if err != nil {
 		return err
 	}
-	defer cg.stop()
+	defer cg.Stop()
 	one := redis.NewClient(&redis.Options{Addr: cg.Addr, PoolSize: 1, MaxActiveConns: 1, MaxRetries: -1,
 		ReadTimeout: time.Minute, WriteTimeout: time.Minute, PoolTimeout: time.Minute, ConnMaxIdleTime: -1})
 	defer one.Close()
-	off := cfg
-	off.Trust.Limits = waitroom.Limits{}
-	b := &bench{p: p, cfg: cfg, cg: cg, on: redisstore.New(one, cfg), off: redisstore.New(one, off)}
+	b := &bench{p: p, cfg: cfg, cg: cg, st: fnstore.NewStores(one, cfg)}
 	if n, err := redisstore.LineLength(ctx, one, room); err != nil || n != int64(p.visitors) {
 		return fmt.Errorf("the snapshot's line holds %d, want %d (%v)", n, p.visitors, err)
 	}
@@ -52,13 +45,13 @@ func instructions(ctx context.Context, p params, cfg waitroom.Config, dir string
 	if err := one.Do(ctx, "DEBUG", "SET-ACTIVE-EXPIRE", "0").Err(); err != nil {
 		return fmt.Errorf("DEBUG SET-ACTIVE-EXPIRE 0: %w", err)
 	}
-	if err := cg.instrument(ctx); err != nil {
+	if err := cg.Instrument(ctx); err != nil {
 		return err
 	}
 	res.Callgrind = "the line filled on a plain redis-server, SAVEd, its snapshot loaded by redis-server under valgrind --tool=callgrind --instr-atstart=no " +
 		"(the line is there before anything is counted), active expiry off, instrumentation on; per operation, warm-up calls, then callgrind_control --zero, " +
 		"the measured calls through one go-redis connection and redisstore.Store (the scripts by EVALSHA), callgrind_control --dump; " +
-		"instructions (Ir) of the dump less serverCron's (Redis's timer, read with callgrind_annotate --inclusive=yes), over the calls"
+		"instructions (Ir) of the dump less serverCron's inclusive (Redis's timer), over the calls"
 	for _, kind := range []string{"enterAccount", "enterAnonymous"} {
 		for _, limiter := range []string{"on", "off"} {
 			if err := b.keep(ctx, res, b.enter(kind, limiter)); err != nil {
@@ -94,19 +87,16 @@ func (b *bench) keep(ctx context.Context, res *sim.BigRoomResults, o op) error {
 			return fmt.Errorf("%s (limiter %s): warm-up call %d: %w", o.name, o.limiter, i, err)
 		}
 	}
-	if err := b.cg.zero(ctx); err != nil {
-		return err
-	}
-	for i := b.p.warmup; i < b.p.warmup+b.p.calls; i++ {
-		if err := o.call(ctx, i); err != nil {
-			return fmt.Errorf("%s (limiter %s): call %d: %w", o.name, o.limiter, i, err)
+	prof, err := b.cg.Count(ctx, b.p.calls, func(i int) error {
+		if err := o.call(ctx, b.p.warmup+i); err != nil {
+			return fmt.Errorf("%s (limiter %s): call %d: %w", o.name, o.limiter, b.p.warmup+i, err)
 		}
-	}
-	n, err := b.cg.dump(ctx)
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	r := sim.BigRoomOp{Key: o.key, Name: o.name, Limiter: o.limiter, Calls: b.p.calls, Instructions: n}
+	r := sim.BigRoomOp{Key: o.key, Name: o.name, Limiter: o.limiter, Calls: b.p.calls, Instructions: prof.Counted()}
 	res.Ops = append(res.Ops, r)
 	fmt.Fprintf(os.Stderr, "  %-44s limiter %-3s %10.0f instructions per call (%.1f s)\n", r.Name, o.limiter, r.PerCall(), time.Since(t).Seconds())
 	return nil
@@ -121,7 +111,7 @@ func ipOf(group, i int) string {
 // visitor and an address of its own: an account as the authorizer names
 // it, or an anonymous visitor that this enter makes (NewVisitor).
 func (b *bench) enter(kind, limiter string) op {
-	s := b.store(limiter)
+	s := b.st.Of(limiter)
 	group, name := 1, "enter, a new account behind the line"
 	if kind == "enterAnonymous" {
 		group, name = 2, "enter, a new anonymous visitor behind the line"
@@ -147,7 +137,7 @@ func (b *bench) enter(kind, limiter string) op {
 		if err == nil && st.Position <= int64(b.p.visitors) {
 			err = fmt.Errorf("%s joined at %d, not behind the %d", c.User, st.Position, b.p.visitors)
 		}
-		return expect(st, err, waitroom.Waiting)
+		return fnstore.Expect(st, err, waitroom.Waiting)
 	}}
 }
 
@@ -155,7 +145,7 @@ func (b *bench) enter(kind, limiter string) op {
 // call that goes to the store once the front has passed its number),
 // each call an admitted visitor holding its token and an address of its own.
 func (b *bench) claim(limiter string, users []string) op {
-	s, group := b.store(limiter), 5
+	s, group := b.st.Of(limiter), 5
 	if limiter == "off" {
 		group = 6
 	}
@@ -164,7 +154,7 @@ func (b *bench) claim(limiter string, users []string) op {
 		if err == nil && st.Token == "" {
 			err = fmt.Errorf("%s: READY without a token", users[i])
 		}
-		return expect(st, err, waitroom.Ready)
+		return fnstore.Expect(st, err, waitroom.Ready)
 	}}
 }
 
@@ -173,23 +163,15 @@ func (b *bench) claim(limiter string, users []string) op {
 // that each finds a full budget; it returns every user admitted, in order.
 func (b *bench) admitBatches(ctx context.Context, res *sim.BigRoomResults) ([]string, error) {
 	t := time.Now()
-	pause := b.cfg.AdmitInterval * 6 / 5
-	want := int(b.cfg.BatchSize())
+	paced := fnstore.NewPaced(b.cfg, b.st.Off)
+	pause, want := paced.Pause, paced.Want
 	var admitted []string
-	last := time.Now()
 	batch := func() error {
-		if left := pause - time.Since(last); left > 0 {
-			time.Sleep(left)
-		}
-		batch, err := waitroom.RunBatch(ctx, b.off)
-		last = time.Now()
+		batch, err := paced.Next(ctx)
 		if err != nil {
 			return err
 		}
-		if len(batch.Rooms) != 1 || len(batch.Rooms[0].Admitted) != want {
-			return fmt.Errorf("admit batch: %d rooms, want 1 admitting %d users: %+v", len(batch.Rooms), want, batch.Rooms)
-		}
-		for _, a := range batch.Rooms[0].Admitted {
+		for _, a := range batch {
 			admitted = append(admitted, a.User)
 		}
 		return nil
@@ -200,37 +182,18 @@ func (b *bench) admitBatches(ctx context.Context, res *sim.BigRoomResults) ([]st
 			return nil, err
 		}
 	}
-	if err := b.cg.zero(ctx); err != nil {
-		return nil, err
-	}
-	for range b.p.admitCalls {
-		if err := batch(); err != nil {
-			return nil, err
-		}
-	}
-	n, err := b.cg.dump(ctx)
+	prof, err := b.cg.Count(ctx, b.p.admitCalls, func(int) error { return batch() })
 	if err != nil {
 		return nil, err
 	}
 	r := sim.BigRoomOp{Key: "admitBatch", Name: fmt.Sprintf("admission batch (RunBatch, %d users, after %d batches)", want, warm),
-		Calls: b.p.admitCalls, Instructions: n, Admitted: want}
+		Calls: b.p.admitCalls, Instructions: prof.Counted(), Admitted: want}
 	res.Ops = append(res.Ops, r)
 	fmt.Fprintf(os.Stderr, "  %-44s limiter %-3s %10.0f instructions per call (%.1f s)\n", r.Name, "-", r.PerCall(), time.Since(t).Seconds())
 	if len(admitted) < 2*(b.p.warmup+b.p.calls) {
 		return nil, fmt.Errorf("%d admitted, want at least %d for the claims", len(admitted), 2*(b.p.warmup+b.p.calls))
 	}
 	return admitted, nil
-}
-
-// expect fails unless st has the status want.
-func expect(st waitroom.Standing, err error, want waitroom.Status) error {
-	if err != nil {
-		return err
-	}
-	if st.Status != want {
-		return fmt.Errorf("answered %s, want %s", st.Status, want)
-	}
-	return nil
 }
 
 // measureRate sets the room's rate to p.rate on the plain server and runs
@@ -242,7 +205,7 @@ func measureRate(ctx context.Context, p params, cfg waitroom.Config, rdb *redis.
 	fast := cfg
 	fast.AdmitRatePerSec = p.rate
 	st := redisstore.New(rdb, fast)
-	if err := setRoom(ctx, st, room, roomSettings(cfg, p.rate)); err != nil {
+	if err := fnstore.SetRoom(ctx, st, room, fnstore.RoomSettings(cfg, p.rate)); err != nil {
 		return err
 	}
 	var first, last time.Time

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/bench/internal/fnstore"
 	"github.com/waitroom/waitroom/bench/spike/sim"
 	"github.com/waitroom/waitroom/envconfig"
 	"github.com/waitroom/waitroom/httpapi"
@@ -116,7 +117,7 @@ func measureHTTPPoll(ctx context.Context, p params) (*sim.RedisCostHTTPPoll, err
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, PoolSize: 4, MaxRetries: -1})
 	defer rdb.Close()
 	store := redisstore.New(rdb, cfg)
-	if err := setRoom(ctx, store, pollRoom, roomSettings(cfg, cfg.AdmitRatePerSec)); err != nil {
+	if err := fnstore.SetRoom(ctx, store, pollRoom, fnstore.RoomSettings(cfg, cfg.AdmitRatePerSec)); err != nil {
 		return nil, err
 	}
 	ahead := make([]string, p.pollAhead)

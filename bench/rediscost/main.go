@@ -100,24 +100,19 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/bench/internal/callgrind"
+	"github.com/waitroom/waitroom/bench/internal/fnstore"
 	"github.com/waitroom/waitroom/bench/spike/sim"
-	"github.com/waitroom/waitroom/envconfig"
 )
 
 func main() {
@@ -146,16 +141,7 @@ func main() {
 		}
 		p.only, *out = re, ""
 	}
-	if err := p.validate(); err != nil {
-		fmt.Fprintln(os.Stderr, "rediscost:", err)
-		os.Exit(2)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, p, *out); err != nil {
-		fmt.Fprintln(os.Stderr, "rediscost:", err)
-		os.Exit(1)
-	}
+	sim.Main("rediscost", p.validate(), func(ctx context.Context) error { return run(ctx, p, *out) })
 }
 
 func (p params) validate() error {
@@ -173,29 +159,10 @@ func (p params) validate() error {
 	return nil
 }
 
-// storeConfig is the functions' configuration (OPEN_ROOMS=false and every
-// default), the limiter at its defaults. Its REDIS_URL, which the
-// functions require, is a placeholder: a Store takes its client.
-func storeConfig() (waitroom.Config, error) {
-	cfg, err := envconfig.Load(func(k string) (string, bool) {
-		if k == "REDIS_URL" {
-			return "redis://127.0.0.1:6379", true
-		}
-		return "", false
-	}, envconfig.Function)
-	cfg.Trust.Limits = waitroom.Limits{ClientRatePerSec: waitroom.DefaultClientRatePerSec, ClientBurst: waitroom.DefaultClientBurst,
-		IPRatePerSec: waitroom.DefaultIPRatePerSec, IPBurst: waitroom.DefaultIPBurst}
-	// The fills build lines: with instant admission the first batch's worth
-	// of an empty room would be admitted instead. A measured enter finds
-	// the line full of users and takes the same path either way.
-	cfg.InstantAdmit = false
-	return cfg, err
-}
-
 func run(ctx context.Context, p params, out string) error {
 	t0 := time.Now()
-	res := &sim.RedisCostResults{Machine: sim.DescribeHost(), Valgrind: version("valgrind", "--version"), Started: t0.UTC().Format(time.RFC3339)}
-	res.Machine.Redis = version("redis-server", "--version")
+	res := &sim.RedisCostResults{Machine: sim.DescribeHost(), Valgrind: sim.Version("valgrind", "--version"), Started: t0.UTC().Format(time.RFC3339)}
+	res.Machine.Redis = sim.Version("redis-server", "--version")
 	// -only 'httpPoll' measures the polls through HTTP alone.
 	if p.only == nil || !p.only.MatchString("httpPoll/none") {
 		if err := instructions(ctx, p, res); err != nil {
@@ -229,21 +196,12 @@ func run(ctx context.Context, p params, out string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Print(table(res))
-	if out != "" {
-		if err := writeJSON(out, res); err != nil {
-			return err
-		}
-		fmt.Fprintf(os.Stderr, "wrote %s\n", out)
-	}
-	line, _ := json.Marshal(head)
-	fmt.Println(string(line))
-	return nil
+	return sim.Publish(table(res), out, res, "", head)
 }
 
 // instructions is the callgrind part of the run (see the doc comment).
 func instructions(ctx context.Context, p params, res *sim.RedisCostResults) error {
-	cfg, err := storeConfig()
+	cfg, err := fnstore.Config()
 	if err != nil {
 		return err
 	}
@@ -255,14 +213,14 @@ func instructions(ctx context.Context, p params, res *sim.RedisCostResults) erro
 	}
 	defer os.RemoveAll(dir)
 	fmt.Fprintln(os.Stderr, "starting redis-server under valgrind --tool=callgrind on its snapshot ...")
-	if b.cg, err = startCallgrind(dir); err != nil {
+	if b.cg, err = callgrind.Start(dir, time.Minute); err != nil {
 		return err
 	}
-	defer b.cg.stop()
+	defer b.cg.Stop()
 	b.one = redis.NewClient(&redis.Options{Addr: b.cg.Addr, PoolSize: 1, MaxActiveConns: 1, MaxRetries: -1,
 		ReadTimeout: time.Minute, WriteTimeout: time.Minute, PoolTimeout: time.Minute, ConnMaxIdleTime: -1})
 	defer b.one.Close()
-	b.st = newStores(b.one, cfg)
+	b.st = fnstore.NewStores(b.one, cfg)
 	// Active expiry off: a bucket then expires only when touched, which
 	// measure detects; and no expiry cycle runs among the counted calls.
 	if err := b.one.Do(ctx, "DEBUG", "SET-ACTIVE-EXPIRE", "0").Err(); err != nil {
@@ -271,7 +229,7 @@ func instructions(ctx context.Context, p params, res *sim.RedisCostResults) erro
 	if err := waitRehashed(ctx, b.one); err != nil {
 		return err
 	}
-	if err := b.cg.instrument(ctx); err != nil {
+	if err := b.cg.Instrument(ctx); err != nil {
 		return err
 	}
 	if n, err := sim.InfoField(ctx, b.one, "clients", "connected_clients"); err != nil || n != 1 {
@@ -299,15 +257,15 @@ func instructions(ctx context.Context, p params, res *sim.RedisCostResults) erro
 // fill), the admission batches (before new users' enters add per-second
 // marks to the line at the machine's pace), the line's operations, the
 // plain commands. It returns the profiles by "key/limiter".
-func (b *bench) measureAll(ctx context.Context, tokens map[string]string, res *sim.RedisCostResults) (map[string]*profile, error) {
+func (b *bench) measureAll(ctx context.Context, tokens map[string]string, res *sim.RedisCostResults) (map[string]*callgrind.Profile, error) {
 	gateOn, gateOff := b.gateOps("on", tokens), b.gateOps("off", tokens)
 	gate := []op{gateOn[0], gateOff[0], gateOn[1], gateOff[1]}
 	var line []op
 	for _, limiter := range []string{"on", "off"} {
 		line = append(line, b.lineOps(limiter)...)
 	}
-	profiles := map[string]*profile{}
-	keep := func(r sim.RedisCostOp, prof *profile, t time.Time) error {
+	profiles := map[string]*callgrind.Profile{}
+	keep := func(r sim.RedisCostOp, prof *callgrind.Profile, t time.Time) error {
 		fmt.Fprintf(os.Stderr, "  %-34s limiter %-3s %10.0f instructions per call (%.1f s)\n", r.Name, or(r.Limiter, "-"), r.PerCall(), time.Since(t).Seconds())
 		res.Ops = append(res.Ops, r)
 		profiles[r.Key+"/"+r.Limiter] = prof
@@ -339,7 +297,7 @@ func (b *bench) measureAll(ctx context.Context, tokens map[string]string, res *s
 	if b.p.wants("admitBatch", "") {
 		t := time.Now()
 		var r sim.RedisCostOp
-		var prof *profile
+		var prof *callgrind.Profile
 		if r, prof, err = b.admitBatch(ctx); err == nil {
 			err = keep(r, prof, t)
 		}
@@ -351,13 +309,13 @@ func (b *bench) measureAll(ctx context.Context, tokens map[string]string, res *s
 }
 
 // idle counts one second of the server doing nothing but its timer.
-func idle(ctx context.Context, cg *callgrind) (float64, error) {
-	if err := cg.zero(ctx); err != nil {
+func idle(ctx context.Context, cg *callgrind.Server) (float64, error) {
+	if err := cg.Zero(ctx); err != nil {
 		return 0, err
 	}
 	t := time.Now()
 	time.Sleep(time.Second)
-	prof, err := cg.dump(ctx)
+	prof, err := cg.Dump(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -368,7 +326,7 @@ func idle(ctx context.Context, cg *callgrind) (float64, error) {
 func (b *bench) method() sim.RedisCostMethod {
 	p, cfg := b.p, b.cfg
 	return sim.RedisCostMethod{Waiting: p.waiting, Calls: p.calls, Warmup: p.warmup, Chunk: p.chunk, AdmitCalls: p.admitCalls,
-		AdmitSleepMs: float64(admitPause(cfg)) / float64(time.Millisecond), AdmitWarmupS: admitWarmup.Seconds(), AdmitWarmups: b.admitWarmups(), FillPerSec: paceChunk, FillSeconds: b.fillSeconds, Limits: cfg.Trust.Limits,
+		AdmitSleepMs: float64(fnstore.AdmitPause(cfg)) / float64(time.Millisecond), AdmitWarmupS: admitWarmup.Seconds(), AdmitWarmups: b.admitWarmups(), FillPerSec: paceChunk, FillSeconds: b.fillSeconds, Limits: cfg.Trust.Limits,
 		Room: fmt.Sprintf("one operator-created room, rate %g/s, %d ms batches (%g users a batch), entry tokens %d s", cfg.AdmitRatePerSec,
 			cfg.AdmitInterval.Milliseconds(), cfg.BatchSize(), int(cfg.EntryTokenTTL.Seconds())),
 		Config: "envconfig.Load with the functions' defaults, OPEN_ROOMS=false among them, and INSTANT_ADMIT=false (the fills build lines)",
@@ -377,23 +335,4 @@ func (b *bench) method() sim.RedisCostMethod {
 			"(preps, callgrind_control --zero, calls, callgrind_control --dump) through one go-redis connection and redisstore.Store; " +
 			"instructions (Ir) of the dumps less serverCron's, over the calls",
 	}
-}
-
-func version(cmd, arg string) string {
-	out, err := exec.Command(cmd, arg).Output()
-	if err != nil {
-		return "unknown"
-	}
-	return strings.TrimSpace(string(out))
-}
-
-func writeJSON(path string, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
 }

@@ -10,8 +10,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/bench/internal/callgrind"
+	"github.com/waitroom/waitroom/bench/internal/fnstore"
 	"github.com/waitroom/waitroom/bench/spike/sim"
-	"github.com/waitroom/waitroom/redisstore"
 )
 
 // params are the sizes of a run (flags).
@@ -32,32 +33,14 @@ func (p params) wants(key, limiter string) bool {
 	return p.only == nil || p.only.MatchString(key+"/"+or(limiter, "none"))
 }
 
-// stores are the same store twice on one client: the limiter at the
-// configuration's limits (on) and at zero limits (off).
-type stores struct{ on, off *redisstore.Store }
-
-func (s stores) of(limiter string) *redisstore.Store {
-	if limiter == "off" {
-		return s.off
-	}
-	return s.on
-}
-
-// newStores builds both stores over rdb from cfg (whose limits are "on").
-func newStores(rdb redisstore.Client, cfg waitroom.Config) stores {
-	off := cfg
-	off.Trust.Limits = waitroom.Limits{}
-	return stores{on: redisstore.New(rdb, cfg), off: redisstore.New(rdb, off)}
-}
-
 // bench is a run against the server under callgrind: every measured call
 // goes through one, a client of exactly one connection.
 type bench struct {
 	p           params
-	cg          *callgrind
+	cg          *callgrind.Server
 	one         *redis.Client
 	cfg         waitroom.Config
-	st          stores
+	st          fnstore.Stores
 	fillSeconds int // the seconds of the clock the fill entered users in
 }
 
@@ -79,7 +62,7 @@ type op struct {
 // p.chunk: the window's preps, zero, the calls, dump. Active expiry is off
 // (setup) and every measured caller is new, so no call meets a key that
 // expires under it: the counts repeat.
-func (b *bench) measure(ctx context.Context, o op) (sim.RedisCostOp, *profile, error) {
+func (b *bench) measure(ctx context.Context, o op) (sim.RedisCostOp, *callgrind.Profile, error) {
 	res := sim.RedisCostOp{Key: o.key, Name: o.name, Limiter: o.limiter, NoLimiter: o.noLimiter}
 	for i := 0; i < b.p.warmup; i++ {
 		if err := warm(ctx, o, i); err != nil {
@@ -91,7 +74,7 @@ func (b *bench) measure(ctx context.Context, o op) (sim.RedisCostOp, *profile, e
 	if o.prep == nil {
 		chunk = o.items
 	}
-	total := &profile{}
+	total := &callgrind.Profile{}
 	for from := b.p.warmup; from < o.items; from += chunk {
 		to := min(from+chunk, o.items)
 		for i := from; i < to && o.prep != nil; i++ {
@@ -99,19 +82,16 @@ func (b *bench) measure(ctx context.Context, o op) (sim.RedisCostOp, *profile, e
 				return res, nil, fmt.Errorf("%s: prep of item %d: %w", o.name, i, err)
 			}
 		}
-		if err := b.cg.zero(ctx); err != nil {
-			return res, nil, err
-		}
-		for i := from; i < to; i++ {
-			if err := o.call(ctx, i); err != nil {
-				return res, nil, fmt.Errorf("%s: call %d: %w", o.name, i, err)
+		prof, err := b.cg.Count(ctx, to-from, func(i int) error {
+			if err := o.call(ctx, from+i); err != nil {
+				return fmt.Errorf("%s: call %d: %w", o.name, from+i, err)
 			}
-		}
-		prof, err := b.cg.dump(ctx)
+			return nil
+		})
 		if err != nil {
 			return res, nil, err
 		}
-		total.add(prof)
+		total.Add(prof)
 		res.Calls += to - from
 		if o.check != nil {
 			if err := o.check(ctx, from, to); err != nil {
@@ -168,21 +148,9 @@ func ipOf(group byte, i int) string {
 	return "10." + strconv.Itoa(int(group)) + "." + strconv.Itoa(i>>8&255) + "." + strconv.Itoa(i&255)
 }
 
-// expect fails unless st has the status want (a limiter that cannot run
-// fails the call: err).
-func expect(st waitroom.Standing, err error, want waitroom.Status) error {
-	if err != nil {
-		return err
+func or(a, b string) string {
+	if a != "" {
+		return a
 	}
-	if st.Status != want {
-		return fmt.Errorf("answered %s, want %s", st.Status, want)
-	}
-	return nil
-}
-
-// waitFor sleeps until d has passed since t (admission's budget refills in time).
-func waitFor(t time.Time, d time.Duration) {
-	if left := d - time.Since(t); left > 0 {
-		time.Sleep(left)
-	}
+	return b
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/bench/internal/fnstore"
 	"github.com/waitroom/waitroom/bench/spike/sim"
 	"github.com/waitroom/waitroom/redisstore"
 )
@@ -34,28 +35,28 @@ func measureMemory(ctx context.Context, p params) (sim.RedisCostMemory, error) {
 		return m, err
 	}
 	defer srv.Stop()
-	cfg, err := storeConfig()
+	cfg, err := fnstore.Config()
 	if err != nil {
 		return m, err
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, PoolSize: p.fillClients, MaxRetries: -1})
 	defer rdb.Close()
-	st := newStores(rdb, cfg)
+	st := fnstore.NewStores(rdb, cfg)
 	for _, name := range []string{room, scratchRoom} {
-		if err := setRoom(ctx, st.off, name, roomSettings(cfg, cfg.AdmitRatePerSec)); err != nil {
+		if err := fnstore.SetRoom(ctx, st.Off, name, fnstore.RoomSettings(cfg, cfg.AdmitRatePerSec)); err != nil {
 			return m, err
 		}
 	}
 	// The same clients fill another room first, so that both reads find
 	// their buffers as a fill leaves them: the delta is the line's alone.
-	if err := enterAll(ctx, st.off, scratchRoom, waitGroup, 0, scratchUsers, p.fillClients); err != nil {
+	if err := enterAll(ctx, st.Off, scratchRoom, waitGroup, 0, scratchUsers, p.fillClients); err != nil {
 		return m, err
 	}
 	if m.Before, err = sim.InfoField(ctx, rdb, "memory", "used_memory"); err != nil {
 		return m, err
 	}
 	t0 := time.Now()
-	if err := enterAll(ctx, st.off, room, waitGroup, 0, p.memoryUsers, p.fillClients); err != nil {
+	if err := enterAll(ctx, st.Off, room, waitGroup, 0, p.memoryUsers, p.fillClients); err != nil {
 		return m, err
 	}
 	m.FillSeconds = time.Since(t0).Seconds()
@@ -71,7 +72,7 @@ func measureMemory(ctx context.Context, p params) (sim.RedisCostMemory, error) {
 }
 
 // callerMemory is the second part of measureMemory: callers' buckets.
-func callerMemory(ctx context.Context, rdb *redis.Client, st stores, m *sim.RedisCostMemory) error {
+func callerMemory(ctx context.Context, rdb *redis.Client, st fnstore.Stores, m *sim.RedisCostMemory) error {
 	if err := rdb.Do(ctx, "DEBUG", "SET-ACTIVE-EXPIRE", "0").Err(); err != nil {
 		return fmt.Errorf("DEBUG SET-ACTIVE-EXPIRE 0: %w", err)
 	}
@@ -90,8 +91,8 @@ func callerMemory(ctx context.Context, rdb *redis.Client, st stores, m *sim.Redi
 	err = parallel(m.Callers, 8, func(i int) error {
 		j := spread(i, m.Callers, m.Users)
 		user := uid(waitGroup, j)
-		s, err := st.on.Position(ctx, room, waitroom.Caller{User: user, IP: ipOf(waitGroup, i)})
-		return expect(s, err, waitroom.Waiting)
+		s, err := st.On.Position(ctx, room, waitroom.Caller{User: user, IP: ipOf(waitGroup, i)})
+		return fnstore.Expect(s, err, waitroom.Waiting)
 	})
 	if err != nil {
 		return err

@@ -14,6 +14,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/bench/internal/callgrind"
+	"github.com/waitroom/waitroom/bench/internal/fnstore"
 	"github.com/waitroom/waitroom/bench/spike/sim"
 	"github.com/waitroom/waitroom/redisstore"
 )
@@ -35,19 +37,6 @@ const (
 // The plain keys of the scale rows, named by this tool: none of the
 // store's (and getKey).
 const zrankKey = "rediscost:zset"
-
-// roomSettings are the room's defaults with a capacity that holds the
-// line and every new user of the run.
-func roomSettings(cfg waitroom.Config, rate float64) waitroom.Settings {
-	s := cfg.RoomDefaults()
-	s.RatePerSec, s.Capacity = rate, 1_000_000_000
-	return s
-}
-
-func setRoom(ctx context.Context, s *redisstore.Store, name string, st waitroom.Settings) error {
-	_, err := s.Update(ctx, name, true, func(waitroom.Settings) (waitroom.Settings, error) { return st, nil })
-	return err
-}
 
 // parallel runs fn(i) for i in [0, n) on clients goroutines.
 func parallel(n, clients int, fn func(i int) error) error {
@@ -81,7 +70,7 @@ func enterAll(ctx context.Context, s *redisstore.Store, name string, group byte,
 		if err == nil && !st.Joined {
 			err = fmt.Errorf("%s did not join (%s)", user, st.Status)
 		}
-		return expect(st, err, waitroom.Waiting)
+		return fnstore.Expect(st, err, waitroom.Waiting)
 	})
 }
 
@@ -101,8 +90,8 @@ func (b *bench) fill(ctx context.Context) (dir string, tokens map[string]string,
 	defer srv.Stop()
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, PoolSize: b.p.fillClients, ReadTimeout: time.Minute, MaxRetries: -1})
 	defer rdb.Close()
-	fill := newStores(rdb, b.cfg).off
-	if err := setRoom(ctx, fill, room, roomSettings(b.cfg, b.cfg.AdmitRatePerSec)); err != nil {
+	fill := fnstore.NewStores(rdb, b.cfg).Off
+	if err := fnstore.SetRoom(ctx, fill, room, fnstore.RoomSettings(b.cfg, b.cfg.AdmitRatePerSec)); err != nil {
 		return "", nil, err
 	}
 	gate := 2 * (b.p.warmup + b.p.calls) // limiter on, then off
@@ -117,7 +106,7 @@ func (b *bench) fill(ctx context.Context) (dir string, tokens map[string]string,
 	if tokens, err = admitGate(ctx, rdb, b.cfg, gate); err != nil {
 		return "", nil, err
 	}
-	if err := setRoom(ctx, fill, room, roomSettings(b.cfg, b.cfg.AdmitRatePerSec)); err != nil {
+	if err := fnstore.SetRoom(ctx, fill, room, fnstore.RoomSettings(b.cfg, b.cfg.AdmitRatePerSec)); err != nil {
 		return "", nil, err
 	}
 	if err := plainKeys(ctx, rdb, b.p.waiting, b.p.warmup+b.p.calls); err != nil {
@@ -251,7 +240,7 @@ func admitGate(ctx context.Context, rdb *redis.Client, cfg waitroom.Config, n in
 	fast := cfg
 	fast.AdmitRatePerSec = float64(n) / cfg.AdmitInterval.Seconds()
 	s := redisstore.New(rdb, fast)
-	if err := setRoom(ctx, s, room, roomSettings(cfg, fast.AdmitRatePerSec)); err != nil {
+	if err := fnstore.SetRoom(ctx, s, room, fnstore.RoomSettings(cfg, fast.AdmitRatePerSec)); err != nil {
 		return nil, err
 	}
 	batch, err := waitroom.RunBatch(ctx, s)
@@ -282,12 +271,12 @@ func spread(i, n, waiting int) int {
 // user, with the limiter on and off. Each caller's prep is a position
 // call of its own, as a visitor's poll before the measured call.
 func (b *bench) lineOps(limiter string) []op {
-	s, n := b.st.of(limiter), b.p.warmup+b.p.calls
+	s, n := b.st.Of(limiter), b.p.warmup+b.p.calls
 	waiting := func(i int) int { return spread(i, n, b.p.waiting) }
 	poll := func(group byte, idx func(int) int, want waitroom.Status) func(ctx context.Context, i int) error {
 		return func(ctx context.Context, i int) error {
 			st, err := s.Position(ctx, room, as(ctx, group, idx(i)))
-			return expect(st, err, want)
+			return fnstore.Expect(st, err, want)
 		}
 	}
 	newGroup := byte(newOnGroup)
@@ -304,7 +293,7 @@ func (b *bench) lineOps(limiter string) []op {
 				if err == nil && st.Joined {
 					return fmt.Errorf("joined again")
 				}
-				return expect(st, err, waitroom.Waiting)
+				return fnstore.Expect(st, err, waitroom.Waiting)
 			}},
 		{key: "enterNew", name: "enter (new user)", limiter: limiter, items: n,
 			prep: poll(newGroup, same, waitroom.NotInQueue), call: func(ctx context.Context, i int) error {
@@ -312,7 +301,7 @@ func (b *bench) lineOps(limiter string) []op {
 				if err == nil && !st.Joined {
 					return fmt.Errorf("did not join")
 				}
-				return expect(st, err, waitroom.Waiting)
+				return fnstore.Expect(st, err, waitroom.Waiting)
 			}},
 	}
 }
@@ -322,7 +311,7 @@ func (b *bench) lineOps(limiter string) []op {
 // limiter on and half off. A check's prep is the user's poll that found
 // it READY; the commit follows its own check, as after an order.
 func (b *bench) gateOps(limiter string, tokens map[string]string) []op {
-	s, n := b.st.of(limiter), b.p.warmup+b.p.calls
+	s, n := b.st.Of(limiter), b.p.warmup+b.p.calls
 	base := 0
 	if limiter == "off" {
 		base = n
@@ -334,7 +323,7 @@ func (b *bench) gateOps(limiter string, tokens map[string]string) []op {
 		{key: "gateCheck", name: "gate check (BeginOrder)", limiter: limiter, items: n,
 			prep: func(ctx context.Context, i int) error {
 				st, err := s.Position(ctx, room, as(ctx, gateGroup, base+i))
-				return expect(st, err, waitroom.Ready)
+				return fnstore.Expect(st, err, waitroom.Ready)
 			},
 			call: func(ctx context.Context, i int) error {
 				l, err := s.BeginOrder(ctx, as(ctx, gateGroup, base+i), waitroom.OrderAttempt{Room: room, Token: tokens[user(i)],
@@ -354,8 +343,8 @@ func (b *bench) gateOps(limiter string, tokens map[string]string) []op {
 			},
 			check: func(ctx context.Context, from, to int) error {
 				for i := from; i < to; i++ { // the token is consumed: the user is out of line
-					st, err := b.st.off.Position(ctx, room, waitroom.Unlimited(user(i)))
-					if err := expect(st, err, waitroom.NotInQueue); err != nil {
+					st, err := b.st.Off.Position(ctx, room, waitroom.Unlimited(user(i)))
+					if err := fnstore.Expect(st, err, waitroom.NotInQueue); err != nil {
 						return fmt.Errorf("after commit, %s: %w", user(i), err)
 					}
 				}
@@ -391,22 +380,16 @@ func (b *bench) scaleOps() []op {
 // configuration's rate and interval, after admitWarmup of them: each after
 // a pause of more than an interval, so that each finds a full budget and
 // admits one batch's worth (BatchSize users), whatever the machine's speed.
-func (b *bench) admitBatch(ctx context.Context) (sim.RedisCostOp, *profile, error) {
+func (b *bench) admitBatch(ctx context.Context) (sim.RedisCostOp, *callgrind.Profile, error) {
 	res := sim.RedisCostOp{Key: "admitBatch", Name: "admit batch (AdmitBatch, one room)"}
-	pause := admitPause(b.cfg)
-	want := int(b.cfg.BatchSize())
-	last := time.Now()
+	paced := fnstore.NewPaced(b.cfg, b.st.Off)
+	want := paced.Want
 	batch := func() error {
-		waitFor(last, pause)
-		batch, err := waitroom.RunBatch(ctx, b.st.off)
-		last = time.Now()
+		admitted, err := paced.Next(ctx)
 		if err != nil {
 			return err
 		}
-		if len(batch.Rooms) != 1 || len(batch.Rooms[0].Admitted) != want {
-			return fmt.Errorf("admit batch: %d rooms, want 1 admitting %d users: %+v", len(batch.Rooms), want, batch.Rooms)
-		}
-		for _, a := range batch.Rooms[0].Admitted {
+		for _, a := range admitted {
 			if a.User[0] != admitGroup {
 				return fmt.Errorf("admit batch admitted %s: the admission's users should be at the head of the line", a.User)
 			}
@@ -418,15 +401,7 @@ func (b *bench) admitBatch(ctx context.Context) (sim.RedisCostOp, *profile, erro
 			return res, nil, err
 		}
 	}
-	if err := b.cg.zero(ctx); err != nil {
-		return res, nil, err
-	}
-	for range b.p.admitCalls {
-		if err := batch(); err != nil {
-			return res, nil, err
-		}
-	}
-	prof, err := b.cg.dump(ctx)
+	prof, err := b.cg.Count(ctx, b.p.admitCalls, func(int) error { return batch() })
 	if err != nil {
 		return res, nil, err
 	}
@@ -443,14 +418,10 @@ const admitWarmup = 65 * time.Second
 // admitWarmups is that many batches, each after admitPause: a count, not a
 // time, so that every run makes the same calls whatever the machine's speed.
 func (b *bench) admitWarmups() int {
-	return int((admitWarmup + admitPause(b.cfg) - 1) / admitPause(b.cfg))
+	return int((admitWarmup + fnstore.AdmitPause(b.cfg) - 1) / fnstore.AdmitPause(b.cfg))
 }
 
 // admitUsers are the users the admission batches admit, warm-up included.
 func (b *bench) admitUsers() int {
 	return (b.admitWarmups() + b.p.admitCalls) * int(b.cfg.BatchSize())
 }
-
-// admitPause is an admission interval and a fifth: the budget, full after
-// an interval, is full whatever the call's own time.
-func admitPause(cfg waitroom.Config) time.Duration { return cfg.AdmitInterval * 6 / 5 }

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/waitroom/waitroom/bench/internal/callgrind"
 	"github.com/waitroom/waitroom/bench/spike/sim"
 )
 
@@ -20,16 +21,16 @@ const (
 
 // functions is where position's instructions go, per call: the costliest
 // functions with the limiter on, beside the same functions with it off.
-func functions(on, off *profile, calls int) []sim.RedisCostFunc {
+func functions(on, off *callgrind.Profile, calls int) []sim.RedisCostFunc {
 	if on == nil || off == nil {
 		return nil
 	}
 	per := func(x int64) float64 { return float64(x) / float64(calls) }
 	selfRank := map[string]int{}
-	for i, name := range on.top(topSelf, true) {
+	for i, name := range on.Top(topSelf, true) {
 		selfRank[name] = i + 1
 	}
-	names := on.top(topInclusive, false)
+	names := on.Top(topInclusive, false)
 	for name := range selfRank {
 		if !contains(names, name) {
 			names = append(names, name)
@@ -61,13 +62,13 @@ func objectName(path string) string {
 
 // writeProfile writes where an operation's instructions went, per call:
 // the costliest functions by inclusive and by self cost (-profiles).
-func writeProfile(path string, p *profile, calls int) error {
+func writeProfile(path string, p *callgrind.Profile, calls int) error {
 	var b strings.Builder
 	per := func(x int64) float64 { return float64(x) / float64(calls) }
 	fmt.Fprintf(&b, "%d calls; per call: %.0f instructions counted, %.0f in serverCron (left out)\n", calls, per(p.Counted()), per(p.Timer()))
 	for _, bySelf := range []bool{false, true} {
 		fmt.Fprintf(&b, "\n%14s %12s %10s  %s\n", map[bool]string{false: "INCLUSIVE", true: "inclusive"}[bySelf], map[bool]string{false: "self", true: "SELF"}[bySelf], "calls", "function (object)")
-		for _, name := range p.top(40, bySelf) {
+		for _, name := range p.Top(40, bySelf) {
 			c := p.Funcs[name]
 			fmt.Fprintf(&b, "%14.0f %12.0f %10.2f  %s (%s)\n", per(c.Inclusive), per(c.Self), per(c.Calls), name, objectName(c.Object))
 		}

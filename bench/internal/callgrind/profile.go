@@ -1,34 +1,35 @@
-package main
+// Package callgrind runs a redis-server under valgrind's callgrind tool
+// and reads what it counts: the server starts with instrumentation off
+// (so that loading a snapshot runs at valgrind's plain speed), and its
+// counters are zeroed and dumped with callgrind_control; each dump is
+// parsed here (the instructions executed, event Ir, in all and per
+// function). Redis's timer, serverCron, runs on the clock, not on the
+// calls, so what a figure counts (Profile.Counted) leaves it out. It is
+// bench/rediscost's and bench/bigroom's: commands, not a library.
+package callgrind
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"time"
-
-	"github.com/waitroom/waitroom/bench/spike/sim"
 )
 
-// timerFunc is Redis's timer event: time-driven (hz times a second), not
-// call-driven, so its cost is left out of every figure (see the doc comment).
-const timerFunc = "serverCron"
+// TimerFunc is Redis's timer event: time-driven (hz times a second), not
+// call-driven, so its cost is left out of every figure (see the package comment).
+const TimerFunc = "serverCron"
 
-// profile is one callgrind dump, or the sum of several: instructions
+// Profile is one callgrind dump, or the sum of several: instructions
 // executed (event Ir) in all, and per function.
-type profile struct {
+type Profile struct {
 	Total int64            // the dump's summary (every instruction counted)
-	Funcs map[string]*cost // by function name (callgrind's, "0x…" for unnamed ones)
+	Funcs map[string]*Cost // by function name (callgrind's, "0x…" for unnamed ones)
 }
 
-// cost is one function's share of a profile.
-type cost struct {
+// Cost is one function's share of a Profile.
+type Cost struct {
 	Object    string // the object file holding it (binary, libc, …)
 	Self      int64  // instructions in the function itself
 	Inclusive int64  // itself and everything it called (direct recursion counted once)
@@ -36,26 +37,26 @@ type cost struct {
 }
 
 // Timer is the instructions of Redis's timer (serverCron and all it calls).
-func (p *profile) Timer() int64 {
-	if c := p.Funcs[timerFunc]; c != nil {
+func (p *Profile) Timer() int64 {
+	if c := p.Funcs[TimerFunc]; c != nil {
 		return c.Inclusive
 	}
 	return 0
 }
 
 // Counted is what the figures count: everything but the timer.
-func (p *profile) Counted() int64 { return p.Total - p.Timer() }
+func (p *Profile) Counted() int64 { return p.Total - p.Timer() }
 
-// add sums q into p: the measured calls of one operation may span dumps.
-func (p *profile) add(q *profile) {
+// Add sums q into p: the measured calls of one operation may span dumps.
+func (p *Profile) Add(q *Profile) {
 	if p.Funcs == nil {
-		p.Funcs = map[string]*cost{}
+		p.Funcs = map[string]*Cost{}
 	}
 	p.Total += q.Total
 	for name, c := range q.Funcs {
 		s := p.Funcs[name]
 		if s == nil {
-			s = &cost{Object: c.Object}
+			s = &Cost{Object: c.Object}
 			p.Funcs[name] = s
 		}
 		s.Self += c.Self
@@ -64,9 +65,9 @@ func (p *profile) add(q *profile) {
 	}
 }
 
-// top is the n functions of highest inclusive cost, or of highest self
+// Top is the n functions of highest inclusive cost, or of highest self
 // cost with bySelf, costliest first (ties by name, for stable output).
-func (p *profile) top(n int, bySelf bool) []string {
+func (p *Profile) Top(n int, bySelf bool) []string {
 	names := make([]string, 0, len(p.Funcs))
 	for name := range p.Funcs {
 		names = append(names, name)
@@ -86,14 +87,14 @@ func (p *profile) top(n int, bySelf bool) []string {
 	return names[:min(n, len(names))]
 }
 
-// parseDump reads a callgrind output file (format version 1, as
+// Parse reads a callgrind output file (format version 1, as
 // valgrind 3.x writes it): the summary line, and per function its self
 // cost (the cost lines under fn=) and inclusive cost (self plus the
 // inclusive cost of every call it made: the line after each calls=).
 // Only the event Ir is read. Names may be compressed: "fn=(12) name" the
 // first time, "fn=(12)" after; cfn shares fn's numbers, cob ob's.
-func parseDump(r io.Reader) (*profile, error) {
-	p := &profile{Funcs: map[string]*cost{}}
+func Parse(r io.Reader) (*Profile, error) {
+	p := &Profile{Funcs: map[string]*Cost{}}
 	names, objects := map[string]string{}, map[string]string{}
 	ir, positions := 0, 1
 	var fn, cfn, ob, cob string
@@ -169,10 +170,10 @@ func parseDump(r io.Reader) (*profile, error) {
 }
 
 // fn returns the function's entry, made on first sight.
-func (p *profile) fn(name, object string) *cost {
+func (p *Profile) fn(name, object string) *Cost {
 	c := p.Funcs[name]
 	if c == nil {
-		c = &cost{Object: object}
+		c = &Cost{Object: object}
 		p.Funcs[name] = c
 	}
 	return c
@@ -223,79 +224,4 @@ func or(a, b string) string {
 		return a
 	}
 	return b
-}
-
-// callgrind is a redis-server under valgrind --tool=callgrind, started
-// with instrumentation off (so that filling the line runs at valgrind's
-// plain speed) and collecting from the moment instrumentation is on; its
-// counters are zeroed and dumped with callgrind_control.
-type callgrind struct {
-	*sim.Redis
-	out   string // the dumps' file name prefix
-	dumps int
-}
-
-// startCallgrind spawns redis-server under callgrind in dir, loading the
-// snapshot there. DEBUG is allowed from loopback so that active expiry can
-// be switched off (see measure).
-func startCallgrind(dir string) (*callgrind, error) {
-	bin, err := exec.LookPath("valgrind")
-	if err != nil {
-		return nil, fmt.Errorf("valgrind not found (`make bench-redis-cost` installs it): %w", err)
-	}
-	if _, err := exec.LookPath("callgrind_control"); err != nil {
-		return nil, fmt.Errorf("callgrind_control not found (package valgrind): %w", err)
-	}
-	dumps, err := os.MkdirTemp("", "waitroom-callgrind-")
-	if err != nil {
-		return nil, err
-	}
-	out := filepath.Join(dumps, "callgrind.out")
-	srv, err := sim.StartRedisWrapped([]string{bin, "--tool=callgrind", "--instr-atstart=no", "--collect-atstart=yes",
-		"--callgrind-out-file=" + out}, time.Minute, "--dir", dir, "--enable-debug-command", "local")
-	if err != nil {
-		return nil, err
-	}
-	return &callgrind{Redis: srv, out: out}, nil
-}
-
-// control runs callgrind_control with args on the server's process.
-func (c *callgrind) control(ctx context.Context, args ...string) error {
-	cmd := exec.CommandContext(ctx, "callgrind_control", append(args, strconv.Itoa(c.PID()))...)
-	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "OK") {
-		return fmt.Errorf("callgrind_control %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return nil
-}
-
-// instrument turns instrumentation (and so counting) on for good.
-func (c *callgrind) instrument(ctx context.Context) error { return c.control(ctx, "--instr=on") }
-
-// zero sets every counter to zero: what runs next is what the next dump holds.
-func (c *callgrind) zero(ctx context.Context) error { return c.control(ctx, "--zero") }
-
-// dump writes the counters since the last zero or dump into the next
-// numbered file and reads it.
-func (c *callgrind) dump(ctx context.Context) (*profile, error) {
-	if err := c.control(ctx, "--dump"); err != nil {
-		return nil, err
-	}
-	c.dumps++
-	name := fmt.Sprintf("%s.%d", c.out, c.dumps)
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, fmt.Errorf("callgrind dump: %w", err)
-	}
-	defer f.Close()
-	p, err := parseDump(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return p, os.Remove(name)
-}
-
-// stop ends the server and removes the dumps' directory.
-func (c *callgrind) stop() {
-	c.Stop()
-	_ = os.RemoveAll(filepath.Dir(c.out))
 }
