@@ -8,25 +8,31 @@
 -- the room's budget, which refills at the rate, then owes that many users, and
 -- admission resumes at the rate once they are paid back (a budget not there, an
 -- idle room's, owes nothing).
--- KEYS[1] settings (the room's hash: settings.lua)  KEYS[2] control (hash: at state p95 err)
--- KEYS[3] budget (admit.lua)
--- ARGV[1] the window's end (ms, the store's clock)  ARGV[2] state
--- ARGV[3] p95 ms ('' none)  ARGV[4] error rate ('' none)  ARGV[5] rate ('' none)
--- ARGV[6] the control hash's expiry ms  ARGV[7] the pause owed, in users ('' none)
+local settingsKey = KEYS[1] -- the room's hash (settings.lua)
+local controlKey = KEYS[2] -- the controller's state (hash: at state p95 err)
+local budgetKey = KEYS[3] -- admission's budget (admit.lua)
+local windowEnd = tonumber(ARGV[1]) -- ms, the store's clock
+local windowEndText = ARGV[1]
+local state = ARGV[2]
+local p95 = ARGV[3] -- ms ('' none)
+local errorRate = ARGV[4] -- ('' none)
+local nextRate = ARGV[5] -- ('' none)
+local controlExpiryMs = ARGV[6]
+local owed = ARGV[7] -- the pause owed, in users ('' none)
 -- Returns 1 when stored, 0 when a newer window's decision is there.
-local last = redis.call('HGET', KEYS[2], 'at')
-if last and tonumber(last) >= tonumber(ARGV[1]) then
+local last = redis.call('HGET', controlKey, 'at')
+if last and tonumber(last) >= windowEnd then
   return 0
 end
-redis.call('HSET', KEYS[2], 'at', ARGV[1], 'state', ARGV[2], 'p95', ARGV[3], 'err', ARGV[4])
-redis.call('PEXPIRE', KEYS[2], ARGV[6])
-if ARGV[5] ~= '' then
-  local room = redis.call('HMGET', KEYS[1], 'adaptive', 'hot')
-  local rate = clampRate(room[1], ARGV[5])
+redis.call('HSET', controlKey, 'at', windowEndText, 'state', state, 'p95', p95, 'err', errorRate)
+redis.call('PEXPIRE', controlKey, controlExpiryMs)
+if nextRate ~= '' then
+  local room = redis.call('HMGET', settingsKey, 'adaptive', 'hot')
+  local rate = clampRate(room[1], nextRate)
   if rate and room[2] then
-    redis.call('HSET', KEYS[1], 'hot', withRate(room[2], rate))
-    if ARGV[7] ~= '' and redis.call('EXISTS', KEYS[3]) == 1 then
-      redis.call('HSET', KEYS[3], 'avail', string.format('%.9f', -tonumber(ARGV[7])))
+    redis.call('HSET', settingsKey, 'hot', withRate(room[2], rate))
+    if owed ~= '' and redis.call('EXISTS', budgetKey) == 1 then
+      redis.call('HSET', budgetKey, 'avail', string.format('%.9f', -tonumber(owed)))
     end
   end
 end

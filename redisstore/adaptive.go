@@ -79,6 +79,9 @@ func adaptCall(d waitroom.RoomDecision) (keys []string, args []any) {
 		}
 	}
 	k := roomKeys(d.Room)
-	return []string{k.settings(), k.control(), k.budget()}, []any{d.Window.UnixMilli(), waitroom.EncodeControl(d.State),
+	return k.adaptKeys(), []any{d.Window.UnixMilli(), waitroom.EncodeControl(d.State),
 		strconv.FormatInt(d.P95.Milliseconds(), 10), strconv.FormatFloat(d.ErrorRate, 'f', 4, 64), rate, downstreamExpiry.Milliseconds(), debt}
 }
+
+// adaptKeys are adapt.lua's keys, in the order its top names them.
+func (r roomKeys) adaptKeys() []string { return []string{r.settings(), r.control(), r.budget()} }

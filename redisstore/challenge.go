@@ -1,16 +1,10 @@
 package redisstore
 
 import (
-	_ "embed"
 	"time"
 
 	"github.com/waitroom/waitroom"
 )
-
-// challengeLua is challengeSpent, prepended to enter.lua and accept.lua (sources).
-//
-//go:embed challenge.lua
-var challengeLua string
 
 // challenge names the single-use record of a solved challenge, in the
 // room's slot: a challenge names its room and is solved for it alone.

@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	_ "embed"
 	"strconv"
 	"strings"
 	"time"
@@ -10,13 +9,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/waitroom/waitroom"
-)
-
-var (
-	//go:embed apply_head.lua
-	applyHead string
-	//go:embed apply_tail.lua
-	applyTail string
 )
 
 var _ waitroom.Applier = (*Store)(nil)

@@ -22,7 +22,7 @@
 --     (an idle unregistered room's: admit.lua) loses the copy, and the next
 --     call that needs it copies it again from places.
 -- The sorted set ('line') holds what needs its order: the pre-queue's
--- random draws (enter.lua) and a line stored before this layout. While it
+-- random draws (enter.lua) and places a failover lost (restore.lua). While it
 -- may hold anyone, the front is stored negated: a rank then counts the
 -- members of both ahead, and admission serves them merged by number. With
 -- no queue there is no front, and a caller that needs to know looks at the
@@ -44,12 +44,13 @@ end
 
 -- placeOf is the user's rank in the line (0 first) and its sequence
 -- (fractional for a pre-queue draw), or nil when the user is not in line;
--- seq is places' value for the user (nil: not in the queue) and stored the
--- front as the room's hash held it (nil: to be copied from places).
-local function placeOf(line, places, user, seq, stored)
+-- hash is the room's hash (its key), line and places line.lua's keys, seq
+-- places' value for the user (nil: not in the queue) and stored the front
+-- as the room's hash held it (nil: to be copied from places).
+local function placeOf(hash, line, places, user, seq, stored)
   if seq and not stored then
     stored = redis.call('HGET', places, '')
-    redis.call('HSET', KEYS[1], 'front', stored)
+    redis.call('HSET', hash, 'front', stored)
   end
   local front, sorted = frontOf(stored)
   if seq then

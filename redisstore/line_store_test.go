@@ -2,78 +2,14 @@ package redisstore_test
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/waitroom/waitroom"
-	"github.com/waitroom/waitroom/internal/linetest"
 	"github.com/waitroom/waitroom/internal/redistest"
 	"github.com/waitroom/waitroom/redisstore"
 )
-
-// A line a store kept in the sorted set before the queue existed (line.lua)
-// is served across the upgrade: its users keep their places (re-entering
-// takes none), newcomers queue behind them, every position counts both
-// parts, and admission serves them merged by number, the old line first.
-func TestLineKeptBeforeTheQueueIsServed(t *testing.T) {
-	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
-		ctx := context.Background()
-		cfg := testConfig()
-		cfg.AdmitRatePerSec = 50 // batches of 5: the third takes the old line's last two and three of the queue
-		s, rdb := newStore(t, engine, cfg)
-		var kept []redis.Z // as enter.lua wrote the line before the queue: user -> sequence
-		for i := range 12 {
-			kept = append(kept, redis.Z{Score: float64(i + 1), Member: fmt.Sprintf("old%02d", i)})
-		}
-		if err := rdb.ZAdd(ctx, "wr:{r}:line", kept...).Err(); err != nil {
-			t.Fatal(err)
-		}
-		rdb.Set(ctx, "wr:{r}:seq", len(kept), 0)
-		var want []string
-		for _, z := range kept {
-			want = append(want, z.Member.(string))
-		}
-		for i := range 6 {
-			user := fmt.Sprintf("new%02d", i)
-			want = append(want, user)
-			if st, err := s.Enter(ctx, "r", waitroom.Unlimited(user)); err != nil || st.Status != waitroom.Waiting || st.Position != int64(len(want)) {
-				t.Fatalf("enter of %s: %+v %v, want position %d", user, st, err, len(want))
-			}
-		}
-		if st, err := s.Enter(ctx, "r", waitroom.Unlimited("old03")); err != nil || st.Position != 4 {
-			t.Fatalf("old03 entering again: %+v %v", st, err)
-		}
-		if n := linetest.Length(t, rdb, "r"); n != int64(len(want)) {
-			t.Fatalf("%d in line after a re-enter, want %d", n, len(want))
-		}
-		for admitted := 0; len(want) > 0; {
-			for i, user := range want {
-				if st, err := s.Position(ctx, "r", waitroom.Unlimited(user)); err != nil || st.Status != waitroom.Waiting || st.Position != int64(i+1) {
-					t.Fatalf("after %d admitted, %s: %+v %v, want position %d", admitted, user, st, err, i+1)
-				}
-			}
-			if line, err := redisstore.Line(ctx, rdb, "r"); err != nil || !slices.Equal(line, want) {
-				t.Fatalf("line %v %v, want %v", line, err, want)
-			}
-			b, err := s.AdmitBatch(ctx)
-			if err != nil || len(b.Rooms) != 1 {
-				t.Fatalf("batch %+v %v", b, err)
-			}
-			for i, a := range b.Rooms[0].Admitted {
-				if a.User != want[i] {
-					t.Fatalf("admitted %s as the %d-th of the batch, want %s", a.User, i+1, want[i])
-				}
-			}
-			n := len(b.Rooms[0].Admitted)
-			want, admitted = want[n:], admitted+n
-			time.Sleep(cfg.AdmitInterval + 10*time.Millisecond) // the next batch's budget
-		}
-	})
-}
 
 // A pre-queue scheduled while a queue waits (line.lua): the draws go
 // behind the queue and ahead of whoever enters after the opening; every

@@ -117,7 +117,7 @@ func limitedError(reply []any) error {
 func (s *Store) Admissible(ctx context.Context, room string, c waitroom.Caller) error {
 	k := roomKeys(room)
 	ms, challenge := challengeOf(c, k)
-	keys, args := append([]string{k.settings()}, challenge...), append(s.limited(c, nil, visitorBuckets), ms)
+	keys, args := k.acceptKeys(challenge), append(s.limited(c, nil, visitorBuckets), ms)
 	reply, err := s.scripts.accept.run(ctx, s.rdb, keys, args...).Slice()
 	switch {
 	case err != nil:
@@ -143,4 +143,10 @@ func (s *Store) Admissible(ctx context.Context, room string, c waitroom.Caller) 
 		return waitroom.Unavailable(malformed("accept", reply))
 	}
 	return nil
+}
+
+// acceptKeys are accept.lua's keys, in the order its top names them: the
+// room's hash, and a solved challenge's record when the caller has one.
+func (r roomKeys) acceptKeys(challenge []string) []string {
+	return append([]string{r.settings()}, challenge...)
 }

@@ -38,14 +38,14 @@
 -- time (every argument and every tonumber is a measurable share of a poll:
 -- docs/design.md, "What a poll costs Redis").
 --
--- rateLimit(k, held, h, a, n): KEYS[k] the room's hash; ARGV[a] now (µs),
+-- rateLimit(hash, held, h, a, n): hash the room's hash (its key); ARGV[a] now (µs),
 -- then ARGV[a + i] bucket i's field ('' skips the bucket: its rate is 0,
 -- or the caller has no such bucket), n buckets; held[h + i] bucket i's
 -- value as the script's HMGET read it. Returns 0 when allowed (each bucket
 -- advanced) and the time as a number (the store's when a refusal was
 -- decided again; nil: no bucket read it), else the ms
 -- until allowed (nothing taken).
-local function rateLimit(k, held, h, a, n)
+local function rateLimit(hash, held, h, a, n)
   -- due is sized at once for three buckets' fields and values: grown
   -- element by element it would be reallocated three times.
   local nowUs, due, d, over, again = nil, {false, false, false, false, false, false}, 0, 0, true
@@ -86,7 +86,7 @@ local function rateLimit(k, held, h, a, n)
     return math.ceil(over / 1000)
   end
   if nowUs then
-    redis.call('HSET', KEYS[k], unpack(due, 1, d))
+    redis.call('HSET', hash, unpack(due, 1, d))
   end
   return 0, nowUs
 end

@@ -8,11 +8,12 @@
 -- in the sorted set, which admission merges with the queue by number: the
 -- caller keeps its turn. Only a number the line has not passed: below the
 -- front (or, with no queue, at or below the counter) it was admitted or
--- released. counter is the sequence counter's key, stored the front as
--- the room's hash held it. The counter is kept from expiring (an idle
+-- released. hash is the room's hash, line, places and counter (the
+-- sequence counter) line.lua's keys, stored the front as the room's hash
+-- held it. The counter is kept from expiring (an idle
 -- room's is set to: admit.lua): its numbers go on after the restored one.
 -- Returns whether the place was restored.
-local function restore(line, places, counter, user, n, stored)
+local function restore(hash, line, places, counter, user, n, stored)
   local front = frontOf(stored or redis.call('HGET', places, ''))
   local lowest = front or tonumber(redis.call('GET', counter) or '0') + 1
   if n < lowest then
@@ -23,7 +24,7 @@ local function restore(line, places, counter, user, n, stored)
   if front then -- the sorted set now holds someone: the front says so (line.lua)
     local negated = string.format('%d', -front)
     redis.call('HSET', places, '', negated)
-    redis.call('HSET', KEYS[1], 'front', negated)
+    redis.call('HSET', hash, 'front', negated)
   end
   return true
 end

@@ -85,7 +85,7 @@ func (s *Store) Update(ctx context.Context, room string, create bool, change fun
 			return waitroom.SettingsChange{}, err
 		}
 		k := roomKeys(room)
-		v, err := settingsSetScript.run(ctx, s.rdb, []string{k.settings(), k.line(), k.seq(), k.marks(), k.budget(), k.queue(), k.places()}, settingsArgs(rec.version, rec.status.Settings, next)...).Int64()
+		v, err := settingsSetScript.run(ctx, s.rdb, k.settingsSetKeys(), settingsArgs(rec.version, rec.status.Settings, next)...).Int64()
 		if err != nil {
 			return waitroom.SettingsChange{}, waitroom.Unavailable(err)
 		}
@@ -133,7 +133,7 @@ func (s *Store) readRooms(ctx context.Context, rooms []string) ([]roomRecord, er
 		_, _ = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for i, room := range rooms {
 				k := roomKeys(room)
-				keys := []string{k.settings(), k.line(), k.tokens(), k.seq(), k.marks(), k.admits(), k.control(), k.queue(), k.places()}
+				keys := k.statusKeys()
 				cmds[i] = statusScript.evalSha(ctx, p, keys, s.roomArgs(waitroom.AdaptWindow.Milliseconds())...)
 			}
 			return nil
@@ -199,4 +199,15 @@ func decodeStatus(room string, r []any) (roomRecord, error) {
 	}
 	stored := num(0) == 1
 	return roomRecord{status: st, stored: stored, exists: stored || num(1) > 0, version: str(2)}, nil
+}
+
+// settingsSetKeys are settings_set.lua's keys: the room's hash, then what
+// a reopened room starts afresh.
+func (r roomKeys) settingsSetKeys() []string {
+	return []string{r.settings(), r.line(), r.seq(), r.marks(), r.budget(), r.queue(), r.places()}
+}
+
+// statusKeys are status.lua's keys, in the order its top names them.
+func (r roomKeys) statusKeys() []string {
+	return []string{r.settings(), r.line(), r.live(), r.seq(), r.marks(), r.admits(), r.control(), r.queue(), r.places()}
 }

@@ -1,8 +1,15 @@
 -- A room's settings and what is happening in it, for operators. Read only.
--- KEYS[1] the room's hash (settings.lua)  KEYS[2] line (the sorted set)  KEYS[3] live tokens  KEYS[4] sequence counter
--- KEYS[5] marks  KEYS[6] admissions per second  KEYS[7] the controller's (adapt.lua)
--- KEYS[8] queue  KEYS[9] places (line.lua)
--- ARGV[1] the store's rooms (admit.lua's ARGV[1])  ARGV[2] the control window ms
+local settingsKey = KEYS[1] -- the room's hash (settings.lua)
+local lineKey = KEYS[2] -- the line's sorted part (line.lua)
+local liveKey = KEYS[3] -- live tokens
+local seqKey = KEYS[4] -- the sequence counter (line.lua)
+local marksKey = KEYS[5] -- marks (enter.lua)
+local admitsKey = KEYS[6] -- admissions per second
+local controlKey = KEYS[7] -- the controller's state (adapt.lua)
+local queueKey = KEYS[8] -- the queue (line.lua)
+local placesKey = KEYS[9] -- places (line.lua)
+-- ARGV[1] the store's rooms (admit.lua's ARGV[1]), read by roomsArgHead
+local windowMs = tonumber(ARGV[2]) -- the control window
 -- Returns {stored, hasKeys, version, ratePerSec, hot, page, adaptive, state,
 --          waiting, prequeued, activeTokens, admittedLastMinute, admittedLast5s, oldestWaitSeconds,
 --          downstreamP95Ms, downstreamErrorRate}
@@ -10,20 +17,20 @@
 -- settings and the effective rate from them. The downstream figures are the
 -- last window's, '' when it ended more than two windows ago (no order
 -- finished since: nothing was handed over).
-local s = redis.call('HMGET', KEYS[1], 'hot', 'page', 'rate', 'v', 'adaptive')
+local s = redis.call('HMGET', settingsKey, 'hot', 'page', 'rate', 'v', 'adaptive')
 local room = roomOf(s[1], s[2], true, true)
 local _, nowMs, nowSec = serverTime()
-local queued = redis.call('LLEN', KEYS[8])
-local inLine = redis.call('ZCARD', KEYS[2]) + queued
+local queued = redis.call('LLEN', queueKey)
+local inLine = redis.call('ZCARD', lineKey) + queued
 local prequeued = 0
 if room.opensAt > nowMs then
   -- The pre-queue is everyone placed after the last sequence (enter.lua).
-  local base = redis.call('GET', KEYS[4]) or '0'
-  prequeued = redis.call('ZCOUNT', KEYS[2], '(' .. base, '+inf')
+  local base = redis.call('GET', seqKey) or '0'
+  prequeued = redis.call('ZCOUNT', lineKey, '(' .. base, '+inf')
 end
-local active = redis.call('ZCOUNT', KEYS[3], '(' .. nowMs, '+inf')
+local active = redis.call('ZCOUNT', liveKey, '(' .. nowMs, '+inf')
 local minute, recent = 0, 0
-local counts = redis.call('HGETALL', KEYS[6])
+local counts = redis.call('HGETALL', admitsKey)
 for i = 1, #counts, 2 do
   local sec, c = tonumber(counts[i]), tonumber(counts[i + 1])
   if sec > nowSec - 60 then minute = minute + c end
@@ -32,16 +39,16 @@ end
 local oldest = 0
 -- The first in line: the sorted set's first or the queue's, whichever is
 -- ahead (line.lua).
-local first = tonumber((redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES'))[2])
-local front = frontOf(redis.call('HGET', KEYS[9], ''))
+local first = tonumber((redis.call('ZRANGE', lineKey, 0, 0, 'WITHSCORES'))[2])
+local front = frontOf(redis.call('HGET', placesKey, ''))
 if front then
   first = math.min(first or front, front)
 end
 if first then
-  local mark = redis.call('ZREVRANGEBYSCORE', KEYS[5], string.format('%.17g', first), '-inf', 'LIMIT', 0, 1)
+  local mark = redis.call('ZREVRANGEBYSCORE', marksKey, string.format('%.17g', first), '-inf', 'LIMIT', 0, 1)
   if mark[1] then oldest = math.max(0, nowSec - markSecond(mark[1])) end
 end
-local hasKeys = redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4], KEYS[8])
+local hasKeys = redis.call('EXISTS', lineKey, liveKey, seqKey, queueKey)
 local state = 'open'
 if roomHas(room, closedBit) then
   state = 'closed'
@@ -50,8 +57,8 @@ elseif roomHas(room, pausedBit) then
 elseif room.opensAt > nowMs then
   state = 'prequeue'
 end
-local control = redis.call('HMGET', KEYS[7], 'at', 'p95', 'err')
-if not control[1] or nowMs - tonumber(control[1]) > 2 * tonumber(ARGV[2]) then
+local control = redis.call('HMGET', controlKey, 'at', 'p95', 'err')
+if not control[1] or nowMs - tonumber(control[1]) > 2 * windowMs then
   control = {'', '', ''}
 end
 return {room.stored and 1 or 0, hasKeys, s[4] or '', s[3] or room.rateText, room.hot, room.page, s[5] or '', state,

@@ -17,13 +17,6 @@ import (
 // front once per room and interval and compute every stream's position from
 // it, instead of asking the store once per stream.
 
-var (
-	//go:embed front.lua
-	frontLua string
-
-	frontScript = newScript(sources["front.lua"])
-)
-
 // Seat is Position plus, while waiting, the place: its sequence number, and
 // whether the position can be computed from the front (not in a room with
 // stored settings: its answers depend on them; a pre-queue has no place, its
@@ -53,7 +46,7 @@ func (s *Store) Seat(ctx context.Context, room string, c waitroom.Caller) (waitr
 // in one script.
 func (s *Store) Front(ctx context.Context, room string) (waitroom.Front, error) {
 	k := roomKeys(room)
-	reply, err := frontScript.run(ctx, s.rdb, []string{k.settings(), k.line(), k.places()}).Slice()
+	reply, err := frontScript.run(ctx, s.rdb, k.frontKeys()).Slice()
 	if err == nil && len(reply) != 2 {
 		err = malformed("front", reply)
 	}
@@ -117,3 +110,6 @@ func micros(stored any) time.Time {
 	}
 	return time.UnixMicro(us)
 }
+
+// frontKeys are front.lua's keys, in the order its top names them.
+func (r roomKeys) frontKeys() []string { return []string{r.settings(), r.line(), r.places()} }
