@@ -85,8 +85,11 @@ type RoomBatch struct {
 
 // Admission is one user moved to READY.
 type Admission struct {
-	User      string
-	Token     string
+	User  string
+	Token string
+	// Number is an anonymous visitor's place the batch admitted (User and
+	// Token empty): its holder claims the token at its next call.
+	Number    int64
 	ExpiresAt time.Time
 	Waited    time.Duration // enter → admitted, to the second
 }

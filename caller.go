@@ -2,6 +2,7 @@ package waitroom
 
 import (
 	"net/netip"
+	"time"
 )
 
 // Caller is who sends a request, as the store's operations consume it:
@@ -31,6 +32,13 @@ type Caller struct {
 	// holds it (a failover lost the write that made it): an acknowledged
 	// place is never lost, nor moved to the back.
 	Place int64
+	// PlaceAt is when the credential carrying Place was signed: a place
+	// signed before the room's counter started is of an earlier line.
+	PlaceAt time.Time
+	// Anonymous: the caller holds a ticket, whose place is all the store
+	// knows of it (redisstore's line.lua): its number, which the store
+	// keeps no record of, and which it claims its turn with.
+	Anonymous bool
 
 	unlimited bool // made by Unlimited
 }

@@ -79,7 +79,7 @@ func (a *API) enter(ctx context.Context, room string, who Identity) outcome {
 	)
 	handOver := a.Config.Intake == waitroom.IntakeBroker
 	if !handOver {
-		c := a.storeCaller(ctx, room, who)
+		c := CallerIn(room, who)
 		st, err = withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Standing, error) {
 			return a.Queue.Enter(ctx, room, c)
 		})
@@ -157,7 +157,7 @@ func (a *API) Position(ctx context.Context, req events.APIGatewayV2HTTPRequest) 
 		if st, _, ok := a.fromView(ctx, room, who); ok {
 			return outcome{resp: a.standingResponse(room, st, who)}
 		}
-		c := a.storeCaller(ctx, room, who)
+		c := CallerIn(room, who)
 		st, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Standing, error) {
 			return a.Queue.Position(ctx, room, c)
 		})

@@ -23,7 +23,8 @@ var lastLimiterLog atomic.Int64
 // bucket of new visitors per address pays for it) and with which solved
 // challenge. Every request's caller is limited.
 func AsCaller(who Identity) waitroom.Caller {
-	return waitroom.Caller{User: who.User, IP: who.Address, NewVisitor: who.Source == NewVisitor, Challenge: who.Challenge}
+	return waitroom.Caller{User: who.User, IP: who.Address, NewVisitor: who.Source == NewVisitor, Challenge: who.Challenge,
+		Anonymous: who.Ticketed()}
 }
 
 // limiterFailedOpen reports a call the limiter let through unchecked:

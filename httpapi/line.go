@@ -122,16 +122,15 @@ func (a *API) WithLine(h Handler) Handler {
 // LinePath is the route of the cacheable view of a room's line.
 const LinePath = "/queue/line"
 
-// storeCaller is who as the store's caller in room, with the place its
-// credential carries when the room's view says it is of this line: the
-// store puts it back if a failover lost it (waitroom.Caller.Place).
-func (a *API) storeCaller(ctx context.Context, room string, who Identity) waitroom.Caller {
+// CallerIn is who as the store's caller in room, with the place its
+// credential carries in room: an anonymous visitor's whole place, an
+// account's the store puts back if a failover lost it
+// (waitroom.Caller.Place). The store tells a place of an earlier line by
+// when it was signed.
+func CallerIn(room string, who Identity) waitroom.Caller {
 	c := AsCaller(who)
-	if !who.Spot.In(room) {
-		return c
-	}
-	if v, err := a.view(ctx, room); err == nil && v.Holds(who.Spot, room) {
-		c.Place = who.Spot.Number
+	if who.Spot.In(room) {
+		c.Place, c.PlaceAt = who.Spot.Number, who.Spot.At
 	}
 	return c
 }

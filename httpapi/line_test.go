@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/httpapi"
 	"github.com/waitroom/waitroom/internal/redistest"
 )
 
@@ -94,12 +95,7 @@ func TestWaitingPollsLeaveTheStoreAlone(t *testing.T) {
 			before, views, start := counted.positions.Load(), counted.views.Load(), time.Now()
 			for _, p := range line {
 				fast := p.keep(t, h.call(p.request("GET", "/queue/position")))
-				asked := *p
-				asked.ticket, asked.place = "", "" // the store's answer: by identity alone
-				if p.user == "" {
-					asked.ticket = withoutSpot(t, h, p.ticket)
-				}
-				slow := decode(t, h.call(asked.request("GET", "/queue/position")))
+				slow := storeAnswer(t, h, counted, p)
 				for _, f := range []string{"status", "position", "estimatedWaitSeconds", "pollAfterMs", "number"} {
 					if fast[f] != slow[f] {
 						t.Errorf("%s: from the view %v, from the store %v (%v / %v)", f, fast[f], slow[f], fast, slow)
@@ -138,18 +134,24 @@ func TestWaitingPollsLeaveTheStoreAlone(t *testing.T) {
 	})
 }
 
-// withoutSpot is a ticket for the same visitor that carries no place.
-func withoutSpot(t *testing.T, h *harness, ticket string) string {
+// storeAnswer is the store's answer to p's poll, as the handlers render
+// it: an account's by its identity alone, an anonymous visitor's by its
+// place, which is all the store knows of it (redisstore's line.lua).
+func storeAnswer(t *testing.T, h *harness, store waitroom.Store, p *placed) map[string]any {
 	t.Helper()
-	got, err := h.cfg.Visitor.Tickets.Verify(ticket, time.Now())
+	req := p.request("GET", "/queue/position")
+	if p.user != "" {
+		delete(req.Headers, "x-queue-place")
+	}
+	who, err := h.api.Identify(req, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tk, err := h.cfg.Visitor.Tickets.Sign(got.Visitor, got.IssuedAt, time.Now().Add(time.Hour), waitroom.Spot{})
+	st, err := store.Position(context.Background(), "default", httpapi.CallerIn("default", who))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tk
+	return decode(t, h.api.StandingAnswer("default", st, who))
 }
 
 // An account's place is believed only from its account: another's

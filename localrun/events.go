@@ -68,7 +68,8 @@ func (e *events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer e.hub.unsubscribe(sub)
 	// Connecting is limited like a poll (the stream's own re-reads are not:
 	// the server, not the client, decides them).
-	st, place, err := e.seat(r.Context(), room, httpapi.AsCaller(who))
+	caller := httpapi.CallerIn(room, who)
+	st, place, err := e.seat(r.Context(), room, caller)
 	if err != nil {
 		httpapi.WriteHTTP(w, httpapi.CallerError(err))
 		return
@@ -121,7 +122,7 @@ func (e *events) follow(ctx context.Context, s *stream, sub *subscription, who h
 			if f.err != nil { // the store is down: keep the stream, say nothing new
 				continue
 			}
-			st, ok := e.standing(ctx, f, room, who.User, &place)
+			st, ok := e.standing(ctx, f, room, httpapi.CallerIn(room, who), &place)
 			if !ok || st.Status == waitroom.Waiting && st.Message == sentMsg && (st.Position == sent || time.Since(sentAt) < positionEvery) {
 				continue
 			}
@@ -139,7 +140,7 @@ func (e *events) follow(ctx context.Context, s *stream, sub *subscription, who h
 // admitted, so holds no token), else read again from the store (admitted,
 // gone, or a room whose answers need the store: place.FromFront false).
 // ok is false when the store cannot say.
-func (e *events) standing(ctx context.Context, f front, room, user string, place *waitroom.Place) (waitroom.Standing, bool) {
+func (e *events) standing(ctx context.Context, f front, room string, c waitroom.Caller, place *waitroom.Place) (waitroom.Standing, bool) {
 	behind := place.Seq > 0 && !f.Empty && f.Seq <= place.Seq
 	switch {
 	case behind && f.Closed:
@@ -147,7 +148,11 @@ func (e *events) standing(ctx context.Context, f front, room, user string, place
 	case behind && place.FromFront:
 		return waitroom.Standing{Status: waitroom.Waiting, Position: place.Seq - f.Seq + 1, Message: f.Message}, true
 	}
-	st, next, err := e.seat(ctx, room, waitroom.Unlimited(user)) // the server's re-read: not limited
+	// The server's re-read, not limited: the caller's place as it came (an
+	// anonymous visitor's is all there is of it, and claims its turn).
+	re := waitroom.Unlimited(c.User)
+	re.Anonymous, re.Place, re.PlaceAt = c.Anonymous, c.Place, c.PlaceAt
+	st, next, err := e.seat(ctx, room, re)
 	if err != nil {
 		return st, false
 	}

@@ -133,10 +133,14 @@ func (s *Store) decodeAdmit(c *admitCall) (rb waitroom.RoomBatch, stored bool, e
 		return rb, false, err
 	}
 	for i := admitHead; i+2 < len(reply); i += 3 {
-		user, _ := reply[i].(string)
-		token, _ := reply[i+1].(string)
+		// A kept place: user, token, waited; an anonymous number: number, '', waited.
+		a := waitroom.Admission{ExpiresAt: expiresAt}
+		a.User, _ = reply[i].(string)
+		a.Number, _ = reply[i].(int64)
+		a.Token, _ = reply[i+1].(string)
 		waited, _ := reply[i+2].(int64)
-		rb.Admitted = append(rb.Admitted, waitroom.Admission{User: user, Token: token, ExpiresAt: expiresAt, Waited: time.Duration(waited) * time.Second})
+		a.Waited = time.Duration(waited) * time.Second
+		rb.Admitted = append(rb.Admitted, a)
 	}
 	return rb, stored, nil
 }
@@ -149,13 +153,33 @@ func (s *Store) forgetRoom(ctx context.Context, room string) {
 	if s.rdb.SRem(ctx, roomsKey, room).Err() != nil {
 		return
 	}
-	k := roomKeys(room)
-	if n, err := s.rdb.Exists(ctx, k.line(), k.queue(), k.live()).Result(); err != nil || n > 0 {
+	if waiting, err := s.anyoneIn(ctx, room); err != nil || waiting {
 		s.rdb.SAdd(ctx, roomsKey, room)
 	}
 }
 
+// anyoneIn reads whether anyone waits in room or holds a live token: the
+// kept places and tokens, and the numbers the front has not passed
+// (line.lua), read in one round trip.
+func (s *Store) anyoneIn(ctx context.Context, room string) (bool, error) {
+	k := roomKeys(room)
+	var kept *redis.IntCmd
+	var line *redis.SliceCmd
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		kept = p.Exists(ctx, k.line(), k.queue(), k.live())
+		line = p.HMGet(ctx, k.settings(), "front", "next")
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	front, _ := strconv.ParseInt(fmt.Sprint(line.Val()[0]), 10, 64)
+	next, _ := strconv.ParseInt(fmt.Sprint(line.Val()[1]), 10, 64)
+	return kept.Val() > 0 || (front != 0 && max(front, -front) < next), nil
+}
+
 // admitKeys are admit.lua's keys, in the order its top names them.
 func (r roomKeys) admitKeys() []string {
-	return []string{r.settings(), r.line(), r.budget(), r.marks(), r.live(), r.seq(), r.admits(), r.downstream(), r.control(), r.queue(), r.places()}
+	return []string{r.settings(), r.line(), r.budget(), r.marks(), r.live(), r.admits(), r.downstream(), r.control(), r.queue(), r.places(),
+		r.batches(), r.unclaimed()}
 }

@@ -1,6 +1,7 @@
 -- Admit the front of one room's line as far as its settings and its rate
--- budget allow, and issue the entry tokens in the same atomic step: nobody
--- leaves the line without a token.
+-- budget allow, in one atomic step: a place the store keeps leaves the
+-- line with its entry token; an anonymous number (line.lua) leaves it in a
+-- batch its holder claims the token from (claim.lua).
 --
 -- The budget is a token bucket on the server's own clock (room.lua's
 -- refill, which enter.lua's instant admissions spend too): it fills at the
@@ -10,17 +11,18 @@
 -- catches up by at most one batch. A lowered rate lowers the cap at once, so
 -- what was saved at the old rate never over-admits. No lock to lose.
 --
-local settingsKey = KEYS[1] -- the room's hash (settings.lua; with the limiter's buckets)
-local lineKey = KEYS[2] -- the line's sorted part (line.lua)
+local settingsKey = KEYS[1] -- the room's hash (settings.lua; with the limiter's buckets, and the line's front and counter: line.lua)
+local lineKey = KEYS[2] -- the line's sorted set (line.lua)
 local budgetKey = KEYS[3] -- the budget (hash: at = microseconds, avail = users)
 local marksKey = KEYS[4] -- marks (enter.lua)
 local liveKey = KEYS[5] -- live tokens (zset user -> expiry ms)
-local seqKey = KEYS[6] -- the sequence counter (line.lua)
-local admitsKey = KEYS[7] -- admissions per second (hash second -> count)
-local downstreamKey = KEYS[8] -- the order gate's downstream counters (downstream.lua)
-local controlKey = KEYS[9] -- the controller's state (adapt.lua)
-local queueKey = KEYS[10] -- the queue (line.lua)
-local placesKey = KEYS[11] -- places (line.lua)
+local admitsKey = KEYS[6] -- admissions per second (hash second -> count)
+local downstreamKey = KEYS[7] -- the order gate's downstream counters (downstream.lua)
+local controlKey = KEYS[8] -- the controller's state (adapt.lua)
+local queueKey = KEYS[9] -- the accounts' queue (line.lua)
+local placesKey = KEYS[10] -- the accounts' places (line.lua)
+local batchesKey = KEYS[11] -- the batches anonymous numbers are claimed from (claim.lua)
+local unclaimedKey = KEYS[12] -- each batch's numbers not yet claimed (claim.lua)
 -- ARGV[1] the store's rooms ('1' or '0', OPEN_ROOMS, then defaultHot: room.lua), read by roomsArgHead
 local intervalSeconds = tonumber(ARGV[2]) -- the batch interval
 local recordPrefix = ARGV[3] -- the prefix of token records ("wr:{room}:u:")
@@ -31,78 +33,35 @@ local countersExpiryMs = ARGV[7]
 local firstPart = 8 -- ARGV[8..]: random token parts, one per user that may be admitted
 -- Returns {waiting, activeTokens, expired, expiresAtMs, tokensWanted, stored,
 --          effectiveRate, windowEndMs (0: no window handed over), windowMs, counters,
---          controlState, adaptive, user1, token1, waited1, ...}
+--          controlState, adaptive, then per place admitted: user, token, waited
+--          (a kept place) or number, '', waited (an anonymous number, claimed later)}
 
--- admitTokens writes the admitted users' token records and live tokens and
--- appends user, token and wait to out. The record: expiry, issue time (the
--- signed token's iat, so that every answer for this admission carries the
--- same token), then the token. The waits come from the marks: the one at
--- or before the first user, then those up to the last, read once for the
--- batch; marks older than the newest one used are no longer needed.
-local function admitTokens(popped, admitted, expiresText, recordHead, nowSec, out)
-  local mark = redis.call('ZREVRANGEBYSCORE', marksKey, popped[2], '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
-  local later = redis.call('ZRANGEBYSCORE', marksKey, '(' .. popped[2], popped[2 * admitted], 'WITHSCORES')
-  local live, j = {}, 1
-  local function addLive()
-    redis.call('ZADD', liveKey, unpack(live))
-    live = {}
-  end
-  for i = 1, admitted do
-    local user, seq = popped[2 * i - 1], tonumber(popped[2 * i])
-    while later[2 * j] and tonumber(later[2 * j]) <= seq do
-      mark = {later[2 * j - 1], later[2 * j]}
-      j = j + 1
-    end
-    local token = roomName .. '.' .. ARGV[firstPart - 1 + i]
-    redis.call('SET', recordPrefix .. user, recordHead .. token, 'PXAT', expiresText)
-    live[#live + 1] = expiresText
-    live[#live + 1] = user
-    if #live == 1000 then -- Lua's unpack takes a few thousand values at most
-      addLive()
-    end
-    out[#out + 1] = user
-    out[#out + 1] = token
-    out[#out + 1] = mark[1] and math.max(0, nowSec - markSecond(mark[1])) or 0
-  end
-  if #live > 0 then
-    addLive()
-  end
-  if mark[2] then
-    redis.call('ZREMRANGEBYSCORE', marksKey, '-inf', '(' .. mark[2])
-  end
-end
-
--- forget takes users out of places (line.lua) when they leave the queue.
-local function forget(users)
-  for i = 1, #users, 1000 do -- Lua's unpack takes a few thousand values at most
-    redis.call('HDEL', placesKey, unpack(users, i, math.min(#users, i + 999)))
-  end
-end
-
--- popLine takes the line's first n users, the sorted set's and the
--- queue's merged by number (line.lua), and returns them as ZPOPMIN would:
--- user, sequence, user, sequence, ... The front moves past the queue's,
--- and says so once the sorted set is empty.
-local function popLine(n)
-  local front, maySort = frontOf(redis.call('HGET', placesKey, ''))
-  local sorted, queued = {}, {}
-  if maySort then
-    sorted = redis.call('ZRANGE', lineKey, 0, n - 1, 'WITHSCORES')
-  end
-  if front then
-    queued = redis.call('LRANGE', queueKey, 0, n - 1)
-  end
-  local popped, i, j = {}, 1, 1
-  for k = 1, 2 * n, 2 do
-    local seq = queued[j] and front + j - 1
-    if sorted[2 * i] and (not seq or tonumber(sorted[2 * i]) < seq) then
-      popped[k] = sorted[2 * i - 1]
-      popped[k + 1] = sorted[2 * i]
+-- popLine passes the line's first n places, the sorted set's and the
+-- numbers the front has not passed, merged by number (line.lua): returns
+-- them in order, users[k] the holder the store keeps (a draw, an account's
+-- place: false for an anonymous number) and nums[k] its number (as text),
+-- and moves the front past them. nextN is the counter's next number.
+local function popLine(n, front, maySort, nextN)
+  local users, nums = {}, {}
+  local sorted = maySort and redis.call('ZRANGE', lineKey, 0, n - 1, 'WITHSCORES') or {}
+  local heads = redis.call('LRANGE', queueKey, 0, n - 1)
+  local headNums = #heads > 0 and redis.call('HMGET', placesKey, unpack(heads)) or {}
+  local i, j, x = 1, 1, front
+  for k = 1, n do
+    local drawn = sorted[2 * i] and tonumber(sorted[2 * i])
+    if drawn and (x >= nextN or drawn < x) then
+      users[k], nums[k] = sorted[2 * i - 1], sorted[2 * i]
       i = i + 1
-    elseif seq then
-      popped[k] = queued[j]
-      popped[k + 1] = string.format('%d', seq)
-      j = j + 1
+    elseif x < nextN then
+      -- An account's number is its queue's head's (a head the front passed
+      -- already, a failover's, goes now).
+      users[k] = false
+      if heads[j] and tonumber(headNums[j] or x) <= x then
+        users[k] = heads[j]
+        j = j + 1
+      end
+      nums[k] = string.format('%d', x)
+      x = x + 1
     else
       break
     end
@@ -110,29 +69,88 @@ local function popLine(n)
   if i > 1 then
     redis.call('ZREMRANGEBYRANK', lineKey, 0, i - 2)
   end
-  if not front or (j == 1 and not (maySort and i > 1)) then
-    return popped -- no queue, or its front as it was
+  if j > 1 then
+    redis.call('LTRIM', queueKey, j - 1, -1)
+    redis.call('HDEL', placesKey, unpack(heads, 1, j - 1))
   end
-  redis.call('LTRIM', queueKey, j - 1, -1)
-  for k = #queued, j, -1 do
-    queued[k] = nil
+  if x > front or i > 1 then -- an empty line's hash is left alone
+    storeFront(settingsKey, x, maySort and redis.call('EXISTS', lineKey) == 1)
   end
-  forget(queued)
-  -- The front's both copies (line.lua) move, or go with the queue's last
-  -- user, whose sequence the counter then holds.
-  if redis.call('EXISTS', queueKey) == 0 then
-    redis.call('HDEL', placesKey, '')
-    redis.call('HDEL', settingsKey, 'front')
-    redis.call('SET', seqKey, string.format('%d', front + j - 2))
-    return popped
+  return users, nums
+end
+
+-- admitPlaces admits the count places popLine passed: the kept ones get
+-- their token records and live tokens, and the anonymous numbers a batch
+-- record they are claimed from (claim.lua), counted as pending. Appends
+-- each place's user, token and wait to out (an anonymous number's number,
+-- '' and wait). The record: expiry, issue time (the signed token's iat,
+-- so that every answer for this admission carries the same token), then
+-- the token. The waits come from the marks: the one at or before the
+-- first place, then those up to the last, read once for the batch; marks
+-- older than the newest one used are no longer needed.
+local function admitPlaces(users, nums, count, expiresText, recordHead, nowSec, nowMsText, out)
+  local mark = redis.call('ZREVRANGEBYSCORE', marksKey, nums[1], '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  local later = redis.call('ZRANGEBYSCORE', marksKey, '(' .. nums[1], nums[count], 'WITHSCORES')
+  local live, j, part, first, last, anonymous = {}, 1, firstPart, nil, nil, 0
+  for i = 1, count do
+    local user, seq = users[i], tonumber(nums[i])
+    while later[2 * j] and tonumber(later[2 * j]) <= seq do
+      mark = {later[2 * j - 1], later[2 * j]}
+      j = j + 1
+    end
+    if user then
+      local token = roomName .. '.' .. ARGV[part]
+      part = part + 1
+      redis.call('SET', recordPrefix .. user, recordHead .. token, 'PXAT', expiresText)
+      live[#live + 1] = expiresText
+      live[#live + 1] = user
+      if #live == 1000 then -- Lua's unpack takes a few thousand values at most
+        redis.call('ZADD', liveKey, unpack(live))
+        live = {}
+      end
+      out[#out + 1] = user
+      out[#out + 1] = token
+    else
+      first = first or nums[i]
+      last = nums[i]
+      anonymous = anonymous + 1
+      out[#out + 1] = seq
+      out[#out + 1] = ''
+    end
+    out[#out + 1] = mark[1] and math.max(0, nowSec - markSecond(mark[1])) or 0
   end
-  local stored = string.format('%d', front + j - 1)
-  if maySort and redis.call('EXISTS', lineKey) == 1 then
-    stored = '-' .. stored
+  if #live > 0 then
+    redis.call('ZADD', liveKey, unpack(live))
   end
-  redis.call('HSET', placesKey, '', stored)
-  redis.call('HSET', settingsKey, 'front', stored)
-  return popped
+  if anonymous > 0 then
+    redis.call('ZADD', batchesKey, last, first .. ':' .. nowMsText)
+    redis.call('HSET', unclaimedKey, first, anonymous)
+    redis.call('HINCRBY', settingsKey, 'pending', anonymous)
+  end
+  if mark[2] then
+    redis.call('ZREMRANGEBYSCORE', marksKey, '-inf', '(' .. mark[2])
+  end
+end
+
+-- expireBatches ends the batches whose claim window (the token's life,
+-- ttl ms) is over: their numbers not claimed leave pending (maxActive
+-- counts them no more) and can no longer be claimed. Oldest first: one
+-- read when none is over. Returns pending as it is then.
+local function expireBatches(nowMs, ttl, pending)
+  repeat
+    local oldest = redis.call('ZRANGE', batchesKey, 0, 0)[1]
+    local first, at = string.match(oldest or '', '^(%d+):(%d+)$')
+    if not first or tonumber(at) + ttl > nowMs then
+      return pending
+    end
+    local left = tonumber(redis.call('HGET', unclaimedKey, first) or '0')
+    if left > 0 then
+      pending = pending - left
+      redis.call('HINCRBY', settingsKey, 'pending', -left)
+    end
+    redis.call('HDEL', unclaimedKey, first)
+    redis.call('ZREM', batchesKey, oldest)
+  until false
 end
 
 -- handOver ends the control window once it has lasted windowMs ms: the
@@ -211,107 +229,110 @@ local function sweepBuckets(nowUs, cursor, quiet)
   return scan[1], ''
 end
 
--- releasePerBatch is how many places of a closed room's line one batch
--- releases: a bounded slice of work per call (about a millisecond of the
--- server's time), so that closing a long line never blocks the hot path.
-local releasePerBatch = 5000
-
--- releaseClosed is a closed room's batch: nobody is admitted; up to
--- releasePerBatch places leave the line, and once it is empty its sequence,
--- marks and budget go too (reopening starts a fresh line). Live entry
--- tokens stay until they expire; then the room's keys expire as an idle
--- room's do. The reply is admit's, without admissions.
-local function releaseClosed(room, burst, nowUs, nowMs, nowMsText)
+-- releaseClosed is a closed room's batch: nobody is admitted; the line
+-- leaves at once (its front jumps to the counter; the kept places are
+-- freed off the main thread) with its marks and budget (reopening starts a
+-- fresh line). Live entry tokens stay until they expire, and numbers
+-- admitted before the closing can be claimed until their window ends;
+-- then the room's keys expire as an idle room's do. The reply is admit's,
+-- without admissions.
+local function releaseClosed(room, line, burst, nowUs, nowMs, nowMsText)
   local gone = redis.call('ZREMRANGEBYSCORE', liveKey, '-inf', nowMsText)
   -- Callers still poll a closed room: their buckets go as an open room's.
   local sweep = redis.call('HMGET', budgetKey, 'gc', 'gcq')
   local cursor, quiet = sweepBuckets(nowUs, sweep[1], sweep[2])
   redis.call('HSET', budgetKey, 'gc', cursor, 'gcq', quiet)
-  local waiting = 0
-  if redis.call('EXISTS', lineKey, queueKey) > 0 then
-    popLine(releasePerBatch)
-    waiting = redis.call('ZCARD', lineKey) + redis.call('LLEN', queueKey)
-    if waiting == 0 then
-      redis.call('DEL', budgetKey, marksKey, seqKey)
-    end
+  local front, _ = frontOf(line[2])
+  local nextN = tonumber(line[3]) or 1
+  if front and (front < nextN or redis.call('EXISTS', lineKey, queueKey) > 0) then
+    redis.call('UNLINK', lineKey, queueKey, placesKey, budgetKey, marksKey)
+    storeFront(settingsKey, nextN, false)
   end
-  local active = redis.call('ZCARD', liveKey)
+  local active = redis.call('ZCARD', liveKey) + expireBatches(nowMs, tonumber(room.ttl), tonumber(line[4]) or 0)
   local idleMs = math.max(idleExpiryMs, math.ceil(burst / room.rate * 1000))
-  if waiting == 0 and active == 0 and redis.call('EXISTS', budgetKey, marksKey, seqKey, admitsKey) > 0 then
+  if active == 0 and redis.call('EXISTS', budgetKey, marksKey, admitsKey) > 0 then
     -- Set once (not pushed back by every batch): what is left expires.
     -- A closed room is an operator's: its hash stays, swept by every batch.
-    for _, k in ipairs({budgetKey, marksKey, seqKey, admitsKey}) do
+    for _, k in ipairs({budgetKey, marksKey, admitsKey}) do
       if redis.call('PTTL', k) == -1 then
         redis.call('PEXPIRE', k, idleMs)
       end
     end
   end
-  local out = {waiting, active, gone, nowMsText, math.ceil(burst), room.stored and 1 or 0, room.rateText}
+  local out = {0, active, gone, nowMsText, math.ceil(burst), room.stored and 1 or 0, room.rateText}
   handOver(nowMs, nowMsText, out)
   return out
 end
 
-local room = roomOf(redis.call('HGET', settingsKey, 'hot'), nil, true, true)
+local line = redis.call('HMGET', settingsKey, 'hot', 'front', 'next', 'pending')
+local room = roomOf(line[1], nil, true, true)
 local rate = room.rate
 local burst = math.max(1, rate * intervalSeconds)
 local nowUs, nowMs, nowSec, nowSecText = serverTime()
 local nowMsText = string.format('%d', nowMs)
 if roomHas(room, closedBit) then
-  return releaseClosed(room, burst, nowUs, nowMs, nowMsText)
+  return releaseClosed(room, line, burst, nowUs, nowMs, nowMsText)
 end
 
 local budget = redis.call('HMGET', budgetKey, 'at', 'avail', 'gc', 'gcq')
 local avail = refill(room, burst, nowUs, budget)
 
 local expired = redis.call('ZREMRANGEBYSCORE', liveKey, '-inf', nowMsText)
+local pending = expireBatches(nowMs, tonumber(room.ttl), tonumber(line[4]) or 0)
+local nextN = tonumber(line[3]) or 1
+local front, maySort = frontOf(line[2])
+front = front or nextN -- no counter yet: a sorted set alone (line.lua)
 
 local n = 0
 if not roomHas(room, pausedBit) and room.opensAt <= nowMs then
   n = math.min(math.floor(avail), #ARGV - firstPart + 1)
   if room.maxActive > 0 then
-    -- Closed loop: the live tokens never exceed maxActive, whatever the
-    -- number of admitters, because this check and the issue are one step.
-    n = math.min(n, room.maxActive - redis.call('ZCARD', liveKey))
+    -- Closed loop: the live tokens and the numbers admitted but not yet
+    -- claimed never exceed maxActive, whatever the number of admitters,
+    -- because this check and the admission are one step.
+    n = math.min(n, room.maxActive - redis.call('ZCARD', liveKey) - pending)
   end
 end
-local popped = {}
+local users, nums = {}, {}
 if n > 0 then
-  popped = popLine(n)
+  users, nums = popLine(n, front, maySort, nextN)
+  front, maySort = frontOf(redis.call('HGET', settingsKey, 'front'))
 end
-local admitted = #popped / 2
+local admitted = #nums
 avail = avail - admitted
+local waiting = (front and nextN - front or 0) + (maySort and redis.call('ZCARD', lineKey) or 0)
 -- An empty line leaves the budget alone (a missing one is a full one), so
 -- that visiting an idle created room writes nothing.
 local cursor, quiet = sweepBuckets(nowUs, budget[3], budget[4])
-if admitted > 0 or redis.call('EXISTS', lineKey, queueKey) > 0 then
+if admitted > 0 or waiting > 0 then
   redis.call('HSET', budgetKey, 'at', string.format('%d', nowUs), 'avail', string.format('%.9f', avail), 'gc', cursor, 'gcq', quiet)
 end
 
 local expiresText = string.format('%d', nowMs + room.ttl)
-local out = {0, 0, expired, expiresText, math.ceil(burst), room.stored and 1 or 0, room.rateText}
+local out = {waiting, 0, expired, expiresText, math.ceil(burst), room.stored and 1 or 0, room.rateText}
 handOver(nowMs, nowMsText, out)
 if admitted > 0 then
-  admitTokens(popped, admitted, expiresText, expiresText .. ':' .. nowMsText .. ':', nowSec, out)
+  admitPlaces(users, nums, admitted, expiresText, expiresText .. ':' .. nowMsText .. ':', nowSec, nowMsText, out)
   countAdmitted(admitsKey, admitted, nowSec, nowSecText)
 end
-out[1] = redis.call('ZCARD', lineKey) + redis.call('LLEN', queueKey)
-out[2] = redis.call('ZCARD', liveKey)
+out[2] = redis.call('ZCARD', liveKey) + tonumber(redis.call('HGET', settingsKey, 'pending') or '0')
 -- The room's view (waitroom.View, read in one HMGET of the room's hash by
 -- every process every 100 ms) tells stalled admission by the last batch and
 -- whether live tokens fill maxActive: kept beside the settings while
 -- someone waits.
-if out[1] > 0 then
+if waiting > 0 then
   redis.call('HSET', settingsKey, 'batch', string.format('%d', nowUs), 'full', room.maxActive > 0 and out[2] >= room.maxActive and '1' or '0')
 end
--- An idle room (nobody waiting, no live token) lets its keys expire, so an
--- abandoned room costs nothing. Not at once: the budget must outlive a
--- refill, or a room emptied by quick orders would start each user with a
--- full batch. enter.lua takes the expiry off again. The room's hash is
--- the operator's when it holds settings; else it holds only its callers'
--- buckets, which go with the room.
+-- An idle room (nobody waiting, no live token, no number left to claim)
+-- lets its keys expire, so an abandoned room costs nothing. Not at once:
+-- the budget must outlive a refill, or a room emptied by quick orders
+-- would start each user with a full batch. enter.lua takes the expiry off
+-- again. The room's hash is the operator's when it holds settings; else it
+-- holds only its callers' buckets and its line's counter, which go with
+-- the room.
 local idleMs = math.max(idleExpiryMs, math.ceil(burst / rate * 1000))
-if out[1] == 0 and out[2] == 0 then
-  for _, k in ipairs({budgetKey, marksKey, seqKey, admitsKey}) do
+if waiting == 0 and out[2] == 0 then
+  for _, k in ipairs({budgetKey, marksKey, admitsKey, batchesKey, unclaimedKey}) do
     redis.call('PEXPIRE', k, idleMs)
   end
 else

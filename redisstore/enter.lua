@@ -1,24 +1,33 @@
 -- Join a room's line, or report where the user already stands.
 -- One script, so that no request slips between the capacity check and the insert.
-local settingsKey = KEYS[1] -- the room's hash (settings.lua)
-local lineKey = KEYS[2] -- the line's sorted part (line.lua)
-local seqKey = KEYS[3] -- the sequence counter (line.lua)
-local recordKey = KEYS[4] -- the user's entry-token record
-local marksKey = KEYS[5] -- marks: a zset, member second -> the first sequence of that second
-local budgetKey = KEYS[6] -- admission's budget (admit.lua): enter sets 'since', admitNow spends it
-local liveKey = KEYS[7] -- live tokens: a zset, user -> expiry ms
-local admitsKey = KEYS[8] -- admissions per second
-local queueKey = KEYS[9] -- the queue (line.lua)
-local placesKey = KEYS[10] -- places (line.lua)
-local challengeKey = KEYS[11] -- the caller's solved challenge's record, only when challengeMs is not '0' (challenge.lua)
+local settingsKey = KEYS[1] -- the room's hash (settings.lua): the line's front, counter and start (line.lua)
+local lineKey = KEYS[2] -- the line's sorted set (line.lua)
+local recordKey = KEYS[3] -- the user's entry-token record
+local marksKey = KEYS[4] -- marks: a zset, member second -> the first number of that second
+local budgetKey = KEYS[5] -- admission's budget (admit.lua): enter sets 'since', admitNow spends it
+local liveKey = KEYS[6] -- live tokens: a zset, user -> expiry ms
+local admitsKey = KEYS[7] -- admissions per second
+local queueKey = KEYS[8] -- the accounts' queue (line.lua)
+local placesKey = KEYS[9] -- the accounts' places (line.lua)
+local batchesKey = KEYS[10] -- admission's batches (claim.lua)
+local unclaimedKey = KEYS[11] -- each batch's numbers not yet claimed (claim.lua)
+local markKey = KEYS[12] -- the user's claim (claim.lua)
+local challengeKey = KEYS[13] -- the caller's solved challenge's record, only when challengeMs is not '0' (challenge.lua)
 local user = ARGV[1]
 local draw = ARGV[2] -- random in (0, 1): a pre-queue place
 local limitArg = 3 -- ARGV[3..6]: the limiter's time and the fields of the caller's, its address's and its new visitors' buckets (ratelimit.lua)
 local challengeMs = ARGV[7] -- the solved challenge's remaining life, ms ('0': none)
-local instantToken = ARGV[8] -- the entry token an instant admission issues ("room.random")
-local place = ARGV[9] -- the number of the place the caller's credential carries ('0': none), restored if the store lost it (restore.lua)
+local token = ARGV[8] -- the entry token an instant admission or a claim issues ("room.random")
+local place = tonumber(ARGV[9]) -- the number of the place the caller's credential carries (0: none)
+local placeAtMs = tonumber(ARGV[10]) -- when it was signed
+local anonymous = ARGV[11] == '1' -- the caller is a ticket's: its place is its number alone (line.lua)
 -- The stall check's horizon and time, and the batch interval, are the
 -- store's (configHead: stallHorizonMs, stallAfterUs, batchSeconds).
+-- Returns answer(kind, …) with the room's page: {'READY', record, admitted}
+--   (admitted: 0 held already, 2 admitted now, 3 admitted now as the room's only live token)
+--   | {'WAITING', position, joined} (and the place's number: answer)
+--   | {'PREQUEUE', place in line (not told: the draw is secret until the opening), joined}
+--   | {'FULL', waiting} | {'CLOSED'} | {'NOROOM'} | {'LIMITED', ms until allowed} | {'SPENT'}
 -- Returns answer(kind, …) with the room's page: {'READY', record, admitted}
 --   (admitted: 0 held already, 2 admitted now, 3 admitted now as the room's only live token)
 --   | {'WAITING', position, joined}
@@ -45,28 +54,39 @@ local function admitNow(room)
   end
   redis.call('HSET', budgetKey, 'at', string.format('%d', nowUs), 'avail', string.format('%.9f', avail - 1))
   local expiresText = string.format('%d', nowMs + room.ttl)
-  local record = expiresText .. ':' .. nowMsText .. ':' .. instantToken
+  local record = expiresText .. ':' .. nowMsText .. ':' .. token
   redis.call('SET', recordKey, record, 'PXAT', expiresText)
   redis.call('ZADD', liveKey, expiresText, user)
   countAdmitted(admitsKey, 1, nowSec, nowSecText)
   return record, live == 0
 end
 
-local s = redis.call('HMGET', settingsKey, 'hot', 'page', 'mark', ARGV[limitArg + 1], ARGV[limitArg + 2], ARGV[limitArg + 3], 'front')
+
+local s = redis.call('HMGET', settingsKey, 'hot', 'page', 'mark', ARGV[limitArg + 1], ARGV[limitArg + 2], ARGV[limitArg + 3], 'front', 'next', 'born')
 local room, refused, limitNow = visit(settingsKey, roomOf(s[1], s[2], false, true), s, 3, limitArg, 3)
 if refused then
   return refused
 end
-if roomHas(room, closedBit) then
-  -- Sold out: a live entry token keeps its chance at checkout; nobody
-  -- joins, and the line (being released by admission) is not read.
-  return heldOr('CLOSED', recordKey, room)
+local placed = ofThisLine(place, placeAtMs, s[9])
+-- claimTurn claims the turn of the place numbered n (claim.lua).
+local function claimTurn(n)
+  local _, nowMs = serverTime()
+  return claim({mark = markKey, batches = batchesKey, record = recordKey, live = liveKey, unclaimed = unclaimedKey,
+    settings = settingsKey}, user, n, token, tonumber(room.ttl), nowMs)
 end
--- The clock: the caller's (the limiter's time, ARGV[limitArg]) for the second's
--- mark and the stall check, where a millisecond between two clocks is
--- nothing; the store's for a scheduled opening, which every caller must
--- see at the same instant (pre-queue places are drawn until then), and for
--- an instant admission (admitNow). A TIME is a tenth of a new user's enter.
+if roomHas(room, closedBit) then
+  -- Sold out: a live entry token keeps its chance at checkout, as does a
+  -- number admitted before the closing (its claim); nobody joins, and the
+  -- line (released by admission) is not read.
+  local held = redis.call('GET', recordKey) or (anonymous and placed and claimTurn(place))
+  return held and answer('READY', held, 0, room) or answer('CLOSED', 0, 0, room)
+end
+-- The clock: the caller's (the limiter's time, ARGV[limitArg]) for the
+-- second's mark and the stall check, where a millisecond between two
+-- clocks is nothing; the store's for a scheduled opening, which every
+-- caller must see at the same instant (pre-queue places are drawn until
+-- then), and for an instant admission or a claim. A TIME is a tenth of a
+-- new user's enter.
 local nowUs, nowMs
 if roomHas(room, scheduledBit) then
   nowUs, nowMs = serverTime()
@@ -75,42 +95,47 @@ else
   nowMs = math.floor(nowUs / 1000)
 end
 local prequeue = room.opensAt > nowMs
--- The line first: a user in it holds no token (admission moves a user
--- from the line to its token in one script). The common cases inline
--- (line.lua): a queue with its front's copy and nobody in the sorted set.
-local seq = redis.call('HGET', placesKey, user)
-local front, sorted = tonumber(s[7]), true
-local rank
-if front and front > 0 then
-  sorted = false
-  rank = seq and seq - front
+local front, sorted = frontOf(s[7])
+local nextN = tonumber(s[8]) or 1
+-- The caller's place: an anonymous visitor's number is its ticket's (of
+-- this line: signed after its counter was born); an account's, places'.
+local n
+if anonymous and placed then
+  n = place
 else
-  rank = placeOf(settingsKey, lineKey, placesKey, user, seq, s[7])
-  front, sorted = frontOf(s[7] or redis.call('HGET', placesKey, ''))
+  n = tonumber(redis.call('HGET', placesKey, user))
+end
+local rank
+if n and front and n >= front then
+  rank = rankOf(lineKey, n, front, sorted)
+elseif not n and sorted then
+  rank = drawRank(lineKey, user, front, nextN)
 end
 if rank then
   if prequeue then
     return answer('PREQUEUE', rank + 1, 0, room)
   end
-  return answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, budgetKey, liveKey, stallHorizonMs, stallAfterUs, nowUs), seq and tonumber(seq))
+  return answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, budgetKey, liveKey, stallHorizonMs, stallAfterUs, nowUs), n)
 end
 local record = redis.call('GET', recordKey)
 if record then
   return answer('READY', record, 0, room)
 end
--- A place a failover lost goes back at the number the caller's credential
--- carries (restore.lua): no new place at the back, no capacity.
-if place ~= '0' and restore(settingsKey, lineKey, placesKey, seqKey, user, tonumber(place), s[7]) then
-  rank = placeOf(settingsKey, lineKey, placesKey, user, nil, nil)
-  return answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, budgetKey, liveKey, stallHorizonMs, stallAfterUs, nowUs))
+-- A number the front has passed: its turn, claimed (claim.lua).
+record = n and front and claimTurn(n)
+if record then
+  return answer('READY', record, 0, room)
 end
--- Everyone in line: the queue, and the sorted set unless the front says
--- it is empty.
-local queued = front and redis.call('LLEN', queueKey) or 0
-local waiting = queued
-if sorted then
-  waiting = waiting + redis.call('ZCARD', lineKey)
+-- An account's place a failover lost goes back at the number its
+-- credential carries (restore.lua): no new place at the back, no capacity.
+if not anonymous and placed and restore(settingsKey, lineKey, user, place, front) then
+  rank = drawRank(lineKey, user, front, nextN)
+  return answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, budgetKey, liveKey, stallHorizonMs, stallAfterUs, nowUs), place)
 end
+-- Everyone in line: the numbers the front has not passed, and the sorted
+-- set unless the front says it is empty.
+local drawn = sorted and redis.call('ZCARD', lineKey) or 0
+local waiting = (front and nextN - front or 0) + drawn
 if waiting >= room.capacity then
   return answer('FULL', waiting, 0, room)
 end
@@ -123,62 +148,57 @@ if waiting == 0 and not prequeue and not roomHas(room, pausedBit) and roomHas(ro
     return answer('READY', admittedNow, only and 3 or 2, room)
   end
 end
+-- A fresh counter: born now, its front at its first number.
+local fields = {}
+if not front then
+  front = nextN
+  fields = {'born', string.format('%d', nowMs)}
+end
 if prequeue then
-  -- Before the opening, the place is a random draw between the last
-  -- sequence given out and the next one: the pre-queue is ahead of everyone
-  -- who enters after the opening and behind anyone already in line, in a
-  -- uniformly random order that re-entering (ZRANK above) never changes.
-  -- Nobody takes a sequence during a pre-queue, so base is the same for all:
-  -- the queue's last, else the counter's (line.lua).
-  local base = front and front + queued - 1 or tonumber(redis.call('GET', seqKey) or '0')
+  -- Before the opening, the place is a random draw between the last number
+  -- given out and the next: the pre-queue is ahead of everyone who enters
+  -- after the opening and behind anyone already in line, in a uniformly
+  -- random order that re-entering (drawRank above) never changes. Nobody
+  -- takes a number during a pre-queue, so the base is the same for all.
+  local base = nextN - 1
   if waiting == 0 then
-    redis.call('SET', seqKey, base) -- keeps base and drops an idle room's expiry
-    redis.call('PERSIST', marksKey)
+    redis.call('PERSIST', marksKey) -- an idle room's expiry (admit.lua)
   end
   redis.call('ZADD', lineKey, string.format('%.17g', base + tonumber(draw)), user)
-  if not sorted then -- the front says so, in both copies (line.lua)
-    local negated = string.format('%d', -front)
-    redis.call('HSET', placesKey, '', negated)
-    redis.call('HSET', settingsKey, 'front', negated)
-  end
+  table.insert(fields, 'front')
+  table.insert(fields, string.format('%d', -front))
+  table.insert(fields, 'next')
+  table.insert(fields, string.format('%d', nextN))
+  redis.call('HSET', settingsKey, unpack(fields))
   -- Pre-queued users have waited since the opening, for the wait metric.
   redis.call('ZADD', marksKey, 'NX', string.format('%.17g', base + 2 ^ -33), string.format('%d', math.floor(room.opensAt / 1000)) .. ':open')
   return answer('PREQUEUE', waiting + 1, 1, room)
 end
--- The sequence as text once: a number argument of redis.call is printed
--- with %.17g at every call that carries it. Behind a queue it follows the
--- queue's last; the first of a queue follows the last given out, which the
--- counter holds while there is no queue (line.lua).
-if front then
-  seq = string.format('%d', front + queued)
-else
-  seq = string.format('%d', tonumber(redis.call('GET', seqKey) or '0') + 1)
-end
-redis.call('RPUSH', queueKey, user)
-if queued == 0 then
-  -- The queue's first: the front (line.lua, both copies), negated when
-  -- the sorted set holds anyone.
-  local stored = waiting > 0 and '-' .. seq or seq
-  redis.call('HSET', placesKey, user, seq, '', stored)
-  if waiting == 0 then -- and the line's start, which the room's view reads (waitroom.View.Since)
-    redis.call('HSET', settingsKey, 'front', stored, 'since', string.format('%d', nowUs))
-  else
-    redis.call('HSET', settingsKey, 'front', stored)
-  end
-else
+-- A new number, once as text: a number argument of redis.call is printed
+-- with %.17g at every call that carries it. An account's is kept (line.lua).
+local seq = string.format('%d', nextN)
+if not anonymous then
+  redis.call('RPUSH', queueKey, user)
   redis.call('HSET', placesKey, user, seq)
 end
+table.insert(fields, 'next')
+table.insert(fields, string.format('%d', nextN + 1))
 if waiting == 0 then
+  -- The line's start, which the room's view reads (waitroom.View.Since),
+  -- and its front (a fresh counter's, or the line's that emptied).
+  table.insert(fields, 'since')
+  table.insert(fields, string.format('%d', nowUs))
+  table.insert(fields, 'front')
+  table.insert(fields, string.format('%d', drawn > 0 and -front or front))
   -- An idle room sees no batches (admission skips its budget, or idles
   -- itself): admission has not stalled before someone waits.
   redis.call('HSET', budgetKey, 'since', string.format('%d', nowUs))
-  -- Its keys were set to expire (admit.lua, only ever with an empty line):
-  -- someone waits again.
-  redis.call('PERSIST', seqKey)
+  -- Its marks were set to expire (admit.lua, only ever with an empty
+  -- line): someone waits again.
   redis.call('PERSIST', marksKey)
 end
 -- One mark a second lets admission tell how long a user waited without
--- storing a timestamp per user: the first sequence of each second, the
+-- storing a timestamp per user: the first number of each second, the
 -- second of the clock above. The room's hash holds the last second marked
 -- ('mark', read with the settings), so that the second's later enters
 -- write nothing: a ZADD NX that finds its member costs as much as a new
@@ -187,6 +207,8 @@ end
 local second = string.format('%d', math.floor(nowUs / 1000000))
 if waiting == 0 or s[3] ~= second then
   redis.call('ZADD', marksKey, 'NX', seq, second)
-  redis.call('HSET', settingsKey, 'mark', second)
+  table.insert(fields, 'mark')
+  table.insert(fields, second)
 end
-return answer('WAITING', waiting + 1, 1, room, stalled(room, waiting + 1, budgetKey, liveKey, stallHorizonMs, stallAfterUs, nowUs), tonumber(seq))
+redis.call('HSET', settingsKey, unpack(fields))
+return answer('WAITING', waiting + 1, 1, room, stalled(room, waiting + 1, budgetKey, liveKey, stallHorizonMs, stallAfterUs, nowUs), nextN)

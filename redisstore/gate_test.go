@@ -114,7 +114,7 @@ func TestBudgetCapIsTheScripts(t *testing.T) {
 		time.Sleep(600 * time.Millisecond) // six batches' worth of time
 		src, _ := redisstore.Source("admit.lua")
 		k := func(name string) string { return "wr:{r}:" + name }
-		keys := []string{k("settings"), k("line"), k("budget"), k("marks"), k("tokens"), k("seq"), k("admits"), k("downstream"), k("control"), k("queue"), k("places")}
+		keys := []string{k("settings"), k("line"), k("budget"), k("marks"), k("tokens"), k("admits"), k("downstream"), k("control"), k("queue"), k("places"), k("batches"), k("unclaimed")}
 		args := []any{fmt.Sprintf("1P%g:0:0:%d:%d:", cfg.AdmitRatePerSec, cfg.QueueCapacity, cfg.EntryTokenTTL.Milliseconds()),
 			cfg.AdmitInterval.Seconds(), k("u:"), "r", int64(60000), int64(1000), int64(120000)}
 		for i := 0; i < 50; i++ {

@@ -16,24 +16,41 @@ func LineKeys(room string) []string {
 	return []string{k.queue(), k.places(), k.line()}
 }
 
-// LineLength is how many users wait in room's line (line.lua: the queue
-// and the sorted set), read at one instant.
+// LineLength is how many wait in room's line (line.lua: the numbers the
+// front has not passed, and the sorted set), read at one instant.
 func LineLength(ctx context.Context, rdb redis.Cmdable, room string) (int64, error) {
 	k := roomKeys(room)
-	var sorted, queued *redis.IntCmd
+	var sorted *redis.IntCmd
+	var line *redis.SliceCmd
 	_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		sorted, queued = p.ZCard(ctx, k.line()), p.LLen(ctx, k.queue())
+		sorted, line = p.ZCard(ctx, k.line()), p.HMGet(ctx, k.settings(), "front", "next")
 		return nil
 	})
 	if err != nil {
 		return 0, err
 	}
-	return sorted.Val() + queued.Val(), nil
+	front, next := lineNumbers(line.Val())
+	return sorted.Val() + max(0, next-front), nil
 }
 
-// Line is room's line in the order admission serves it, first first: the
-// sorted set's members and the queue's merged by number (line.lua), read
-// at one instant. For tools and tests; the scripts never read it whole.
+// lineNumbers reads the front and the counter's next number of an HMGET
+// of "front" and "next" (line.lua): 1 and 1 before the counter is born.
+func lineNumbers(v []any) (front, next int64) {
+	front, _ = strconv.ParseInt(fmt.Sprint(v[0]), 10, 64)
+	next, _ = strconv.ParseInt(fmt.Sprint(v[1]), 10, 64)
+	if next == 0 {
+		next = 1
+	}
+	if front == 0 {
+		front = next
+	}
+	return max(front, -front), next
+}
+
+// Line is the kept places of room's line (line.lua: the accounts' queue
+// and the sorted set, not the anonymous numbers, of which nothing is
+// kept) in the order admission serves them, first first, read at one
+// instant. For tools and tests; the scripts never read it whole.
 func Line(ctx context.Context, rdb redis.Cmdable, room string) ([]string, error) {
 	type place struct {
 		user string
@@ -77,54 +94,40 @@ func Line(ctx context.Context, rdb redis.Cmdable, room string) ([]string, error)
 	return users, nil
 }
 
-// Append puts users at the back of room's line as enter.lua does (the
-// queue, their places and the front's two copies: line.lua), in pipelined slices,
-// without the rest of an enter (no limiter, capacity, marks or instant
-// admission): for tools and benchmarks that need a long line fast, with
-// nobody else entering the room meanwhile. As enter, it numbers them after
-// the queue's last, else after the counter's, and leaves the counter alone.
+// Append puts users at the back of room's line as enter.lua does for
+// accounts (the queue, their places, the counter and the front: line.lua),
+// in pipelined slices, without the rest of an enter (no limiter, capacity,
+// marks or instant admission): for tools and benchmarks that need a long
+// line fast, with nobody else entering the room meanwhile.
 func Append(ctx context.Context, rdb redis.Cmdable, room string, users []string) error {
 	k := roomKeys(room)
-	var counter, front *redis.StringCmd
-	var queued, sorted *redis.IntCmd
-	if _, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		counter, front = p.Get(ctx, k.seq()), p.HGet(ctx, k.places(), "")
-		queued, sorted = p.LLen(ctx, k.queue()), p.ZCard(ctx, k.line())
-		return nil
-	}); err != nil && err != redis.Nil {
+	read, err := rdb.HMGet(ctx, k.settings(), "front", "next").Result()
+	if err != nil {
 		return err
 	}
-	seq, _ := strconv.ParseInt(counter.Val(), 10, 64) // none: 0
-	if queued.Val() > 0 {
-		head, err := strconv.ParseInt(front.Val(), 10, 64)
-		if err != nil {
-			return fmt.Errorf("the queue of %q has no front: %w", room, err)
+	stored := read[0]
+	front, next := lineNumbers(read)
+	if stored == nil {
+		if err := rdb.HSet(ctx, k.settings(), "front", front, "born", 0).Err(); err != nil {
+			return err
 		}
-		seq = max(head, -head) + queued.Val() - 1
 	}
 	for i := 0; i < len(users); i += 10_000 {
 		part := users[i:min(len(users), i+10_000)]
 		_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			places := make([]any, 0, 2*len(part)+2)
-			if i == 0 && queued.Val() == 0 { // the front (line.lua), negated while the sorted set holds anyone
-				front := seq + 1
-				if sorted.Val() > 0 {
-					front = -front
-				}
-				places = append(places, "", front)
-				p.HSet(ctx, k.settings(), "front", front)
-			}
+			places := make([]any, 0, 2*len(part))
 			for j, u := range part {
-				places = append(places, u, seq+int64(j)+1)
+				places = append(places, u, next+int64(j))
 			}
 			p.RPush(ctx, k.queue(), anys(part)...)
 			p.HSet(ctx, k.places(), places...)
+			p.HSet(ctx, k.settings(), "next", next+int64(len(part)))
 			return nil
 		})
 		if err != nil {
 			return err
 		}
-		seq += int64(len(part))
+		next += int64(len(part))
 	}
 	return nil
 }

@@ -22,10 +22,11 @@ func (s *Store) Position(ctx context.Context, room string, c waitroom.Caller) (w
 	if err := checkUser(c.User); err != nil {
 		return waitroom.Standing{}, err
 	}
-	k := roomKeys(room)
-	keys := k.positionKeys(c.User)
-	args := append(s.limited(c, []any{c.User}, callerBuckets), c.Place)
-	reply, err := s.runPosition(ctx, room, keys, args)
+	args, err := s.positionArgs(room, c)
+	if err != nil {
+		return waitroom.Standing{}, waitroom.Unavailable(err)
+	}
+	reply, err := s.runPosition(ctx, room, roomKeys(room).positionKeys(c.User), args)
 	if err != nil {
 		return waitroom.Standing{}, waitroom.Unavailable(err)
 	}
@@ -54,9 +55,20 @@ func (s *Store) runPosition(ctx context.Context, room string, keys []string, arg
 	return res.Slice()
 }
 
+// positionArgs are position.lua's arguments for c, Position's and Seat's:
+// the token a claim issues is drawn for every call, used by the few that
+// claim (claim.lua).
+func (s *Store) positionArgs(room string, c waitroom.Caller) ([]any, error) {
+	token, err := s.randomToken()
+	if err != nil {
+		return nil, err
+	}
+	return append(s.limited(c, []any{c.User}, callerBuckets), c.Place, c.PlaceAt.UnixMilli(), flag(c.Anonymous), room+"."+token), nil
+}
+
 // positionKeys are position.lua's keys, Position's and Seat's.
 func (r roomKeys) positionKeys(user string) []string {
-	return []string{r.settings(), r.line(), r.record(user), r.budget(), r.live(), r.places(), r.seq()}
+	return []string{r.settings(), r.line(), r.record(user), r.budget(), r.live(), r.places(), r.batches(), r.unclaimed(), r.mark(user)}
 }
 
 // answerLen is the length of room.lua's answer: kind, two values, then the

@@ -180,11 +180,12 @@ func TestSweptBuckets(t *testing.T) {
 			}
 		}
 		// Two buckets a caller; a room nobody created has no settings, only
-		// the last second its line marked (enter.lua's 'mark'), the copy of
-		// its queue's front (line.lua's 'front') and when its line started
-		// (enter.lua's 'since', for the room's view).
-		if n := rdb.HLen(ctx, "wr:{r}:settings").Val(); n != 603 {
-			t.Fatalf("%d fields after 300 callers, want 600, 'mark', 'front' and 'since'", n)
+		// the last second its line marked (enter.lua's 'mark'), its line's
+		// front, counter and its counter's start (line.lua's 'front', 'next'
+		// and 'born') and when its line started (enter.lua's 'since', for
+		// the room's view).
+		if n := rdb.HLen(ctx, "wr:{r}:settings").Val(); n != 605 {
+			t.Fatalf("%d fields after 300 callers, want 600, 'mark', 'front', 'next', 'born' and 'since'", n)
 		}
 		time.Sleep(250 * time.Millisecond) // every bucket is full again (a step is 200 ms)
 		for i := 0; i < 20; i++ {
@@ -192,11 +193,12 @@ func TestSweptBuckets(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		// The line's start, which the room's view reads, stays beside 'mark'
-		// (the first batch admitted the one waiting: admission kept nothing
-		// for the view, whose 'batch' and 'full' it writes while someone waits).
-		if f := rdb.HKeys(ctx, "wr:{r}:settings").Val(); !sameSet(f, "mark", "since") {
-			t.Fatalf("%d fields left after the sweeps, want 'mark' and 'since': %.5q", len(f), f)
+		// The line's start, which the room's view reads, and its numbers stay
+		// beside 'mark' (the first batch admitted the one waiting: admission
+		// kept nothing for the view, whose 'batch' and 'full' it writes while
+		// someone waits).
+		if f := rdb.HKeys(ctx, "wr:{r}:settings").Val(); !sameSet(f, "mark", "since", "front", "next", "born") {
+			t.Fatalf("%d fields left after the sweeps, want 'mark', 'since', 'front', 'next' and 'born': %.5q", len(f), f)
 		}
 	})
 }

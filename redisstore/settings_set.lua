@@ -4,11 +4,10 @@
 local settingsKey = KEYS[1] -- the room's hash (settings.lua)
 -- What a reopened room starts afresh (line.lua, enter.lua, admit.lua):
 local lineKey = KEYS[2]
-local seqKey = KEYS[3]
-local marksKey = KEYS[4]
-local budgetKey = KEYS[5]
-local queueKey = KEYS[6]
-local placesKey = KEYS[7]
+local marksKey = KEYS[3]
+local budgetKey = KEYS[4]
+local queueKey = KEYS[5]
+local placesKey = KEYS[6]
 local version = ARGV[1] -- the version read ('' when none was stored)
 local rate = ARGV[2]
 local capacity = ARGV[3]
@@ -26,7 +25,7 @@ local adaptive = ARGV[14] -- '' off: waitroom.Adaptive.String
 local freshRate = ARGV[15] == '1'
 local instant = ARGV[16] == '1'
 -- Returns the new version, or 0 when the settings changed in between.
-local was = redis.call('HMGET', settingsKey, 'v', 'hot')
+local was = redis.call('HMGET', settingsKey, 'v', 'hot', 'next')
 local v = was[1] or ''
 if v ~= version then
   return 0
@@ -35,8 +34,12 @@ if not closed and was[2] and hasBit(string.byte(was[2], 1) - 64, closedBit) then
   -- Reopened: a fresh line. Admission releases a closed room's line in
   -- slices (admit.lua); whatever it has not released yet goes now, freed
   -- off the main thread.
-  redis.call('UNLINK', lineKey, seqKey, marksKey, budgetKey, queueKey, placesKey)
-  redis.call('HDEL', settingsKey, 'front') -- the queue's front (line.lua)
+  -- The counter goes on (line.lua): no number of the old line is given out
+  -- again, and those admitted before the closing can still be claimed.
+  redis.call('UNLINK', lineKey, marksKey, budgetKey, queueKey, placesKey)
+  if was[3] then
+    redis.call('HSET', settingsKey, 'front', was[3])
+  end
 end
 local next = (tonumber(v) or 0) + 1
 -- The adaptive rate reached so far is the hot rate of an adaptive room.

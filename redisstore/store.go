@@ -118,7 +118,6 @@ func (r roomKeys) admits() string         { return r.key("admits") }
 func (r roomKeys) line() string           { return r.key("line") }   // the sorted part (line.lua)
 func (r roomKeys) queue() string          { return r.key("queue") }  // the queue (line.lua)
 func (r roomKeys) places() string         { return r.key("places") } // user -> sequence (line.lua)
-func (r roomKeys) seq() string            { return r.key("seq") }
 func (r roomKeys) marks() string          { return r.key("marks") }
 func (r roomKeys) budget() string         { return r.key("budget") }
 func (r roomKeys) live() string           { return r.key("tokens") } // live tokens: user -> expiry ms
@@ -130,6 +129,12 @@ func (r roomKeys) record(user string) string {
 	return r.recordPrefix() + user
 }
 func (r roomKeys) lock(user string) string { return r.key("lock:" + user) }
+
+// batches and unclaimed are admission's batches of anonymous numbers and
+// their numbers not yet claimed; mark is user's claim (claim.lua).
+func (r roomKeys) batches() string         { return r.key("batches") }
+func (r roomKeys) unclaimed() string       { return r.key("unclaimed") }
+func (r roomKeys) mark(user string) string { return r.key("c:" + user) }
 
 // failed marks a token holder whose failed order call is counted (unlock.lua).
 func (r roomKeys) failed(user string) string { return r.key("failed:" + user) }

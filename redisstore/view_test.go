@@ -98,7 +98,7 @@ func TestALostPlaceComesBackAtItsNumber(t *testing.T) {
 		s, rdb := newStore(t, engine, cfg)
 		as := func(user string, place int64) waitroom.Caller {
 			c := waitroom.Unlimited(user)
-			c.Place = place
+			c.Place, c.PlaceAt = place, time.Now()
 			return c
 		}
 		numbers := map[string]int64{}
@@ -112,6 +112,7 @@ func TestALostPlaceComesBackAtItsNumber(t *testing.T) {
 		// The failover: the replica never had d's and e's enters.
 		rdb.LTrim(ctx, "wr:{r}:queue", 0, 2)
 		rdb.HDel(ctx, "wr:{r}:places", "d", "e")
+		rdb.HSet(ctx, "wr:{r}:settings", "next", numbers["d"])
 		if st, _ := s.Position(ctx, "r", as("d", 0)); st.Status != waitroom.NotInQueue {
 			t.Fatalf("d after the failover, without its place: %+v", st)
 		}

@@ -20,14 +20,3 @@ local function visit(hash, room, s, h, a, n)
   end
   return room, nil, limitNow
 end
-
--- heldOr answers READY with the user's live entry token (its record at
--- tokenKey) when there is one, else kind: a closed room and a user no
--- longer in the line keep a token holder's chance at checkout.
-local function heldOr(kind, tokenKey, room)
-  local held = redis.call('GET', tokenKey)
-  if held then
-    return answer('READY', held, 0, room)
-  end
-  return answer(kind, 0, 0, room)
-end

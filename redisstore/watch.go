@@ -25,10 +25,11 @@ func (s *Store) Seat(ctx context.Context, room string, c waitroom.Caller) (waitr
 	if err := checkUser(c.User); err != nil {
 		return waitroom.Standing{}, waitroom.Place{}, err
 	}
-	k := roomKeys(room)
-	keys := k.positionKeys(c.User)
-	args := s.limited(c, []any{c.User}, callerBuckets)
-	reply, err := s.scripts.position.run(ctx, s.rdb, keys, append(args, c.Place, "seat")...).Slice()
+	args, err := s.positionArgs(room, c)
+	if err != nil {
+		return waitroom.Standing{}, waitroom.Place{}, waitroom.Unavailable(err)
+	}
+	reply, err := s.scripts.position.run(ctx, s.rdb, roomKeys(room).positionKeys(c.User), append(args, "seat")...).Slice()
 	if err != nil {
 		return waitroom.Standing{}, waitroom.Place{}, waitroom.Unavailable(err)
 	}
@@ -112,4 +113,4 @@ func micros(stored any) time.Time {
 }
 
 // frontKeys are front.lua's keys, in the order its top names them.
-func (r roomKeys) frontKeys() []string { return []string{r.settings(), r.line(), r.places()} }
+func (r roomKeys) frontKeys() []string { return []string{r.settings(), r.line()} }

@@ -188,8 +188,13 @@ func drainThroughBroker(t *testing.T) drain {
 	rdb := srv.Client()
 	deadline := time.Now().Add(10 * time.Minute)
 	// The runner's admission lets one visitor a batch through even at its
-	// slowest rate, so count joins (the room's sequence), not the line.
-	for n, _ := rdb.Get(context.Background(), "wr:{default}:seq").Int(); n < spike; n, _ = rdb.Get(context.Background(), "wr:{default}:seq").Int() {
+	// slowest rate, so count joins (the room's counter, the number it gives
+	// next: line.lua), not the line.
+	joined := func() int {
+		n, _ := rdb.HGet(context.Background(), "wr:{default}:settings", "next").Int()
+		return max(0, n-1)
+	}
+	for n := joined(); n < spike; n = joined() {
 		if time.Now().After(deadline) {
 			t.Fatal("not drained in 10 minutes")
 		}

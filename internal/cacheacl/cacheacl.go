@@ -62,12 +62,12 @@ var connection = []string{"cluster|slots", "command"}
 var scripts = []string{"evalsha", "eval"}
 
 // The commands the line's scripts call (enter.lua, apply.lua wrapping it).
-var lineCommands = []string{"get", "hdel", "hget", "hincrby", "hlen", "hmget", "hset", "llen", "persist",
-	"pexpire", "rpush", "set", "time", "zadd", "zcard", "zcount", "zrank", "zscore"}
+var lineCommands = []string{"exists", "get", "hdel", "hget", "hincrby", "hmget", "hset", "persist",
+	"pexpire", "rpush", "set", "time", "zadd", "zcard", "zcount", "zrangebyscore", "zrank", "zscore"}
 
 // lineKeys are the keys enter.lua reads and writes (and apply.lua).
-var lineKeys = []string{Room("settings"), Room("line"), Room("seq"), Room("u:*"), Room("marks"), Room("budget"),
-	Room("tokens"), Room("admits"), Room("queue"), Room("places")}
+var lineKeys = []string{Room("settings"), Room("line"), Room("u:*"), Room("marks"), Room("budget"),
+	Room("tokens"), Room("admits"), Room("queue"), Room("places"), Room("batches"), Room("unclaimed"), Room("c:*")}
 
 // Grants are the functions' shares, by function.
 var Grants = map[string]Grant{
@@ -81,28 +81,30 @@ var Grants = map[string]Grant{
 		Commands:   join(connection, scripts, []string{"sadd"}, lineCommands),
 	},
 	// position: reads where its caller stands (and takes its limiter
-	// token), puts back a place a failover lost (the sorted part, the
-	// counter kept: restore.lua), reads the room's view (HMGET,
-	// ZCARD), re-registers an open room, reads a receipt's application.
+	// token), claims a turn the front passed (the token's record and live
+	// token, the claim's mark, the batch's count: claim.lua), puts back an
+	// account's place a failover lost (restore.lua), reads the room's view
+	// (HMGET), re-registers an open room, reads a receipt's application.
 	Position: {
 		UserSuffix: "position",
 		Keys: []string{roomsKey, Room("settings"), Room("line"), Room("u:*"), Room("budget"), Room("tokens"),
-			Room("places"), Room("seq"), Room("applied:*")},
+			Room("places"), Room("batches"), Room("unclaimed"), Room("c:*"), Room("applied:*")},
 		Scripts: []string{"position.lua"},
-		Commands: join(connection, scripts, []string{"sadd", "exists", "get", "hget", "hlen", "hmget", "hset",
-			"persist", "time", "zadd", "zcard", "zcount", "zrank", "zscore"}),
+		Commands: join(connection, scripts, []string{"sadd", "exists", "get", "hget", "hincrby", "hmget", "hset",
+			"set", "time", "zadd", "zcard", "zcount", "zrangebyscore", "zrank", "zscore"}),
 	},
 	// admit: the batches of every registered room, the adaptive rate's
 	// decision, and forgetting a room nobody waits in.
 	Admit: {
 		UserSuffix: "admit",
 		Keys: []string{roomsKey, Room("settings"), Room("line"), Room("budget"), Room("marks"), Room("tokens"),
-			Room("seq"), Room("admits"), Room("downstream"), Room("control"), Room("queue"), Room("places"), Room("u:*")},
+			Room("admits"), Room("downstream"), Room("control"), Room("queue"), Room("places"), Room("batches"),
+			Room("unclaimed"), Room("u:*")},
 		Scripts: []string{"admit.lua", "adapt.lua"},
 		Commands: join(connection, scripts, []string{"script|load", "smembers", "srem", "exists", "sadd",
-			"del", "hdel", "hget", "hgetall", "hincrby", "hlen", "hmget", "hscan", "hset", "llen", "lrange",
-			"ltrim", "pexpire", "pttl", "set", "time", "zadd", "zcard", "zcount", "zrange", "zrangebyscore", "zrank",
-			"zremrangebyrank", "zremrangebyscore", "zrevrangebyscore", "zscore"}),
+			"del", "hdel", "hget", "hgetall", "hincrby", "hlen", "hmget", "hscan", "hset", "lrange",
+			"ltrim", "pexpire", "pttl", "set", "time", "unlink", "zadd", "zcard", "zcount", "zrange", "zrangebyscore", "zrank",
+			"zrem", "zremrangebyrank", "zremrangebyscore", "zrevrangebyscore", "zscore"}),
 	},
 	// order-gate: a token's check (with ORDER_ROOMS unset, whether an
 	// operator created its room: HEXISTS of the settings' rate) and the
@@ -119,11 +121,11 @@ var Grants = map[string]Grant{
 	// admin: lists, reads and changes rooms, and registers those it makes.
 	Admin: {
 		UserSuffix: "admin",
-		Keys: []string{roomsKey, createdKey, Room("settings"), Room("line"), Room("tokens"), Room("seq"), Room("marks"),
+		Keys: []string{roomsKey, createdKey, Room("settings"), Room("line"), Room("tokens"), Room("marks"),
 			Room("admits"), Room("control"), Room("queue"), Room("places"), Room("budget")},
 		Scripts: []string{"status.lua", "settings_set.lua"},
-		Commands: join(connection, scripts, []string{"script|load", "smembers", "sadd", "exists", "get", "hdel",
-			"hget", "hgetall", "hincrby", "hlen", "hmget", "hset", "llen", "persist", "pexpire", "time", "unlink", "zcard",
+		Commands: join(connection, scripts, []string{"script|load", "smembers", "sadd", "exists", "hdel",
+			"hgetall", "hincrby", "hmget", "hset", "persist", "pexpire", "time", "unlink", "zcard",
 			"zcount", "zrange", "zrank", "zrevrangebyscore", "zscore"}),
 	},
 	// intake-consumer: applies an accepted entry as enter would, once

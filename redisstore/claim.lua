@@ -1,0 +1,38 @@
+-- Claiming one's turn, prepended (after line.lua) to the scripts a waiting
+-- caller runs: enter and position. Admission moves the front past an
+-- anonymous visitor's number without knowing who holds it (line.lua), and
+-- records each batch: the sorted set 'batches', member "<first>:<at ms>"
+-- scored by the batch's last number, and in the hash 'unclaimed' each
+-- batch's numbers not yet claimed (by its first number), whose sum the
+-- room's hash keeps as 'pending': admitted, not yet live, and counted
+-- against maxActive (admit.lua). The holder's next call claims its entry
+-- token, once: a claim window of the token's life from the batch.
+
+-- claim issues the entry token of the place numbered n, which the front
+-- has passed, to user: keys k (claimKeys), token the random part, ttl the
+-- room's token life (ms), nowMs the store's clock. It writes the token's
+-- record and live token, as an admission does, and the claim's mark, which
+-- outlives the window: a claim made once is never made again, even after
+-- the order consumed the token (its record gone). Returns the record, or
+-- nil: no batch holds n (released: a closed room), its window is over, or
+-- user claimed already.
+local function claim(k, user, n, token, ttl, nowMs)
+  if redis.call('EXISTS', k.mark) == 1 then
+    return nil
+  end
+  local batch = redis.call('ZRANGEBYSCORE', k.batches, string.format('%d', n), '+inf', 'LIMIT', 0, 1)[1]
+  local first, at = string.match(batch or '', '^(%d+):(%d+)$')
+  if not first or tonumber(first) > n or tonumber(at) + ttl <= nowMs then
+    return nil
+  end
+  local expires = nowMs + ttl
+  local expiresText = string.format('%d', expires)
+  local record = expiresText .. ':' .. string.format('%d', nowMs) .. ':' .. token
+  redis.call('SET', k.record, record, 'PXAT', expiresText)
+  redis.call('ZADD', k.live, expiresText, user)
+  redis.call('SET', k.mark, string.format('%d', n), 'PXAT', expiresText)
+  if redis.call('HINCRBY', k.unclaimed, first, -1) >= 0 then
+    redis.call('HINCRBY', k.settings, 'pending', -1)
+  end
+  return record
+end

@@ -1,0 +1,239 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/waitroom/waitroom"
+	"github.com/waitroom/waitroom/internal/redistest"
+	"github.com/waitroom/waitroom/redisstore"
+)
+
+// anonymous is user as an anonymous visitor (a ticket's), carrying the
+// place numbered place (0: none), signed now.
+func anonymous(user string, place int64) waitroom.Caller {
+	c := waitroom.Unlimited(user)
+	c.Anonymous, c.Place, c.PlaceAt = true, place, time.Now()
+	return c
+}
+
+// An anonymous visitor's place is its number alone (line.lua): its enter
+// keeps no key of its own, its polls read its position from the number,
+// admission passes its number in order with the accounts' places, and its
+// next call claims the token: the same one on every repeat, and never a
+// second one after the first has bought.
+func TestAnonymousPlacesAreNumbersAlone(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		cfg := testConfig()
+		cfg.AdmitRatePerSec = 20 // batches of 2
+		s, rdb := newStore(t, engine, cfg)
+		who := []waitroom.Caller{anonymous("v-1", 0), waitroom.Unlimited("acct"), anonymous("v-2", 0), anonymous("v-3", 0)}
+		for i := range who {
+			st, err := s.Enter(ctx, "r", who[i])
+			if err != nil || st.Status != waitroom.Waiting || st.Position != int64(i+1) || st.Number != int64(i+1) {
+				t.Fatalf("enter of %s: %+v %v", who[i].User, st, err)
+			}
+			who[i].Place = st.Number
+		}
+		for _, key := range rdb.Keys(ctx, "*").Val() {
+			if strings.Contains(key, "v-") {
+				t.Errorf("an anonymous visitor's enter wrote %s", key)
+			}
+		}
+		if places := rdb.HKeys(ctx, "wr:{r}:places").Val(); !slices.Equal(places, []string{"acct"}) {
+			t.Errorf("places %v, want the account's alone", places)
+		}
+		if st, err := s.Position(ctx, "r", anonymous("v-2", 0)); err != nil || st.Status != waitroom.NotInQueue {
+			t.Fatalf("an anonymous visitor without its place: %+v %v", st, err)
+		}
+		b, err := s.AdmitBatch(ctx)
+		if err != nil || len(b.Rooms) != 1 {
+			t.Fatal(b, err)
+		}
+		got := b.Rooms[0].Admitted
+		if len(got) != 2 || got[0].Number != 1 || got[0].User != "" || got[1].User != "acct" || got[1].Token == "" {
+			t.Fatalf("the first batch admitted %+v, want number 1 then acct's token", got)
+		}
+		first, err := s.Position(ctx, "r", who[0])
+		if err != nil || first.Status != waitroom.Ready || first.Token == "" {
+			t.Fatalf("v-1 claiming its turn: %+v %v", first, err)
+		}
+		if again, err := s.Enter(ctx, "r", who[0]); err != nil || again.Token != first.Token {
+			t.Fatalf("v-1 again: %+v %v, want the same token", again, err)
+		}
+		if st, err := s.Position(ctx, "r", who[2]); err != nil || st.Status != waitroom.Waiting || st.Position != 1 {
+			t.Fatalf("v-2 after the batch: %+v %v", st, err)
+		}
+		l, err := s.BeginOrder(ctx, waitroom.Unlimited("v-1"), waitroom.OrderAttempt{Room: "r", Token: first.Token})
+		if err == nil {
+			err = s.CommitOrder(ctx, l, waitroom.StoredAnswer{Status: 201})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st, err := s.Position(ctx, "r", who[0]); err != nil || st.Status != waitroom.NotInQueue {
+			t.Fatalf("v-1 after its order: %+v %v, want no second token", st, err)
+		}
+	})
+}
+
+// maxActive counts the numbers admitted and not yet claimed: they hold
+// their place as tokens do, until claimed (then the token does) or until
+// their claim window, the token's life, ends unclaimed.
+func TestUnclaimedNumbersHoldMaxActiveUntilTheirWindowEnds(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		cfg := testConfig()
+		cfg.EntryTokenTTL = time.Second
+		s, _ := newStore(t, engine, cfg)
+		change(t, s, "r", func(st *waitroom.Settings) { st.MaxActive, st.RatePerSec = 2, 100 })
+		var who []waitroom.Caller
+		for i := range 4 {
+			c := anonymous(fmt.Sprint("v-", i), 0)
+			st, err := s.Enter(ctx, "r", c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Place = st.Number
+			who = append(who, c)
+		}
+		admit := func() []waitroom.Admission {
+			t.Helper()
+			b, err := s.AdmitBatch(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range b.Rooms {
+				return r.Admitted
+			}
+			return nil
+		}
+		if got := admit(); len(got) != 2 {
+			t.Fatalf("first batch admitted %d, want maxActive's 2", len(got))
+		}
+		time.Sleep(cfg.AdmitInterval)
+		if got := admit(); len(got) != 0 {
+			t.Fatalf("%d admitted while two unclaimed numbers fill maxActive", len(got))
+		}
+		if st, err := s.Position(ctx, "r", who[0]); err != nil || st.Status != waitroom.Ready {
+			t.Fatalf("v-0's claim: %+v %v", st, err)
+		}
+		time.Sleep(cfg.EntryTokenTTL + cfg.AdmitInterval) // v-0's token and v-1's window end
+		if got := admit(); len(got) != 2 || got[0].Number != 3 {
+			t.Fatalf("after the window: %+v, want numbers 3 and 4", got)
+		}
+		if st, err := s.Position(ctx, "r", who[1]); err != nil || st.Status != waitroom.NotInQueue {
+			t.Fatalf("v-1 claiming after its window: %+v %v", st, err)
+		}
+	})
+}
+
+// A place signed before the room's counter started is another line's: an
+// idle room's counter goes with its hash, and its numbers start again.
+func TestAPlaceOfAnEarlierLineCountsForNothing(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		s, _ := newStore(t, engine, testConfig())
+		for i := range 3 {
+			if _, err := s.Enter(ctx, "r", anonymous(fmt.Sprint("v-", i), 0)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		old := anonymous("v-old", 2)
+		old.PlaceAt = time.Now().Add(-time.Hour)
+		if st, err := s.Position(ctx, "r", old); err != nil || st.Status != waitroom.NotInQueue {
+			t.Fatalf("a place signed before the counter: %+v %v", st, err)
+		}
+		if st, err := s.Enter(ctx, "r", old); err != nil || st.Position != 4 || st.Number != 4 {
+			t.Fatalf("its enter: %+v %v, want a new place at the back", st, err)
+		}
+	})
+}
+
+// Under concurrent enters of anonymous visitors and accounts, and batches
+// admitting meanwhile, every number is given once, admission passes them
+// in order (no FIFO inversion) and each exactly once, and concurrent
+// claims of one number give one token.
+func TestNumbersUnderConcurrency(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		cfg := testConfig()
+		cfg.AdmitRatePerSec = 500 // batches of 50
+		s, rdb := newStore(t, engine, cfg)
+		const n = 400
+		numbers := make([]int64, n)
+		var wg sync.WaitGroup
+		for w := range 8 {
+			wg.Go(func() {
+				for i := w; i < n; i += 8 {
+					c := anonymous(fmt.Sprint("v-", i), 0)
+					if i%5 == 0 {
+						c = waitroom.Unlimited(fmt.Sprint("a-", i))
+					}
+					st, err := s.Enter(ctx, "r", c)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					numbers[i] = st.Number
+				}
+			})
+		}
+		var passed []waitroom.Admission
+		for len(passed) < n {
+			b, err := s.AdmitBatch(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range b.Rooms {
+				passed = append(passed, r.Admitted...)
+			}
+			time.Sleep(cfg.AdmitInterval / 4)
+		}
+		wg.Wait()
+		var admitted []int64
+		for _, a := range passed {
+			if a.User != "" { // an account's place: its number is its enter's
+				a.Number = numbers[atoi(strings.TrimPrefix(a.User, "a-"))]
+			}
+			admitted = append(admitted, a.Number)
+		}
+		if !slices.IsSorted(admitted) || len(slices.Compact(slices.Clone(admitted))) != n {
+			t.Fatalf("admitted %d numbers, in order %v, distinct %d", len(admitted), slices.IsSorted(admitted), len(slices.Compact(slices.Clone(admitted))))
+		}
+		tokens := make([]string, 8)
+		for w := range tokens {
+			wg.Go(func() {
+				st, err := s.Position(ctx, "r", anonymous("v-1", numbers[1]))
+				if err != nil || st.Status != waitroom.Ready {
+					t.Errorf("claim %d: %+v %v", w, st, err)
+				}
+				tokens[w] = st.Token
+			})
+		}
+		wg.Wait()
+		if tokens[0] == "" || slices.ContainsFunc(tokens, func(x string) bool { return x != tokens[0] }) {
+			t.Fatalf("concurrent claims gave %v", tokens)
+		}
+		if live := rdb.ZScore(ctx, "wr:{r}:tokens", "v-1"); live.Err() == redis.Nil {
+			t.Fatal("the claimed token is not live")
+		}
+		if _, err := redisstore.LineLength(ctx, rdb, "r"); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func atoi(s string) int {
+	var n int
+	fmt.Sscan(s, &n)
+	return n
+}
