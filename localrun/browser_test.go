@@ -20,7 +20,7 @@ import (
 // shows the position, keeps the place over a reload, turns READY, and the
 // Continue button leads to the demo checkout where the order is placed.
 func TestBrowserJourney(t *testing.T) {
-	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+	redistest.EachParallel(t, func(t *testing.T, engine redistest.Engine) {
 		ctx := browsertest.Start(t)
 		r, srv := startRunner(t, engine, map[string]string{"ADMIT_RATE_PER_SEC": "4", "ENTRY_TOKEN_TTL_SECONDS": "300"})
 		// 15 s of line at 4/s: on a loaded machine the browser can take
@@ -95,7 +95,7 @@ func TestBrowserJourney(t *testing.T) {
 
 // Korean from Accept-Language (and ?lang=), readable at 320 px.
 func TestBrowserKoreanNarrow(t *testing.T) {
-	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+	redistest.EachParallel(t, func(t *testing.T, engine redistest.Engine) {
 		ctx := browsertest.Start(t)
 		r, _ := startRunner(t, engine, map[string]string{"ADMIT_RATE_PER_SEC": "0.01"})
 		for i := range 4 {
@@ -168,7 +168,7 @@ func block(t *testing.T, ctx context.Context, pattern string) {
 // Errors have human states: a full line counts down Retry-After and
 // retries; an invalid ticket offers to rejoin, which takes a new place.
 func TestBrowserHumanStates(t *testing.T) {
-	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+	redistest.EachParallel(t, func(t *testing.T, engine redistest.Engine) {
 		ctx := browsertest.Start(t)
 		r, srv := startRunner(t, engine, map[string]string{"ADMIT_RATE_PER_SEC": "0.001", "QUEUE_CAPACITY": "2"})
 		// The first user is admitted at once (the budget starts with one batch);

@@ -31,7 +31,7 @@ new MutationObserver(function () {
 // joins the line with the solution; a reload keeps the place by the ticket
 // and solves nothing.
 func TestBrowserSolvesTheChallenge(t *testing.T) {
-	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+	redistest.EachParallel(t, func(t *testing.T, engine redistest.Engine) {
 		ctx := browsertest.Start(t)
 		r, srv := startRunner(t, engine, map[string]string{"CHALLENGE": "pow", "CHALLENGE_BITS": "12", "ADMIT_RATE_PER_SEC": "0.01"})
 		enter(t, r, "tv", "ahead") // admitted by the first batch

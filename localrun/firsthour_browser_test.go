@@ -28,7 +28,7 @@ import (
 // sends PATCH {"closed":false}) greets its fresh line without the sold-out
 // text: an admitted shopper sees "It's your turn" alone.
 func TestBrowserReopenClearsTheSoldOutMessage(t *testing.T) {
-	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+	redistest.EachParallel(t, func(t *testing.T, engine redistest.Engine) {
 		ctx := browsertest.Start(t)
 		r, _ := startRunner(t, engine, nil)
 		adminCall(t, r, "PUT", "tv", `{"ratePerSec":100}`)
@@ -56,6 +56,7 @@ const overflow = `document.documentElement.scrollWidth - document.documentElemen
 // clipped inside it. The page's layout, not the store: the embedded store
 // alone.
 func TestBrowserBrandedSmallScreenEmbedded(t *testing.T) {
+	t.Parallel() // asserts no timing: beside the other browser tests (redistest.EachParallel)
 	logos := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/logo.svg" {
 			http.NotFound(w, r)
@@ -108,6 +109,7 @@ func TestBrowserBrandedSmallScreenEmbedded(t *testing.T) {
 // system without one shows boxes otherwise) and keeps words whole
 // (word-break: keep-all): "유지됩니다." never breaks as "유지됩니/다.".
 func TestBrowserKoreanLineBreakingEmbedded(t *testing.T) {
+	t.Parallel() // asserts no timing: beside the other browser tests (redistest.EachParallel)
 	ctx := browsertest.Start(t)
 	r, _ := startRunner(t, redistest.EmbeddedEngine, map[string]string{"ADMIT_RATE_PER_SEC": "0.001"})
 	enter(t, r, "tv", "ahead")
@@ -158,6 +160,7 @@ func TestBrowserKoreanLineBreakingEmbedded(t *testing.T) {
 // --virtual-time-budget returns (an open event stream would hold it
 // forever). The page's behaviour, not the store's: the embedded store alone.
 func TestBrowserScreenshotToolEmbedded(t *testing.T) {
+	t.Parallel() // asserts no timing: beside the other browser tests (redistest.EachParallel)
 	chromium := browsertest.Path(t)
 	r, _ := startRunner(t, redistest.EmbeddedEngine, map[string]string{"ADMIT_RATE_PER_SEC": "0.001"})
 	for i := range 3 {

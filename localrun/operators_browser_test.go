@@ -100,7 +100,7 @@ func TestBrowserClosedWithMessage(t *testing.T) {
 // Issue 22: the operator's message reaches a waiting page live, changes,
 // and goes when cleared; polling pages get it at their next poll.
 func TestBrowserLiveMessage(t *testing.T) {
-	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+	redistest.EachParallel(t, func(t *testing.T, engine redistest.Engine) {
 		ctx := browsertest.Start(t)
 		r, _ := startRunner(t, engine, map[string]string{"POLL_TIERS": "0:500"})
 		adminCall(t, r, "PUT", "line", `{"ratePerSec":0.001}`)
@@ -132,7 +132,7 @@ func TestBrowserLiveMessage(t *testing.T) {
 // room's settings; Korean when the room's language is ko and the browser
 // asks for neither English nor Korean; English when it asks for English.
 func TestBrowserBranding(t *testing.T) {
-	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+	redistest.EachParallel(t, func(t *testing.T, engine redistest.Engine) {
 		logo := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "image/svg+xml")
 			fmt.Fprint(w, `<svg xmlns="http://www.w3.org/2000/svg" width="96" height="40" viewBox="0 0 96 40"><rect width="96" height="40" rx="8" fill="#0b6e4f"/><text x="48" y="27" font-family="sans-serif" font-size="18" font-weight="700" fill="#fff" text-anchor="middle">KIM</text></svg>`)
@@ -174,7 +174,7 @@ func TestBrowserBranding(t *testing.T) {
 // and are shown as text (web's TestBrowserOperatorTextIsText covers every
 // field against any answer; this is the operator's own path).
 func TestBrowserOperatorMarkupIsText(t *testing.T) {
-	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+	redistest.EachParallel(t, func(t *testing.T, engine redistest.Engine) {
 		ctx := browsertest.Start(t)
 		r, _ := startRunner(t, engine, nil)
 		const title, message = `Kim's <a href="https://example.invalid" data-injected>Shoes</a> & co`, `Sizes <b data-injected>40</b> < 44 sold out`
