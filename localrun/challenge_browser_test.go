@@ -32,7 +32,7 @@ new MutationObserver(function () {
 // and solves nothing.
 func TestBrowserSolvesTheChallenge(t *testing.T) {
 	redistest.EachParallel(t, func(t *testing.T, engine redistest.Engine) {
-		ctx := browsertest.Start(t)
+		ctx := browsertest.Shared(t)
 		r, srv := startRunner(t, engine, map[string]string{"CHALLENGE": "pow", "CHALLENGE_BITS": "12", "ADMIT_RATE_PER_SEC": "0.01"})
 		enter(t, r, "tv", "ahead") // admitted by the first batch
 		enter(t, r, "tv", "second")

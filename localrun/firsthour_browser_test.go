@@ -29,7 +29,7 @@ import (
 // text: an admitted shopper sees "It's your turn" alone.
 func TestBrowserReopenClearsTheSoldOutMessage(t *testing.T) {
 	redistest.EachParallel(t, func(t *testing.T, engine redistest.Engine) {
-		ctx := browsertest.Start(t)
+		ctx := browsertest.Shared(t)
 		r, _ := startRunner(t, engine, nil)
 		adminCall(t, r, "PUT", "tv", `{"ratePerSec":100}`)
 		adminCall(t, r, "PATCH", "tv", `{"closed":true,"message":"Sold out — all 500 TVs are gone."}`)
@@ -68,7 +68,7 @@ func TestBrowserBrandedSmallScreenEmbedded(t *testing.T) {
 	t.Cleanup(logos.Close)
 	gone := httptest.NewTLSServer(http.NotFoundHandler())
 	gone.Close()
-	ctx := browsertest.Start(t)
+	ctx := browsertest.Shared(t)
 	r, _ := startRunner(t, redistest.EmbeddedEngine, map[string]string{"PAGE_IMAGE_ORIGINS": logos.URL + "," + gone.URL})
 	const title = "Kim's Shoes · Spring drop"
 	for _, c := range []struct{ room, logo string }{{"good", logos.URL + "/logo.svg"}, {"missing", logos.URL + "/missing.svg"}, {"gone", gone.URL + "/logo.svg"}} {
@@ -110,7 +110,7 @@ func TestBrowserBrandedSmallScreenEmbedded(t *testing.T) {
 // (word-break: keep-all): "유지됩니다." never breaks as "유지됩니/다.".
 func TestBrowserKoreanLineBreakingEmbedded(t *testing.T) {
 	t.Parallel() // asserts no timing: beside the other browser tests (redistest.EachParallel)
-	ctx := browsertest.Start(t)
+	ctx := browsertest.Shared(t)
 	r, _ := startRunner(t, redistest.EmbeddedEngine, map[string]string{"ADMIT_RATE_PER_SEC": "0.001"})
 	enter(t, r, "tv", "ahead")
 	page := browsertest.Tab(t, ctx, 30*time.Second)
