@@ -143,7 +143,10 @@ func TestBrowserPollsWithoutStream(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		ctx := browsertest.Shared(t)
 		r, _ := startRunner(t, engine, map[string]string{"ADMIT_RATE_PER_SEC": "4"})
-		for i := range 8 {
+		// 5 s of line at 4/s: the page must open, poll and lose the network
+		// before its turn; with 2 s (8 ahead) a loaded machine's page was
+		// admitted first, and never showed the loss (issue 38's flake).
+		for i := range 20 {
 			enter(t, r, "tv", fmt.Sprintf("early-%d", i))
 		}
 		page := browsertest.Tab(t, ctx, 60*time.Second)
