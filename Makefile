@@ -34,24 +34,31 @@ run:
 EXTRA_TESTS :=
 -include mk/*.mk
 
-## test: everything CI checks: lint, Go tests with -race, and beside them the infra tests, e2e, fuzzing and cfn-lint
+## test: everything CI checks: Go tests with -race, and beside them lint, the infra tests, e2e, fuzzing and cfn-lint
 # The Go tests spend most of their time waiting (admission intervals, fixed
 # scenarios, the browser): the other stages run beside them (-j2), each
 # target's output printed whole when it ends (--output-sync); any failure
 # fails make test. What installs with apt runs first, alone: two apt-gets
 # at once would fight over dpkg's lock.
-test: redis-server chromium dynalite lint
+test: redis-server chromium dynalite
 	@$(MAKE) --no-print-directory -j2 --output-sync=target test-go test-beside-go
 
-# The infra tests, e2e, fuzz-short and lint-templates, one at a time while
-# the Go tests run, at a lower CPU priority: they take the CPU the Go tests
-# leave idle, and the Go tests' rate and deadline checks keep theirs.
+# Lint, the infra tests, e2e, fuzz-short and lint-templates, one at a time
+# while the Go tests run, at a lower CPU priority: they take the CPU the Go
+# tests leave idle, and the Go tests' rate and deadline checks keep theirs.
+# Lint ran before the Go tests, alone, for about 20 s of make test.
 test-beside-go:
-	@nice -n 10 $(MAKE) --no-print-directory test-infra $(EXTRA_TESTS)
+	@nice -n 10 $(MAKE) --no-print-directory lint test-infra $(EXTRA_TESTS)
 
 ## test-go: the Go tests of the main module with -race (the browser tests need chromium: mk/browser.mk)
+# go test builds and runs packages two at a time (-p, the CPUs here), in the
+# order it is given them. The packages whose tests wait longest go first,
+# so that the others are built and tested beside them; in ./...'s order
+# localrun came last and ran alone for its last minute. ./... adds every
+# other package once.
+GO_TESTS_FIRST := ./localrun ./redisstore ./httpapi ./e2e/readme
 test-go:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 $(GO_TESTS_FIRST) ./...
 
 ## test-infra: the CDK stack's tests (module infra)
 test-infra:

@@ -76,16 +76,9 @@ func (k TicketKeys) SignReceipt(e Entry, expires time.Time) (string, error) {
 // error. As with tickets, the signature is checked in constant time before
 // anything the receipt says is believed.
 func (k TicketKeys) VerifyReceipt(receipt string, now time.Time) (Entry, error) {
-	p := strings.Split(receipt, ".")
-	if len(p) != 7 || p[0] != "r1" {
-		return Entry{}, invalidReceipt("malformed")
-	}
-	key := k.byID(p[1])
-	if key == nil {
-		return Entry{}, invalidReceipt("signed by an unknown key")
-	}
-	if !key.opens(receiptMAC, receipt) {
-		return Entry{}, invalidReceipt("bad signature")
+	p, why := k.open(receiptFormat, receipt)
+	if why != "" {
+		return Entry{}, invalidReceipt(why)
 	}
 	exp, err := strconv.ParseInt(p[5], 10, 64)
 	if err != nil || !now.Before(time.Unix(exp, 0)) {

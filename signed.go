@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,8 +29,8 @@ import (
 // The first issue time is kept through every renewal, so that no visitor
 // lives longer than TICKET_MAX_AGE_SECONDS.
 //
-// Tickets, receipts (intake.go) and challenges (below) are signed by
-// one codec: seal and open, an HMAC-SHA256 of the body under a domain of
+// Tickets, receipts (intake.go), places and challenges (below) are signed
+// by one codec: seal and open, an HMAC-SHA256 of the body under a domain of
 // each format's own, so that no signature of one is valid as another.
 
 // TicketCookie is the cookie that carries the ticket; TicketHeader is the
@@ -183,16 +184,9 @@ func parseSpot(room, number, at string) (Spot, bool) {
 // signature is compared in constant time, and checked before anything the
 // ticket says is believed.
 func (k TicketKeys) Verify(ticket string, now time.Time) (Ticket, error) {
-	parts := strings.Split(ticket, ".")
-	if len(parts) != 5 && len(parts) != 8 {
-		return Ticket{}, invalidTicket("malformed")
-	}
-	key := k.byID(parts[0])
-	if key == nil {
-		return Ticket{}, invalidTicket("signed by an unknown key")
-	}
-	if !key.opens(ticketMAC, ticket) {
-		return Ticket{}, invalidTicket("bad signature")
+	parts, why := k.open(ticketFormat, ticket)
+	if why != "" {
+		return Ticket{}, invalidTicket(why)
 	}
 	issued, ierr := strconv.ParseInt(parts[2], 10, 64)
 	exp, err := strconv.ParseInt(parts[3], 10, 64)
@@ -258,12 +252,11 @@ func (k TicketKeys) SignPlace(user string, spot Spot, expires time.Time) (string
 // is malformed, altered, expired at now or signed for another user (the
 // user is compared in constant time, after the signature).
 func (k TicketKeys) VerifyPlace(place, user string, now time.Time) (Spot, error) {
-	parts := strings.Split(place, ".")
-	if len(parts) != 7 {
+	parts, why := k.open(placeFormat, place)
+	if why == refusedShape {
 		return Spot{}, errors.New("place: malformed")
 	}
-	key := k.byID(parts[0])
-	if key == nil || !key.opens(placeMAC, place) {
+	if why != "" { // an unknown key is a bad signature to a place
 		return Spot{}, errors.New("place: bad signature")
 	}
 	exp, err := strconv.ParseInt(parts[4], 10, 64)
@@ -303,6 +296,61 @@ func (key *TicketKey) opens(domain, signed string) bool {
 	}
 	got, err := b64url.Decode(signed[i+1:])
 	return err == nil && hmac.Equal(got, key.mac(domain, signed[:i]))
+}
+
+// A signed format, as open checks it: the domain it is signed under, the
+// version its first part must be ("" when it has none; the key id follows
+// it) and the numbers of parts it may have, the signature included.
+type signedFormat struct {
+	domain  string
+	version string
+	parts   []int
+}
+
+var (
+	ticketFormat    = signedFormat{domain: ticketMAC, parts: []int{5, 8}}
+	placeFormat     = signedFormat{domain: placeMAC, parts: []int{7}}
+	receiptFormat   = signedFormat{domain: receiptMAC, version: "r1", parts: []int{7}}
+	challengeFormat = signedFormat{domain: challengeMAC, version: "c1", parts: []int{7}}
+)
+
+// Why open refused a signed string: the reasons each format gives, in its
+// own error, for the checks they share.
+const (
+	refusedShape     = "malformed"
+	refusedKey       = "signed by an unknown key"
+	refusedSignature = "bad signature"
+)
+
+// open returns the parts of signed, a string of format f, once their
+// number, the version, the key id and the signature (in constant time:
+// opens) are checked, or why it refused them. Nothing else in them is
+// checked yet: each format parses its own fields and expiry.
+func (k TicketKeys) open(f signedFormat, signed string) (parts []string, why string) {
+	parts = strings.Split(signed, ".")
+	if !slices.Contains(f.parts, len(parts)) || f.version != "" && parts[0] != f.version {
+		return nil, refusedShape
+	}
+	keyAt := 0
+	if f.version != "" {
+		keyAt = 1
+	}
+	key := k.byID(parts[keyAt])
+	if key == nil {
+		return nil, refusedKey
+	}
+	if !key.opens(f.domain, signed) {
+		return nil, refusedSignature
+	}
+	return parts, ""
+}
+
+// cutLast splits s around its last sep: s and "" when it has none.
+func cutLast(s string, sep byte) (before, after string) {
+	if i := strings.LastIndexByte(s, sep); i >= 0 {
+		return s[:i], s[i+1:]
+	}
+	return s, ""
 }
 
 func (key *TicketKey) mac(domain, body string) []byte {
@@ -445,17 +493,11 @@ func (k TicketKeys) VerifySolution(solution, room string, minBits int, now time.
 	if len(solution) > maxSolution {
 		return Challenge{}, refusedSolution("malformed")
 	}
-	p := strings.Split(solution, ".")
-	if len(p) != 8 || p[0] != "c1" {
-		return Challenge{}, refusedSolution("malformed")
-	}
-	key := k.byID(p[1])
-	if key == nil {
-		return Challenge{}, refusedSolution("signed by an unknown key")
-	}
-	value := solution[:len(solution)-len(p[7])-1]
-	if !key.opens(challengeMAC, value) {
-		return Challenge{}, refusedSolution("bad signature")
+	// The challenge is signed, the counter after its last dot is not.
+	value, counter := cutLast(solution, '.')
+	p, why := k.open(challengeFormat, value)
+	if why != "" {
+		return Challenge{}, refusedSolution(why)
 	}
 	exp, err := strconv.ParseInt(p[5], 10, 64)
 	if err != nil || !now.Before(time.Unix(exp, 0)) {
@@ -468,7 +510,7 @@ func (k TicketKeys) VerifySolution(solution, room string, minBits int, now time.
 	if err != nil || n < minBits {
 		return Challenge{}, refusedSolution("easier than this room asks")
 	}
-	if !decimal(p[7], 16) {
+	if !decimal(counter, 16) {
 		return Challenge{}, refusedSolution("malformed counter")
 	}
 	sum := sha256.Sum256([]byte(solution))

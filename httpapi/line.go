@@ -165,9 +165,9 @@ type lineTier struct {
 
 // The room's state in GET /queue/line.
 const (
-	LineOpen     = "OPEN"
-	LinePreQueue = "PREQUEUE"
-	LineClosed   = "CLOSED"
+	lineOpen     = "OPEN"
+	linePreQueue = "PREQUEUE"
+	lineClosed   = "CLOSED"
 )
 
 // Line handles GET /queue/line: room's view, for everyone, cacheable.
@@ -206,7 +206,7 @@ func (a *API) Line(ctx context.Context, req events.APIGatewayV2HTTPRequest) even
 // is the room's admission, whatever one's position: a client backs off to
 // the farthest tier while it lasts, as a poll's answer near the front says.
 func lineOf(room string, v waitroom.View, now time.Time, c waitroom.Config) lineBody {
-	b := lineBody{Room: room, Status: LineOpen, RatePerSec: v.RatePerSec, Paused: v.Paused, Message: v.Message,
+	b := lineBody{Room: room, Status: lineOpen, RatePerSec: v.RatePerSec, Paused: v.Paused, Message: v.Message,
 		Stalled: v.Stalled(now, c), Exact: v.Exact && v.Front > 0, BatchIntervalMs: c.AdmitInterval.Milliseconds()}
 	for _, t := range c.Tiers() {
 		b.PollTiers = append(b.PollTiers, lineTier(t))
@@ -216,9 +216,9 @@ func lineOf(room string, v waitroom.View, now time.Time, c waitroom.Config) line
 	}
 	switch {
 	case v.Closed:
-		b.Status = LineClosed
+		b.Status = lineClosed
 	case v.OpensAt.After(now):
-		b.Status, b.OpensAt = LinePreQueue, v.OpensAt.UTC().Format(time.RFC3339Nano)
+		b.Status, b.OpensAt = linePreQueue, v.OpensAt.UTC().Format(time.RFC3339Nano)
 	}
 	return b
 }

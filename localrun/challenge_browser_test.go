@@ -31,8 +31,8 @@ new MutationObserver(function () {
 // joins the line with the solution; a reload keeps the place by the ticket
 // and solves nothing.
 func TestBrowserSolvesTheChallenge(t *testing.T) {
-	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
-		ctx := browsertest.Start(t)
+	redistest.EachParallel(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := browsertest.Shared(t)
 		r, srv := startRunner(t, engine, map[string]string{"CHALLENGE": "pow", "CHALLENGE_BITS": "12", "ADMIT_RATE_PER_SEC": "0.01"})
 		enter(t, r, "tv", "ahead") // admitted by the first batch
 		enter(t, r, "tv", "second")

@@ -28,8 +28,8 @@ import (
 // sends PATCH {"closed":false}) greets its fresh line without the sold-out
 // text: an admitted shopper sees "It's your turn" alone.
 func TestBrowserReopenClearsTheSoldOutMessage(t *testing.T) {
-	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
-		ctx := browsertest.Start(t)
+	redistest.EachParallel(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := browsertest.Shared(t)
 		r, _ := startRunner(t, engine, nil)
 		adminCall(t, r, "PUT", "tv", `{"ratePerSec":100}`)
 		adminCall(t, r, "PATCH", "tv", `{"closed":true,"message":"Sold out — all 500 TVs are gone."}`)
@@ -56,6 +56,7 @@ const overflow = `document.documentElement.scrollWidth - document.documentElemen
 // clipped inside it. The page's layout, not the store: the embedded store
 // alone.
 func TestBrowserBrandedSmallScreenEmbedded(t *testing.T) {
+	t.Parallel() // asserts no timing: beside the other browser tests (redistest.EachParallel)
 	logos := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/logo.svg" {
 			http.NotFound(w, r)
@@ -67,7 +68,7 @@ func TestBrowserBrandedSmallScreenEmbedded(t *testing.T) {
 	t.Cleanup(logos.Close)
 	gone := httptest.NewTLSServer(http.NotFoundHandler())
 	gone.Close()
-	ctx := browsertest.Start(t)
+	ctx := browsertest.Shared(t)
 	r, _ := startRunner(t, redistest.EmbeddedEngine, map[string]string{"PAGE_IMAGE_ORIGINS": logos.URL + "," + gone.URL})
 	const title = "Kim's Shoes · Spring drop"
 	for _, c := range []struct{ room, logo string }{{"good", logos.URL + "/logo.svg"}, {"missing", logos.URL + "/missing.svg"}, {"gone", gone.URL + "/logo.svg"}} {
@@ -108,7 +109,8 @@ func TestBrowserBrandedSmallScreenEmbedded(t *testing.T) {
 // system without one shows boxes otherwise) and keeps words whole
 // (word-break: keep-all): "유지됩니다." never breaks as "유지됩니/다.".
 func TestBrowserKoreanLineBreakingEmbedded(t *testing.T) {
-	ctx := browsertest.Start(t)
+	t.Parallel() // asserts no timing: beside the other browser tests (redistest.EachParallel)
+	ctx := browsertest.Shared(t)
 	r, _ := startRunner(t, redistest.EmbeddedEngine, map[string]string{"ADMIT_RATE_PER_SEC": "0.001"})
 	enter(t, r, "tv", "ahead")
 	page := browsertest.Tab(t, ctx, 30*time.Second)
@@ -158,6 +160,7 @@ func TestBrowserKoreanLineBreakingEmbedded(t *testing.T) {
 // --virtual-time-budget returns (an open event stream would hold it
 // forever). The page's behaviour, not the store's: the embedded store alone.
 func TestBrowserScreenshotToolEmbedded(t *testing.T) {
+	t.Parallel() // asserts no timing: beside the other browser tests (redistest.EachParallel)
 	chromium := browsertest.Path(t)
 	r, _ := startRunner(t, redistest.EmbeddedEngine, map[string]string{"ADMIT_RATE_PER_SEC": "0.001"})
 	for i := range 3 {

@@ -33,8 +33,8 @@ const spoilFirstReceipt = `(() => {
 // applied the entry, then shows the position; a receipt the server refuses
 // makes it enter again by itself.
 func TestBrowserBrokerIntake(t *testing.T) {
-	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
-		ctx := browsertest.Start(t)
+	redistest.EachParallel(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := browsertest.Shared(t)
 		r, srv := startRunner(t, engine, map[string]string{"INTAKE": "broker", "INTAKE_QUEUE_URL": sqstest.Queue(t, t.Name(), 1), // goaws may hold a message back until its visibility timeout (internal/sqstest)
 			"ADMIT_RATE_PER_SEC": "0.001"})
 		for i := range 3 {

@@ -22,7 +22,7 @@ import (
 // waiting state.
 func linePage(t *testing.T, engine redistest.Engine, room, settings string, ahead int) (*localrun.Runner, *browsertest.Front, context.Context, *browsertest.Console) {
 	t.Helper()
-	ctx := browsertest.Start(t)
+	ctx := browsertest.Shared(t)
 	// Looks every second (±20 %) whatever the wait, paused or not.
 	r, _ := startRunner(t, engine, map[string]string{"POLL_TIERS": "0:1000"})
 	adminCall(t, r, "PUT", room, settings)

@@ -52,7 +52,7 @@ func waitText(t *testing.T, page context.Context, id, want string) {
 // and a newcomer's page shows it at once (403 room_closed).
 func TestBrowserClosedWithMessage(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
-		ctx := browsertest.Start(t)
+		ctx := browsertest.Shared(t)
 		r, _ := startRunner(t, engine, nil)
 		adminCall(t, r, "PUT", "drop", `{"ratePerSec":0.001,"title":"Kim's Shoes","brandColor":"#b3261e"}`)
 		for i := range 3 {
@@ -100,8 +100,8 @@ func TestBrowserClosedWithMessage(t *testing.T) {
 // Issue 22: the operator's message reaches a waiting page live, changes,
 // and goes when cleared; polling pages get it at their next poll.
 func TestBrowserLiveMessage(t *testing.T) {
-	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
-		ctx := browsertest.Start(t)
+	redistest.EachParallel(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := browsertest.Shared(t)
 		r, _ := startRunner(t, engine, map[string]string{"POLL_TIERS": "0:500"})
 		adminCall(t, r, "PUT", "line", `{"ratePerSec":0.001}`)
 		enter(t, r, "line", "ahead")
@@ -132,13 +132,13 @@ func TestBrowserLiveMessage(t *testing.T) {
 // room's settings; Korean when the room's language is ko and the browser
 // asks for neither English nor Korean; English when it asks for English.
 func TestBrowserBranding(t *testing.T) {
-	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+	redistest.EachParallel(t, func(t *testing.T, engine redistest.Engine) {
 		logo := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "image/svg+xml")
 			fmt.Fprint(w, `<svg xmlns="http://www.w3.org/2000/svg" width="96" height="40" viewBox="0 0 96 40"><rect width="96" height="40" rx="8" fill="#0b6e4f"/><text x="48" y="27" font-family="sans-serif" font-size="18" font-weight="700" fill="#fff" text-anchor="middle">KIM</text></svg>`)
 		}))
 		t.Cleanup(logo.Close)
-		ctx := browsertest.Start(t)
+		ctx := browsertest.Shared(t)
 		r, _ := startRunner(t, engine, map[string]string{"PAGE_IMAGE_ORIGINS": logo.URL, "ADMIT_RATE_PER_SEC": "0.01"})
 		adminCall(t, r, "PUT", "shoes", fmt.Sprintf(`{"ratePerSec":0.01,"title":"Kim's Shoes · Spring drop","brandColor":"#0b6e4f","logoUrl":%q,"language":"ko"}`, logo.URL+"/logo.svg"))
 		for i := range 5 {
@@ -174,8 +174,8 @@ func TestBrowserBranding(t *testing.T) {
 // and are shown as text (web's TestBrowserOperatorTextIsText covers every
 // field against any answer; this is the operator's own path).
 func TestBrowserOperatorMarkupIsText(t *testing.T) {
-	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
-		ctx := browsertest.Start(t)
+	redistest.EachParallel(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := browsertest.Shared(t)
 		r, _ := startRunner(t, engine, nil)
 		const title, message = `Kim's <a href="https://example.invalid" data-injected>Shoes</a> & co`, `Sizes <b data-injected>40</b> < 44 sold out`
 		adminCall(t, r, "PUT", "drop", fmt.Sprintf(`{"ratePerSec":0.001,"title":%q,"message":%q}`, title, message))

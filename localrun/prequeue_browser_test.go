@@ -20,7 +20,7 @@ import (
 // opening into the line and to its turn.
 func TestBrowserPreQueue(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
-		ctx := browsertest.Start(t)
+		ctx := browsertest.Shared(t)
 		const token = "browser-admin-token-0123456789"
 		r, _ := startRunner(t, engine, map[string]string{"ADMIN_TOKEN": token})
 		opens := time.Now().Add(3 * time.Second).UTC().Truncate(time.Second).Add(time.Second)

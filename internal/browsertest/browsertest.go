@@ -53,8 +53,65 @@ func chromiumPath(t *testing.T) string {
 // flags keep it off the network it cannot reach here.
 func Start(t *testing.T) context.Context {
 	t.Helper()
-	alloc, cancel := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(chromiumPath(t)),
+	ctx, cancel, err := startBrowser(chromiumPath(t), t.TempDir())
+	t.Cleanup(cancel)
+	if err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return ctx
+}
+
+// shared is the package's one chromium (Shared), its profile's directory
+// and what stops it (CloseShared).
+var shared struct {
+	mu     sync.Mutex
+	ctx    context.Context
+	cancel context.CancelFunc
+	dir    string
+	err    error
+}
+
+// Shared is Start for a package of many browser tests: one chromium,
+// started by the first test that asks and stopped by CloseShared, which
+// the package's TestMain calls after its tests. Starting chromium costs
+// seconds of CPU on a 2-core machine; each Tab is a browser context of its
+// own (cookies, storage, cache), so the tests stay apart as with Start.
+func Shared(t *testing.T) context.Context {
+	t.Helper()
+	path := chromiumPath(t)
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.ctx == nil && shared.err == nil {
+		shared.dir, shared.err = os.MkdirTemp("", "browsertest-")
+		if shared.err == nil {
+			shared.ctx, shared.cancel, shared.err = startBrowser(path, shared.dir)
+		}
+	}
+	if shared.err != nil {
+		t.Fatalf("start chromium: %v", shared.err)
+	}
+	return shared.ctx
+}
+
+// CloseShared stops the chromium of Shared, if started, and removes its
+// profile.
+func CloseShared() {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.cancel != nil {
+		shared.cancel()
+	}
+	if shared.dir != "" {
+		_ = os.RemoveAll(shared.dir)
+	}
+	shared.ctx, shared.cancel, shared.dir, shared.err = nil, nil, "", nil
+}
+
+// startBrowser starts headless chromium at path with its profile in dir,
+// and returns its context and what stops it.
+func startBrowser(path, dir string) (context.Context, context.CancelFunc, error) {
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(path),
 		chromedp.Flag("headless", true),
 		chromedp.Flag("no-sandbox", true),
 		chromedp.Flag("disable-gpu", true),
@@ -66,17 +123,13 @@ func Start(t *testing.T) context.Context {
 		// The branding tests serve a logo over https from a test server
 		// with a self-signed certificate (localrun/operators_browser_test.go).
 		chromedp.Flag("ignore-certificate-errors", true),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(dir),
 		chromedp.UserAgent(UserAgent),
 		chromedp.WindowSize(480, 800),
 	)
-	t.Cleanup(cancel)
 	ctx, cancelCtx := chromedp.NewContext(alloc)
-	t.Cleanup(cancelCtx)
-	if err := chromedp.Do(ctx); err != nil { // start the browser now
-		t.Fatalf("start chromium: %v", err)
-	}
-	return ctx
+	cancel := func() { cancelCtx(); cancelAlloc() }
+	return ctx, cancel, chromedp.Do(ctx) // start the browser now
 }
 
 // Tab opens a tab in a browser context of its own, closed after timeout.

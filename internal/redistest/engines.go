@@ -54,6 +54,22 @@ func Each(t *testing.T, f func(t *testing.T, e Engine)) {
 	}
 }
 
+// EachParallel is Each for a test that asserts no timing: the test and
+// its engines' subtests run in parallel (t.Parallel) with the package's
+// other parallel tests, as many at once as -parallel allows, after its
+// sequential tests, whose rate and deadline checks keep the process to
+// themselves. Each subtest starts a store of its own (Engine.Start).
+func EachParallel(t *testing.T, f func(t *testing.T, e Engine)) {
+	t.Helper()
+	t.Parallel()
+	for _, e := range Engines {
+		t.Run(e.Name, func(t *testing.T) {
+			t.Parallel()
+			f(t, e)
+		})
+	}
+}
+
 // Instance is one running store of an engine.
 type Instance struct {
 	Addr string
