@@ -102,6 +102,7 @@ local nextN = tonumber(s[8]) or 1
 local n
 if anonymous and placed then
   n = place
+  nextN = counterPast(settingsKey, n, nextN)
 else
   n = tonumber(redis.call('HGET', placesKey, user))
 end

@@ -71,6 +71,18 @@ local function ofThisLine(place, placeAtMs, born)
   return place > 0 and born ~= nil and born ~= false and placeAtMs + 10000 >= tonumber(born)
 end
 
+-- counterPast moves the counter (nextN, the room's hash's 'next') past an
+-- anonymous visitor's number n when it is behind it: a failover's replica
+-- never saw the enter that gave n out, and admission must still reach it.
+-- Returns the counter's next number.
+local function counterPast(hash, n, nextN)
+  if n < nextN then
+    return nextN
+  end
+  redis.call('HSET', hash, 'next', string.format('%d', n + 1))
+  return n + 1
+end
+
 -- storeFront writes the front, negated while the sorted set may hold anyone.
 local function storeFront(hash, front, sorted)
   redis.call('HSET', hash, 'front', string.format('%d', sorted and -front or front))

@@ -237,3 +237,50 @@ func atoi(s string) int {
 	fmt.Sscan(s, &n)
 	return n
 }
+
+// A failover to a replica that never saw the last enters loses no
+// anonymous place: their numbers are their tickets'. The replica's counter
+// is behind, so a newcomer takes a number again; both holders wait at it
+// and both claim their turn, each its own token. A number beyond the
+// counter moves it past, so admission reaches it.
+func TestAnAnonymousPlaceSurvivesAFailover(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		cfg := testConfig()
+		cfg.AdmitRatePerSec = 10 // batches of 1
+		s, rdb := newStore(t, engine, cfg)
+		who := map[string]waitroom.Caller{}
+		for _, u := range []string{"v-a", "v-b", "v-c"} {
+			st, err := s.Enter(ctx, "r", anonymous(u, 0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			who[u] = anonymous(u, st.Number)
+		}
+		// The replica never had v-b's and v-c's enters: its counter gives 2 next.
+		rdb.HSet(ctx, "wr:{r}:settings", "next", 2)
+		late, err := s.Enter(ctx, "r", anonymous("v-d", 0))
+		if err != nil || late.Number != who["v-b"].Place {
+			t.Fatalf("v-d: %+v %v, want v-b's number again", late, err)
+		}
+		who["v-d"] = anonymous("v-d", late.Number)
+		if st, err := s.Position(ctx, "r", who["v-c"]); err != nil || st.Status != waitroom.Waiting || st.Position != 3 {
+			t.Fatalf("v-c after the failover: %+v %v", st, err)
+		}
+		tokens := map[string]string{}
+		for batch := 0; len(tokens) < 4 && batch < 10; batch++ {
+			if _, err := s.AdmitBatch(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for u, c := range who {
+				if st, err := s.Position(ctx, "r", c); err == nil && st.Status == waitroom.Ready {
+					tokens[u] = st.Token
+				}
+			}
+			time.Sleep(cfg.AdmitInterval)
+		}
+		if len(tokens) != 4 || tokens["v-b"] == tokens["v-d"] {
+			t.Fatalf("tokens after the failover: %v, want four, v-b's and v-d's distinct", tokens)
+		}
+	})
+}

@@ -51,6 +51,7 @@ local nextN = tonumber(s[5]) or 1
 local n
 if anonymous and placed then
   n = place
+  nextN = counterPast(settingsKey, n, nextN)
 else
   n = tonumber(redis.call('HGET', placesKey, user))
 end

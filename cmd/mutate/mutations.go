@@ -740,4 +740,6 @@ var mutations = []Mutation{
 		From: "if not anonymous then\n  redis.call('RPUSH'", To: "if true then\n  redis.call('RPUSH'", Pkgs: store, Hint: `^TestAnonymousPlacesAreNumbersAlone$`},
 	{Name: "line.lua: a place of an earlier line believed", File: "redisstore/line.lua",
 		From: "placeAtMs + 10000 >= tonumber(born)", To: "true", Pkgs: store, Hint: `^TestAPlaceOfAnEarlierLineCountsForNothing$`},
+	{Name: "line.lua: a number beyond a failover's counter never reached", File: "redisstore/line.lua",
+		From: "  if n < nextN then\n    return nextN", To: "  if true then\n    return nextN", Pkgs: store, Hint: `^TestAnAnonymousPlaceSurvivesAFailover$`},
 }
