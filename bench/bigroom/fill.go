@@ -67,7 +67,7 @@ func fillAndMeasure(ctx context.Context, p params, cfg waitroom.Config, res *sim
 	defer srv.Stop()
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, PoolSize: 4, ReadTimeout: 5 * time.Minute, WriteTimeout: time.Minute, MaxRetries: -1})
 	defer rdb.Close()
-	if err := fill(ctx, p, cfg, rdb, res); err != nil {
+	if err := fill(ctx, p, cfg, srv.Addr, res); err != nil {
 		return "", fmt.Errorf("fill: %w", err)
 	}
 	dir, err := snapshot(ctx, rdb, srv)
@@ -89,7 +89,12 @@ func fillAndMeasure(ctx context.Context, p params, cfg waitroom.Config, res *sim
 // phases (used_memory after each): the accounts' records, then the
 // anonymous visitors' numbers; used_memory and MEMORY USAGE after DEBUG
 // RELOAD.
-func fill(ctx context.Context, p params, cfg waitroom.Config, rdb *redis.Client, res *sim.BigRoomResults) error {
+func fill(ctx context.Context, p params, cfg waitroom.Config, addr string, res *sim.BigRoomResults) error {
+	// One connection for every call, opened before the first reading: a
+	// connection opened between two readings would be counted in the line.
+	rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 1, MaxActiveConns: 1, ConnMaxIdleTime: -1, MaxRetries: -1,
+		ReadTimeout: 5 * time.Minute, WriteTimeout: time.Minute, PoolTimeout: 5 * time.Minute})
+	defer rdb.Close()
 	st := redisstore.New(rdb, cfg)
 	if err := fnstore.SetRoom(ctx, st, room, fnstore.RoomSettings(cfg, cfg.AdmitRatePerSec)); err != nil {
 		return err
@@ -114,6 +119,11 @@ func fill(ctx context.Context, p params, cfg waitroom.Config, rdb *redis.Client,
 		m.AfterAccounts, err = sim.InfoField(ctx, rdb, "memory", "used_memory")
 		return err
 	}); err != nil {
+		return err
+	}
+	// Right after: the line's length read next takes a transaction, whose
+	// state the connection keeps.
+	if m.AfterFill, err = sim.InfoField(ctx, rdb, "memory", "used_memory"); err != nil {
 		return err
 	}
 	f := &res.Fill
@@ -186,13 +196,9 @@ func appendLine(ctx context.Context, rdb redis.Cmdable, room string, from, to in
 	return rdb.HSet(ctx, settings, "next", base+int64(to)).Err()
 }
 
-// memory reads used_memory after the fill, whether the places hash is
-// being rehashed, and used_memory and MEMORY USAGE after DEBUG RELOAD.
+// memory reads whether the places hash is being rehashed after the fill,
+// and used_memory and MEMORY USAGE after DEBUG RELOAD.
 func memory(ctx context.Context, rdb *redis.Client, m *sim.BigRoomMemory) error {
-	var err error
-	if m.AfterFill, err = sim.InfoField(ctx, rdb, "memory", "used_memory"); err != nil {
-		return err
-	}
 	places := redisstore.LineKeys(room)[1]
 	stats, err := rdb.Do(ctx, "DEBUG", "HTSTATS-KEY", places).Text()
 	if err != nil {
