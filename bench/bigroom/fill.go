@@ -56,9 +56,9 @@ func visitors(from, to int) ([]string, error) {
 // into a directory of its own (returned: the server under callgrind loads
 // it) and runs admission at p.rate for p.rateWindow.
 func fillAndMeasure(ctx context.Context, p params, cfg waitroom.Config, res *sim.BigRoomResults) (string, error) {
-	fmt.Fprintf(os.Stderr, "checking redisstore.Append against Store.Enter (%d users) ...\n", checkUsers)
+	fmt.Fprintf(os.Stderr, "checking the fill against Store.Enter (%d users, accounts and anonymous visitors) ...\n", checkUsers)
 	if err := checkAppend(ctx, cfg, &res.Fill); err != nil {
-		return "", fmt.Errorf("append's check: %w", err)
+		return "", fmt.Errorf("the fill's check: %w", err)
 	}
 	srv, err := sim.StartRedisWrapped(nil, 10*time.Second, "--enable-debug-command", "local")
 	if err != nil {
