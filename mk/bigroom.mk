@@ -1,5 +1,5 @@
 # One room, ten million waiting visitors (issue 36, "Measure it"): Redis
-# memory per waiting visitor, callgrind instructions per enter behind them,
+# memory per account and per anonymous visitor, callgrind instructions per enter behind them,
 # per admission batch and per claim, the last visitor's wait at 1,000
 # admissions a second. Not part of `make test` (its tool's unit tests are);
 # `make bench-report` renders the results into BENCHMARKS.md.
