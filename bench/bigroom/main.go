@@ -99,6 +99,7 @@ type params struct {
 	rate       float64
 	rateWindow time.Duration
 	admitWarm  time.Duration
+	top        int
 }
 
 func main() {
@@ -111,6 +112,7 @@ func main() {
 	flag.DurationVar(&p.admitWarm, "admit-warmup", 65*time.Second, "admission batches before the measured ones (a room keeps a minute of admission history)")
 	flag.Float64Var(&p.rate, "rate", 1000, "admissions a second for the last visitor's wait")
 	flag.DurationVar(&p.rateWindow, "rate-window", 10*time.Second, "how long admission runs at -rate on the plain server (0: the wait is computed only)")
+	flag.IntVar(&p.top, "top", 0, "print each measured operation's N costliest functions (inclusive instructions per call; 0: none)")
 	reread := flag.Bool("reread", false, "measure nothing: read the other measures' figures anew into the -out file's results (they may be written after this tool's run)")
 	flag.Parse()
 	if *reread {

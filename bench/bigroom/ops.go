@@ -99,7 +99,16 @@ func (b *bench) keep(ctx context.Context, res *sim.BigRoomResults, o op) error {
 	r := sim.BigRoomOp{Key: o.key, Name: o.name, Limiter: o.limiter, Calls: b.p.calls, Instructions: prof.Counted()}
 	res.Ops = append(res.Ops, r)
 	fmt.Fprintf(os.Stderr, "  %-44s limiter %-3s %10.0f instructions per call (%.1f s)\n", r.Name, o.limiter, r.PerCall(), time.Since(t).Seconds())
+	b.printTop(prof, b.p.calls)
 	return nil
+}
+
+// printTop prints prof's p.top costliest functions, inclusive, per call.
+func (b *bench) printTop(prof *callgrind.Profile, calls int) {
+	for _, name := range prof.Top(b.p.top, false) {
+		c := prof.Funcs[name]
+		fmt.Fprintf(os.Stderr, "      %10.0f incl %10.0f self %8.2f calls  %s\n", float64(c.Inclusive)/float64(calls), float64(c.Self)/float64(calls), float64(c.Calls)/float64(calls), name)
+	}
 }
 
 // ipOf is the i-th address of group: 10.<group>.<i / 256>.<i % 256>.
@@ -202,6 +211,7 @@ func (b *bench) admitBatches(ctx context.Context, res *sim.BigRoomResults) ([]in
 		Calls: b.p.admitCalls, Instructions: prof.Counted(), Admitted: want}
 	res.Ops = append(res.Ops, r)
 	fmt.Fprintf(os.Stderr, "  %-44s limiter %-3s %10.0f instructions per call (%.1f s)\n", r.Name, "-", r.PerCall(), time.Since(t).Seconds())
+	b.printTop(prof, b.p.admitCalls)
 	if len(numbers) < 2*(b.p.warmup+b.p.calls) {
 		return nil, fmt.Errorf("%d anonymous numbers admitted, want at least %d for the claims", len(numbers), 2*(b.p.warmup+b.p.calls))
 	}
