@@ -73,7 +73,7 @@
 //
 // The output: a table, the results file (-out), and as the last line one
 // JSON object (the headline). Memory: the fill's server holds the line
-// (about 1 GB at 10M) and then the server under callgrind does (a bit more);
+// (about 750 MB at 10M) and then the server under callgrind does (a bit more);
 // never both at once.
 package main
 
