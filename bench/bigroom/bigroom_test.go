@@ -1,11 +1,16 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/waitroom/waitroom/bench/internal/fnstore"
+	"github.com/waitroom/waitroom/bench/spike/sim"
 )
 
 func TestCompareSortsWhatEachRoomHolds(t *testing.T) {
@@ -66,5 +71,27 @@ func TestVisitorsAreAccountsAndAnonymousAlternately(t *testing.T) {
 			t.Fatalf("visitor %d: %q twice", i, v)
 		}
 		seen[v] = true
+	}
+}
+
+// The fill writes what enter.lua writes for both kinds: an account's
+// records, and for an anonymous visitor nothing but the counter moving
+// past its number (checkAppend, against real enters).
+func TestFillWritesWhatEnterWritesRedisServer(t *testing.T) {
+	cfg, err := fnstore.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f sim.BigRoomFill
+	if err := checkAppend(context.Background(), cfg, &f); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Differ) > 0 || len(f.AppendOnly) > 0 || len(f.EnterOnly) > 0 {
+		t.Fatalf("differ %q, the fill alone %q, enter alone %q", f.Differ, f.AppendOnly, f.EnterOnly)
+	}
+	for _, want := range []string{"queue", "places <user> (all of them)", "settings next", "settings front"} {
+		if !slices.Contains(f.Same, want) {
+			t.Errorf("%q not compared alike: same %q", want, f.Same)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -55,9 +56,9 @@ func visitors(from, to int) ([]string, error) {
 // into a directory of its own (returned: the server under callgrind loads
 // it) and runs admission at p.rate for p.rateWindow.
 func fillAndMeasure(ctx context.Context, p params, cfg waitroom.Config, res *sim.BigRoomResults) (string, error) {
-	fmt.Fprintf(os.Stderr, "checking redisstore.Append against Store.Enter (%d users) ...\n", checkUsers)
+	fmt.Fprintf(os.Stderr, "checking the fill against Store.Enter (%d users, accounts and anonymous visitors) ...\n", checkUsers)
 	if err := checkAppend(ctx, cfg, &res.Fill); err != nil {
-		return "", fmt.Errorf("append's check: %w", err)
+		return "", fmt.Errorf("the fill's check: %w", err)
 	}
 	srv, err := sim.StartRedisWrapped(nil, 10*time.Second, "--enable-debug-command", "local")
 	if err != nil {
@@ -66,7 +67,7 @@ func fillAndMeasure(ctx context.Context, p params, cfg waitroom.Config, res *sim
 	defer srv.Stop()
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, PoolSize: 4, ReadTimeout: 5 * time.Minute, WriteTimeout: time.Minute, MaxRetries: -1})
 	defer rdb.Close()
-	if err := fill(ctx, p, cfg, rdb, res); err != nil {
+	if err := fill(ctx, p, cfg, srv.Addr, res); err != nil {
 		return "", fmt.Errorf("fill: %w", err)
 	}
 	dir, err := snapshot(ctx, rdb, srv)
@@ -83,9 +84,17 @@ func fillAndMeasure(ctx context.Context, p params, cfg waitroom.Config, res *sim
 	return dir, nil
 }
 
-// fill puts p.visitors in the room's line: the first through Store.Enter,
-// the others by Append; used_memory before and after, and after DEBUG RELOAD.
-func fill(ctx context.Context, p params, cfg waitroom.Config, rdb *redis.Client, res *sim.BigRoomResults) error {
+// fill puts p.visitors in the room's line: the first (an account)
+// through Store.Enter, the others as enter.lua would, in two measured
+// phases (used_memory after each): the accounts' records, then the
+// anonymous visitors' numbers; used_memory and MEMORY USAGE after DEBUG
+// RELOAD.
+func fill(ctx context.Context, p params, cfg waitroom.Config, addr string, res *sim.BigRoomResults) error {
+	// One connection for every call, opened before the first reading: a
+	// connection opened between two readings would be counted in the line.
+	rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 1, MaxActiveConns: 1, ConnMaxIdleTime: -1, MaxRetries: -1,
+		ReadTimeout: 5 * time.Minute, WriteTimeout: time.Minute, PoolTimeout: 5 * time.Minute})
+	defer rdb.Close()
 	st := redisstore.New(rdb, cfg)
 	if err := fnstore.SetRoom(ctx, st, room, fnstore.RoomSettings(cfg, cfg.AdmitRatePerSec)); err != nil {
 		return err
@@ -98,43 +107,98 @@ func fill(ctx context.Context, p params, cfg waitroom.Config, rdb *redis.Client,
 		return fmt.Errorf("the first visitor's enter: %+v, %v", s, err)
 	}
 	m := &res.Memory
-	m.Visitors = p.visitors - 1
+	m.Visitors, m.Accounts, m.Anonymous = p.visitors-1, (p.visitors-1)/2, p.visitors/2
 	if m.Before, err = sim.InfoField(ctx, rdb, "memory", "used_memory"); err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "filling: %d visitors by redisstore.Append, %d a call ...\n", p.visitors-1, slice)
+	fmt.Fprintf(os.Stderr, "filling: %d accounts' records, then %d anonymous visitors' numbers ...\n", m.Accounts, m.Anonymous)
 	t0 := time.Now()
-	for from := 1; from < p.visitors; from += slice {
-		users, err := visitors(from, min(from+slice, p.visitors))
-		if err != nil {
-			return err
-		}
-		if err := redisstore.Append(ctx, rdb, room, users); err != nil {
-			return err
-		}
-		if from/slice%10 == 0 {
-			fmt.Fprintf(os.Stderr, "  %d in line (%.0f s)\n", from+len(users), time.Since(t0).Seconds())
-		}
+	if err := appendLine(ctx, rdb, room, 1, p.visitors, func(done int) {
+		fmt.Fprintf(os.Stderr, "  %d accounts (%.0f s)\n", done, time.Since(t0).Seconds())
+	}, func(ctx context.Context) (err error) {
+		m.AfterAccounts, err = sim.InfoField(ctx, rdb, "memory", "used_memory")
+		return err
+	}); err != nil {
+		return err
+	}
+	// Right after: the line's length read next takes a transaction, whose
+	// state the connection keeps.
+	if m.AfterFill, err = sim.InfoField(ctx, rdb, "memory", "used_memory"); err != nil {
+		return err
 	}
 	f := &res.Fill
 	f.Seconds = time.Since(t0).Seconds()
 	f.Accounts, f.Anonymous = (p.visitors+1)/2, p.visitors/2
 	f.AccountExample, _ = visitor(0)
 	f.AnonymousExample, _ = visitor(1)
-	f.Method = fmt.Sprintf("the first visitor through Store.Enter, then %d by redisstore.Append, %d a call (pipelines of 10,000)", p.visitors-1, slice)
+	f.Method = fmt.Sprintf("the first visitor (an account) through Store.Enter; then, numbered alternately behind it, %d accounts' records as enter.lua writes them "+
+		"(RPUSH of the queue and HSET of places, pipelines of %d) and the %d anonymous visitors' numbers (enter.lua keeps nothing of them: the room's counter, HSET of next, moves past them)",
+		m.Accounts, part, m.Anonymous)
 	if n, err := redisstore.LineLength(ctx, rdb, room); err != nil || n != int64(p.visitors) {
 		return fmt.Errorf("the line holds %d, want %d (%v)", n, p.visitors, err)
 	}
 	return memory(ctx, rdb, m)
 }
 
-// memory reads used_memory after the fill, whether the places hash is
-// being rehashed, and used_memory and MEMORY USAGE after DEBUG RELOAD.
-func memory(ctx context.Context, rdb *redis.Client, m *sim.BigRoomMemory) error {
-	var err error
-	if m.AfterFill, err = sim.InfoField(ctx, rdb, "memory", "used_memory"); err != nil {
-		return err
+// part is how many accounts one pipeline of appendLine writes.
+const part = 10_000
+
+// appendLine puts visitors from..to-1 (visitor(i): an account for even i)
+// at the back of room's line, numbered alternately from the counter's next
+// number as their enters would have numbered them, and writes what
+// enter.lua writes for each (line.lua): an account's id at the back of the
+// queue and its number in places (redisstore.Append's keys, with the
+// numbers an alternate line gives); an anonymous visitor, nothing but the
+// counter moving past its number. The accounts are written first, then
+// the counter moves, once: between the two, used_memory tells each kind's
+// cost apart (afterAccounts is called then). The room's counter must be
+// born (its first visitor entered).
+func appendLine(ctx context.Context, rdb redis.Cmdable, room string, from, to int, progress func(accounts int), afterAccounts func(context.Context) error) error {
+	settings := "wr:{" + room + "}:settings"
+	queue, places := redisstore.LineKeys(room)[0], redisstore.LineKeys(room)[1]
+	next, err := rdb.HGet(ctx, settings, "next").Int64()
+	if err != nil {
+		return fmt.Errorf("the room's counter: %w", err)
 	}
+	base := next - int64(from) // visitor i's number
+	done := 0
+	for i := from; i < to; {
+		ids, nums := make([]any, 0, part), make([]any, 0, 2*part)
+		for ; i < to && len(ids) < part; i++ {
+			if i%2 == 1 {
+				continue // an anonymous visitor: nothing kept
+			}
+			v, err := visitor(i)
+			if err != nil {
+				return err
+			}
+			ids, nums = append(ids, v), append(nums, v, base+int64(i))
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		if _, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.RPush(ctx, queue, ids...)
+			p.HSet(ctx, places, nums...)
+			return nil
+		}); err != nil {
+			return err
+		}
+		if done += len(ids); progress != nil && done%1_000_000 < part {
+			progress(done)
+		}
+	}
+	if afterAccounts != nil {
+		if err := afterAccounts(ctx); err != nil {
+			return err
+		}
+	}
+	return rdb.HSet(ctx, settings, "next", base+int64(to)).Err()
+}
+
+// memory reads whether the places hash is being rehashed after the fill,
+// and used_memory and MEMORY USAGE after DEBUG RELOAD.
+func memory(ctx context.Context, rdb *redis.Client, m *sim.BigRoomMemory) error {
 	places := redisstore.LineKeys(room)[1]
 	stats, err := rdb.Do(ctx, "DEBUG", "HTSTATS-KEY", places).Text()
 	if err != nil {
@@ -155,8 +219,8 @@ func memory(ctx context.Context, rdb *redis.Client, m *sim.BigRoomMemory) error 
 		}
 		m.LineBytes += n
 	}
-	m.SameLayout = true
-	m.Layout = "accounts and anonymous visitors are stored alike (line.lua): the id once in the queue (a list) and once as a field of places (a hash, its number the value); they differ only in the id's length"
+	m.Layout = "an account keeps its id once in the queue (a list) and once as a field of places (a hash, its number the value); " +
+		"an anonymous visitor keeps nothing: its number is in its ticket, and the room's counter has moved past it"
 	return nil
 }
 
@@ -178,9 +242,13 @@ func snapshot(ctx context.Context, rdb *redis.Client, srv *sim.Redis) (string, e
 	return dir, nil
 }
 
-// checkAppend checks Append's claim on a server of its own: the same
-// users enter one room through Store.Enter and are appended to another,
-// and every key and hash field of the two rooms is compared.
+// checkAppend checks the fill's claim (appendLine writes what enter.lua
+// writes) on a server of its own: the same users, accounts and anonymous
+// visitors alternately, enter one room through Store.Enter (an anonymous
+// visitor as a ticket's holder with no place yet: Anonymous, Place 0) and
+// are put in another as the fill puts them (the first through Store.Enter,
+// the others by appendLine), and every key and hash field of the two rooms
+// is compared, times by presence (clockFields).
 func checkAppend(ctx context.Context, cfg waitroom.Config, f *sim.BigRoomFill) error {
 	srv, err := sim.StartRedisWrapped(nil, 10*time.Second)
 	if err != nil {
@@ -199,12 +267,17 @@ func checkAppend(ctx context.Context, cfg waitroom.Config, f *sim.BigRoomFill) e
 			return err
 		}
 	}
-	for _, u := range users {
-		if s, err := st.Enter(ctx, "entered", waitroom.Unlimited(u)); err != nil || !s.Joined {
+	for i, u := range users {
+		c := waitroom.Unlimited(u)
+		c.Anonymous = i%2 == 1
+		if s, err := st.Enter(ctx, "entered", c); err != nil || !s.Joined || s.Number != int64(i+1) {
 			return fmt.Errorf("enter %s: %+v %v", u, s, err)
 		}
 	}
-	if err := redisstore.Append(ctx, rdb, "appended", users); err != nil {
+	if s, err := st.Enter(ctx, "appended", waitroom.Unlimited(users[0])); err != nil || !s.Joined {
+		return fmt.Errorf("enter %s: %+v %v", users[0], s, err)
+	}
+	if err := appendLine(ctx, rdb, "appended", 1, checkUsers, nil, nil); err != nil {
 		return err
 	}
 	entered, err := roomState(ctx, rdb, "entered")
@@ -217,8 +290,14 @@ func checkAppend(ctx context.Context, cfg waitroom.Config, f *sim.BigRoomFill) e
 	}
 	f.CheckUsers = checkUsers
 	f.Same, f.EnterOnly, f.AppendOnly, f.Differ = compare(entered, appended)
+	f.ByPresence = slices.Sorted(maps.Keys(clockFields))
 	return nil
 }
+
+// clockFields are the keys and fields that hold times (the counter's
+// birth, the line's start, the per-second marks of the wait metric): two
+// rooms filled at different instants hold them alike only by presence.
+var clockFields = map[string]bool{"settings born": true, "settings since": true, "settings mark": true, "budget since": true, "marks": true}
 
 // roomState is every key of room (by its name after the room's tag) and
 // every field of its hashes ("key field"), each with its value as text;
@@ -230,6 +309,13 @@ func roomState(ctx context.Context, rdb *redis.Client, name string) (map[string]
 		return nil, err
 	}
 	out := map[string]string{}
+	defer func() {
+		for k := range out {
+			if clockFields[k] {
+				out[k] = "(a time)"
+			}
+		}
+	}()
 	for _, key := range keys {
 		short := strings.TrimPrefix(key, prefix)
 		typ, err := rdb.Type(ctx, key).Result()

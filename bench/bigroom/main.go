@@ -10,24 +10,33 @@
 //   - The fill. One operator-created room on a fresh redis-server spawned on
 //     a free port (the functions' configuration: rate 100/s in 100 ms
 //     batches of 10, a capacity that holds the line, instant admission off).
-//     Its first visitor enters through Store.Enter (so that the room's own
-//     state, its per-second mark and its budget's "since", is what an enter
-//     writes); the others, -visitors in all, are put at the back of the line
-//     by redisstore.Append, in slices, alternately an account ("a:" and a
-//     UUID-like JWT subject: httpapi's namespace of the authorizer's users)
-//     and an anonymous visitor (waitroom.NewVisitorID: "v-" and 22
-//     characters).
-//   - Append's claim checked. Append says it writes what enter.lua writes
-//     (line.lua's queue, places and the front's two copies). Before the
-//     fill, on the same server, the same 1,000 users enter one room through
-//     Store.Enter and are appended to another; every key and hash field of
-//     the two rooms is compared, and the output says which are the same and
-//     which enter alone writes (the per-second marks, the budget's "since").
-//   - Memory: used_memory before the fill (the room created) and after it,
-//     over the visitors; then again after DEBUG RELOAD (the snapshot saved
-//     and loaded back), which leaves the places hash at the size a steady
-//     line has, with no table being rehashed: the headline. MEMORY USAGE of
-//     the line's keys (redisstore.LineKeys) besides.
+//     Its first visitor, an account, enters through Store.Enter (so that the
+//     room's own state, its counter's birth, its per-second mark and its
+//     budget's "since", is what an enter writes); the others, -visitors in
+//     all, numbered behind it alternately an account ("a:" and a UUID-like
+//     JWT subject: httpapi's namespace of the authorizer's users) and an
+//     anonymous visitor (a ticket's holder: waitroom.NewVisitorID, "v-" and
+//     22 characters), get what enter.lua writes for each (line.lua): an
+//     account its id at the back of the queue and its number in places
+//     (redisstore.Append's keys, pipelined), an anonymous visitor nothing
+//     but the room's counter ("next") moving past its number. The accounts'
+//     records are written first, then the counter moves once: the two
+//     phases are measured apart.
+//   - The fill's claim checked. On a server of its own, 1,000 users,
+//     accounts and anonymous visitors alternately, enter one room through
+//     Store.Enter (an anonymous visitor as Unlimited with Anonymous set and
+//     no place: a new visitor) and are put in another as the fill puts
+//     them; every key and hash field of the two rooms is compared (those
+//     holding times by presence), and the output says which are the same
+//     and which one side alone writes.
+//   - Memory: used_memory, through one connection, before the fill (the
+//     room created, its first visitor in line), after the accounts'
+//     records, and after the counter moved past the anonymous numbers: per
+//     anonymous visitor the last step over them; per account, after DEBUG
+//     RELOAD (the snapshot saved and loaded back, which leaves the places
+//     hash at the size a steady line has, with no table being rehashed),
+//     the whole line's delta over the accounts. MEMORY USAGE of the line's
+//     keys (redisstore.LineKeys) besides.
 //   - Instructions. The filled server SAVEs; a redis-server started under
 //     `valgrind --tool=callgrind --instr-atstart=no` (bench/internal/callgrind)
 //     loads that snapshot (the 10M line is there before callgrind counts
@@ -40,14 +49,16 @@
 //     (Redis's timer, 10 a second): its share depends on how long the
 //     run takes under valgrind, not on the calls (bench/rediscost's
 //     figure, read the same way). The operations:
-//     enter of a new account and of a new anonymous visitor (NewVisitor)
-//     behind the 10M, each caller its own id and IP, the limiter at its
+//     enter of a new account and of a new anonymous visitor (NewVisitor and
+//     Anonymous, no place) behind the 10M, each caller its own id and IP, the limiter at its
 //     defaults ("on") and at zero ("off"); an admission batch
 //     (waitroom.RunBatch: SMEMBERS of the rooms and admit.lua) of the
 //     default size, each after a pause of 1.2 intervals so that each finds a
 //     full budget, after a warm-up as long as a room's admission history;
-//     and a claim: Store.Position of a visitor those batches admitted, who
-//     holds its token (position.lua answering READY), limiter on and off.
+//     and a claim: Store.Position of an anonymous visitor whose number
+//     those batches admitted, with its ticket's place (Anonymous, Place its
+//     number, PlaceAt now): position.lua claims its token (claim.lua) and
+//     answers READY, limiter on and off.
 //   - The last visitor's wait at -rate admissions a second: the line's
 //     length over the rate (computed); and, on the plain server after its
 //     SAVE, the room set to that rate and the functions' admitter
@@ -62,7 +73,7 @@
 //
 // The output: a table, the results file (-out), and as the last line one
 // JSON object (the headline). Memory: the fill's server holds the line
-// (about 1 GB at 10M) and then the server under callgrind does (a bit more);
+// (about 750 MB at 10M) and then the server under callgrind does (a bit more);
 // never both at once.
 package main
 
@@ -88,6 +99,7 @@ type params struct {
 	rate       float64
 	rateWindow time.Duration
 	admitWarm  time.Duration
+	top        int
 }
 
 func main() {
@@ -100,6 +112,7 @@ func main() {
 	flag.DurationVar(&p.admitWarm, "admit-warmup", 65*time.Second, "admission batches before the measured ones (a room keeps a minute of admission history)")
 	flag.Float64Var(&p.rate, "rate", 1000, "admissions a second for the last visitor's wait")
 	flag.DurationVar(&p.rateWindow, "rate-window", 10*time.Second, "how long admission runs at -rate on the plain server (0: the wait is computed only)")
+	flag.IntVar(&p.top, "top", 0, "print each measured operation's N costliest functions (inclusive instructions per call; 0: none)")
 	reread := flag.Bool("reread", false, "measure nothing: read the other measures' figures anew into the -out file's results (they may be written after this tool's run)")
 	flag.Parse()
 	if *reread {

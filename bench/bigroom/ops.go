@@ -65,8 +65,8 @@ func instructions(ctx context.Context, p params, cfg waitroom.Config, dir string
 	}
 	for i, limiter := range []string{"on", "off"} {
 		n := p.warmup + p.calls
-		users := admitted[len(admitted)-(i+1)*n : len(admitted)-i*n]
-		if err := b.keep(ctx, res, b.claim(limiter, users)); err != nil {
+		numbers := admitted[len(admitted)-(i+1)*n : len(admitted)-i*n]
+		if err := b.keep(ctx, res, b.claim(limiter, numbers)); err != nil {
 			return err
 		}
 	}
@@ -99,7 +99,16 @@ func (b *bench) keep(ctx context.Context, res *sim.BigRoomResults, o op) error {
 	r := sim.BigRoomOp{Key: o.key, Name: o.name, Limiter: o.limiter, Calls: b.p.calls, Instructions: prof.Counted()}
 	res.Ops = append(res.Ops, r)
 	fmt.Fprintf(os.Stderr, "  %-44s limiter %-3s %10.0f instructions per call (%.1f s)\n", r.Name, o.limiter, r.PerCall(), time.Since(t).Seconds())
+	b.printTop(prof, b.p.calls)
 	return nil
+}
+
+// printTop prints prof's p.top costliest functions, inclusive, per call.
+func (b *bench) printTop(prof *callgrind.Profile, calls int) {
+	for _, name := range prof.Top(b.p.top, false) {
+		c := prof.Funcs[name]
+		fmt.Fprintf(os.Stderr, "      %10.0f incl %10.0f self %8.2f calls  %s\n", float64(c.Inclusive)/float64(calls), float64(c.Self)/float64(calls), float64(c.Calls)/float64(calls), name)
+	}
 }
 
 // ipOf is the i-th address of group: 10.<group>.<i / 256>.<i % 256>.
@@ -109,7 +118,9 @@ func ipOf(group, i int) string {
 
 // enter is a new visitor of kind joining behind the line, each call a
 // visitor and an address of its own: an account as the authorizer names
-// it, or an anonymous visitor that this enter makes (NewVisitor).
+// it, or an anonymous visitor that this enter makes (NewVisitor), a
+// ticket's holder with no place yet (Anonymous, Place 0): httpapi's caller
+// of an enter without identity.
 func (b *bench) enter(kind, limiter string) op {
 	s := b.st.Of(limiter)
 	group, name := 1, "enter, a new account behind the line"
@@ -128,7 +139,7 @@ func (b *bench) enter(kind, limiter string) op {
 			if err != nil {
 				return err
 			}
-			c.User, c.NewVisitor = id, true
+			c.User, c.NewVisitor, c.Anonymous = id, true, true
 		}
 		st, err := s.Enter(ctx, room, c)
 		if err == nil && !st.Joined {
@@ -141,18 +152,24 @@ func (b *bench) enter(kind, limiter string) op {
 	}}
 }
 
-// claim is a visitor whose turn has come polling (Store.Position: the
-// call that goes to the store once the front has passed its number),
-// each call an admitted visitor holding its token and an address of its own.
-func (b *bench) claim(limiter string, users []string) op {
+// claim is an anonymous visitor whose number admission has passed polling
+// (Store.Position with its ticket's place: the call that claims its entry
+// token, claim.lua), each call a number the measured batches admitted, a
+// visitor and an address of its own.
+func (b *bench) claim(limiter string, numbers []int64) op {
 	s, group := b.st.Of(limiter), 5
 	if limiter == "off" {
 		group = 6
 	}
-	return op{key: "claim", name: "claim: position of an admitted visitor (READY)", limiter: limiter, call: func(ctx context.Context, i int) error {
-		st, err := s.Position(ctx, room, waitroom.Caller{User: users[i], IP: ipOf(group, i)})
+	return op{key: "claim", name: "claim: position of an anonymous visitor admission passed (READY)", limiter: limiter, call: func(ctx context.Context, i int) error {
+		id, err := waitroom.NewVisitorID()
+		if err != nil {
+			return err
+		}
+		c := waitroom.Caller{User: id, IP: ipOf(group, i), Anonymous: true, Place: numbers[i], PlaceAt: time.Now()}
+		st, err := s.Position(ctx, room, c)
 		if err == nil && st.Token == "" {
-			err = fmt.Errorf("%s: READY without a token", users[i])
+			err = fmt.Errorf("number %d: READY without a token", numbers[i])
 		}
 		return fnstore.Expect(st, err, waitroom.Ready)
 	}}
@@ -160,19 +177,23 @@ func (b *bench) claim(limiter string, users []string) op {
 
 // admitBatches measures p.admitCalls admission batches of the default
 // size after p.admitWarm of them, each after a pause of 1.2 intervals so
-// that each finds a full budget; it returns every user admitted, in order.
-func (b *bench) admitBatches(ctx context.Context, res *sim.BigRoomResults) ([]string, error) {
+// that each finds a full budget; it returns the anonymous visitors'
+// numbers they admitted, in order (the accounts' tokens it issued are
+// not claimed).
+func (b *bench) admitBatches(ctx context.Context, res *sim.BigRoomResults) ([]int64, error) {
 	t := time.Now()
 	paced := fnstore.NewPaced(b.cfg, b.st.Off)
 	pause, want := paced.Pause, paced.Want
-	var admitted []string
+	var numbers []int64
 	batch := func() error {
 		batch, err := paced.Next(ctx)
 		if err != nil {
 			return err
 		}
 		for _, a := range batch {
-			admitted = append(admitted, a.User)
+			if a.User == "" {
+				numbers = append(numbers, a.Number)
+			}
 		}
 		return nil
 	}
@@ -186,14 +207,15 @@ func (b *bench) admitBatches(ctx context.Context, res *sim.BigRoomResults) ([]st
 	if err != nil {
 		return nil, err
 	}
-	r := sim.BigRoomOp{Key: "admitBatch", Name: fmt.Sprintf("admission batch (RunBatch, %d users, after %d batches)", want, warm),
+	r := sim.BigRoomOp{Key: "admitBatch", Name: fmt.Sprintf("admission batch (RunBatch, %d places: accounts' and anonymous numbers alternately, after %d batches)", want, warm),
 		Calls: b.p.admitCalls, Instructions: prof.Counted(), Admitted: want}
 	res.Ops = append(res.Ops, r)
 	fmt.Fprintf(os.Stderr, "  %-44s limiter %-3s %10.0f instructions per call (%.1f s)\n", r.Name, "-", r.PerCall(), time.Since(t).Seconds())
-	if len(admitted) < 2*(b.p.warmup+b.p.calls) {
-		return nil, fmt.Errorf("%d admitted, want at least %d for the claims", len(admitted), 2*(b.p.warmup+b.p.calls))
+	b.printTop(prof, b.p.admitCalls)
+	if len(numbers) < 2*(b.p.warmup+b.p.calls) {
+		return nil, fmt.Errorf("%d anonymous numbers admitted, want at least %d for the claims", len(numbers), 2*(b.p.warmup+b.p.calls))
 	}
-	return admitted, nil
+	return numbers, nil
 }
 
 // measureRate sets the room's rate to p.rate on the plain server and runs

@@ -42,29 +42,48 @@ type BigRoomFill struct {
 	EnterOnly  []string `json:"enterOnly"`
 	AppendOnly []string `json:"appendOnly"`
 	Differ     []string `json:"differ"`
+	// ByPresence are the keys and fields holding times, compared by
+	// presence alone (the two rooms were filled at different instants).
+	ByPresence []string `json:"byPresence"`
 }
 
-// BigRoomMemory is used_memory around the fill.
+// BigRoomMemory is used_memory around the fill, which writes the
+// accounts' records first (AfterAccounts) and then moves the counter past
+// the anonymous visitors' numbers (AfterFill).
 type BigRoomMemory struct {
-	Visitors    int   `json:"visitors"`    // the visitors the delta covers: all but the first, who entered before
-	Before      int64 `json:"before"`      // the room created, nobody in line
-	AfterFill   int64 `json:"afterFill"`   // right after the fill
-	AfterReload int64 `json:"afterReload"` // after DEBUG RELOAD (no table being rehashed)
-	Rehashing   bool  `json:"rehashing"`   // the places hash was being rehashed right after the fill
-	LineBytes   int64 `json:"lineBytes"`   // MEMORY USAGE of the line's keys, after the reload
-	// Layout says whether accounts and anonymous visitors are stored alike.
-	SameLayout bool   `json:"sameLayout"`
-	Layout     string `json:"layout"`
+	Visitors      int    `json:"visitors"`      // the visitors the delta covers: all but the first, who entered before
+	Accounts      int    `json:"accounts"`      // of which accounts
+	Anonymous     int    `json:"anonymous"`     // and anonymous visitors
+	Before        int64  `json:"before"`        // the room created, its first visitor in line
+	AfterAccounts int64  `json:"afterAccounts"` // the accounts' records written
+	AfterFill     int64  `json:"afterFill"`     // the anonymous visitors' numbers given out too: the whole line
+	AfterReload   int64  `json:"afterReload"`   // after DEBUG RELOAD (no table being rehashed)
+	Rehashing     bool   `json:"rehashing"`     // the places hash was being rehashed right after the fill
+	LineBytes     int64  `json:"lineBytes"`     // MEMORY USAGE of the line's keys, after the reload
+	Layout        string `json:"layout"`        // what each kind keeps, in words
 }
 
-// PerVisitor is the headline: used_memory after the reload, less before, over the visitors.
+// PerVisitor is used_memory after the reload, less before, over all the visitors.
 func (m BigRoomMemory) PerVisitor() float64 {
 	return float64(m.AfterReload-m.Before) / float64(max(1, m.Visitors))
 }
 
-// PerVisitorAsFilled is the same right after the fill.
-func (m BigRoomMemory) PerVisitorAsFilled() float64 {
-	return float64(m.AfterFill-m.Before) / float64(max(1, m.Visitors))
+// PerAccount is the headline for accounts: used_memory after the reload,
+// less before, over the accounts alone (what the anonymous visitors cost,
+// PerAnonymous, charged to them too).
+func (m BigRoomMemory) PerAccount() float64 {
+	return float64(m.AfterReload-m.Before) / float64(max(1, m.Accounts))
+}
+
+// PerAccountAsFilled is the accounts' share right after their records were written.
+func (m BigRoomMemory) PerAccountAsFilled() float64 {
+	return float64(m.AfterAccounts-m.Before) / float64(max(1, m.Accounts))
+}
+
+// PerAnonymous is the headline for anonymous visitors: used_memory after
+// the counter moved past their numbers, less before, over them.
+func (m BigRoomMemory) PerAnonymous() float64 {
+	return float64(m.AfterFill-m.AfterAccounts) / float64(max(1, m.Anonymous))
 }
 
 // BigRoomOp is one operation measured under callgrind.
@@ -106,6 +125,8 @@ type BigRoomFigure struct {
 type BigRoomHeadline struct {
 	Visitors             int      `json:"visitors"`
 	BytesPerVisitor      float64  `json:"bytesPerVisitor"`
+	BytesPerAccount      float64  `json:"bytesPerAccount"`
+	BytesPerAnonymous    float64  `json:"bytesPerAnonymous"`
 	EnterAccount         float64  `json:"enterAccountInstructions"`
 	EnterAnonymous       float64  `json:"enterAnonymousInstructions"`
 	AdmitBatch           float64  `json:"admitBatchInstructions"`
@@ -141,6 +162,7 @@ func (r *BigRoomResults) Headline() BigRoomHeadline {
 		return &v
 	}
 	return BigRoomHeadline{Visitors: r.Visitors, BytesPerVisitor: r.Memory.PerVisitor(),
+		BytesPerAccount: r.Memory.PerAccount(), BytesPerAnonymous: r.Memory.PerAnonymous(),
 		EnterAccount: per("enterAccount", "on"), EnterAnonymous: per("enterAnonymous", "on"), AdmitBatch: per("admitBatch", ""),
 		Claim: per("claim", "on"), LastWaitSeconds: r.Wait.ComputedSeconds,
 		PollStoreCommands: fig(r.PollStoreCommands), FunctionCallsPerUser: fig(r.FunctionCallsPerVisitor)}
@@ -149,14 +171,14 @@ func (r *BigRoomResults) Headline() BigRoomHeadline {
 // bigRoomSection is the report's "One room, millions of visitors".
 type bigRoomSection struct {
 	*BigRoomResults
-	Link                           string // the results file, relative to the report
-	PerVisitor, PerVisitorAsFilled float64
-	LineBytesPerVisitor            float64
-	AccountBytes, AnonymousBytes   int  // the ids' lengths
-	AppendAsEnter                  bool // the check found no field that Append writes otherwise or alone
-	Rows                           []bigRoomRow
-	WaitComputed, WaitMeasured     string // h:mm:ss
-	Poll, Page                     string // the figures read from other measures, or why not
+	Link                                                     string // the results file, relative to the report
+	PerVisitor, PerAccount, PerAccountAsFilled, PerAnonymous float64
+	LineBytesPerAccount                                      float64
+	AccountBytes, AnonymousBytes                             int  // the ids' lengths
+	AppendAsEnter                                            bool // the check found no field that Append writes otherwise or alone
+	Rows                                                     []bigRoomRow
+	WaitComputed, WaitMeasured                               string // h:mm:ss
+	Poll, Page                                               string // the figures read from other measures, or why not
 }
 
 type bigRoomRow struct {
@@ -166,8 +188,10 @@ type bigRoomRow struct {
 }
 
 func buildBigRoom(r *BigRoomResults, link string) *bigRoomSection {
-	s := &bigRoomSection{BigRoomResults: r, Link: link, PerVisitor: r.Memory.PerVisitor(), PerVisitorAsFilled: r.Memory.PerVisitorAsFilled(),
-		LineBytesPerVisitor: float64(r.Memory.LineBytes) / float64(r.Visitors),
+	m := r.Memory
+	s := &bigRoomSection{BigRoomResults: r, Link: link, PerVisitor: m.PerVisitor(), PerAccount: m.PerAccount(),
+		PerAccountAsFilled: m.PerAccountAsFilled(), PerAnonymous: m.PerAnonymous(),
+		LineBytesPerAccount: float64(m.LineBytes) / float64(max(1, r.Fill.Accounts)),
 		AccountBytes:        len(r.Fill.AccountExample), AnonymousBytes: len(r.Fill.AnonymousExample),
 		AppendAsEnter: len(r.Fill.Differ) == 0 && len(r.Fill.AppendOnly) == 0 && len(r.Fill.Same) > 0,
 		WaitComputed:  clock(r.Wait.ComputedSeconds), WaitMeasured: clock(r.Wait.MeasuredSeconds),

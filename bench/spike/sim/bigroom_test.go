@@ -9,8 +9,9 @@ import (
 func fakeBigRoom() *BigRoomResults {
 	return &BigRoomResults{When: "2026-12-05T12:00:00Z", Room: "one room", Visitors: 1_000_001,
 		Fill: BigRoomFill{Accounts: 500_001, Anonymous: 500_000, AccountExample: "a:" + strings.Repeat("0", 36), AnonymousExample: "v-" + strings.Repeat("x", 22),
-			Method: "by Append", CheckUsers: 1000, Same: []string{"queue"}, EnterOnly: []string{"marks"}},
-		Memory: BigRoomMemory{Visitors: 1_000_000, Before: 2_000_000, AfterFill: 92_000_000, AfterReload: 82_000_000, Rehashing: true, LineBytes: 70_000_000, SameLayout: true, Layout: "alike"},
+			Method: "by appendLine", CheckUsers: 1000, Same: []string{"queue"}, ByPresence: []string{"settings born"}},
+		Memory: BigRoomMemory{Visitors: 1_000_000, Accounts: 500_000, Anonymous: 500_000, Before: 2_000_000, AfterAccounts: 92_000_000, AfterFill: 92_000_500,
+			AfterReload: 82_000_000, Rehashing: true, LineBytes: 70_000_070, Layout: "accounts keep records"},
 		Ops: []BigRoomOp{{Key: "enterAccount", Name: "enter, a new account", Limiter: "on", Calls: 100, Instructions: 15_000_000},
 			{Key: "admitBatch", Name: "admission batch", Calls: 10, Instructions: 7_000_000, Admitted: 10}},
 		Wait:              BigRoomWait{RatePerSec: 1000, LastPosition: 1_000_001, ComputedSeconds: 1000.001, WindowSeconds: 10, WindowBatches: 110, WindowAdmitted: 9_600, MeasuredRatePerSec: 950, MeasuredSeconds: 1052.6},
@@ -30,9 +31,12 @@ func TestBigRoomSectionRendersFromItsResults(t *testing.T) {
 		"## One room, 1,000,001 visitors (issue 36)",
 		"<!-- begin bigroom: rendered from r/big.json (make bench-bigroom); do not edit -->",
 		"500,001 accounts", "38 bytes", "24 bytes",
-		"`redisstore.Append` writes the layout `enter.lua` writes", "(queue) but those only an enter writes (marks)",
-		"| memory per waiting visitor at 1,000,001 | **80.0 B**", // (82,000,000 − 2,000,000) ÷ 1,000,000
-		"90.0 B right after the fill, while the places hash was still being rehashed", "`MEMORY USAGE` of the line's keys 70.0 B a visitor",
+		"The fill writes the layout `enter.lua` writes", "alike (queue), those holding times by presence (settings born: the two rooms",
+		"| memory per account at 1,000,001 | **160.0 B**", // (82,000,000 − 2,000,000) ÷ 500,000
+		"180.0 B right after their records were written, the places hash still being rehashed", "`MEMORY USAGE` of the line's keys 140.0 B an account",
+		"| memory per anonymous visitor at 1,000,001 | **0.00 B**", // 500 ÷ 500,000
+		"; 80.0 B a visitor of either kind after the reload |",
+		"| what each kind keeps | accounts keep records (ids of 38 and 24 bytes here) |",
 		"| enter, a new account, limiter on | **150,000** instructions per call (100 calls) |",
 		"| admission batch | **700,000** instructions per call (10 calls) |",
 		"| the last visitor's wait at 1,000 admissions/s | **0:16:40** (1,000,001 / 1,000 = 1,000 s); measured: the functions' admitter at that rate on the filled server admitted 950.0/s over 10.0 s (110 batches, 9600 admitted), which gives the last visitor 0:17:33 |",
@@ -45,10 +49,10 @@ func TestBigRoomSectionRendersFromItsResults(t *testing.T) {
 		}
 	}
 	in.BigRoom.Fill.Differ = []string{"queue"}
-	if md, err = WriteReport(in, f); err != nil || !strings.Contains(md, "**`redisstore.Append` does not write what `enter.lua` writes**") {
+	if md, err = WriteReport(in, f); err != nil || !strings.Contains(md, "**The fill does not write what `enter.lua` writes**") {
 		t.Errorf("a difference found by the check must be said (%v)", err)
 	}
-	if h := fakeBigRoom().Headline(); h.BytesPerVisitor != 80 || h.EnterAccount != 150_000 || h.AdmitBatch != 700_000 || h.PollStoreCommands != nil || *h.FunctionCallsPerUser != 3 {
+	if h := fakeBigRoom().Headline(); h.BytesPerVisitor != 80 || h.BytesPerAccount != 160 || h.BytesPerAnonymous != 0.001 || h.EnterAccount != 150_000 || h.AdmitBatch != 700_000 || h.PollStoreCommands != nil || *h.FunctionCallsPerUser != 3 {
 		t.Errorf("headline: %+v", h)
 	}
 }
