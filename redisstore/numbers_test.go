@@ -284,3 +284,26 @@ func TestAnAnonymousPlaceSurvivesAFailover(t *testing.T) {
 		}
 	})
 }
+
+// The room's view tells no front while nobody waits: the front at the
+// counter's next number once admission passed everyone (GET /queue/line
+// then carries none, and a place goes to the store, which claims).
+func TestTheViewHasNoFrontOnceEveryoneIsPassed(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		s, _ := newStore(t, engine, testConfig())
+		st, err := s.Enter(ctx, "r", anonymous("v-1", 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, err := s.View(ctx, "r"); err != nil || v.Front != st.Number || !v.Exact {
+			t.Fatalf("view while v-1 waits: %+v %v", v, err)
+		}
+		if _, err := s.AdmitBatch(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if v, err := s.View(ctx, "r"); err != nil || v.Front != 0 {
+			t.Fatalf("view once v-1 is passed: %+v %v, want no front", v, err)
+		}
+	})
+}

@@ -70,7 +70,7 @@ func (s *Store) Front(ctx context.Context, room string) (waitroom.Front, error) 
 // batch and whether live tokens fill maxActive ('batch', 'full': admit.lua).
 func (s *Store) View(ctx context.Context, room string) (waitroom.View, error) {
 	k := roomKeys(room)
-	fields, err := s.rdb.HMGet(ctx, k.settings(), "hot", "front", "page", "since", "batch", "full").Result()
+	fields, err := s.rdb.HMGet(ctx, k.settings(), "hot", "front", "page", "since", "batch", "full", "next").Result()
 	if err != nil {
 		return waitroom.View{}, waitroom.Unavailable(err)
 	}
@@ -90,10 +90,15 @@ func (s *Store) View(ctx context.Context, room string) (waitroom.View, error) {
 	if r.opensAtMs > 0 {
 		v.OpensAt = time.UnixMilli(r.opensAtMs).UTC()
 	}
-	// The front's copy: negative while the sorted part may hold anyone
-	// (positions are then not exact), absent with no queue (line.lua).
+	// The front: negative while the sorted set may hold anyone (positions
+	// are then not exact); none (0) while nobody waits, the front at the
+	// counter's next number, or before the counter is born (line.lua).
 	front, _ := strconv.ParseInt(fmt.Sprint(fields[1]), 10, 64)
+	next, _ := strconv.ParseInt(fmt.Sprint(fields[6]), 10, 64)
 	v.Front, v.Exact = max(front, -front), front > 0
+	if v.Exact && front >= next {
+		v.Front = 0
+	}
 	v.Since, v.LastBatch = micros(fields[3]), micros(fields[4])
 	page, _ := fields[2].(string)
 	if v.Page, err = decodePage(page); err != nil {

@@ -742,4 +742,6 @@ var mutations = []Mutation{
 		From: "placeAtMs + 10000 >= tonumber(born)", To: "true", Pkgs: store, Hint: `^TestAPlaceOfAnEarlierLineCountsForNothing$`},
 	{Name: "line.lua: a number beyond a failover's counter never reached", File: "redisstore/line.lua",
 		From: "  if n < nextN then\n    return nextN", To: "  if true then\n    return nextN", Pkgs: store, Hint: `^TestAnAnonymousPlaceSurvivesAFailover$`},
+	{Name: "watch.go: a passed line's front told as waiting", File: "redisstore/watch.go",
+		From: "\tif v.Exact && front >= next {\n\t\tv.Front = 0\n\t}", To: "", Pkgs: store, Hint: `^TestTheViewHasNoFrontOnceEveryoneIsPassed$`},
 }
