@@ -97,21 +97,8 @@ end
 local prequeue = room.opensAt > nowMs
 local front, sorted = frontOf(s[7])
 local nextN = tonumber(s[8]) or 1
--- The caller's place: an anonymous visitor's number is its ticket's (of
--- this line: signed after its counter was born); an account's, places'.
-local n
-if anonymous and placed then
-  n = place
-  nextN = counterPast(settingsKey, n, nextN)
-else
-  n = tonumber(redis.call('HGET', placesKey, user))
-end
-local rank
-if n and front and n >= front then
-  rank = rankOf(lineKey, n, front, sorted)
-elseif not n and sorted then
-  rank = drawRank(lineKey, user, front, nextN)
-end
+local n, rank, _, counted = placeOf(settingsKey, lineKey, placesKey, user, anonymous, placed and place, front, sorted, nextN)
+nextN = counted
 if rank then
   if prequeue then
     return answer('PREQUEUE', rank + 1, 0, room)

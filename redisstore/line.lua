@@ -83,6 +83,29 @@ local function counterPast(hash, n, nextN)
   return n + 1
 end
 
+-- placeOf finds a caller's place: an anonymous visitor's number is its
+-- ticket's (place, when placed: of this line), an account's its places'
+-- (places, the hash; line, the sorted set). Returns its number (nil:
+-- none), its rank while it waits (nil: not waiting; the front passed it,
+-- or it has none), a draw's number when the sorted set holds it, and the
+-- counter's next number (moved past an anonymous number beyond it).
+local function placeOf(hash, line, places, user, anonymous, place, front, sorted, nextN)
+  local n
+  if anonymous and place then
+    n = place
+    nextN = counterPast(hash, n, nextN)
+  else
+    n = tonumber(redis.call('HGET', places, user))
+  end
+  if n and front and n >= front then
+    return n, rankOf(line, n, front, sorted), nil, nextN
+  elseif not n and sorted then
+    local rank, drawn = drawRank(line, user, front, nextN)
+    return n, rank, drawn, nextN
+  end
+  return n, nil, nil, nextN
+end
+
 -- storeFront writes the front, negated while the sorted set may hold anyone.
 local function storeFront(hash, front, sorted)
   redis.call('HSET', hash, 'front', string.format('%d', sorted and -front or front))

@@ -47,20 +47,8 @@ if roomHas(room, closedBit) then
 end
 local front, sorted = frontOf(s[4])
 local nextN = tonumber(s[5]) or 1
--- The caller's place, as enter.lua finds it.
-local n
-if anonymous and placed then
-  n = place
-  nextN = counterPast(settingsKey, n, nextN)
-else
-  n = tonumber(redis.call('HGET', placesKey, user))
-end
-local rank, drawn
-if n and front and n >= front then
-  rank = rankOf(lineKey, n, front, sorted)
-elseif not n and sorted then
-  rank, drawn = drawRank(lineKey, user, front, nextN)
-end
+local n, rank, drawn, counted = placeOf(settingsKey, lineKey, placesKey, user, anonymous, placed and place, front, sorted, nextN)
+nextN = counted
 -- Not in line: a token holder's READY, the claim of a number the front
 -- has passed, an account's place a failover lost put back (restore.lua).
 if not rank then
