@@ -92,7 +92,10 @@ func (a *API) entered(ctx context.Context, room string, who Identity, st waitroo
 // visitor's answer carries a renewed ticket, in the body and as the
 // cookie, with its spot while it waits; an account's, its signed place.
 func (a *API) standingResponse(roomName string, st waitroom.Standing, who Identity) events.APIGatewayV2HTTPResponse {
-	body := standingBody{Status: st.Status, Message: st.Message, pageFields: pageOf(st.Page), Number: st.Number}
+	body := standingBody{Status: st.Status, Message: st.Message, pageFields: pageOf(st.Page)}
+	if st.Status == waitroom.Waiting {
+		body.Number = st.Number
+	}
 	room := a.Config.ForRoom(st)
 	spot := a.spotOf(roomName, st, who)
 	var cookie string
@@ -131,17 +134,22 @@ func (a *API) StandingAnswer(room string, st waitroom.Standing, who Identity) ev
 
 // spotOf is the spot who's credential carries after st in room: its number
 // while it waits (with the time it was first signed, which View checks
-// against the line's start), else what it carried for another room.
+// against the line's start) and once admitted (a failover that loses its
+// token lets it claim its turn again with it: redisstore's claim.lua),
+// else what it carried for another room.
 func (a *API) spotOf(room string, st waitroom.Standing, who Identity) waitroom.Spot {
 	held := who.Spot.In(room)
+	// A visitor's ticket keeps its number once admitted too; an account's
+	// admission is the store's record alone (its place is popped with it).
+	placed := st.Status == waitroom.Waiting || st.Status == waitroom.Ready && who.Ticketed()
 	switch {
-	case st.Status != waitroom.Waiting && held:
-		return waitroom.Spot{} // its turn came, or the line is gone
-	case st.Status != waitroom.Waiting, st.Number == who.Spot.Number && held:
-		return who.Spot
-	case st.Number > 0:
+	case placed && st.Number > 0 && !(held && st.Number == who.Spot.Number):
 		return waitroom.Spot{Room: room, Number: st.Number, At: a.now()}
-	case held: // an answer that read no number (a live stream's)
+	case placed && held:
+		return who.Spot
+	case held:
+		return waitroom.Spot{} // the line is gone
+	case st.Status != waitroom.Waiting:
 		return who.Spot
 	}
 	return waitroom.Spot{}

@@ -314,3 +314,27 @@ func TestLineReadingOutlivesItsCaller(t *testing.T) {
 		}
 	})
 }
+
+// A visitor's ticket keeps its number once admitted: the store keeps no
+// record of the visitor but its token's, and a failover that loses the
+// token lets the visitor claim its turn again with the number (redisstore's
+// claim.lua). It leaves the ticket when the line is gone (NOT_IN_QUEUE).
+func TestAVisitorsTicketKeepsItsNumberOnceAdmitted(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		h := anonymousHarness(t, engine)
+		p := &placed{}
+		if body := p.keep(t, h.call(p.request("POST", "/queue/enter"))); body["status"] != "WAITING" || p.number == 0 {
+			t.Fatalf("enter: %v", body)
+		}
+		if _, err := h.store.AdmitBatch(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if body := p.keep(t, h.call(p.request("GET", "/queue/position"))); body["status"] != "READY" {
+			t.Fatalf("after the batch: %v", body)
+		}
+		got, err := h.cfg.Visitor.Tickets.Verify(p.ticket, time.Now())
+		if err != nil || got.Spot.Number != p.number || got.Spot.Room != "default" {
+			t.Fatalf("the READY answer's ticket carries %+v (%v), want number %d", got.Spot, err, p.number)
+		}
+	})
+}

@@ -80,8 +80,9 @@ local function popLine(n, front, maySort, nextN)
 end
 
 -- admitPlaces admits the count places popLine passed: the kept ones get
--- their token records and live tokens, and the anonymous numbers a batch
--- record they are claimed from (claim.lua), counted as pending. Appends
+-- their token records and live tokens; the numbers a batch record that
+-- anonymous visitors claim from (claim.lua), the anonymous ones counted as
+-- pending. Appends
 -- each place's user, token and wait to out (an anonymous number's number,
 -- '' and wait). The record: expiry, issue time (the signed token's iat,
 -- so that every answer for this admission carries the same token), then
@@ -111,19 +112,26 @@ local function admitPlaces(users, nums, count, expiresText, recordHead, nowSec, 
       out[#out + 1] = user
       out[#out + 1] = token
     else
-      first = first or nums[i]
-      last = nums[i]
       anonymous = anonymous + 1
       out[#out + 1] = seq
       out[#out + 1] = ''
     end
     out[#out + 1] = mark[1] and math.max(0, nowSec - markSecond(mark[1])) or 0
+    if seq == math.floor(seq) then -- a number, not a draw
+      first = first or nums[i]
+      last = nums[i]
+    end
   end
   if #live > 0 then
     redis.call('ZADD', liveKey, unpack(live))
   end
-  if anonymous > 0 then
+  -- The record covers every number the batch passed, an account's too: a
+  -- failover's replica may have given an account a number an anonymous
+  -- visitor holds, and both then claim (claim.lua).
+  if first then
     redis.call('ZADD', batchesKey, last, first .. ':' .. nowMsText)
+  end
+  if anonymous > 0 then
     redis.call('HSET', unclaimedKey, first, anonymous)
     redis.call('HINCRBY', settingsKey, 'pending', anonymous)
   end

@@ -37,10 +37,16 @@ local anonymous = ARGV[11] == '1' -- the caller is a ticket's: its place is its 
 -- at once when the rate budget holds a whole user and live tokens are
 -- below maxActive, spending the budget admit.lua's batches spend (refill):
 -- the rate and maxActive hold whoever admits. The token record and the
--- live token are admit.lua's. Returns the record (nil: the caller queues)
--- and whether no other live token exists (the room may be unregistered).
--- Its clock is the store's, as admit.lua's, whose budget it spends.
-local function admitNow(room)
+-- live token are admit.lua's. The admission takes the next number, n,
+-- passed at once in a batch of its own that the caller has claimed
+-- (claim.lua), so that the caller's credential carries the number: a
+-- failover that loses this write still lets it claim its turn again
+-- (docs/design.md, "Failover"); fields are the room's hash's to write
+-- (line.lua's front and counter). Returns the record (nil: the caller
+-- queues) and whether no other live token exists (the room may be
+-- unregistered). Its clock is the store's, as admit.lua's, whose budget it
+-- spends.
+local function admitNow(room, n, fields)
   local nowUs, nowMs, nowSec, nowSecText = serverTime()
   local burst = math.max(1, room.rate * batchSeconds)
   local avail = refill(room, burst, nowUs, redis.call('HMGET', budgetKey, 'at', 'avail'))
@@ -58,6 +64,15 @@ local function admitNow(room)
   redis.call('SET', recordKey, record, 'PXAT', expiresText)
   redis.call('ZADD', liveKey, expiresText, user)
   countAdmitted(admitsKey, 1, nowSec, nowSecText)
+  local seq = string.format('%d', n)
+  redis.call('ZADD', batchesKey, seq, seq .. ':' .. nowMsText)
+  redis.call('SET', markKey, seq, 'PXAT', expiresText)
+  local following = string.format('%d', n + 1)
+  table.insert(fields, 'next')
+  table.insert(fields, following)
+  table.insert(fields, 'front')
+  table.insert(fields, following)
+  redis.call('HSET', settingsKey, unpack(fields))
   return record, live == 0
 end
 
@@ -130,17 +145,17 @@ end
 if challengeSpent(challengeKey, challengeMs) then
   return {'SPENT'}
 end
-if waiting == 0 and not prequeue and not roomHas(room, pausedBit) and roomHas(room, instantBit) then
-  local admittedNow, only = admitNow(room)
-  if admittedNow then
-    return answer('READY', admittedNow, only and 3 or 2, room)
-  end
-end
 -- A fresh counter: born now, its front at its first number.
 local fields = {}
 if not front then
   front = nextN
   fields = {'born', string.format('%d', nowMs)}
+end
+if waiting == 0 and not prequeue and not roomHas(room, pausedBit) and roomHas(room, instantBit) then
+  local admittedNow, only = admitNow(room, nextN, fields)
+  if admittedNow then
+    return answer('READY', admittedNow, only and 3 or 2, room, 0, nextN)
+  end
 end
 if prequeue then
   -- Before the opening, the place is a random draw between the last number

@@ -240,9 +240,10 @@ func atoi(s string) int {
 
 // A failover to a replica that never saw the last enters loses no
 // anonymous place: their numbers are their tickets'. The replica's counter
-// is behind, so a newcomer takes a number again; both holders wait at it
-// and both claim their turn, each its own token. A number beyond the
-// counter moves it past, so admission reaches it.
+// is behind, so a newcomer (an account) takes a number again; both holders
+// wait at it, the batch that passes it records it, and the visitor claims
+// its turn beside the account's token. A number beyond the counter moves
+// it past, so admission reaches it.
 func TestAnAnonymousPlaceSurvivesAFailover(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		ctx := context.Background()
@@ -257,13 +258,14 @@ func TestAnAnonymousPlaceSurvivesAFailover(t *testing.T) {
 			}
 			who[u] = anonymous(u, st.Number)
 		}
-		// The replica never had v-b's and v-c's enters: its counter gives 2 next.
+		// The replica never had v-b's and v-c's enters: its counter gives 2
+		// next, to an account.
 		rdb.HSet(ctx, "wr:{r}:settings", "next", 2)
-		late, err := s.Enter(ctx, "r", anonymous("v-d", 0))
+		late, err := s.Enter(ctx, "r", waitroom.Unlimited("acct-d"))
 		if err != nil || late.Number != who["v-b"].Place {
-			t.Fatalf("v-d: %+v %v, want v-b's number again", late, err)
+			t.Fatalf("acct-d: %+v %v, want v-b's number again", late, err)
 		}
-		who["v-d"] = anonymous("v-d", late.Number)
+		who["acct-d"] = waitroom.Unlimited("acct-d")
 		if st, err := s.Position(ctx, "r", who["v-c"]); err != nil || st.Status != waitroom.Waiting || st.Position != 3 {
 			t.Fatalf("v-c after the failover: %+v %v", st, err)
 		}
@@ -279,8 +281,8 @@ func TestAnAnonymousPlaceSurvivesAFailover(t *testing.T) {
 			}
 			time.Sleep(cfg.AdmitInterval)
 		}
-		if len(tokens) != 4 || tokens["v-b"] == tokens["v-d"] {
-			t.Fatalf("tokens after the failover: %v, want four, v-b's and v-d's distinct", tokens)
+		if len(tokens) != 4 || tokens["v-b"] == tokens["acct-d"] {
+			t.Fatalf("tokens after the failover: %v, want four, v-b's and acct-d's distinct", tokens)
 		}
 	})
 }
@@ -304,6 +306,38 @@ func TestTheViewHasNoFrontOnceEveryoneIsPassed(t *testing.T) {
 		}
 		if v, err := s.View(ctx, "r"); err != nil || v.Front != 0 {
 			t.Fatalf("view once v-1 is passed: %+v %v, want no front", v, err)
+		}
+	})
+}
+
+// An admission at enter (instant admission) takes a number too, which the
+// visitor's credential keeps: a failover that loses the admission (its
+// token, its batch, the counter) puts the visitor back in line at that
+// number, not at the back, and its turn comes again.
+func TestAnAdmissionAtEnterSurvivesAFailover(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		cfg := testConfig()
+		cfg.InstantAdmit = true
+		s, rdb := newStore(t, engine, cfg)
+		st, err := s.Enter(ctx, "r", anonymous("v-1", 0))
+		if err != nil || st.Status != waitroom.Ready || st.Number != 1 {
+			t.Fatalf("instant admission: %+v %v, want READY with number 1", st, err)
+		}
+		if again, err := s.Position(ctx, "r", anonymous("v-1", 1)); err != nil || again.Token != st.Token {
+			t.Fatalf("v-1 again: %+v %v", again, err)
+		}
+		// The replica never had the enter.
+		rdb.Del(ctx, "wr:{r}:u:v-1", "wr:{r}:c:v-1", "wr:{r}:batches", "wr:{r}:tokens")
+		rdb.HSet(ctx, "wr:{r}:settings", "next", 1, "front", 1)
+		if st, err := s.Position(ctx, "r", anonymous("v-1", 1)); err != nil || st.Status != waitroom.Waiting || st.Position != 1 {
+			t.Fatalf("v-1 after the failover: %+v %v, want its place back", st, err)
+		}
+		if _, err := s.AdmitBatch(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := s.Position(ctx, "r", anonymous("v-1", 1)); err != nil || st.Status != waitroom.Ready || st.Token == "" {
+			t.Fatalf("v-1's turn again: %+v %v", st, err)
 		}
 	})
 }

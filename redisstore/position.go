@@ -111,6 +111,7 @@ func standing(room string, reply []any) (waitroom.Standing, error) {
 			return waitroom.Standing{}, waitroom.Unavailable(err)
 		}
 		st.Status, st.Token, st.ExpiresAt, st.IssuedAt = waitroom.Ready, token, expiresAt, issuedAt
+		st.Number, _ = reply[6].(int64) // an admission at enter's number (enter.lua's admitNow)
 	case "WAITING":
 		st.Status = waitroom.Waiting
 		st.Position, _ = reply[1].(int64)

@@ -744,4 +744,10 @@ var mutations = []Mutation{
 		From: "  if n < nextN then\n    return nextN", To: "  if true then\n    return nextN", Pkgs: store, Hint: `^TestAnAnonymousPlaceSurvivesAFailover$`},
 	{Name: "watch.go: a passed line's front told as waiting", File: "redisstore/watch.go",
 		From: "\tif v.Exact && front >= next {\n\t\tv.Front = 0\n\t}", To: "", Pkgs: store, Hint: `^TestTheViewHasNoFrontOnceEveryoneIsPassed$`},
+	{Name: "admit.lua: a batch of accounts' numbers not recorded for claims", File: "redisstore/admit.lua",
+		From: "  if first then\n    redis.call('ZADD', batchesKey", To: "  if first and anonymous > 0 then\n    redis.call('ZADD', batchesKey", Pkgs: store, Hint: `^TestAnAnonymousPlaceSurvivesAFailover$`},
+	{Name: "enter.lua: an admission at enter takes no number", File: "redisstore/enter.lua",
+		From: "return answer('READY', admittedNow, only and 3 or 2, room, 0, nextN)", To: "return answer('READY', admittedNow, only and 3 or 2, room, 0, 0)", Pkgs: store, Hint: `^TestAnAdmissionAtEnterSurvivesAFailover$`},
+	{Name: "answer.go: a visitor's ticket drops its number once admitted", File: "httpapi/answer.go",
+		From: "st.Status == waitroom.Ready && who.Ticketed()", To: "false", Pkgs: []string{"./httpapi/"}, Hint: `^TestAVisitorsTicketKeepsItsNumberOnceAdmitted$`},
 }
