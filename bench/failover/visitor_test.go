@@ -301,9 +301,33 @@ func (v *visitor) ready(ctx context.Context, c *client, rdb redis.UniversalClien
 		if !slices.Contains(v.tokens, id) {
 			v.tokens = append(v.tokens, id)
 		}
-		v.issued = issuedAt(ctx, rdb, c.room, v.storeUser(), id)
+		v.issued = 0
+		if v.anon && v.number > 0 {
+			v.issued = batchAt(ctx, rdb, c.room, v.number)
+		}
+		if v.issued == 0 {
+			v.issued = issuedAt(ctx, rdb, c.room, v.storeUser(), id)
+		}
 	}
 	return id
+}
+
+// batchAt is when admission passed an anonymous visitor's number n: the
+// time of the batch that holds it (redisstore/admit.lua's batches,
+// "first:at ms" scored by the batch's last number), 0 when none does. Its
+// claim's record says when it claimed, a poll later: an account of the
+// same batch is issued at the batch's time.
+func batchAt(ctx context.Context, rdb redis.UniversalClient, room string, n int64) int64 {
+	got, err := rdb.ZRangeByScore(ctx, "wr:{"+room+"}:batches", &redis.ZRangeBy{Min: strconv.FormatInt(n, 10), Max: "+inf", Count: 1}).Result()
+	if err != nil || len(got) == 0 {
+		return 0
+	}
+	first, at, ok := strings.Cut(got[0], ":")
+	if f, _ := strconv.ParseInt(first, 10, 64); !ok || f > n {
+		return 0
+	}
+	ms, _ := strconv.ParseInt(at, 10, 64)
+	return ms
 }
 
 // buy places the order (a buyer first waits for the replica to lag); a
