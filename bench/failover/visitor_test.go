@@ -255,7 +255,9 @@ func (v *visitor) visit(ctx context.Context, c *client, rdb redis.UniversalClien
 				v.takenBack, current = v.takenBack+1, ""
 			}
 		case "NOT_IN_QUEUE": // the place is gone: join again, as the page does
-			v.lose("told NOT_IN_QUEUE")
+			if v.lost == "" {
+				v.lose("told NOT_IN_QUEUE (the store then: " + roomState(ctx, rdb, c.room, v.prev.Number) + ")")
+			}
 			if current != "" {
 				v.takenBack, current = v.takenBack+1, ""
 			}
@@ -310,6 +312,17 @@ func (v *visitor) ready(ctx context.Context, c *client, rdb redis.UniversalClien
 		}
 	}
 	return id
+}
+
+// roomState is what the store holds of the line when a visitor hears its
+// place is gone, for the log: the room's counter (line.lua: front, next,
+// born) and the batch that would hold number n (none: 0).
+func roomState(ctx context.Context, rdb redis.UniversalClient, room string, n int64) string {
+	f, err := rdb.HMGet(ctx, "wr:{"+room+"}:settings", "front", "next", "born", "pending").Result()
+	if err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("front %v next %v born %v pending %v; batch of %d at %d", f[0], f[1], f[2], f[3], n, batchAt(ctx, rdb, room, n))
 }
 
 // batchAt is when admission passed an anonymous visitor's number n: the
