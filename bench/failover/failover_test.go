@@ -36,8 +36,9 @@ func TestFailoverOrdersEachTokenAtMostOnceRedisServer(t *testing.T) {
 	for _, sc := range []scenario{record, short("short-wait", waitroom.DurableWait, false), short("short-dedup", waitroom.DurableOff, true)} {
 		t.Run(sc.Key, func(t *testing.T) {
 			res := sc.run(t)
-			t.Logf("orders %d, tokens %d, at most %d per token, replays %d; enters acked %d, lost %d; wrong answers %d",
-				res.Orders, res.TokensOrdered, res.MaxOrdersPerToken, res.Replays, res.EntersAcked, res.EntersLost, res.WrongAnswers)
+			t.Logf("orders %d, tokens %d, at most %d per token, replays %d; enters acked %d, lost %d (accounts %d/%d, anonymous %d/%d); wrong answers %d",
+				res.Orders, res.TokensOrdered, res.MaxOrdersPerToken, res.Replays, res.EntersAcked, res.EntersLost,
+				res.AccountsAcked, res.AccountsLost, res.AnonymousAcked, res.AnonymousLost, res.WrongAnswers)
 			if res.Orders == 0 {
 				t.Fatal("no order went through: the scenario tested nothing")
 			}
@@ -72,8 +73,8 @@ func TestFailoverScenarios(t *testing.T) {
 			continue
 		}
 		r := sc.run(t)
-		t.Logf("%s: enters acked %d lost %d, dup seqs %d, inversions %d/%d, double admissions %d, orders %d for %d tokens (at most %d), recovery %.2f s, wrong %d",
-			sc.Key, r.EntersAcked, r.EntersLost, r.DuplicateSeqs, r.FIFOInversions, r.FIFOPairs, r.DoubleAdmissions, r.Orders, r.TokensOrdered,
+		t.Logf("%s: enters acked %d lost %d (accounts %d/%d, anonymous %d/%d), dup seqs %d, inversions %d/%d, double admissions %d, orders %d for %d tokens (at most %d), recovery %.2f s, wrong %d",
+			sc.Key, r.EntersAcked, r.EntersLost, r.AccountsAcked, r.AccountsLost, r.AnonymousAcked, r.AnonymousLost, r.DuplicateSeqs, r.FIFOInversions, r.FIFOPairs, r.DoubleAdmissions, r.Orders, r.TokensOrdered,
 			r.MaxOrdersPerToken, r.RecoverySeconds, r.WrongAnswers)
 		res.Scenarios = append(res.Scenarios, r)
 	}

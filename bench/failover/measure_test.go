@@ -8,11 +8,17 @@ import (
 func (sc scenario) measure(vs []*visitor, w *world, seqs *lineSampler) sim.FailoverScenario {
 	res := sc.describe()
 	for _, v := range vs {
+		acked, lost := &res.AccountsAcked, &res.AccountsLost
+		if v.anon {
+			acked, lost = &res.AnonymousAcked, &res.AnonymousLost
+		}
 		if v.acked {
 			res.EntersAcked++
+			*acked++
 		}
-		if v.enterLost {
+		if v.lost != "" {
 			res.EntersLost++
+			*lost++
 		}
 		if seqs.restored[v.user] {
 			res.PlacesRestored++

@@ -113,6 +113,12 @@ func (sc scenario) run(t testing.TB) sim.FailoverScenario {
 	sleep(ctx, sc.Arrive)
 	rejoined := sc.failAndRejoin(t, ctx, w, buyersDone)
 	vw.Wait()
+	for _, v := range visitors {
+		v.finish()
+		if v.lost != "" {
+			t.Logf("%s: lost %s %s (acked at %s): %s", sc.Key, v.kind(), v.user, v.ackedAt.Format("15:04:05.000"), v.lost)
+		}
+	}
 	stop()
 	bg.Wait()
 	res := sc.measure(visitors, w, seqs)
@@ -127,12 +133,14 @@ func (sc scenario) run(t testing.TB) sim.FailoverScenario {
 	return res
 }
 
-// visitors are the scenario's people, buyers first; answered counts a
+// visitors are the scenario's people, buyers first, every other one
+// anonymous (its place its ticket; the rest accounts), so that both kinds
+// meet every phase and each kind's buyers order; answered counts a
 // buyer's first answer to its order, buyersDone closes when all have one.
 func (sc scenario) visitors() ([]*visitor, func(), <-chan struct{}) {
 	vs := make([]*visitor, sc.Visitors)
 	for i := range vs {
-		vs[i] = &visitor{user: fmt.Sprintf("%s-v%d", sc.Key, i), buyer: i < sc.Buyers}
+		vs[i] = &visitor{user: fmt.Sprintf("%s-v%d", sc.Key, i), anon: i%2 == 1, buyer: i < sc.Buyers}
 	}
 	done := make(chan struct{})
 	var mu sync.Mutex
@@ -190,7 +198,7 @@ func reuse(c *client, vs []*visitor) (attempts, refused int) {
 			continue
 		}
 		attempts++
-		if a := c.order(context.Background(), v.user, v.ordered, newKey()); a.status == http.StatusForbidden {
+		if a := c.order(context.Background(), v, v.ordered, newKey()); a.status == http.StatusForbidden {
 			refused++
 		}
 	}
@@ -199,12 +207,13 @@ func reuse(c *client, vs []*visitor) (attempts, refused int) {
 
 // probe asks every visitor route of its own and the health check every
 // 25 ms, so that the recovery time does not depend on the visitors' polls;
-// it carries no place, so that its polls reach the store.
+// it is an account that carries no place, so that its polls reach the store.
 func probe(ctx context.Context, c *client) {
+	health, probe := &visitor{anon: true}, &visitor{user: "probe"}
 	for pause(ctx, 25*time.Millisecond) {
-		c.call(ctx, "healthz", http.MethodGet, "/healthz", "", nil)
-		c.enter(ctx, "probe", "")
-		c.position(ctx, "probe", "")
+		c.call(ctx, "healthz", http.MethodGet, "/healthz", health, nil)
+		c.enter(ctx, probe)
+		c.position(ctx, probe)
 	}
 }
 

@@ -39,7 +39,11 @@ type FailoverScenario struct {
 	RatePerSec    float64 `json:"ratePerSec"`
 
 	EntersAcked         int `json:"entersAcked"`
-	EntersLost          int `json:"entersLost"`          // acknowledged, then NOT_IN_QUEUE before an order
+	EntersLost          int `json:"entersLost"`          // acknowledged, then before an order told NOT_IN_QUEUE, sent to the back (a later number), or never admitted
+	AccountsAcked       int `json:"accountsAcked"`       // of EntersAcked, accounts' (X-User-Id, X-Queue-Place)
+	AccountsLost        int `json:"accountsLost"`        // of EntersLost, accounts'
+	AnonymousAcked      int `json:"anonymousAcked"`      // of EntersAcked, anonymous visitors' (X-Queue-Ticket)
+	AnonymousLost       int `json:"anonymousLost"`       // of EntersLost, anonymous visitors'
 	PlacesRestored      int `json:"placesRestored"`      // places the store lost, put back at their holder's number (seen in the line's sorted part)
 	DuplicateSeqs       int `json:"duplicateSeqs"`       // sequence numbers seen on two users
 	FIFOInversions      int `json:"fifoInversions"`      // pairs admitted against the order their enters were acknowledged in
