@@ -133,6 +133,9 @@ func TestUnclaimedNumbersHoldMaxActiveUntilTheirWindowEnds(t *testing.T) {
 		if got := admit(); len(got) != 2 || got[0].Number != 3 {
 			t.Fatalf("after the window: %+v, want numbers 3 and 4", got)
 		}
+		if st, err := s.Status(ctx, "r"); err != nil || st.ActiveTokens != 2 {
+			t.Fatalf("status: %d active, want the two numbers just admitted (%v)", st.ActiveTokens, err)
+		}
 	})
 }
 
