@@ -124,7 +124,7 @@ var Grants = map[string]Grant{
 		Keys: []string{roomsKey, createdKey, Room("settings"), Room("line"), Room("tokens"), Room("marks"),
 			Room("admits"), Room("control"), Room("queue"), Room("places"), Room("budget")},
 		Scripts: []string{"status.lua", "settings_set.lua"},
-		Commands: join(connection, scripts, []string{"script|load", "smembers", "sadd", "exists", "hdel",
+		Commands: join(connection, scripts, []string{"script|load", "smembers", "sadd", "exists", "hdel", "hget",
 			"hgetall", "hincrby", "hmget", "hset", "persist", "pexpire", "time", "unlink", "zcard",
 			"zcount", "zrange", "zrank", "zrevrangebyscore", "zscore"}),
 	},
