@@ -103,8 +103,8 @@ var Grants = map[string]Grant{
 		Scripts: []string{"admit.lua", "adapt.lua"},
 		Commands: join(connection, scripts, []string{"script|load", "smembers", "srem", "exists", "sadd",
 			"del", "hdel", "hget", "hgetall", "hincrby", "hlen", "hmget", "hscan", "hset", "lrange",
-			"ltrim", "pexpire", "pttl", "set", "time", "unlink", "zadd", "zcard", "zcount", "zrange", "zrangebyscore", "zrank",
-			"zrem", "zremrangebyrank", "zremrangebyscore", "zrevrangebyscore", "zscore"}),
+			"ltrim", "pexpire", "pttl", "set", "time", "unlink", "zadd", "zcard", "zrange", "zrangebyscore",
+			"zrem", "zremrangebyrank", "zremrangebyscore", "zrevrangebyscore"}),
 	},
 	// order-gate: a token's check (with ORDER_ROOMS unset, whether an
 	// operator created its room: HEXISTS of the settings' rate) and the
@@ -124,9 +124,9 @@ var Grants = map[string]Grant{
 		Keys: []string{roomsKey, createdKey, Room("settings"), Room("line"), Room("tokens"), Room("marks"),
 			Room("admits"), Room("control"), Room("queue"), Room("places"), Room("budget")},
 		Scripts: []string{"status.lua", "settings_set.lua"},
-		Commands: join(connection, scripts, []string{"script|load", "smembers", "sadd", "exists", "hdel", "hget",
+		Commands: join(connection, scripts, []string{"script|load", "smembers", "sadd", "exists", "hdel",
 			"hgetall", "hincrby", "hmget", "hset", "persist", "pexpire", "time", "unlink", "zcard",
-			"zcount", "zrange", "zrank", "zrevrangebyscore", "zscore"}),
+			"zcount", "zrange", "zrevrangebyscore"}),
 	},
 	// intake-consumer: applies an accepted entry as enter would, once
 	// (applied:*), and registers the room.
