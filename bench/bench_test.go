@@ -247,7 +247,7 @@ func fillLine(tb testing.TB, c *redis.Client, room, prefix string, from, n int) 
 	for i := range users {
 		users[i] = "h:" + uid(prefix, from+i)
 	}
-	if err := redisstore.Append(context.Background(), c, room, users); err != nil {
+	if _, err := redisstore.Append(context.Background(), c, room, users); err != nil {
 		tb.Fatal(err)
 	}
 }

@@ -66,7 +66,7 @@ func BenchmarkPositionScale(b *testing.B) {
 	}
 	a := api(c, config(), nil)
 	q := map[string]string{"room": "bench"}
-	places := redisstore.LineKeys("bench")[1]
+	bucket, field := redisstore.AccountKey("bench", "h:u0") // one account's record (line.lua)
 	measure := func(n int) (handlerUs, lookupUs float64) {
 		r := rand.New(rand.NewPCG(1, 2))
 		start := time.Now()
@@ -77,7 +77,7 @@ func BenchmarkPositionScale(b *testing.B) {
 			}
 		}
 		handlerUs = float64(time.Since(start).Microseconds()) / float64(b.N)
-		ops := redisBenchmark(b, 1, b.N, n, "HGET", places, "h:u__rand_int__")
+		ops := redisBenchmark(b, 1, b.N, n, "HMGET", bucket, field, "b")
 		return handlerUs, 1e6 / ops
 	}
 	enter(0, small)
@@ -99,10 +99,11 @@ func BenchmarkPositionScale(b *testing.B) {
 	res.LookupSmallUs, res.LookupLargeUs = sL, lL
 	res.MemUsers, res.MemBefore, res.MemAfter = large, before, after
 	res.MemPerUser = float64(after-before) / float64(large)
-	keys := redisstore.LineKeys("bench")
-	res.MemQueuePerUser = float64(c.MemoryUsage(ctx, keys[0], 0).Val()) / float64(large)
-	res.MemPlacesPerUser = float64(c.MemoryUsage(ctx, keys[1], 0).Val()) / float64(large)
-	res.MemLinePerUser = res.MemQueuePerUser + res.MemPlacesPerUser + float64(c.MemoryUsage(ctx, keys[2], 0).Val())/float64(large)
+	var lineBytes int64
+	for _, key := range append(c.Keys(ctx, redisstore.AccountPattern("bench")).Val(), redisstore.LineKey("bench")) {
+		lineBytes += c.MemoryUsage(ctx, key, 0).Val()
+	}
+	res.MemLinePerUser = float64(lineBytes) / float64(large)
 	res.MemMarks = c.ZCard(ctx, "wr:{bench}:marks").Val()
 	res.MemUserIDBytes = len("h:" + uid("u", 0))
 	res.FillMethod = fmt.Sprintf("Store.Enter from 16 goroutines, ids %q…", "h:"+uid("u", 0))

@@ -139,9 +139,7 @@ func (a *API) StandingAnswer(room string, st waitroom.Standing, who Identity) ev
 // else what it carried for another room.
 func (a *API) spotOf(room string, st waitroom.Standing, who Identity) waitroom.Spot {
 	held := who.Spot.In(room)
-	// A visitor's ticket keeps its number once admitted too; an account's
-	// admission is the store's record alone (its place is popped with it).
-	placed := st.Status == waitroom.Waiting || st.Status == waitroom.Ready && who.Ticketed()
+	placed := st.Status == waitroom.Waiting || st.Status == waitroom.Ready
 	switch {
 	case placed && st.Number > 0 && !(held && st.Number == who.Spot.Number):
 		return waitroom.Spot{Room: room, Number: st.Number, At: a.now()}

@@ -103,18 +103,36 @@ func (h *intakeHarness) receiptPosition(receipt string) events.APIGatewayV2HTTPR
 	return h.call(request("GET", "/queue/position", "", map[string]string{"x-queue-receipt": receipt}))
 }
 
-// line is the room's line as the store holds it, front first, by the ids
-// the tests send as X-User-Id (the store's "h:<id>").
-func (h *intakeHarness) line(t *testing.T, room string) []string {
+// line is which of users (the ids the tests send as X-User-Id, the store's
+// "h:<id>") wait in the room's line, front first; nobody else may wait
+// there.
+func (h *intakeHarness) line(t *testing.T, room string, users []string) []string {
 	t.Helper()
-	users, err := redisstore.Line(t.Context(), h.redis.Client(), room)
+	ids := make([]string, len(users))
+	for i, u := range users {
+		ids[i] = "h:" + u
+	}
+	got, err := redisstore.Waiting(t.Context(), h.redis.Client(), room, ids)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, u := range users {
-		users[i] = strings.TrimPrefix(u, "h:")
+	for i, u := range got {
+		got[i] = strings.TrimPrefix(u, "h:")
 	}
-	return users
+	if n := h.count(t, room); n != int64(len(got)) {
+		t.Fatalf("%d wait in room %s, of whom %d of %v", n, room, len(got), users)
+	}
+	return got
+}
+
+// count is how many wait in the room's line.
+func (h *intakeHarness) count(t *testing.T, room string) int64 {
+	t.Helper()
+	n, err := redisstore.LineLength(t.Context(), h.redis.Client(), room)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // The "done when": with INTAKE=fallback a Redis outage loses no
@@ -168,7 +186,7 @@ func TestFallbackOutageLosesNoNewcomer(t *testing.T) {
 				time.Sleep(20 * time.Millisecond)
 			}
 		}
-		if got := h.line(t, "default"); !slices.Equal(got, want) {
+		if got := h.line(t, "default", want); !slices.Equal(got, want) {
 			t.Fatalf("line %v\nwant %v", got, want)
 		}
 		if r := h.enter("after"); r.StatusCode != 200 {
@@ -193,7 +211,7 @@ func TestBrokerEnterWithoutStoreAndBadReceipts(t *testing.T) {
 			}
 		}
 		wantError(t, h.call(withRoom(request("GET", "/queue/position", "", map[string]string{"x-queue-receipt": receipt}), "other")), 401, "invalid_receipt")
-		if len(h.line(t, "default")) != 0 {
+		if h.count(t, "default") != 0 {
 			t.Fatal("broker mode put someone in line without the consumer")
 		}
 	})
@@ -237,7 +255,8 @@ func TestConsumeFunctionFailsTheTailOfABatch(t *testing.T) {
 		if len(resp.BatchItemFailures) != 3 || resp.BatchItemFailures[0].ItemIdentifier != "m7" {
 			t.Fatalf("a malformed message stops the batch (to the DLQ after its retries): %+v", resp)
 		}
-		if got := h.line(t, "r"); !slices.Equal(got, []string{"u0", "u1", "u2", "u3", "u4", "u5", "u6"}) {
+		want := []string{"u0", "u1", "u2", "u3", "u4", "u5", "u6"}
+		if got := h.line(t, "r", want); !slices.Equal(got, want) {
 			t.Fatalf("line %v", got)
 		}
 	})
@@ -309,7 +328,7 @@ func TestConsumerCrashAndRedelivery(t *testing.T) {
 		stop()
 		wg.Wait()
 		for r := range rooms {
-			if got := h.line(t, fmt.Sprintf("room-%d", r)); !slices.Equal(got, want) {
+			if got := h.line(t, fmt.Sprintf("room-%d", r), want); !slices.Equal(got, want) {
 				t.Fatalf("room-%d: line %v\nwant %v", r, got, want)
 			}
 		}
@@ -326,7 +345,7 @@ func TestConsumerCrashAndRedelivery(t *testing.T) {
 func total(t *testing.T, h *intakeHarness, rooms int) int {
 	n := 0
 	for r := range rooms {
-		n += len(h.line(t, fmt.Sprintf("room-%d", r)))
+		n += int(h.count(t, fmt.Sprintf("room-%d", r)))
 	}
 	return n
 }
@@ -366,10 +385,16 @@ func TestConcurrentBrokerEnters(t *testing.T) {
 		}
 		wg.Wait()
 		deadline := time.Now().Add(60 * time.Second)
-		for len(h.line(t, "default")) < workers*each && time.Now().Before(deadline) {
+		var users []string
+		for w := range workers {
+			for i := range each {
+				users = append(users, fmt.Sprintf("w%d-%02d", w, i))
+			}
+		}
+		for h.count(t, "default") < workers*each && time.Now().Before(deadline) {
 			time.Sleep(50 * time.Millisecond)
 		}
-		line := h.line(t, "default")
+		line := h.line(t, "default", users)
 		seen := map[string]bool{}
 		for _, u := range line {
 			seen[u] = true

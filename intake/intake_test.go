@@ -34,8 +34,8 @@ func TestConsumerDropsEntriesOlderThanTheirReceipt(t *testing.T) {
 	if err != nil || done != 2 {
 		t.Fatalf("apply: %d %v", done, err)
 	}
-	line, err := redisstore.Line(context.Background(), rdb, "r")
-	if err != nil || len(line) != 1 || line[0] != "fresh" {
+	line, err := redisstore.Waiting(context.Background(), rdb, "r", []string{"stale", "fresh"})
+	if n, _ := redisstore.LineLength(context.Background(), rdb, "r"); err != nil || n != 1 || len(line) != 1 || line[0] != "fresh" {
 		t.Fatalf("line %v %v, want only the fresh entry", line, err)
 	}
 }

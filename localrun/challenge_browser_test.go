@@ -49,9 +49,9 @@ func TestBrowserSolvesTheChallenge(t *testing.T) {
 		if pos := shownPosition(t, page); pos < 1 || pos > 2 {
 			t.Errorf("position %d, want behind the one still waiting", pos)
 		}
-		// The visitor is anonymous: the line keeps h:second's place alone, and
-		// counts the visitor's number behind it.
-		line, _ := redisstore.Line(context.Background(), srv.Client(), "tv")
+		// The visitor is anonymous: h:second's place is recorded, and the
+		// line counts the visitor's number behind it.
+		line, _ := redisstore.Waiting(context.Background(), srv.Client(), "tv", []string{"h:second"})
 		n, _ := redisstore.LineLength(context.Background(), srv.Client(), "tv")
 		if len(line) != 1 || n != 2 || len(srv.Client().Keys(context.Background(), "wr:{tv}:pow:*").Val()) != 1 {
 			t.Errorf("line %v of %d: want the visitor behind h:second, with its challenge spent", line, n)

@@ -159,14 +159,14 @@ func (s *Store) forgetRoom(ctx context.Context, room string) {
 }
 
 // anyoneIn reads whether anyone waits in room or holds a live token: the
-// kept places and tokens, and the numbers the front has not passed
+// pre-queue's draws and tokens, and the numbers the front has not passed
 // (line.lua), read in one round trip.
 func (s *Store) anyoneIn(ctx context.Context, room string) (bool, error) {
 	k := roomKeys(room)
 	var kept *redis.IntCmd
 	var line *redis.SliceCmd
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		kept = p.Exists(ctx, k.line(), k.queue(), k.live())
+		kept = p.Exists(ctx, k.line(), k.live())
 		line = p.HMGet(ctx, k.settings(), "front", "next")
 		return nil
 	})
@@ -180,6 +180,6 @@ func (s *Store) anyoneIn(ctx context.Context, room string) (bool, error) {
 
 // admitKeys are admit.lua's keys, in the order its top names them.
 func (r roomKeys) admitKeys() []string {
-	return []string{r.settings(), r.line(), r.budget(), r.marks(), r.live(), r.admits(), r.downstream(), r.control(), r.queue(), r.places(),
+	return []string{r.settings(), r.line(), r.budget(), r.marks(), r.live(), r.admits(), r.downstream(), r.control(),
 		r.batches(), r.unclaimed()}
 }

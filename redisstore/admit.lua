@@ -1,7 +1,7 @@
 -- Admit the front of one room's line as far as its settings and its rate
--- budget allow, in one atomic step: a place the store keeps leaves the
--- line with its entry token; an anonymous number (line.lua) leaves it in a
--- batch its holder claims the token from (claim.lua).
+-- budget allow, in one atomic step: a pre-queue draw leaves the line with
+-- its entry token; a number (line.lua) leaves it in a batch its holder
+-- claims the token from (claim.lua).
 --
 -- The budget is a token bucket on the server's own clock (room.lua's
 -- refill, which enter.lua's instant admissions spend too): it fills at the
@@ -19,10 +19,8 @@ local liveKey = KEYS[5] -- live tokens (zset user -> expiry ms)
 local admitsKey = KEYS[6] -- admissions per second (hash second -> count)
 local downstreamKey = KEYS[7] -- the order gate's downstream counters (downstream.lua)
 local controlKey = KEYS[8] -- the controller's state (adapt.lua)
-local queueKey = KEYS[9] -- the accounts' queue (line.lua)
-local placesKey = KEYS[10] -- the accounts' places (line.lua)
-local batchesKey = KEYS[11] -- the batches anonymous numbers are claimed from (claim.lua)
-local unclaimedKey = KEYS[12] -- each batch's numbers not yet claimed (claim.lua)
+local batchesKey = KEYS[9] -- the batches numbers are claimed from (claim.lua)
+local unclaimedKey = KEYS[10] -- each batch's numbers not yet claimed (claim.lua)
 -- ARGV[1] the store's rooms ('1' or '0', OPEN_ROOMS, then defaultHot: room.lua), read by roomsArgHead
 local intervalSeconds = tonumber(ARGV[2]) -- the batch interval
 local recordPrefix = ARGV[3] -- the prefix of token records ("wr:{room}:u:")
@@ -34,33 +32,24 @@ local firstPart = 8 -- ARGV[8..]: random token parts, one per user that may be a
 -- Returns {waiting, activeTokens, expired, expiresAtMs, tokensWanted, stored,
 --          effectiveRate, windowEndMs (0: no window handed over), windowMs, counters,
 --          controlState, adaptive, then per place admitted: user, token, waited
---          (a kept place) or number, '', waited (an anonymous number, claimed later)}
+--          (a draw) or number, '', waited (a number, claimed later)}
 
--- popLine passes the line's first n places, the sorted set's and the
--- numbers the front has not passed, merged by number (line.lua): returns
--- them in order, users[k] the holder the store keeps (a draw, an account's
--- place: false for an anonymous number) and nums[k] its number (as text),
--- and moves the front past them. nextN is the counter's next number.
+-- popLine passes the line's first n places, the sorted set's draws and
+-- the numbers the front has not passed, merged by number (line.lua):
+-- returns them in order, users[k] a draw's holder (false for a number,
+-- whose holder claims its turn: claim.lua) and nums[k] its number (as
+-- text), and moves the front past them. nextN is the counter's next number.
 local function popLine(n, front, maySort, nextN)
   local users, nums = {}, {}
   local sorted = maySort and redis.call('ZRANGE', lineKey, 0, n - 1, 'WITHSCORES') or {}
-  local heads = redis.call('LRANGE', queueKey, 0, n - 1)
-  local headNums = #heads > 0 and redis.call('HMGET', placesKey, unpack(heads)) or {}
-  local i, j, x = 1, 1, front
+  local i, x = 1, front
   for k = 1, n do
     local drawn = sorted[2 * i] and tonumber(sorted[2 * i])
     if drawn and (x >= nextN or drawn < x) then
       users[k], nums[k] = sorted[2 * i - 1], sorted[2 * i]
       i = i + 1
     elseif x < nextN then
-      -- An account's number is its queue's head's (a head the front passed
-      -- already, a failover's, goes now).
-      users[k] = false
-      if heads[j] and tonumber(headNums[j] or x) <= x then
-        users[k] = heads[j]
-        j = j + 1
-      end
-      nums[k] = string.format('%d', x)
+      users[k], nums[k] = false, string.format('%d', x)
       x = x + 1
     else
       break
@@ -69,30 +58,25 @@ local function popLine(n, front, maySort, nextN)
   if i > 1 then
     redis.call('ZREMRANGEBYRANK', lineKey, 0, i - 2)
   end
-  if j > 1 then
-    redis.call('LTRIM', queueKey, j - 1, -1)
-    redis.call('HDEL', placesKey, unpack(heads, 1, j - 1))
-  end
   if x > front or i > 1 then -- an empty line's hash is left alone
     storeFront(settingsKey, x, maySort and redis.call('EXISTS', lineKey) == 1)
   end
   return users, nums
 end
 
--- admitPlaces admits the count places popLine passed: the kept ones get
--- their token records and live tokens; the numbers a batch record that
--- anonymous visitors claim from (claim.lua), the anonymous ones counted as
--- pending. Appends
--- each place's user, token and wait to out (an anonymous number's number,
--- '' and wait). The record: expiry, issue time (the signed token's iat,
--- so that every answer for this admission carries the same token), then
--- the token. The waits come from the marks: the one at or before the
--- first place, then those up to the last, read once for the batch; marks
--- older than the newest one used are no longer needed.
+-- admitPlaces admits the count places popLine passed: a draw gets its
+-- token record and live token; the numbers a batch record their holders
+-- claim from (claim.lua), counted as pending. Appends each place's user,
+-- token and wait to out (a number's number, '' and wait). The record:
+-- expiry, issue time (the signed token's iat, so that every answer for
+-- this admission carries the same token), then the token. The waits come
+-- from the marks: the one at or before the first place, then those up to
+-- the last, read once for the batch; marks older than the newest one used
+-- are no longer needed.
 local function admitPlaces(users, nums, count, expiresText, recordHead, nowSec, nowMsText, out)
   local mark = redis.call('ZREVRANGEBYSCORE', marksKey, nums[1], '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
   local later = redis.call('ZRANGEBYSCORE', marksKey, '(' .. nums[1], nums[count], 'WITHSCORES')
-  local live, j, part, first, last, anonymous = {}, 1, firstPart, nil, nil, 0
+  local live, j, part, first, last, numbers = {}, 1, firstPart, nil, nil, 0
   for i = 1, count do
     local user, seq = users[i], tonumber(nums[i])
     while later[2 * j] and tonumber(later[2 * j]) <= seq do
@@ -112,28 +96,21 @@ local function admitPlaces(users, nums, count, expiresText, recordHead, nowSec, 
       out[#out + 1] = user
       out[#out + 1] = token
     else
-      anonymous = anonymous + 1
+      numbers = numbers + 1
+      first = first or nums[i]
+      last = nums[i]
       out[#out + 1] = seq
       out[#out + 1] = ''
     end
     out[#out + 1] = mark[1] and math.max(0, nowSec - markSecond(mark[1])) or 0
-    if seq == math.floor(seq) then -- a number, not a draw
-      first = first or nums[i]
-      last = nums[i]
-    end
   end
   if #live > 0 then
     redis.call('ZADD', liveKey, unpack(live))
   end
-  -- The record covers every number the batch passed, an account's too: a
-  -- failover's replica may have given an account a number an anonymous
-  -- visitor holds, and both then claim (claim.lua).
-  if first then
+  if numbers > 0 then
     redis.call('ZADD', batchesKey, last, first .. ':' .. nowMsText)
-  end
-  if anonymous > 0 then
-    redis.call('HSET', unclaimedKey, first, anonymous)
-    redis.call('HINCRBY', settingsKey, 'pending', anonymous)
+    redis.call('HSET', unclaimedKey, first, numbers)
+    redis.call('HINCRBY', settingsKey, 'pending', numbers)
   end
   if mark[2] then
     redis.call('ZREMRANGEBYSCORE', marksKey, '-inf', '(' .. mark[2])
@@ -238,8 +215,8 @@ local function sweepBuckets(nowUs, cursor, quiet)
 end
 
 -- releaseClosed is a closed room's batch: nobody is admitted; the line
--- leaves at once (its front jumps to the counter; the kept places are
--- freed off the main thread) with its marks and budget (reopening starts a
+-- leaves at once (its front jumps to the counter; the draws are freed off
+-- the main thread) with its marks and budget (reopening starts a
 -- fresh line). Live entry tokens stay until they expire, and numbers
 -- admitted before the closing can be claimed until their window ends;
 -- then the room's keys expire as an idle room's do. The reply is admit's,
@@ -252,8 +229,8 @@ local function releaseClosed(room, line, burst, nowUs, nowMs, nowMsText)
   redis.call('HSET', budgetKey, 'gc', cursor, 'gcq', quiet)
   local front, _ = frontOf(line[2])
   local nextN = tonumber(line[3]) or 1
-  if front and (front < nextN or redis.call('EXISTS', lineKey, queueKey) > 0) then
-    redis.call('UNLINK', lineKey, queueKey, placesKey, budgetKey, marksKey)
+  if front and (front < nextN or redis.call('EXISTS', lineKey) > 0) then
+    redis.call('UNLINK', lineKey, budgetKey, marksKey)
     storeFront(settingsKey, nextN, false)
   end
   local active = redis.call('ZCARD', liveKey) + expireBatches(nowMs, tonumber(room.ttl), tonumber(line[4]) or 0)

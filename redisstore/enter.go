@@ -50,7 +50,7 @@ func (s *Store) runEnter(ctx context.Context, script *luaScript, room string, c 
 	}
 	ms, challenge := challengeOf(c, k)
 	keys := k.enterKeys(user, challenge)
-	args := append(s.limited(c, []any{user, draw}, visitorBuckets), ms, room+"."+token, c.Place, c.PlaceAt.UnixMilli(), flag(c.Anonymous))
+	args := append(s.limited(c, []any{user, draw}, visitorBuckets), ms, room+"."+token, c.Place, c.PlaceAt.UnixMilli(), accountField(c))
 	keys, args = append(keys, extraKeys...), append(args, extraArgs...)
 	var res *redis.Cmd
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -121,6 +121,6 @@ func (s *Store) draw() (float64, error) {
 // enterKeys are enter.lua's keys (and apply.lua's first), in the order its
 // top names them; a solved challenge's record follows them.
 func (r roomKeys) enterKeys(user string, challenge []string) []string {
-	return append([]string{r.settings(), r.line(), r.record(user), r.marks(), r.budget(), r.live(), r.admits(), r.queue(), r.places(),
+	return append([]string{r.settings(), r.line(), r.record(user), r.marks(), r.budget(), r.live(), r.admits(), r.account(user),
 		r.batches(), r.unclaimed(), r.mark(user)}, challenge...)
 }

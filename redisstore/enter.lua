@@ -7,12 +7,11 @@ local marksKey = KEYS[4] -- marks: a zset, member second -> the first number of 
 local budgetKey = KEYS[5] -- admission's budget (admit.lua): enter sets 'since', admitNow spends it
 local liveKey = KEYS[6] -- live tokens: a zset, user -> expiry ms
 local admitsKey = KEYS[7] -- admissions per second
-local queueKey = KEYS[8] -- the accounts' queue (line.lua)
-local placesKey = KEYS[9] -- the accounts' places (line.lua)
-local batchesKey = KEYS[10] -- admission's batches (claim.lua)
-local unclaimedKey = KEYS[11] -- each batch's numbers not yet claimed (claim.lua)
-local markKey = KEYS[12] -- the user's claim (claim.lua)
-local challengeKey = KEYS[13] -- the caller's solved challenge's record, only when challengeMs is not '0' (challenge.lua)
+local accountKey = KEYS[8] -- the account's bucket of records (line.lua; an anonymous visitor's is never read)
+local batchesKey = KEYS[9] -- admission's batches (claim.lua)
+local unclaimedKey = KEYS[10] -- each batch's numbers not yet claimed (claim.lua)
+local markKey = KEYS[11] -- the user's claim (claim.lua)
+local challengeKey = KEYS[12] -- the caller's solved challenge's record, only when challengeMs is not '0' (challenge.lua)
 local user = ARGV[1]
 local draw = ARGV[2] -- random in (0, 1): a pre-queue place
 local limitArg = 3 -- ARGV[3..6]: the limiter's time and the fields of the caller's, its address's and its new visitors' buckets (ratelimit.lua)
@@ -20,17 +19,13 @@ local challengeMs = ARGV[7] -- the solved challenge's remaining life, ms ('0': n
 local token = ARGV[8] -- the entry token an instant admission or a claim issues ("room.random")
 local place = tonumber(ARGV[9]) -- the number of the place the caller's credential carries (0: none)
 local placeAtMs = tonumber(ARGV[10]) -- when it was signed
-local anonymous = ARGV[11] == '1' -- the caller is a ticket's: its place is its number alone (line.lua)
+local field = ARGV[11] -- the account's field in its bucket ('': an anonymous visitor, a ticket's, whose place is its number alone: line.lua)
+local anonymous = field == ''
 -- The stall check's horizon and time, and the batch interval, are the
 -- store's (configHead: stallHorizonMs, stallAfterUs, batchSeconds).
 -- Returns answer(kind, …) with the room's page: {'READY', record, admitted}
 --   (admitted: 0 held already, 2 admitted now, 3 admitted now as the room's only live token)
 --   | {'WAITING', position, joined} (and the place's number: answer)
---   | {'PREQUEUE', place in line (not told: the draw is secret until the opening), joined}
---   | {'FULL', waiting} | {'CLOSED'} | {'NOROOM'} | {'LIMITED', ms until allowed} | {'SPENT'}
--- Returns answer(kind, …) with the room's page: {'READY', record, admitted}
---   (admitted: 0 held already, 2 admitted now, 3 admitted now as the room's only live token)
---   | {'WAITING', position, joined}
 --   | {'PREQUEUE', place in line (not told: the draw is secret until the opening), joined}
 --   | {'FULL', waiting} | {'CLOSED'} | {'NOROOM'} | {'LIMITED', ms until allowed} | {'SPENT'}
 -- admitNow is instant admission: nobody waits, so the caller is admitted
@@ -82,18 +77,24 @@ local room, refused, limitNow = visit(settingsKey, roomOf(s[1], s[2], false, tru
 if refused then
   return refused
 end
-local placed = ofThisLine(place, placeAtMs, s[9])
+local born = s[9]
+local placed = ofThisLine(place, placeAtMs, born) and place
+local recorded, current = nil, false
+if not anonymous then
+  recorded, current = accountOf(accountKey, field, born)
+end
 -- claimTurn claims the turn of the place numbered n (claim.lua).
 local function claimTurn(n)
   local _, nowMs = serverTime()
   return claim({mark = markKey, batches = batchesKey, record = recordKey, live = liveKey, unclaimed = unclaimedKey,
-    settings = settingsKey}, user, n, token, tonumber(room.ttl), nowMs)
+    settings = settingsKey, account = accountKey}, user, field, n, token, tonumber(room.ttl), nowMs)
 end
 if roomHas(room, closedBit) then
   -- Sold out: a live entry token keeps its chance at checkout, as does a
   -- number admitted before the closing (its claim); nobody joins, and the
   -- line (released by admission) is not read.
-  local held = redis.call('GET', recordKey) or (anonymous and placed and claimTurn(place))
+  local n = placed and math.min(recorded or placed, placed) or recorded
+  local held = redis.call('GET', recordKey) or (n and claimTurn(n))
   return held and answer('READY', held, 0, room) or answer('CLOSED', 0, 0, room)
 end
 -- The clock: the caller's (the limiter's time, ARGV[limitArg]) for the
@@ -112,9 +113,14 @@ end
 local prequeue = room.opensAt > nowMs
 local front, sorted = frontOf(s[7])
 local nextN = tonumber(s[8]) or 1
-local n, rank, _, counted = placeOf(settingsKey, lineKey, placesKey, user, anonymous, placed and place, front, sorted, nextN)
+local n, rank, _, counted = placeOf(settingsKey, lineKey, user, recorded, placed, front, sorted, nextN)
 nextN = counted
 if rank then
+  if n and n ~= recorded and not anonymous then
+    -- An account's record a failover lost (its credential carries the
+    -- number), put back for its other devices.
+    keepAccount(accountKey, field, string.format('%d', n), born, current, accountMs(rank + 1, room))
+  end
   if prequeue then
     return answer('PREQUEUE', rank + 1, 0, room)
   end
@@ -128,12 +134,6 @@ end
 record = n and front and claimTurn(n)
 if record then
   return answer('READY', record, 0, room)
-end
--- An account's place a failover lost goes back at the number its
--- credential carries (restore.lua): no new place at the back, no capacity.
-if not anonymous and placed and restore(settingsKey, lineKey, user, place, front) then
-  rank = drawRank(lineKey, user, front, nextN)
-  return answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, budgetKey, liveKey, stallHorizonMs, stallAfterUs, nowUs), place)
 end
 -- Everyone in line: the numbers the front has not passed, and the sorted
 -- set unless the front says it is empty.
@@ -178,11 +178,11 @@ if prequeue then
   return answer('PREQUEUE', waiting + 1, 1, room)
 end
 -- A new number, once as text: a number argument of redis.call is printed
--- with %.17g at every call that carries it. An account's is kept (line.lua).
+-- with %.17g at every call that carries it. An account's is recorded
+-- (line.lua), in a bucket of this line (a fresh counter's is born now).
 local seq = string.format('%d', nextN)
 if not anonymous then
-  redis.call('RPUSH', queueKey, user)
-  redis.call('HSET', placesKey, user, seq)
+  keepAccount(accountKey, field, seq, born or fields[2], current, accountMs(waiting + 1, room))
 end
 table.insert(fields, 'next')
 table.insert(fields, string.format('%d', nextN + 1))

@@ -1,19 +1,29 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/waitroom/waitroom"
 )
 
-// LineKeys are the keys that hold room's line (line.lua: the queue, the
-// places and the sorted set), for tools that measure it (MEMORY USAGE).
-func LineKeys(room string) []string {
-	k := roomKeys(room)
-	return []string{k.queue(), k.places(), k.line()}
+// LineKey is the key of room's pre-queue draws (line.lua's sorted set) and
+// AccountPattern matches its accounts' buckets, for tools that measure the
+// line (MEMORY USAGE, SCAN MATCH).
+func LineKey(room string) string        { return roomKeys(room).line() }
+func AccountPattern(room string) string { return roomKeys(room).key("a:*") }
+
+// AccountKey is the bucket and field of user's record in room (line.lua:
+// an account's number), for tools that measure or check the line.
+func AccountKey(room, user string) (key, field string) {
+	return roomKeys(room).account(user), accountField(waitroom.Caller{User: user})
 }
 
 // LineLength is how many wait in room's line (line.lua: the numbers the
@@ -47,95 +57,112 @@ func lineNumbers(v []any) (front, next int64) {
 	return max(front, -front), next
 }
 
-// Line is the kept places of room's line (line.lua: the accounts' queue
-// and the sorted set, not the anonymous numbers, of which nothing is
-// kept) in the order admission serves them, first first, read at one
-// instant. For tools and tests; the scripts never read it whole.
-func Line(ctx context.Context, rdb redis.Cmdable, room string) ([]string, error) {
-	type place struct {
-		user string
-		seq  float64
-	}
+// Waiting is which of users wait in room's line, first first, read at one
+// instant: the pre-queue's draws, and the accounts whose records (line.lua)
+// hold a number the front has not passed. Anonymous visitors' numbers are
+// theirs alone, so only the candidates given are found. For tools and
+// tests; the scripts never read the line whole.
+func Waiting(ctx context.Context, rdb redis.Cmdable, room string, users []string) ([]string, error) {
 	k := roomKeys(room)
-	var sorted *redis.ZSliceCmd
-	var queued *redis.StringSliceCmd
-	var seqs *redis.MapStringStringCmd
+	var draws *redis.ZSliceCmd
+	var line *redis.SliceCmd
+	records := make([]*redis.SliceCmd, len(users))
 	_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		sorted, queued, seqs = p.ZRangeWithScores(ctx, k.line(), 0, -1), p.LRange(ctx, k.queue(), 0, -1), p.HGetAll(ctx, k.places())
+		draws, line = p.ZRangeWithScores(ctx, k.line(), 0, -1), p.HMGet(ctx, k.settings(), "front", "next", "born")
+		for i, u := range users {
+			key, field := AccountKey(room, u)
+			records[i] = p.HMGet(ctx, key, field, "b")
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	type place struct {
+		user string
+		n    float64
+	}
 	var all []place
-	for _, z := range sorted.Val() {
+	for _, z := range draws.Val() {
 		all = append(all, place{z.Member.(string), z.Score})
 	}
-	for _, u := range queued.Val() {
-		seq, err := strconv.ParseFloat(seqs.Val()[u], 64)
-		if err != nil {
-			return nil, err
+	front, _ := lineNumbers(line.Val()[:2])
+	for i, u := range users {
+		r := records[i].Val()
+		n, err := strconv.ParseInt(fmt.Sprint(r[0]), 10, 64)
+		if err == nil && r[1] != nil && r[1] == line.Val()[2] && n >= front {
+			all = append(all, place{u, float64(n)})
 		}
-		all = append(all, place{u, seq})
 	}
-	slices.SortStableFunc(all, func(a, b place) int {
-		switch {
-		case a.seq < b.seq:
-			return -1
-		case a.seq > b.seq:
-			return 1
-		}
-		return 0
-	})
-	users := make([]string, len(all))
+	slices.SortStableFunc(all, func(a, b place) int { return cmp.Compare(a.n, b.n) })
+	out := make([]string, len(all))
 	for i, p := range all {
-		users[i] = p.user
+		out[i] = p.user
 	}
-	return users, nil
+	return out, nil
 }
 
 // Append puts users at the back of room's line as enter.lua does for
-// accounts (the queue, their places, the counter and the front: line.lua),
-// in pipelined slices, without the rest of an enter (no limiter, capacity,
-// marks or instant admission): for tools and benchmarks that need a long
-// line fast, with nobody else entering the room meanwhile.
-func Append(ctx context.Context, rdb redis.Cmdable, room string, users []string) error {
+// accounts (their numbers from the counter, each recorded in its bucket,
+// and the front: line.lua), in pipelined slices, without the rest of an
+// enter (no limiter, capacity, marks or instant admission): for tools and
+// benchmarks that need a long line fast, with nobody else entering the
+// room meanwhile. The records live a day (enter.lua's live as long as their
+// place may wait). It returns each user's number, in users' order.
+func Append(ctx context.Context, rdb redis.Cmdable, room string, users []string) ([]int64, error) {
 	k := roomKeys(room)
-	read, err := rdb.HMGet(ctx, k.settings(), "front", "next").Result()
+	read, err := rdb.HMGet(ctx, k.settings(), "front", "next", "born").Result()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	stored := read[0]
-	front, next := lineNumbers(read)
-	if stored == nil {
-		if err := rdb.HSet(ctx, k.settings(), "front", front, "born", 0).Err(); err != nil {
-			return err
+	front, next := lineNumbers(read[:2])
+	born, _ := read[2].(string)
+	if read[0] == nil || born == "" {
+		born = "0"
+		if err := rdb.HSet(ctx, k.settings(), "front", front, "born", born).Err(); err != nil {
+			return nil, err
 		}
 	}
-	for i := 0; i < len(users); i += 10_000 {
-		part := users[i:min(len(users), i+10_000)]
-		_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			places := make([]any, 0, 2*len(part))
-			for j, u := range part {
-				places = append(places, u, next+int64(j))
-			}
-			p.RPush(ctx, k.queue(), anys(part)...)
-			p.HSet(ctx, k.places(), places...)
-			p.HSet(ctx, k.settings(), "next", next+int64(len(part)))
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		next += int64(len(part))
+	buckets := map[string][]any{}
+	numbers := make([]int64, len(users))
+	for i, u := range users {
+		key, field := AccountKey(room, u)
+		numbers[i] = next + int64(i)
+		buckets[key] = append(buckets[key], field, numbers[i])
 	}
-	return nil
+	keys := slices.Sorted(maps.Keys(buckets))
+	for i := 0; i < len(keys); i += 1000 {
+		part := keys[i:min(len(keys), i+1000)]
+		if err := appendRecords(ctx, rdb, part, buckets, born); err != nil {
+			return nil, err
+		}
+	}
+	return numbers, rdb.HSet(ctx, k.settings(), "next", next+int64(len(users))).Err()
 }
 
-func anys(s []string) []any {
-	out := make([]any, len(s))
-	for i, v := range s {
-		out[i] = v
+// appendRecords writes Append's records of the buckets keys in two round
+// trips: a bucket of an earlier line (its 'b' not born) is dropped first,
+// as keepAccount does.
+func appendRecords(ctx context.Context, rdb redis.Cmdable, keys []string, buckets map[string][]any, born string) error {
+	was := make([]*redis.StringCmd, len(keys))
+	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for j, key := range keys {
+			was[j] = p.HGet(ctx, key, "b")
+		}
+		return nil
+	})
+	if err != nil && err != redis.Nil {
+		return err
 	}
-	return out
+	_, err = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for j, key := range keys {
+			if was[j].Val() != born {
+				p.Del(ctx, key)
+			}
+			p.HSet(ctx, key, append(buckets[key], "b", born)...)
+			p.PExpire(ctx, key, 24*time.Hour)
+		}
+		return nil
+	})
+	return err
 }

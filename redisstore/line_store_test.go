@@ -34,7 +34,7 @@ func TestPreQueueBehindAQueue(t *testing.T) {
 		if st, err := s.Enter(ctx, "r", waitroom.Unlimited("late")); err != nil || st.Status != waitroom.Waiting || st.Position != 6 {
 			t.Fatalf("enter after the opening: %+v %v", st, err)
 		}
-		line, err := redisstore.Line(ctx, rdb, "r")
+		line, err := redisstore.Waiting(ctx, rdb, "r", []string{"q1", "q2", "q3", "p1", "p2", "late"})
 		if err != nil || len(line) != 6 || !slices.Equal(line[:3], []string{"q1", "q2", "q3"}) || line[5] != "late" {
 			t.Fatalf("line %v %v", line, err)
 		}
@@ -47,9 +47,12 @@ func TestPreQueueBehindAQueue(t *testing.T) {
 		if err != nil || len(b.Rooms) != 1 || len(b.Rooms[0].Admitted) != 6 {
 			t.Fatalf("batch %+v %v", b, err)
 		}
+		// The draws are admitted by user, the numbers by number (claimed
+		// later): q1, q2, q3 hold 1, 2, 3, late 4.
+		numbers := map[string]int64{"q1": 1, "q2": 2, "q3": 3, "late": 4}
 		for i, a := range b.Rooms[0].Admitted {
-			if a.User != line[i] {
-				t.Fatalf("admitted %s as the %d-th, want %s", a.User, i+1, line[i])
+			if a.User != line[i] && (a.User != "" || a.Number != numbers[line[i]]) {
+				t.Fatalf("admitted %s (%d) as the %d-th, want %s", a.User, a.Number, i+1, line[i])
 			}
 		}
 	})
@@ -78,8 +81,8 @@ func TestSequenceContinuesAfterTheQueueEmpties(t *testing.T) {
 	})
 }
 
-// No user's id is empty: the store refuses one (line.lua keeps the front
-// under the places' field ”), and the line keeps its front.
+// No user's id is empty: the store refuses one (no caller is nobody), and
+// the line keeps its front.
 func TestEmptyUserIsRefused(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		ctx := context.Background()
@@ -112,8 +115,8 @@ func TestAppendFollowsTheQueue(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := redisstore.Append(ctx, rdb, "r", []string{"c", "d"}); err != nil {
-			t.Fatal(err)
+		if numbers, err := redisstore.Append(ctx, rdb, "r", []string{"c", "d"}); err != nil || !slices.Equal(numbers, []int64{3, 4}) {
+			t.Fatalf("append: %v %v", numbers, err)
 		}
 		for i, u := range []string{"a", "b", "c", "d"} {
 			if st, place, err := s.Seat(ctx, "r", waitroom.Unlimited(u)); err != nil || st.Position != int64(i+1) || place.Seq != int64(i+1) {

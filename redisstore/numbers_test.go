@@ -25,8 +25,9 @@ func anonymous(user string, place int64) waitroom.Caller {
 }
 
 // An anonymous visitor's place is its number alone (line.lua): its enter
-// keeps no key of its own, its polls read its position from the number,
-// admission passes its number in order with the accounts' places, and its
+// keeps no key of its own (an account's keeps one record in a bucket),
+// its polls read its position from the number, admission passes the
+// numbers in order whoever holds them, and the visitor's
 // next call claims the token: the same one on every repeat, and never a
 // second one after the first has bought.
 func TestAnonymousPlacesAreNumbersAlone(t *testing.T) {
@@ -48,8 +49,9 @@ func TestAnonymousPlacesAreNumbersAlone(t *testing.T) {
 				t.Errorf("an anonymous visitor's enter wrote %s", key)
 			}
 		}
-		if places := rdb.HKeys(ctx, "wr:{r}:places").Val(); !slices.Equal(places, []string{"acct"}) {
-			t.Errorf("places %v, want the account's alone", places)
+		bucket, field := redisstore.AccountKey("r", "acct")
+		if buckets := rdb.Keys(ctx, "wr:{r}:a:*").Val(); !slices.Equal(buckets, []string{bucket}) || rdb.HGet(ctx, bucket, field).Val() != "2" {
+			t.Errorf("buckets %v, want acct's record of number 2 alone", buckets)
 		}
 		if st, err := s.Position(ctx, "r", anonymous("v-2", 0)); err != nil || st.Status != waitroom.NotInQueue {
 			t.Fatalf("an anonymous visitor without its place: %+v %v", st, err)
@@ -59,8 +61,8 @@ func TestAnonymousPlacesAreNumbersAlone(t *testing.T) {
 			t.Fatal(b, err)
 		}
 		got := b.Rooms[0].Admitted
-		if len(got) != 2 || got[0].Number != 1 || got[0].User != "" || got[1].User != "acct" || got[1].Token == "" {
-			t.Fatalf("the first batch admitted %+v, want number 1 then acct's token", got)
+		if len(got) != 2 || got[0].Number != 1 || got[0].User != "" || got[1].Number != 2 || got[1].User != "" {
+			t.Fatalf("the first batch admitted %+v, want numbers 1 and 2 (v-1's and acct's)", got)
 		}
 		first, err := s.Position(ctx, "r", who[0])
 		if err != nil || first.Status != waitroom.Ready || first.Token == "" {
@@ -341,6 +343,57 @@ func TestAnAdmissionAtEnterSurvivesAFailover(t *testing.T) {
 		}
 		if st, err := s.Position(ctx, "r", anonymous("v-1", 1)); err != nil || st.Status != waitroom.Ready || st.Token == "" {
 			t.Fatalf("v-1's turn again: %+v %v", st, err)
+		}
+	})
+}
+
+// An account keeps one record, its number, in a bucket of its line
+// (line.lua): entering again finds the same number; the bucket lives as
+// long as its places may wait (twice the wait at the room's rate, the
+// claim window and an hour); a bucket of an earlier line counts for
+// nothing and is dropped when written; the claim of its turn removes the
+// record.
+func TestAnAccountKeepsOneRecordWhileItMayWait(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		cfg := testConfig()
+		cfg.AdmitRatePerSec = 10 // batches of 1
+		s, rdb := newStore(t, engine, cfg)
+		for i, u := range []string{"a", "b", "c"} {
+			st, err := s.Enter(ctx, "r", waitroom.Unlimited(u))
+			if err != nil || st.Number != int64(i+1) {
+				t.Fatalf("%s: %+v %v", u, st, err)
+			}
+			bucket, field := redisstore.AccountKey("r", u)
+			least := time.Duration(2*(i+1)*100)*time.Millisecond + cfg.EntryTokenTTL + time.Hour
+			if ttl := rdb.PTTL(ctx, bucket).Val(); ttl < least-2*time.Second || ttl > least+time.Second {
+				t.Errorf("%s's bucket lives %v, want %v", u, ttl, least)
+			}
+			if n := rdb.HGet(ctx, bucket, field).Val(); n != fmt.Sprint(i+1) {
+				t.Errorf("%s's record %q", u, n)
+			}
+		}
+		if st, err := s.Enter(ctx, "r", waitroom.Unlimited("a")); err != nil || st.Number != 1 || st.Joined {
+			t.Fatalf("a again: %+v %v, want its number 1", st, err)
+		}
+		// b's bucket is of an earlier line: b's record there counts for nothing.
+		bucket, field := redisstore.AccountKey("r", "b")
+		rdb.HSet(ctx, bucket, "b", "1", "stale-field", "7")
+		st, err := s.Enter(ctx, "r", waitroom.Unlimited("b"))
+		if err != nil || st.Number != 4 || !st.Joined {
+			t.Fatalf("b with a stale bucket: %+v %v, want a new number 4", st, err)
+		}
+		if fields := rdb.HKeys(ctx, bucket).Val(); len(fields) != 2 || rdb.HGet(ctx, bucket, field).Val() != "4" {
+			t.Errorf("b's bucket holds %v, want b's record and its line alone", fields)
+		}
+		if _, err := s.AdmitBatch(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := s.Position(ctx, "r", waitroom.Unlimited("a")); err != nil || st.Status != waitroom.Ready {
+			t.Fatalf("a claiming its turn: %+v %v", st, err)
+		}
+		if bucket, field := redisstore.AccountKey("r", "a"); rdb.HExists(ctx, bucket, field).Val() {
+			t.Errorf("a's record outlives its claim")
 		}
 	})
 }

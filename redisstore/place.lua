@@ -11,10 +11,10 @@ local function rankOf(line, n, front, sorted)
   return rank
 end
 
--- drawRank is the rank of a member of the sorted set and its number, or
--- nil when user is none: its rank among them, plus the numbers ahead of
--- it that the front has not passed (those below its number; nextN is the
--- counter's next).
+-- drawRank is the rank of a pre-queue draw (the sorted set's member user)
+-- and its number, or nil when user drew none: its rank among the draws,
+-- plus the numbers ahead of it that the front has not passed (those below
+-- its number; nextN is the counter's next).
 local function drawRank(line, user, front, nextN)
   local rank = redis.call('ZRANK', line, user)
   if not rank then
@@ -37,9 +37,9 @@ local function ofThisLine(place, placeAtMs, born)
   return place > 0 and born ~= nil and born ~= false and placeAtMs + 10000 >= tonumber(born)
 end
 
--- counterPast moves the counter (nextN, the room's hash's 'next') past an
--- anonymous visitor's number n when it is behind it: a failover's replica
--- never saw the enter that gave n out, and admission must still reach it.
+-- counterPast moves the counter (nextN, the room's hash's 'next') past a
+-- credential's number n when it is behind it: a failover's replica never
+-- saw the enter that gave n out, and admission must still reach it.
 -- Returns the counter's next number.
 local function counterPast(hash, n, nextN)
   if n < nextN then
@@ -49,19 +49,47 @@ local function counterPast(hash, n, nextN)
   return n + 1
 end
 
--- placeOf finds a caller's place: an anonymous visitor's number is its
--- ticket's (place, when placed: of this line), an account's its places'
--- (places, the hash; line, the sorted set). Returns its number (nil:
--- none), its rank while it waits (nil: not waiting; the front passed it,
--- or it has none), a draw's number when the sorted set holds it, and the
--- counter's next number (moved past an anonymous number beyond it).
-local function placeOf(hash, line, places, user, anonymous, place, front, sorted, nextN)
-  local n
-  if anonymous and place then
-    n = place
-    nextN = counterPast(hash, n, nextN)
-  else
-    n = tonumber(redis.call('HGET', places, user))
+-- accountOf reads an account's record (line.lua): its number, nil when
+-- it has none in this line (born: the counter's, as read), and whether
+-- its bucket is of this line (false: none, or an earlier line's, whose
+-- records count for nothing).
+local function accountOf(bucket, field, born)
+  local r = redis.call('HMGET', bucket, field, 'b')
+  if not born or r[2] ~= born then
+    return nil, false
+  end
+  return tonumber(r[1]), true
+end
+
+-- keepAccount records an account's number n (seq, as text) in its bucket
+-- (current: the bucket is of this line, born), for ttlMs at least. A
+-- bucket of an earlier line is dropped first: its 'b' rewritten would make
+-- its other records count. Every record of a bucket lives as long as its
+-- latest (PEXPIRE GT: a later number waits longer).
+local function keepAccount(bucket, field, seq, born, current, ttlMs)
+  local ttl = string.format('%d', ttlMs)
+  if current then
+    redis.call('HSET', bucket, field, seq)
+    redis.call('PEXPIRE', bucket, ttl, 'GT')
+    return
+  end
+  redis.call('DEL', bucket)
+  redis.call('HSET', bucket, field, seq, 'b', born)
+  redis.call('PEXPIRE', bucket, ttl)
+end
+
+-- placeOf finds a caller's place: the number its credential carries
+-- (place: signed, of this line; nil: none), an account's record
+-- (recorded; the earlier of the two), or its pre-queue draw. Returns its
+-- number (nil: none), its rank while it waits (nil: not waiting; the front
+-- passed it, or it has none), a draw's number when the sorted set holds
+-- it, and the counter's next number (moved past a credential's number
+-- beyond it).
+local function placeOf(hash, line, user, recorded, place, front, sorted, nextN)
+  local n = recorded
+  if place then
+    n = math.min(n or place, place)
+    nextN = counterPast(hash, place, nextN)
   end
   if n and front and n >= front then
     return n, rankOf(line, n, front, sorted), nil, nextN
@@ -70,4 +98,13 @@ local function placeOf(hash, line, places, user, anonymous, place, front, sorted
     return n, rank, drawn, nextN
   end
   return n, nil, nil, nextN
+end
+
+-- accountMs is how long an account's record must last at least, for a
+-- place at position in room (with its numbers: roomNumbers): twice its
+-- wait at the room's rate, its claim window (the token's life), and an
+-- hour beyond (a pause, a slower rate). A record that expires while its
+-- holder still waits leaves the place its credential carries.
+local function accountMs(position, room)
+  return 2 * position * 1000 / math.max(room.rate, 0.001) + tonumber(room.ttl) + 3600000
 end

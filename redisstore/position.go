@@ -63,12 +63,12 @@ func (s *Store) positionArgs(room string, c waitroom.Caller) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(s.limited(c, []any{c.User}, callerBuckets), c.Place, c.PlaceAt.UnixMilli(), flag(c.Anonymous), room+"."+token), nil
+	return append(s.limited(c, []any{c.User}, callerBuckets), c.Place, c.PlaceAt.UnixMilli(), accountField(c), room+"."+token), nil
 }
 
 // positionKeys are position.lua's keys, Position's and Seat's.
 func (r roomKeys) positionKeys(user string) []string {
-	return []string{r.settings(), r.line(), r.record(user), r.budget(), r.live(), r.places(), r.batches(), r.unclaimed(), r.mark(user)}
+	return []string{r.settings(), r.line(), r.record(user), r.budget(), r.live(), r.account(user), r.batches(), r.unclaimed(), r.mark(user)}
 }
 
 // answerLen is the length of room.lua's answer: kind, two values, then the

@@ -6,7 +6,7 @@ local lineKey = KEYS[2] -- the line's sorted set (line.lua)
 local recordKey = KEYS[3] -- the user's entry-token record
 local budgetKey = KEYS[4] -- admission's budget (admit.lua)
 local liveKey = KEYS[5] -- live tokens
-local placesKey = KEYS[6] -- the accounts' places (line.lua)
+local accountKey = KEYS[6] -- the account's bucket of records (line.lua; an anonymous visitor's is never read)
 local batchesKey = KEYS[7] -- admission's batches (claim.lua)
 local unclaimedKey = KEYS[8] -- each batch's numbers not yet claimed (claim.lua)
 local markKey = KEYS[9] -- the user's claim (claim.lua)
@@ -14,7 +14,8 @@ local user = ARGV[1]
 local limitArg = 2 -- ARGV[2..4]: the limiter's time and the fields of the caller's and its address's buckets (ratelimit.lua)
 local place = tonumber(ARGV[5]) -- the number of the place the caller's credential carries (0: none)
 local placeAtMs = tonumber(ARGV[6]) -- when it was signed
-local anonymous = ARGV[7] == '1' -- the caller is a ticket's: its place is its number alone (line.lua)
+local field = ARGV[7] -- the account's field in its bucket ('': an anonymous visitor, a ticket's, whose place is its number alone: line.lua)
+local anonymous = field == ''
 local token = ARGV[8] -- the entry token a claim issues ("room.random")
 -- 'seat' for a live stream's read (Store.Seat): a WAITING answer then
 -- carries two more elements, the place's number and 1, or 0 in a room with
@@ -31,26 +32,32 @@ local room, refused = visit(settingsKey, roomOf(s[1]), s, 1, limitArg, 2)
 if refused then
   return refused
 end
-local placed = ofThisLine(place, placeAtMs, s[6])
+local born = s[6]
+local placed = ofThisLine(place, placeAtMs, born) and place
+local recorded, current = nil, false
+if not anonymous then
+  recorded, current = accountOf(accountKey, field, born)
+end
 -- claimTurn claims the turn of the place numbered n (claim.lua).
 local function claimTurn(n)
   local _, nowMs = serverTime()
   return claim({mark = markKey, batches = batchesKey, record = recordKey, live = liveKey, unclaimed = unclaimedKey,
-    settings = settingsKey}, user, n, token, tonumber(roomNumbers(room).ttl), nowMs)
+    settings = settingsKey, account = accountKey}, user, field, n, token, tonumber(roomNumbers(room).ttl), nowMs)
 end
 if roomHas(room, closedBit) then
   -- Sold out: the line is released (admit.lua); a live entry token stays
   -- valid, as does a number admitted before the closing (its claim);
   -- everyone else is told CLOSED without a read of the line.
-  local held = redis.call('GET', recordKey) or (anonymous and placed and claimTurn(place))
+  local n = placed and math.min(recorded or placed, placed) or recorded
+  local held = redis.call('GET', recordKey) or (n and claimTurn(n))
   return held and answer('READY', held, 0, room) or answer('CLOSED', 0, 0, room)
 end
 local front, sorted = frontOf(s[4])
 local nextN = tonumber(s[5]) or 1
-local n, rank, drawn, counted = placeOf(settingsKey, lineKey, placesKey, user, anonymous, placed and place, front, sorted, nextN)
+local n, rank, drawn, counted = placeOf(settingsKey, lineKey, user, recorded, placed, front, sorted, nextN)
 nextN = counted
--- Not in line: a token holder's READY, the claim of a number the front
--- has passed, an account's place a failover lost put back (restore.lua).
+-- Not in line: a token holder's READY, or the claim of a number the front
+-- has passed (claim.lua).
 if not rank then
   local record = redis.call('GET', recordKey)
   if not record and n and front then
@@ -59,11 +66,12 @@ if not rank then
   if record then
     return answer('READY', record, 0, room)
   end
-  if anonymous or not placed or not restore(settingsKey, lineKey, user, place, front) then
-    return answer('NOT_IN_QUEUE', 0, 0, room)
-  end
-  rank = drawRank(lineKey, user, front, nextN)
-  n = place
+  return answer('NOT_IN_QUEUE', 0, 0, room)
+end
+if n and n ~= recorded and not anonymous then
+  -- An account's record a failover lost (its credential carries the
+  -- number), put back for its other devices.
+  keepAccount(accountKey, field, string.format('%d', n), born, current, accountMs(rank + 1, roomNumbers(room)))
 end
 if roomHas(room, scheduledBit) then -- the clock only for a scheduled opening
   local _, nowMs = serverTime()

@@ -222,10 +222,16 @@ func (r *openingRun) check(t *testing.T) {
 	}
 }
 
+// admittedOf is what b admitted: a draw's user, a number's number (its
+// holder claims the token: claim.lua) as "#n".
 func admittedOf(b waitroom.Batch) []string {
 	var out []string
 	for _, r := range b.Rooms {
 		for _, a := range r.Admitted {
+			if a.User == "" {
+				out = append(out, fmt.Sprintf("#%d", a.Number))
+				continue
+			}
 			out = append(out, a.User)
 		}
 	}
@@ -251,15 +257,9 @@ func TestIdleRoomsLeaveNoKeys(t *testing.T) {
 		if err != nil || len(admittedOf(b)) != 4 {
 			t.Fatalf("%+v %v", b, err)
 		}
-		for _, r := range b.Rooms { // everyone orders: no token left
-			for _, a := range r.Admitted {
-				l, err := s.BeginOrder(ctx, waitroom.Unlimited(a.User), waitroom.OrderAttempt{Room: r.Room, Token: a.Token})
-				if err == nil {
-					err = s.CommitOrder(ctx, l, waitroom.StoredAnswer{Status: 201})
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
+		for _, room := range []string{"gone", "kept"} { // everyone claims and orders: no token left
+			for _, u := range []string{"a", "b"} {
+				buy(t, s, room, u)
 			}
 		}
 		if _, err := s.AdmitBatch(ctx); err != nil { // sees both rooms idle
@@ -269,13 +269,40 @@ func TestIdleRoomsLeaveNoKeys(t *testing.T) {
 		if _, err := s.AdmitBatch(ctx); err != nil {
 			t.Fatal(err)
 		}
+		// What is left: the created room's settings, and the claims' marks,
+		// which refuse a second token until the first would have expired
+		// (claim.lua).
 		keys, err := rdb.Keys(ctx, "*").Result()
 		slices.Sort(keys)
-		want := []string{createdKey, roomsKey, roomKeys("kept").settings()}
+		want := []string{createdKey, roomsKey, roomKeys("gone").mark("a"), roomKeys("gone").mark("b"),
+			roomKeys("kept").mark("a"), roomKeys("kept").mark("b"), roomKeys("kept").settings()}
 		if err != nil || !slices.Equal(keys, want) {
 			t.Fatalf("keys left: %v, want %v", keys, want)
 		}
+		for _, key := range want[2:6] {
+			if ttl := rdb.PTTL(ctx, key).Val(); ttl <= 0 || ttl > 300*time.Second {
+				t.Errorf("%s lives %v, want at most the token's life", key, ttl)
+			}
+		}
 	})
+}
+
+// buy claims user's turn in room (its admitted number: claim.lua) and
+// orders with the token, which the order consumes.
+func buy(t *testing.T, s *Store, room, user string) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := s.Position(ctx, room, waitroom.Unlimited(user))
+	if err != nil || st.Status != waitroom.Ready {
+		t.Fatalf("%s claiming its turn in %s: %+v %v", user, room, st, err)
+	}
+	l, err := s.BeginOrder(ctx, waitroom.Unlimited(user), waitroom.OrderAttempt{Room: room, Token: st.Token})
+	if err == nil {
+		err = s.CommitOrder(ctx, l, waitroom.StoredAnswer{Status: 201})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // A room that went idle has its keys set to expire; the next user to wait
@@ -291,14 +318,7 @@ func TestWaitingAgainKeepsTheKeys(t *testing.T) {
 		if err != nil || len(admittedOf(b)) != 1 {
 			t.Fatalf("%+v %v", b, err)
 		}
-		a := b.Rooms[0].Admitted[0]
-		l, err := s.BeginOrder(ctx, waitroom.Unlimited("a"), waitroom.OrderAttempt{Room: "r", Token: a.Token})
-		if err == nil {
-			err = s.CommitOrder(ctx, l, waitroom.StoredAnswer{Status: 201})
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+		buy(t, s, "r", "a")
 		if _, err := s.AdmitBatch(ctx); err != nil { // idle: expiry set
 			t.Fatal(err)
 		}

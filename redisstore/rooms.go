@@ -204,10 +204,10 @@ func decodeStatus(room string, r []any) (roomRecord, error) {
 // settingsSetKeys are settings_set.lua's keys: the room's hash, then what
 // a reopened room starts afresh.
 func (r roomKeys) settingsSetKeys() []string {
-	return []string{r.settings(), r.line(), r.marks(), r.budget(), r.queue(), r.places()}
+	return []string{r.settings(), r.line(), r.marks(), r.budget()}
 }
 
 // statusKeys are status.lua's keys, in the order its top names them.
 func (r roomKeys) statusKeys() []string {
-	return []string{r.settings(), r.line(), r.live(), r.marks(), r.admits(), r.control(), r.queue()}
+	return []string{r.settings(), r.line(), r.live(), r.marks(), r.admits(), r.control()}
 }

@@ -135,10 +135,10 @@ var (
 type limitedScripts struct{ enter, position, accept, orderBegin, apply *luaScript }
 
 func newLimitedScripts(head string) limitedScripts {
-	enter := slices.Concat(visitParts, []string{"admission.lua", "challenge.lua", "line.lua", "place.lua", "claim.lua", "restore.lua", "enter.lua"})
+	enter := slices.Concat(visitParts, []string{"admission.lua", "challenge.lua", "line.lua", "place.lua", "claim.lua", "enter.lua"})
 	return limitedScripts{
 		enter:      newScript(source(head, enter...)),
-		position:   newScript(source(head, slices.Concat(visitParts, []string{"line.lua", "place.lua", "claim.lua", "restore.lua", "position.lua"})...)),
+		position:   newScript(source(head, slices.Concat(visitParts, []string{"line.lua", "place.lua", "claim.lua", "position.lua"})...)),
 		accept:     newScript(source(head, slices.Concat(visitParts, []string{"challenge.lua", "accept.lua"})...)),
 		orderBegin: newScript(source(head, "ratelimit.lua", "order_begin.lua")),
 		apply:      newScript(source(head, slices.Concat([]string{"apply_head.lua"}, enter, []string{"apply_tail.lua"})...)),

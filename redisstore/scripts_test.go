@@ -28,7 +28,7 @@ func TestScriptsNameTheirKeysInTheOrderGoPassesThem(t *testing.T) {
 		"unlock.lua":       k.unlockKeys(user),
 	}
 	// Each key by the name of the roomKeys method that makes it.
-	names := map[string]string{k.settings(): "settings", k.line(): "line", k.queue(): "queue", k.places(): "places",
+	names := map[string]string{k.settings(): "settings", k.line(): "line", k.account(user): "account",
 		k.batches(): "batches", k.unclaimed(): "unclaimed", k.mark(user): "mark", k.marks(): "marks", k.budget(): "budget", k.live(): "live", k.admits(): "admits",
 		k.downstream(): "downstream", k.control(): "control", k.record(user): "record", k.lock(user): "lock",
 		k.answer(user, "i"): "answer", k.failed(user): "failed", k.challenge("n"): "challenge", k.applied(user): "applied"}

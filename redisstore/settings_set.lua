@@ -6,8 +6,6 @@ local settingsKey = KEYS[1] -- the room's hash (settings.lua)
 local lineKey = KEYS[2]
 local marksKey = KEYS[3]
 local budgetKey = KEYS[4]
-local queueKey = KEYS[5]
-local placesKey = KEYS[6]
 local version = ARGV[1] -- the version read ('' when none was stored)
 local rate = ARGV[2]
 local capacity = ARGV[3]
@@ -35,8 +33,10 @@ if not closed and was[2] and hasBit(string.byte(was[2], 1) - 64, closedBit) then
   -- slices (admit.lua); whatever it has not released yet goes now, freed
   -- off the main thread.
   -- The counter goes on (line.lua): no number of the old line is given out
-  -- again, and those admitted before the closing can still be claimed.
-  redis.call('UNLINK', lineKey, marksKey, budgetKey, queueKey, placesKey)
+  -- again, and those admitted before the closing can still be claimed; an
+  -- account's record of a number released with the line counts for nothing
+  -- (no batch holds it) and is overwritten when the account enters again.
+  redis.call('UNLINK', lineKey, marksKey, budgetKey)
   if was[3] then
     redis.call('HSET', settingsKey, 'front', was[3])
   end

@@ -5,7 +5,6 @@ local liveKey = KEYS[3] -- live tokens
 local marksKey = KEYS[4] -- marks (enter.lua)
 local admitsKey = KEYS[5] -- admissions per second
 local controlKey = KEYS[6] -- the controller's state (adapt.lua)
-local queueKey = KEYS[7] -- the accounts' queue (line.lua)
 -- ARGV[1] the store's rooms (admit.lua's ARGV[1]), read by roomsArgHead
 local windowMs = tonumber(ARGV[2]) -- the control window
 -- Returns {stored, hasKeys, version, ratePerSec, hot, page, adaptive, state,
@@ -48,7 +47,7 @@ if first then
   local mark = redis.call('ZREVRANGEBYSCORE', marksKey, string.format('%.17g', first), '-inf', 'LIMIT', 0, 1)
   if mark[1] then oldest = math.max(0, nowSec - markSecond(mark[1])) end
 end
-local hasKeys = redis.call('EXISTS', lineKey, liveKey, queueKey) + (s[7] and 1 or 0)
+local hasKeys = redis.call('EXISTS', lineKey, liveKey) + (s[7] and 1 or 0)
 local state = 'open'
 if roomHas(room, closedBit) then
   state = 'closed'

@@ -9,7 +9,9 @@ package redisstore
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
@@ -115,9 +117,7 @@ type roomKeys string
 func (r roomKeys) key(name string) string { return "wr:{" + string(r) + "}:" + name }
 func (r roomKeys) settings() string       { return r.key("settings") }
 func (r roomKeys) admits() string         { return r.key("admits") }
-func (r roomKeys) line() string           { return r.key("line") }   // the sorted part (line.lua)
-func (r roomKeys) queue() string          { return r.key("queue") }  // the queue (line.lua)
-func (r roomKeys) places() string         { return r.key("places") } // user -> sequence (line.lua)
+func (r roomKeys) line() string           { return r.key("line") } // the sorted part (line.lua)
 func (r roomKeys) marks() string          { return r.key("marks") }
 func (r roomKeys) budget() string         { return r.key("budget") }
 func (r roomKeys) live() string           { return r.key("tokens") } // live tokens: user -> expiry ms
@@ -135,6 +135,35 @@ func (r roomKeys) lock(user string) string { return r.key("lock:" + user) }
 func (r roomKeys) batches() string         { return r.key("batches") }
 func (r roomKeys) unclaimed() string       { return r.key("unclaimed") }
 func (r roomKeys) mark(user string) string { return r.key("c:" + user) }
+
+// account is the bucket of user's record (line.lua): the account's
+// number, under accountField's field. The buckets are one hash each of
+// accountBuckets, picked by a digest of the id, so that each holds a few
+// dozen records in a listpack (about 20 bytes a record) up to tens of
+// millions of accounts in a room, where a hash of every id would hold each
+// id whole in a hash table (about 100 bytes).
+func (r roomKeys) account(user string) string {
+	d := sha256.Sum256([]byte(user))
+	return r.key(fmt.Sprintf("a:%05x", binary.BigEndian.Uint32(d[:4])>>(32-accountBucketBits)))
+}
+
+// accountField is c's field in its account bucket: 8 bytes of its id's
+// digest, in 11 characters of base64 (with the bucket's 18 bits, 82 bits
+// tell accounts apart: two of a billion share a record with odds of one in
+// 10^7), or "" for an anonymous visitor, whose place is its ticket's alone
+// (line.lua).
+func accountField(c waitroom.Caller) string {
+	if c.Anonymous {
+		return ""
+	}
+	d := sha256.Sum256([]byte(c.User))
+	return base64.RawURLEncoding.EncodeToString(d[4:12])
+}
+
+// accountBucketBits is log2 of the number of account buckets in a room:
+// 262,144, a few dozen records each at 10 million accounts, within the
+// 128 entries a hash keeps as a listpack (hash-max-listpack-entries).
+const accountBucketBits = 18
 
 // failed marks a token holder whose failed order call is counted (unlock.lua).
 func (r roomKeys) failed(user string) string { return r.key("failed:" + user) }

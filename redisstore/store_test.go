@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -166,6 +165,9 @@ func TestConcurrentEntersGapFree(t *testing.T) {
 						continue
 					}
 					positions[i] = st.Position
+					if st.Number != st.Position { // the front is 1: nobody was admitted
+						errs <- fmt.Errorf("user-%d told position %d, number %d", i, st.Position, st.Number)
+					}
 				}
 			}()
 		}
@@ -184,15 +186,19 @@ func TestConcurrentEntersGapFree(t *testing.T) {
 				t.Fatalf("positions are not 1..%d without gaps: index %d has %d", users, i, p)
 			}
 		}
-		// The position each user was told is the rank their sequence number gives.
-		line, err := redisstore.Line(ctx, rdb, "crowd")
+		// The position each user was told is the rank its number gives, and
+		// the number is the one its record keeps.
+		all := make([]string, users)
+		for i := range all {
+			all[i] = fmt.Sprintf("user-%d", i)
+		}
+		line, err := redisstore.Waiting(ctx, rdb, "crowd", all)
 		if err != nil || len(line) != users {
 			t.Fatalf("line: %d entries, %v", len(line), err)
 		}
-		places := rdb.HGetAll(ctx, "wr:{crowd}:places").Val()
 		for i, u := range line {
-			if places[u] != strconv.Itoa(i+1) {
-				t.Fatalf("sequence numbers not gap-free at %d: %s has %q", i, u, places[u])
+			if st, err := s.Position(ctx, "crowd", waitroom.Unlimited(u)); err != nil || st.Position != int64(i+1) || st.Number != int64(i+1) {
+				t.Fatalf("numbers not gap-free at %d: %s has %+v %v", i, u, st, err)
 			}
 		}
 	})

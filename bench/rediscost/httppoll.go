@@ -124,7 +124,7 @@ func measureHTTPPoll(ctx context.Context, p params) (*sim.RedisCostHTTPPoll, err
 	for i := range ahead {
 		ahead[i] = uid('q', i)
 	}
-	if err := redisstore.Append(ctx, rdb, pollRoom, ahead); err != nil {
+	if _, err := redisstore.Append(ctx, rdb, pollRoom, ahead); err != nil {
 		return nil, err
 	}
 	api := &httpapi.API{Config: cfg, Queue: store}

@@ -140,10 +140,15 @@ func keyspace(ctx context.Context, rdb *redis.Client) (keys, expires int64, err 
 }
 
 // lineBytes is MEMORY USAGE (every element counted) of the keys that hold
-// room's line, as the store names them (redisstore.LineKeys).
+// room's line, as the store names them (redisstore.LineKey and the
+// accounts' buckets, redisstore.AccountPattern).
 func lineBytes(ctx context.Context, rdb *redis.Client, room string) (int64, error) {
+	keys, err := rdb.Keys(ctx, redisstore.AccountPattern(room)).Result()
+	if err != nil {
+		return 0, err
+	}
 	var total int64
-	for _, key := range redisstore.LineKeys(room) {
+	for _, key := range append(keys, redisstore.LineKey(room)) {
 		n, err := rdb.MemoryUsage(ctx, key, 0).Result()
 		if err != nil && err != redis.Nil {
 			return 0, fmt.Errorf("MEMORY USAGE %s: %w", key, err)

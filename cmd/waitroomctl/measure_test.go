@@ -72,7 +72,7 @@ func TestMeasureSettingChanges(t *testing.T) {
 	for i := range users {
 		users[i] = fmt.Sprint(i)
 	}
-	if err := redisstore.Append(ctx, rdb, "sale", users); err != nil {
+	if _, err := redisstore.Append(ctx, rdb, "sale", users); err != nil {
 		t.Fatal(err)
 	}
 	wctx, stop := context.WithCancel(ctx)

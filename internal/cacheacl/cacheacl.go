@@ -62,12 +62,12 @@ var connection = []string{"cluster|slots", "command"}
 var scripts = []string{"evalsha", "eval"}
 
 // The commands the line's scripts call (enter.lua, apply.lua wrapping it).
-var lineCommands = []string{"exists", "get", "hdel", "hget", "hincrby", "hmget", "hset", "persist",
-	"pexpire", "rpush", "set", "time", "zadd", "zcard", "zcount", "zrangebyscore", "zrank", "zscore"}
+var lineCommands = []string{"del", "exists", "get", "hdel", "hincrby", "hmget", "hset", "persist",
+	"pexpire", "set", "time", "zadd", "zcard", "zcount", "zrangebyscore", "zrank", "zscore"}
 
 // lineKeys are the keys enter.lua reads and writes (and apply.lua).
 var lineKeys = []string{Room("settings"), Room("line"), Room("u:*"), Room("marks"), Room("budget"),
-	Room("tokens"), Room("admits"), Room("queue"), Room("places"), Room("batches"), Room("unclaimed"), Room("c:*")}
+	Room("tokens"), Room("admits"), Room("a:*"), Room("batches"), Room("unclaimed"), Room("c:*")}
 
 // Grants are the functions' shares, by function.
 var Grants = map[string]Grant{
@@ -83,27 +83,26 @@ var Grants = map[string]Grant{
 	// position: reads where its caller stands (and takes its limiter
 	// token), claims a turn the front passed (the token's record and live
 	// token, the claim's mark, the batch's count: claim.lua), puts back an
-	// account's place a failover lost (restore.lua), reads the room's view
+	// account's record a failover lost (place.lua), reads the room's view
 	// (HMGET), re-registers an open room, reads a receipt's application.
 	Position: {
 		UserSuffix: "position",
 		Keys: []string{roomsKey, Room("settings"), Room("line"), Room("u:*"), Room("budget"), Room("tokens"),
-			Room("places"), Room("batches"), Room("unclaimed"), Room("c:*"), Room("applied:*")},
+			Room("a:*"), Room("batches"), Room("unclaimed"), Room("c:*"), Room("applied:*")},
 		Scripts: []string{"position.lua"},
-		Commands: join(connection, scripts, []string{"sadd", "exists", "get", "hget", "hincrby", "hmget", "hset",
-			"set", "time", "zadd", "zcard", "zcount", "zrangebyscore", "zrank", "zscore"}),
+		Commands: join(connection, scripts, []string{"sadd", "del", "exists", "get", "hincrby", "hmget", "hset",
+			"pexpire", "set", "time", "zadd", "zcard", "zcount", "zrangebyscore", "zrank", "zscore"}),
 	},
 	// admit: the batches of every registered room, the adaptive rate's
 	// decision, and forgetting a room nobody waits in.
 	Admit: {
 		UserSuffix: "admit",
 		Keys: []string{roomsKey, Room("settings"), Room("line"), Room("budget"), Room("marks"), Room("tokens"),
-			Room("admits"), Room("downstream"), Room("control"), Room("queue"), Room("places"), Room("batches"),
+			Room("admits"), Room("downstream"), Room("control"), Room("batches"),
 			Room("unclaimed"), Room("u:*")},
 		Scripts: []string{"admit.lua", "adapt.lua"},
 		Commands: join(connection, scripts, []string{"script|load", "smembers", "srem", "exists", "sadd",
-			"del", "hdel", "hget", "hgetall", "hincrby", "hlen", "hmget", "hscan", "hset", "lrange",
-			"ltrim", "pexpire", "pttl", "set", "time", "unlink", "zadd", "zcard", "zrange", "zrangebyscore",
+			"del", "hdel", "hget", "hgetall", "hincrby", "hlen", "hmget", "hscan", "hset", "pexpire", "pttl", "set", "time", "unlink", "zadd", "zcard", "zrange", "zrangebyscore",
 			"zrem", "zremrangebyrank", "zremrangebyscore", "zrevrangebyscore"}),
 	},
 	// order-gate: a token's check (with ORDER_ROOMS unset, whether an
@@ -122,7 +121,7 @@ var Grants = map[string]Grant{
 	Admin: {
 		UserSuffix: "admin",
 		Keys: []string{roomsKey, createdKey, Room("settings"), Room("line"), Room("tokens"), Room("marks"),
-			Room("admits"), Room("control"), Room("queue"), Room("places"), Room("budget")},
+			Room("admits"), Room("control"), Room("budget")},
 		Scripts: []string{"status.lua", "settings_set.lua"},
 		Commands: join(connection, scripts, []string{"script|load", "smembers", "sadd", "exists", "hdel",
 			"hgetall", "hincrby", "hmget", "hset", "persist", "pexpire", "time", "unlink", "zcard",

@@ -98,10 +98,8 @@ type MicroResults struct {
 	MemBefore         int64     `json:"memBefore"`
 	MemAfter          int64     `json:"memAfter"`
 	MemPerUser        float64   `json:"memPerUser"`
-	MemLinePerUser    float64   `json:"memLinePerUser"`   // MEMORY USAGE of the line's keys / users
-	MemQueuePerUser   float64   `json:"memQueuePerUser"`  // of which the queue (a list)
-	MemPlacesPerUser  float64   `json:"memPlacesPerUser"` // and the places (a hash)
-	MemMarks          int64     `json:"memMarks"`         // marks zset entries
+	MemLinePerUser    float64   `json:"memLinePerUser"` // MEMORY USAGE of the line's keys (the draws, the accounts' buckets) / users
+	MemMarks          int64     `json:"memMarks"`       // marks zset entries
 	MemUserIDBytes    int       `json:"memUserIdBytes"`
 	FillMethod        string    `json:"fillMethod"`
 	FillSeconds       float64   `json:"fillSeconds"`
