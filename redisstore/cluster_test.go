@@ -49,14 +49,19 @@ func TestScriptsOnCluster(t *testing.T) {
 		t.Fatalf("batch covered %d rooms, want %d", len(b.Rooms), len(rooms))
 	}
 	for _, r := range b.Rooms {
-		if len(r.Admitted) != 10 || r.Admitted[0].User != "u01" || r.Waiting != 2 {
+		if len(r.Admitted) != 10 || r.Admitted[0].Number != 1 || r.Waiting != 2 {
 			t.Fatalf("room %s: %+v", r.Room, r)
 		}
 	}
 
-	// The order gate's scripts on a cluster.
-	a := b.Rooms[0].Admitted[0]
-	attempt := waitroom.OrderAttempt{Room: b.Rooms[0].Room, Token: a.Token, IdempotencyKey: "k"}
+	// The claim of u01's turn and the order gate's scripts on a cluster.
+	room := b.Rooms[0].Room
+	claimed, err := s.Position(ctx, room, waitroom.Unlimited("u01"))
+	if err != nil || claimed.Status != waitroom.Ready {
+		t.Fatalf("u01 claiming its turn: %+v %v", claimed, err)
+	}
+	a := waitroom.Admission{User: "u01", Token: claimed.Token}
+	attempt := waitroom.OrderAttempt{Room: room, Token: a.Token, IdempotencyKey: "k"}
 	lease, err := s.BeginOrder(ctx, waitroom.Unlimited(a.User), attempt)
 	if err != nil || lease.Replay != nil {
 		t.Fatalf("begin: %+v %v", lease, err)

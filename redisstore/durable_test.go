@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -79,8 +80,8 @@ func TestDurableWritesWaitForAReplicaRedisServer(t *testing.T) {
 	}
 }
 
-// admitUsers puts users in room's line and admits them; it returns each
-// user's entry token.
+// admitUsers puts users in room's line and admits them, each claiming its
+// turn; it returns each user's entry token.
 func admitUsers(t *testing.T, ctx context.Context, s *redisstore.Store, room string, users ...string) map[string]string {
 	t.Helper()
 	for _, u := range users {
@@ -89,16 +90,14 @@ func admitUsers(t *testing.T, ctx context.Context, s *redisstore.Store, room str
 		}
 	}
 	tokens := map[string]string{}
-	for len(tokens) < len(users) {
-		b, err := s.AdmitBatch(ctx)
-		if err != nil {
+	for deadline := time.Now().Add(10 * time.Second); len(tokens) < len(users); {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d admitted", len(tokens), len(users))
+		}
+		if _, err := s.AdmitBatch(ctx); err != nil {
 			t.Fatal(err)
 		}
-		for _, r := range b.Rooms {
-			for _, a := range r.Admitted {
-				tokens[a.User] = a.Token
-			}
-		}
+		claimAll(t, s, room, users, tokens)
 	}
 	return tokens
 }

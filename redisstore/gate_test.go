@@ -25,15 +25,11 @@ func admitOne(t *testing.T, s *redisstore.Store, room, user string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range b.Rooms {
-		for _, a := range r.Admitted {
-			if a.User == user {
-				return a.Token
-			}
-		}
+	st, err := s.Position(ctx, room, waitroom.Unlimited(user)) // claims its turn (claim.lua)
+	if err != nil || st.Status != waitroom.Ready {
+		t.Fatalf("%s not admitted: %+v %+v %v", user, b, st, err)
 	}
-	t.Fatalf("%s not admitted: %+v", user, b)
-	return ""
+	return st.Token
 }
 
 // Releasing a lock is a compare-and-delete: a lease that no longer owns
@@ -247,8 +243,8 @@ func TestAdmissionMeasuresTheWait(t *testing.T) {
 			t.Fatalf("%+v %v", b, err)
 		}
 		waited := map[string]time.Duration{}
-		for _, a := range b.Rooms[0].Admitted {
-			waited[a.User] = a.Waited
+		for _, a := range b.Rooms[0].Admitted { // numbers 1 and 2
+			waited[[]string{"patient", "prompt"}[a.Number-1]] = a.Waited
 		}
 		if w := waited["patient"]; w < 2*time.Second || w > 5*time.Second {
 			t.Fatalf("patient waited %v, want 2 s or a little more", w)
@@ -314,6 +310,9 @@ func TestForgetRoomRechecksTheLine(t *testing.T) {
 		}
 		if b, err := s.AdmitBatch(ctx); err != nil || admittedCount(b) != 1 {
 			t.Fatalf("%+v %v", b, err)
+		}
+		if st, err := entrant.Position(ctx, "r", waitroom.Unlimited("a")); err != nil || st.Status != waitroom.Ready {
+			t.Fatalf("a claiming its turn: %+v %v", st, err)
 		}
 		if err := other.Del(ctx, "wr:{r}:tokens", "wr:{r}:u:a").Err(); err != nil { // the order consumed it
 			t.Fatal(err)

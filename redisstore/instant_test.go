@@ -51,8 +51,11 @@ func TestInstantAdmissionWhileNobodyWaits(t *testing.T) {
 			t.Fatalf("someone waits: nobody is admitted ahead of them: %+v %v", behind, err)
 		}
 		b, err := s.AdmitBatch(ctx)
-		if err != nil || len(admittedUsers(b)) != 1 || admittedUsers(b)[0] != "u1" {
+		if err != nil || len(admittedUsers(b)) != 1 || admittedUsers(b, "u0", "u1", "u2")[0] != "u1" {
 			t.Fatalf("the batch takes the line in order: %+v %v", b, err)
+		}
+		if st, err := s.Position(ctx, "quiet", waitroom.Unlimited("u1")); err != nil || st.Status != waitroom.Ready {
+			t.Fatalf("u1 claiming its turn: %+v %v", st, err)
 		}
 		live, _ := rdb.ZCard(ctx, "wr:{quiet}:tokens").Result()
 		st, err := s.Status(ctx, "quiet")
@@ -106,6 +109,7 @@ func TestInstantAdmissionOnlyInAnOpenRoom(t *testing.T) {
 // times: what the store did happened between a call's start and its end.
 type admission struct {
 	user    string
+	number  int64 // a batch's: its holder claims its turn (claim.lua)
 	instant bool
 	// batch is the call that admitted a queued user; an instant one has none.
 	batch span
@@ -148,12 +152,26 @@ func raceInstantAndBatches(t *testing.T, engine redistest.Engine, flood bool, ma
 	var mu sync.Mutex
 	var got []admission
 	entered := map[string]span{} // user → its enter call
-	tokens := make(chan struct{ user, token string }, 10_000)
-	add := func(a admission, token string) {
+	numbers := map[int64]string{} // number → the user its enter was told
+	holder := func(n int64) string { // a batch may pass a number before its enter has answered
+		for range 200 {
+			mu.Lock()
+			user := numbers[n]
+			mu.Unlock()
+			if user != "" {
+				return user
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		t.Errorf("nobody was told number %d", n)
+		return ""
+	}
+	tokens := make(chan admission, 10_000)
+	add := func(a admission) {
 		mu.Lock()
 		got = append(got, a)
 		mu.Unlock()
-		tokens <- struct{ user, token string }{a.user, token}
+		tokens <- a
 	}
 	runCtx, cancel := context.WithTimeout(ctx, 4*time.Second)
 	defer cancel()
@@ -175,9 +193,10 @@ func raceInstantAndBatches(t *testing.T, engine redistest.Engine, flood bool, ma
 				}
 				mu.Lock()
 				entered[user] = call
+				numbers[st.Number] = user
 				mu.Unlock()
 				if st.AdmittedNow {
-					add(admission{user: user, instant: true}, st.Token)
+					add(admission{user: user, instant: true})
 				}
 				switch {
 				case flood:
@@ -196,7 +215,7 @@ func raceInstantAndBatches(t *testing.T, engine redistest.Engine, flood bool, ma
 				call := span{from, time.Now()}
 				for _, r := range b.Rooms {
 					for _, a := range r.Admitted {
-						add(admission{user: a.User, batch: call}, a.Token)
+						add(admission{number: a.Number, batch: call})
 					}
 				}
 				if err == nil {
@@ -208,10 +227,18 @@ func raceInstantAndBatches(t *testing.T, engine redistest.Engine, flood bool, ma
 	var exceeded atomic.Int64
 	var orders sync.WaitGroup
 	if maxActive > 0 {
-		orders.Go(func() { // buyers use each token 30 ms after it is issued
+		orders.Go(func() { // buyers claim their turns and use each token 30 ms after it is issued
 			for a := range tokens {
+				if a.user == "" {
+					a.user = holder(a.number)
+				}
+				st, err := s.Position(ctx, room, waitroom.Unlimited(a.user))
+				if err != nil || st.Status != waitroom.Ready {
+					t.Errorf("%s claiming its turn: %+v %v", a.user, st, err)
+					continue
+				}
 				time.Sleep(30 * time.Millisecond)
-				l, err := s.BeginOrder(ctx, waitroom.Unlimited(a.user), waitroom.OrderAttempt{Room: room, Token: a.token})
+				l, err := s.BeginOrder(ctx, waitroom.Unlimited(a.user), waitroom.OrderAttempt{Room: room, Token: st.Token})
 				if err == nil {
 					err = s.CommitOrder(ctx, l, waitroom.StoredAnswer{Status: 201})
 				}
@@ -234,6 +261,11 @@ func raceInstantAndBatches(t *testing.T, engine redistest.Engine, flood bool, ma
 	orders.Wait()
 	if n := exceeded.Load(); n > 0 {
 		t.Errorf("%d live tokens seen, maxActive %d", n, maxActive)
+	}
+	for i, a := range got {
+		if a.user == "" {
+			got[i].user = holder(a.number)
+		}
 	}
 	checkInstantRace(t, cfg, elapsed, got, entered)
 }

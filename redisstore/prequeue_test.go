@@ -107,6 +107,7 @@ type openingRun struct {
 	pre, post   map[string]bool
 	admittedAt  map[string]time.Time // the token's expiry: the store's clock at admission plus the TTL
 	seen        map[string]bool
+	numbers     map[int64]string // number → who was told it (those entered after the opening)
 	admitTwice  string
 	enterErrors []error
 }
@@ -122,7 +123,7 @@ func openingRace(t *testing.T, s *Store, room string, lead time.Duration) *openi
 	opens := time.Now().Add(lead)
 	setOpensAt(t, s, room, &opens)
 	first := opens.Add(-lead)
-	r := &openingRun{pre: map[string]bool{}, post: map[string]bool{}, admittedAt: map[string]time.Time{}, seen: map[string]bool{}}
+	r := &openingRun{pre: map[string]bool{}, post: map[string]bool{}, admittedAt: map[string]time.Time{}, seen: map[string]bool{}, numbers: map[int64]string{}}
 	var mu sync.Mutex
 	runCtx, cancel := context.WithCancel(ctx)
 	var admitters sync.WaitGroup
@@ -138,11 +139,15 @@ func openingRace(t *testing.T, s *Store, room string, lead time.Duration) *openi
 						if rb.Room != room {
 							continue
 						}
-						if r.seen[a.User] {
-							r.admitTwice = a.User
+						who := a.User // a draw's; a number's holder is found once all have entered
+						if who == "" {
+							who = fmt.Sprintf("#%d", a.Number)
 						}
-						r.seen[a.User] = true
-						r.admittedAt[a.User] = a.ExpiresAt
+						if r.seen[who] {
+							r.admitTwice = who
+						}
+						r.seen[who] = true
+						r.admittedAt[who] = a.ExpiresAt
 					}
 				}
 				mu.Unlock()
@@ -171,6 +176,7 @@ func openingRace(t *testing.T, s *Store, room string, lead time.Duration) *openi
 				r.pre[u] = true
 			case st.Status == waitroom.Waiting:
 				r.post[u] = true
+				r.numbers[st.Number] = u
 			}
 		}()
 	}
@@ -184,6 +190,14 @@ func openingRace(t *testing.T, s *Store, room string, lead time.Duration) *openi
 		mu.Unlock()
 		if n == 500 {
 			break
+		}
+	}
+	cancel()
+	admitters.Wait()
+	for n, u := range r.numbers { // each number admitted is its holder's admission
+		if key := fmt.Sprintf("#%d", n); r.seen[key] {
+			delete(r.seen, key)
+			r.seen[u], r.admittedAt[u] = true, r.admittedAt[key]
 		}
 	}
 	return r

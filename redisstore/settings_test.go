@@ -44,11 +44,22 @@ func names(prefix string, n int) []string {
 	return out
 }
 
-func admittedUsers(b waitroom.Batch) []string {
+// admittedUsers is who b admitted: a draw's user, a number's holder among
+// entered (who entered one by one into a line that started empty, so that
+// entered[n-1] holds number n; "#n" past its end). A number's holder
+// claims its token at its next call (claim.lua).
+func admittedUsers(b waitroom.Batch, entered ...string) []string {
 	var out []string
 	for _, r := range b.Rooms {
 		for _, a := range r.Admitted {
-			out = append(out, a.User)
+			switch {
+			case a.User != "":
+				out = append(out, a.User)
+			case a.Number >= 1 && a.Number <= int64(len(entered)):
+				out = append(out, entered[a.Number-1])
+			default:
+				out = append(out, fmt.Sprintf("#%d", a.Number))
+			}
 		}
 	}
 	return out
@@ -67,7 +78,7 @@ func TestPauseStopsAdmissionAndResumeKeepsFIFO(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		order = append(order, admittedUsers(b)...)
+		order = append(order, admittedUsers(b, users...)...)
 		set(t, s, "sale", func(st *waitroom.Settings) { st.Paused = true })
 		for range 3 {
 			time.Sleep(100 * time.Millisecond)
@@ -87,7 +98,7 @@ func TestPauseStopsAdmissionAndResumeKeepsFIFO(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			order = append(order, admittedUsers(b)...)
+			order = append(order, admittedUsers(b, users...)...)
 		}
 		if !slices.Equal(order, users) {
 			t.Fatalf("admission order after resume is not the entry order:\n%v\n%v", order, users)
@@ -247,15 +258,21 @@ func TestMaxActiveNeverExceeded(t *testing.T) {
 				t.Fatalf("admission stopped after %d of %d users", i, users)
 			}
 			orders.Add(1)
-			go func() { // orders consume tokens at their own pace
+			go func() { // holders claim their turns and order at their own pace
 				defer orders.Done()
 				time.Sleep(time.Duration(i%5) * 5 * time.Millisecond)
-				l, err := s.BeginOrder(ctx, waitroom.Unlimited(a.User), waitroom.OrderAttempt{Room: "drop", Token: a.Token})
+				user := admittedUsers(waitroom.Batch{Rooms: []waitroom.RoomBatch{{Admitted: []waitroom.Admission{a}}}}, names("u", users)...)[0]
+				st, err := s.Position(ctx, "drop", waitroom.Unlimited(user))
+				if err != nil || st.Status != waitroom.Ready {
+					t.Errorf("%s claiming its turn: %+v %v", user, st, err)
+					return
+				}
+				l, err := s.BeginOrder(ctx, waitroom.Unlimited(user), waitroom.OrderAttempt{Room: "drop", Token: st.Token})
 				if err == nil {
 					err = s.CommitOrder(ctx, l, waitroom.StoredAnswer{Status: 201})
 				}
 				if err != nil {
-					t.Errorf("order of %s: %v", a.User, err)
+					t.Errorf("order of %s: %v", user, err)
 				}
 			}()
 		}

@@ -100,15 +100,20 @@ func TestAdmitIssuesTokensInOrder(t *testing.T) {
 			t.Fatalf("first batch admits one full batch: %+v", b)
 		}
 		for i, a := range b.Rooms[0].Admitted {
-			if a.User != fmt.Sprintf("u%02d", i) || !strings.HasPrefix(a.Token, "r.") {
-				t.Fatalf("admission %d: %+v", i, a)
+			if a.User != "" || a.Number != int64(i+1) {
+				t.Fatalf("admission %d: %+v, want number %d", i, a, i+1)
 			}
-			st, err := s.Position(ctx, "r", waitroom.Unlimited(a.User))
-			if err != nil || st.Status != waitroom.Ready || st.Token != a.Token || !st.ExpiresAt.Equal(a.ExpiresAt) {
-				t.Fatalf("position of admitted %s: %+v %v", a.User, st, err)
+			user := fmt.Sprintf("u%02d", i)
+			st, err := s.Position(ctx, "r", waitroom.Unlimited(user)) // claims its turn (claim.lua)
+			life := time.Until(st.ExpiresAt)
+			if err != nil || st.Status != waitroom.Ready || !strings.HasPrefix(st.Token, "r.") || life < 295*time.Second || life > 300*time.Second {
+				t.Fatalf("position of admitted %s: %+v %v", user, st, err)
 			}
-			if room, ok := waitroom.TokenRoom(a.Token); !ok || room != "r" {
-				t.Fatalf("token %q does not name its room", a.Token)
+			if again, err := s.Position(ctx, "r", waitroom.Unlimited(user)); err != nil || again.Token != st.Token || !again.ExpiresAt.Equal(st.ExpiresAt) {
+				t.Fatalf("%s again: %+v %v, want the same token", user, again, err)
+			}
+			if room, ok := waitroom.TokenRoom(st.Token); !ok || room != "r" {
+				t.Fatalf("token %q does not name its room", st.Token)
 			}
 		}
 		st, err := s.Position(ctx, "r", waitroom.Unlimited("u10"))
@@ -241,6 +246,9 @@ func TestEmptyRoomsAreForgottenAndComeBack(t *testing.T) {
 		if b, err := s.AdmitBatch(ctx); err != nil || admittedCount(b) != 1 {
 			t.Fatalf("%+v %v", b, err)
 		}
+		if st, err := s.Position(ctx, "pop-up", waitroom.Unlimited("a")); err != nil || st.Status != waitroom.Ready {
+			t.Fatalf("a claiming its turn: %+v %v", st, err)
+		}
 		time.Sleep(1100 * time.Millisecond) // the token expires unused
 		b, err := s.AdmitBatch(ctx)
 		if err != nil || len(b.Rooms) != 1 || b.Rooms[0].TokensExpired != 1 {
@@ -255,7 +263,7 @@ func TestEmptyRoomsAreForgottenAndComeBack(t *testing.T) {
 		if _, err := s.Enter(ctx, "pop-up", waitroom.Unlimited("b")); err != nil {
 			t.Fatal(err)
 		}
-		if b, err := s.AdmitBatch(ctx); err != nil || admittedCount(b) != 1 || b.Rooms[0].Admitted[0].User != "b" {
+		if b, err := s.AdmitBatch(ctx); err != nil || admittedCount(b) != 1 || b.Rooms[0].Admitted[0].Number != 2 { // b's, after a's 1
 			t.Fatalf("room not back: %+v %v", b, err)
 		}
 	})
