@@ -151,8 +151,8 @@ func raceInstantAndBatches(t *testing.T, engine redistest.Engine, flood bool, ma
 
 	var mu sync.Mutex
 	var got []admission
-	entered := map[string]span{} // user → its enter call
-	numbers := map[int64]string{} // number → the user its enter was told
+	entered := map[string]span{}     // user → its enter call
+	numbers := map[int64]string{}    // number → the user its enter was told
 	holder := func(n int64) string { // a batch may pass a number before its enter has answered
 		for range 200 {
 			mu.Lock()
