@@ -13,6 +13,7 @@ import (
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/httpapi"
 	"github.com/waitroom/waitroom/internal/redistest"
+	"github.com/waitroom/waitroom/redisstore"
 )
 
 // countingStore counts the store calls a poll can make.
@@ -225,12 +226,13 @@ func TestAnAcknowledgedPlaceSurvivesALostWrite(t *testing.T) {
 			p.keep(t, h.call(p.request("POST", "/queue/enter")))
 			line = append(line, p)
 		}
-		// The replica never had the last two enters.
+		// The replica never had the last two enters: the account's record is
+		// gone, and the counter is back at the anonymous visitor's number.
 		rdb := h.redis.Client()
 		ctx := context.Background()
-		rdb.LTrim(ctx, "wr:{default}:queue", 0, 3)
-		lost := []string{"h:" + line[5].user, visitorOf(t, h, line[4].ticket)}
-		rdb.HDel(ctx, "wr:{default}:places", lost...)
+		bucket, field := redisstore.AccountKey("default", "h:"+line[5].user)
+		rdb.HDel(ctx, bucket, field)
+		rdb.HSet(ctx, "wr:{default}:settings", "next", line[4].number)
 		late := &placed{}
 		late.keep(t, h.call(late.request("POST", "/queue/enter")))
 		line = append(line, late)
@@ -252,16 +254,6 @@ func TestAnAcknowledgedPlaceSurvivesALostWrite(t *testing.T) {
 			time.Sleep(waitroom.ViewMaxAge)
 		}
 	})
-}
-
-// visitorOf is the visitor a ticket names.
-func visitorOf(t *testing.T, h *harness, ticket string) string {
-	t.Helper()
-	got, err := h.cfg.Visitor.Tickets.Verify(ticket, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got.Visitor
 }
 
 // A refresh of a place held is answered from the view as enter answers:
@@ -335,6 +327,21 @@ func TestAVisitorsTicketKeepsItsNumberOnceAdmitted(t *testing.T) {
 		got, err := h.cfg.Visitor.Tickets.Verify(p.ticket, time.Now())
 		if err != nil || got.Spot.Number != p.number || got.Spot.Room != "default" {
 			t.Fatalf("the READY answer's ticket carries %+v (%v), want number %d", got.Spot, err, p.number)
+		}
+		// An account's place, too.
+		a := &placed{user: "acct"}
+		if body := a.keep(t, h.call(a.request("POST", "/queue/enter"))); body["status"] != "WAITING" || a.number == 0 || a.place == "" {
+			t.Fatalf("the account's enter: %v", body)
+		}
+		if _, err := h.store.AdmitBatch(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if body := a.keep(t, h.call(a.request("GET", "/queue/position"))); body["status"] != "READY" {
+			t.Fatalf("the account after the batch: %v", body)
+		}
+		spot, err := h.cfg.Visitor.Tickets.VerifyPlace(a.place, "h:acct", time.Now())
+		if err != nil || spot.Number != a.number || spot.Room != "default" {
+			t.Fatalf("the READY answer's place carries %+v (%v), want number %d", spot, err, a.number)
 		}
 	})
 }
