@@ -14,12 +14,12 @@ import (
 )
 
 func TestCompareSortsWhatEachRoomHolds(t *testing.T) {
-	entered := map[string]string{"queue": "a,b", "places <user> (all of them)": "a=1,b=2", "marks": "x", "settings front": "1"}
-	appended := map[string]string{"queue": "a,b", "places <user> (all of them)": "a=1,b=3", "extra": "y", "settings front": "1"}
+	entered := map[string]string{bucketRecords: "a:0 f=1,a:1 g=2", bucketLine: "2: the room's counter's birth", "marks": "x", "settings front": "1"}
+	appended := map[string]string{bucketRecords: "a:0 f=1,a:1 g=3", bucketLine: "2: the room's counter's birth", "extra": "y", "settings front": "1"}
 	same, onlyEnter, onlyAppend, differ := compare(entered, appended)
 	for name, got := range map[string][]string{"same": same, "enter only": onlyEnter, "append only": onlyAppend, "differ": differ} {
-		want := map[string][]string{"same": {"queue", "settings front"}, "enter only": {"marks"}, "append only": {"extra"},
-			"differ": {"places <user> (all of them)"}}[name]
+		want := map[string][]string{"same": {bucketLine, "settings front"}, "enter only": {"marks"}, "append only": {"extra"},
+			"differ": {bucketRecords}}[name]
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: %q, want %q", name, got, want)
 		}
@@ -75,8 +75,9 @@ func TestVisitorsAreAccountsAndAnonymousAlternately(t *testing.T) {
 }
 
 // The fill writes what enter.lua writes for both kinds: an account's
-// records, and for an anonymous visitor nothing but the counter moving
-// past its number (checkAppend, against real enters).
+// record in its bucket (its number, the bucket's line and TTL), and for
+// an anonymous visitor nothing but the counter moving past its number
+// (checkAppend, against real enters).
 func TestFillWritesWhatEnterWritesRedisServer(t *testing.T) {
 	cfg, err := fnstore.Config()
 	if err != nil {
@@ -86,10 +87,11 @@ func TestFillWritesWhatEnterWritesRedisServer(t *testing.T) {
 	if err := checkAppend(context.Background(), cfg, &f); err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("same: %q; by presence: %q", f.Same, f.ByPresence)
 	if len(f.Differ) > 0 || len(f.AppendOnly) > 0 || len(f.EnterOnly) > 0 {
 		t.Fatalf("differ %q, the fill alone %q, enter alone %q", f.Differ, f.AppendOnly, f.EnterOnly)
 	}
-	for _, want := range []string{"queue", "places <user> (all of them)", "settings next", "settings front"} {
+	for _, want := range []string{bucketRecords, bucketLine, bucketTTL, "settings next", "settings front"} {
 		if !slices.Contains(f.Same, want) {
 			t.Errorf("%q not compared alike: same %q", want, f.Same)
 		}

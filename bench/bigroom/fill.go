@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -113,7 +114,7 @@ func fill(ctx context.Context, p params, cfg waitroom.Config, addr string, res *
 	}
 	fmt.Fprintf(os.Stderr, "filling: %d accounts' records, then %d anonymous visitors' numbers ...\n", m.Accounts, m.Anonymous)
 	t0 := time.Now()
-	if err := appendLine(ctx, rdb, room, 1, p.visitors, func(done int) {
+	if err := appendLine(ctx, rdb, room, 1, p.visitors, accountLife(cfg), func(done int) {
 		fmt.Fprintf(os.Stderr, "  %d accounts (%.0f s)\n", done, time.Since(t0).Seconds())
 	}, func(ctx context.Context) (err error) {
 		m.AfterAccounts, err = sim.InfoField(ctx, rdb, "memory", "used_memory")
@@ -132,39 +133,53 @@ func fill(ctx context.Context, p params, cfg waitroom.Config, addr string, res *
 	f.AccountExample, _ = visitor(0)
 	f.AnonymousExample, _ = visitor(1)
 	f.Method = fmt.Sprintf("the first visitor (an account) through Store.Enter; then, numbered alternately behind it, %d accounts' records as enter.lua writes them "+
-		"(RPUSH of the queue and HSET of places, pipelines of %d) and the %d anonymous visitors' numbers (enter.lua keeps nothing of them: the room's counter, HSET of next, moves past them)",
-		m.Accounts, part, m.Anonymous)
+		"(each account's number under its field of its bucket, the bucket's b the counter's birth: HSET of a bucket's records, %d accounts at a time, "+
+		"pipelines of %d; then PEXPIRE of each bucket at its latest record's life) and the %d anonymous visitors' numbers "+
+		"(enter.lua keeps nothing of them: the room's counter, HSET of next, moves past them)",
+		m.Accounts, part, pipe, m.Anonymous)
 	if n, err := redisstore.LineLength(ctx, rdb, room); err != nil || n != int64(p.visitors) {
 		return fmt.Errorf("the line holds %d, want %d (%v)", n, p.visitors, err)
 	}
 	return memory(ctx, rdb, m)
 }
 
-// part is how many accounts one pipeline of appendLine writes.
-const part = 10_000
+// part is how many accounts appendLine writes at a time, grouped by
+// bucket: a bucket's records of one part go in one HSET.
+const part = 250_000
+
+// pipe is how many commands one pipeline of appendLine sends.
+const pipe = 2_000
 
 // appendLine puts visitors from..to-1 (visitor(i): an account for even i)
 // at the back of room's line, numbered alternately from the counter's next
 // number as their enters would have numbered them, and writes what
-// enter.lua writes for each (line.lua): an account's id at the back of the
-// queue and its number in places (redisstore.Append's keys, with the
-// numbers an alternate line gives); an anonymous visitor, nothing but the
-// counter moving past its number. The accounts are written first, then
-// the counter moves, once: between the two, used_memory tells each kind's
-// cost apart (afterAccounts is called then). The room's counter must be
-// born (its first visitor entered).
-func appendLine(ctx context.Context, rdb redis.Cmdable, room string, from, to int, progress func(accounts int), afterAccounts func(context.Context) error) error {
+// enter.lua writes for each (line.lua, place.lua's keepAccount): an
+// account's number in its bucket (redisstore.AccountKey: the bucket and
+// field), the bucket's 'b' the counter's birth, and a TTL on every bucket
+// of its latest record's life (life, of the record's position; keepAccount's
+// PEXPIRE GT); an anonymous visitor, nothing but the counter moving past
+// its number. The accounts are written first, then the counter moves,
+// once: between the two, used_memory tells each kind's cost apart
+// (afterAccounts is called then). The room's counter must be born (its
+// first visitor entered); nobody else enters meanwhile.
+func appendLine(ctx context.Context, rdb redis.Cmdable, room string, from, to int, life func(position int64) time.Duration,
+	progress func(accounts int), afterAccounts func(context.Context) error) error {
 	settings := "wr:{" + room + "}:settings"
-	queue, places := redisstore.LineKeys(room)[0], redisstore.LineKeys(room)[1]
-	next, err := rdb.HGet(ctx, settings, "next").Int64()
+	read, err := rdb.HMGet(ctx, settings, "next", "born").Result()
 	if err != nil {
 		return fmt.Errorf("the room's counter: %w", err)
 	}
-	base := next - int64(from) // visitor i's number
+	next, err := strconv.ParseInt(fmt.Sprint(read[0]), 10, 64)
+	born, _ := read[1].(string)
+	if err != nil || born == "" {
+		return fmt.Errorf("the room's counter is not born: next %v, born %v", read[0], read[1])
+	}
+	base := next - int64(from) // visitor i's number; the first visitor's (i 0) is the front
+	last := map[string]int64{} // each bucket's latest number
 	done := 0
 	for i := from; i < to; {
-		ids, nums := make([]any, 0, part), make([]any, 0, 2*part)
-		for ; i < to && len(ids) < part; i++ {
+		buckets, n := map[string][]any{}, 0
+		for ; i < to && n < part; i++ {
 			if i%2 == 1 {
 				continue // an anonymous visitor: nothing kept
 			}
@@ -172,21 +187,23 @@ func appendLine(ctx context.Context, rdb redis.Cmdable, room string, from, to in
 			if err != nil {
 				return err
 			}
-			ids, nums = append(ids, v), append(nums, v, base+int64(i))
+			key, field := redisstore.AccountKey(room, v)
+			buckets[key] = append(buckets[key], field, base+int64(i))
+			last[key], n = base+int64(i), n+1
 		}
-		if len(ids) == 0 {
-			continue
-		}
-		if _, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			p.RPush(ctx, queue, ids...)
-			p.HSet(ctx, places, nums...)
-			return nil
+		if err := inPipelines(ctx, rdb, slices.Sorted(maps.Keys(buckets)), func(p redis.Pipeliner, key string) {
+			p.HSet(ctx, key, append(buckets[key], "b", born)...)
 		}); err != nil {
 			return err
 		}
-		if done += len(ids); progress != nil && done%1_000_000 < part {
+		if done += n; progress != nil && done/1_000_000 != (done-n)/1_000_000 {
 			progress(done)
 		}
+	}
+	if err := inPipelines(ctx, rdb, slices.Sorted(maps.Keys(last)), func(p redis.Pipeliner, key string) {
+		p.PExpire(ctx, key, life(last[key]-base+1))
+	}); err != nil {
+		return err
 	}
 	if afterAccounts != nil {
 		if err := afterAccounts(ctx); err != nil {
@@ -196,30 +213,71 @@ func appendLine(ctx context.Context, rdb redis.Cmdable, room string, from, to in
 	return rdb.HSet(ctx, settings, "next", base+int64(to)).Err()
 }
 
-// memory reads whether the places hash is being rehashed after the fill,
-// and used_memory and MEMORY USAGE after DEBUG RELOAD.
-func memory(ctx context.Context, rdb *redis.Client, m *sim.BigRoomMemory) error {
-	places := redisstore.LineKeys(room)[1]
-	stats, err := rdb.Do(ctx, "DEBUG", "HTSTATS-KEY", places).Text()
-	if err != nil {
-		return fmt.Errorf("DEBUG HTSTATS-KEY: %w", err)
+// inPipelines sends do's command for each key, pipe keys a pipeline.
+func inPipelines(ctx context.Context, rdb redis.Cmdable, keys []string, do func(redis.Pipeliner, string)) error {
+	for i := 0; i < len(keys); i += pipe {
+		if _, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, key := range keys[i:min(len(keys), i+pipe)] {
+				do(p, key)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
 	}
-	m.Rehashing = strings.Contains(stats, "rehashing target")
+	return nil
+}
+
+// accountLife is how long enter.lua keeps an account's record at a
+// position in a room of cfg's defaults (place.lua's accountMs): twice its
+// wait at the room's rate, the token's life, and an hour.
+func accountLife(cfg waitroom.Config) func(position int64) time.Duration {
+	return func(position int64) time.Duration {
+		wait := time.Duration(float64(2*position) / max(cfg.AdmitRatePerSec, 0.001) * float64(time.Second))
+		return wait + cfg.EntryTokenTTL + time.Hour
+	}
+}
+
+// memory reads used_memory after DEBUG RELOAD (the snapshot saved and
+// loaded back: every bucket's listpack at the size a steady line has),
+// then MEMORY USAGE (every sample) and the encoding of every account
+// bucket (SCAN MATCH redisstore.AccountPattern).
+func memory(ctx context.Context, rdb *redis.Client, m *sim.BigRoomMemory) error {
 	fmt.Fprintln(os.Stderr, "DEBUG RELOAD ...")
 	if err := rdb.Do(ctx, "DEBUG", "RELOAD").Err(); err != nil {
 		return fmt.Errorf("DEBUG RELOAD: %w", err)
 	}
+	var err error
 	if m.AfterReload, err = sim.InfoField(ctx, rdb, "memory", "used_memory"); err != nil {
 		return err
 	}
-	for _, key := range redisstore.LineKeys(room) {
-		n, err := rdb.MemoryUsage(ctx, key, 0).Result()
-		if err != nil && err != redis.Nil {
-			return fmt.Errorf("MEMORY USAGE %s: %w", key, err)
-		}
-		m.LineBytes += n
+	iter := rdb.Scan(ctx, 0, redisstore.AccountPattern(room), 10_000).Iterator()
+	var keys []string
+	for iter.Next(ctx) {
+		keys = append(keys, iter.Val())
 	}
-	m.Layout = "an account keeps its id once in the queue (a list) and once as a field of places (a hash, its number the value); " +
+	if err := iter.Err(); err != nil {
+		return fmt.Errorf("SCAN %s: %w", redisstore.AccountPattern(room), err)
+	}
+	usage, encoding := make([]*redis.IntCmd, len(keys)), make([]*redis.StringCmd, len(keys))
+	at := map[string]int{}
+	for i, k := range keys {
+		at[k] = i
+	}
+	if err := inPipelines(ctx, rdb, keys, func(p redis.Pipeliner, key string) {
+		usage[at[key]], encoding[at[key]] = p.MemoryUsage(ctx, key, 0), p.ObjectEncoding(ctx, key)
+	}); err != nil {
+		return fmt.Errorf("MEMORY USAGE and OBJECT ENCODING of the buckets: %w", err)
+	}
+	m.Buckets = len(keys)
+	for i := range keys {
+		m.BucketBytes += usage[i].Val()
+		if encoding[i].Val() == "listpack" {
+			m.Listpacks++
+		}
+	}
+	m.Layout = "an account keeps one record: its number, a field of 11 characters (a digest of its id) in one of 262,144 bucket hashes " +
+		"(listpacks, each with its line's birth and a TTL), picked by another part of that digest; " +
 		"an anonymous visitor keeps nothing: its number is in its ticket, and the room's counter has moved past it"
 	return nil
 }
@@ -277,7 +335,7 @@ func checkAppend(ctx context.Context, cfg waitroom.Config, f *sim.BigRoomFill) e
 	if s, err := st.Enter(ctx, "appended", waitroom.Unlimited(users[0])); err != nil || !s.Joined {
 		return fmt.Errorf("enter %s: %+v %v", users[0], s, err)
 	}
-	if err := appendLine(ctx, rdb, "appended", 1, checkUsers, nil, nil); err != nil {
+	if err := appendLine(ctx, rdb, "appended", 1, checkUsers, accountLife(cfg), nil, nil); err != nil {
 		return err
 	}
 	entered, err := roomState(ctx, rdb, "entered")
@@ -297,11 +355,18 @@ func checkAppend(ctx context.Context, cfg waitroom.Config, f *sim.BigRoomFill) e
 // clockFields are the keys and fields that hold times (the counter's
 // birth, the line's start, the per-second marks of the wait metric): two
 // rooms filled at different instants hold them alike only by presence.
+// A bucket's 'b' is the counter's birth too: it is compared as the same
+// as the room's or not (bucketState).
 var clockFields = map[string]bool{"settings born": true, "settings since": true, "settings mark": true, "budget since": true, "marks": true}
 
+// bucketPrefix starts the short name of an account's bucket (line.lua).
+const bucketPrefix = "a:"
+
 // roomState is every key of room (by its name after the room's tag) and
-// every field of its hashes ("key field"), each with its value as text;
-// a list's and a sorted set's value is its elements, a set's sorted.
+// every field of its hashes ("key field"), each with its value as text,
+// and whether the key has a TTL ("key (TTL)"); a list's and a sorted set's
+// value is its elements, a set's sorted. The accounts' buckets are
+// compared as one (bucketState).
 func roomState(ctx context.Context, rdb *redis.Client, name string) (map[string]string, error) {
 	prefix := "wr:{" + name + "}:"
 	keys, err := rdb.Keys(ctx, prefix+"*").Result()
@@ -316,66 +381,120 @@ func roomState(ctx context.Context, rdb *redis.Client, name string) (map[string]
 			}
 		}
 	}()
+	var buckets []string
 	for _, key := range keys {
 		short := strings.TrimPrefix(key, prefix)
-		typ, err := rdb.Type(ctx, key).Result()
-		if err != nil {
+		if strings.HasPrefix(short, bucketPrefix) {
+			buckets = append(buckets, key)
+			continue
+		}
+		if err := keyState(ctx, rdb, key, short, out); err != nil {
 			return nil, err
 		}
-		switch typ {
-		case "hash":
-			h, err := rdb.HGetAll(ctx, key).Result()
-			if err != nil {
-				return nil, err
-			}
-			var users []string // places' users, compared as one
-			for field, v := range h {
-				if short == "places" && field != "" {
-					users = append(users, field+"="+v)
-					continue
-				}
-				out[short+" "+fieldName(field)] = v
-			}
-			if users != nil {
-				sort.Strings(users)
-				out[short+" <user> (all of them)"] = strings.Join(users, ",")
-			}
-		case "list":
-			l, err := rdb.LRange(ctx, key, 0, -1).Result()
-			out[short] = strings.Join(l, ",")
-			if err != nil {
-				return nil, err
-			}
-		case "zset":
-			z, err := rdb.ZRangeWithScores(ctx, key, 0, -1).Result()
-			if err != nil {
-				return nil, err
-			}
-			out[short] = fmt.Sprint(z)
-		case "set":
-			s, err := rdb.SMembers(ctx, key).Result()
-			if err != nil {
-				return nil, err
-			}
-			sort.Strings(s)
-			out[short] = strings.Join(s, ",")
-		default:
-			v, err := rdb.Get(ctx, key).Result()
-			if err != nil {
-				return nil, err
-			}
-			out[short] = v
-		}
 	}
-	return out, nil
+	return out, bucketState(ctx, rdb, prefix, buckets, out)
 }
 
-// fieldName names a hash field in the comparison (” is places' front).
-func fieldName(field string) string {
-	if field == "" {
-		return "'' (the front)"
+// keyState writes key's value (a hash's fields one by one) and whether it
+// has a TTL into out, under its short name.
+func keyState(ctx context.Context, rdb *redis.Client, key, short string, out map[string]string) error {
+	typ, err := rdb.Type(ctx, key).Result()
+	if err != nil {
+		return err
 	}
-	return field
+	out[short+" (TTL)"] = ttlState(ctx, rdb, key)
+	switch typ {
+	case "hash":
+		h, err := rdb.HGetAll(ctx, key).Result()
+		for field, v := range h {
+			out[short+" "+field] = v
+		}
+		return err
+	case "list":
+		l, err := rdb.LRange(ctx, key, 0, -1).Result()
+		out[short] = strings.Join(l, ",")
+		return err
+	case "zset":
+		z, err := rdb.ZRangeWithScores(ctx, key, 0, -1).Result()
+		out[short] = fmt.Sprint(z)
+		return err
+	case "set":
+		s, err := rdb.SMembers(ctx, key).Result()
+		sort.Strings(s)
+		out[short] = strings.Join(s, ",")
+		return err
+	default:
+		v, err := rdb.Get(ctx, key).Result()
+		out[short] = v
+		return err
+	}
+}
+
+// ttlState says whether key has a TTL (its length depends on when it was
+// set: compared by presence).
+func ttlState(ctx context.Context, rdb *redis.Client, key string) string {
+	if ms, err := rdb.PTTL(ctx, key).Result(); err == nil && ms > 0 {
+		return "a TTL"
+	}
+	return "none"
+}
+
+// The names the accounts' buckets are compared under, each over every
+// bucket of the room.
+const (
+	bucketRecords = bucketPrefix + "<5 hex> <account> (every record: bucket, field, number)"
+	bucketLine    = bucketPrefix + "<5 hex> b (every bucket: its line)"
+	bucketTTL     = bucketPrefix + "<5 hex> (TTL) (every bucket)"
+)
+
+// bucketState writes the accounts' buckets into out as three names: every
+// record (bucket, field and number), every bucket's 'b' (the counter's
+// birth it was written in, as the room's own or not: the two rooms' were
+// born at different instants) and whether each has a TTL, each as counts.
+func bucketState(ctx context.Context, rdb *redis.Client, prefix string, buckets []string, out map[string]string) error {
+	if len(buckets) == 0 {
+		return nil
+	}
+	born, err := rdb.HGet(ctx, prefix+"settings", "born").Result()
+	if err != nil {
+		return fmt.Errorf("the room's birth: %w", err)
+	}
+	var records []string
+	lines, ttls := map[string]int{}, map[string]int{}
+	for _, key := range buckets {
+		h, err := rdb.HGetAll(ctx, key).Result()
+		if err != nil {
+			return err
+		}
+		short := strings.TrimPrefix(key, prefix)
+		for field, v := range h {
+			if field != "b" {
+				records = append(records, short+" "+field+"="+v)
+			}
+		}
+		switch b, ok := h["b"]; {
+		case !ok:
+			lines["no b"]++
+		case b == born:
+			lines["the room's counter's birth"]++
+		default:
+			lines["another birth ("+b+")"]++
+		}
+		ttls[ttlState(ctx, rdb, key)]++
+	}
+	sort.Strings(records)
+	out[bucketRecords] = strings.Join(records, ",")
+	out[bucketLine], out[bucketTTL] = counts(lines), counts(ttls)
+	return nil
+}
+
+// counts is a tally as text, its values sorted.
+func counts(m map[string]int) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%d: %s", m[k], k))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // compare sorts the names of a and b into those both hold alike, those

@@ -16,27 +16,34 @@
 //     all, numbered behind it alternately an account ("a:" and a UUID-like
 //     JWT subject: httpapi's namespace of the authorizer's users) and an
 //     anonymous visitor (a ticket's holder: waitroom.NewVisitorID, "v-" and
-//     22 characters), get what enter.lua writes for each (line.lua): an
-//     account its id at the back of the queue and its number in places
-//     (redisstore.Append's keys, pipelined), an anonymous visitor nothing
-//     but the room's counter ("next") moving past its number. The accounts'
-//     records are written first, then the counter moves once: the two
-//     phases are measured apart.
+//     22 characters), get what enter.lua writes for each (line.lua,
+//     place.lua's keepAccount): an account its number under its field in
+//     its bucket (redisstore.AccountKey: one of 262,144 hashes, each with
+//     its line's 'b', the counter's birth; HSET of a bucket's records,
+//     pipelined) and a TTL on every bucket (its latest record's life, as
+//     enter sets it), an anonymous visitor nothing but the room's counter
+//     ("next") moving past its number. The accounts' records are written
+//     first, then the counter moves once: the two phases are measured
+//     apart.
 //   - The fill's claim checked. On a server of its own, 1,000 users,
 //     accounts and anonymous visitors alternately, enter one room through
 //     Store.Enter (an anonymous visitor as Unlimited with Anonymous set and
 //     no place: a new visitor) and are put in another as the fill puts
 //     them; every key and hash field of the two rooms is compared (those
-//     holding times by presence), and the output says which are the same
-//     and which one side alone writes.
+//     holding times by presence), every key's TTL by presence, and the
+//     accounts' buckets as one: every record (bucket, field, number), each
+//     bucket's 'b' as its room's birth or not, each bucket's TTL by
+//     presence. The output says which are the same and which one side
+//     alone writes.
 //   - Memory: used_memory, through one connection, before the fill (the
 //     room created, its first visitor in line), after the accounts'
 //     records, and after the counter moved past the anonymous numbers: per
 //     anonymous visitor the last step over them; per account, after DEBUG
-//     RELOAD (the snapshot saved and loaded back, which leaves the places
-//     hash at the size a steady line has, with no table being rehashed),
-//     the whole line's delta over the accounts. MEMORY USAGE of the line's
-//     keys (redisstore.LineKeys) besides.
+//     RELOAD (the snapshot saved and loaded back, which leaves every
+//     bucket's listpack at the size a steady line has), the whole line's
+//     delta over the accounts. MEMORY USAGE of every account bucket (SCAN
+//     MATCH redisstore.AccountPattern) besides, and how many are
+//     listpacks.
 //   - Instructions. The filled server SAVEs; a redis-server started under
 //     `valgrind --tool=callgrind --instr-atstart=no` (bench/internal/callgrind)
 //     loads that snapshot (the 10M line is there before callgrind counts
@@ -54,11 +61,15 @@
 //     defaults ("on") and at zero ("off"); an admission batch
 //     (waitroom.RunBatch: SMEMBERS of the rooms and admit.lua) of the
 //     default size, each after a pause of 1.2 intervals so that each finds a
-//     full budget, after a warm-up as long as a room's admission history;
-//     and a claim: Store.Position of an anonymous visitor whose number
-//     those batches admitted, with its ticket's place (Anonymous, Place its
-//     number, PlaceAt now): position.lua claims its token (claim.lua) and
-//     answers READY, limiter on and off.
+//     full budget, after a warm-up as long as a room's admission history
+//     (or longer, until the claims below have their numbers): it moves the
+//     front past accounts' and anonymous numbers alike and records the
+//     batch, popping nobody; and the claims: Store.Position of the holder
+//     of a number those batches admitted, which claims its token
+//     (claim.lua) and answers READY, limiter on and off: an anonymous
+//     visitor with its ticket's place (Anonymous, Place its number,
+//     PlaceAt now), and an account (the fill's, at that number) with its
+//     signed place, whose record the claim deletes.
 //   - The last visitor's wait at -rate admissions a second: the line's
 //     length over the rate (computed); and, on the plain server after its
 //     SAVE, the room set to that rate and the functions' admitter
@@ -73,8 +84,8 @@
 //
 // The output: a table, the results file (-out), and as the last line one
 // JSON object (the headline). Memory: the fill's server holds the line
-// (about 750 MB at 10M) and then the server under callgrind does (a bit more);
-// never both at once.
+// (about 140 MB of used_memory at 10M, the accounts' buckets) and then the
+// server under callgrind does (a bit more); never both at once.
 package main
 
 import (

@@ -59,15 +59,33 @@ func instructions(ctx context.Context, p params, cfg waitroom.Config, dir string
 			}
 		}
 	}
+	// The front before any batch is the first visitor's number: visitor
+	// i's is i beyond it (the fill's alternate numbering).
+	front, err := one.HGet(ctx, "wr:{"+room+"}:settings", "front").Int64()
+	if err != nil {
+		return fmt.Errorf("the line's front: %w", err)
+	}
 	admitted, err := b.admitBatches(ctx, res)
 	if err != nil {
 		return err
 	}
-	for i, limiter := range []string{"on", "off"} {
-		n := p.warmup + p.calls
-		numbers := admitted[len(admitted)-(i+1)*n : len(admitted)-i*n]
-		if err := b.keep(ctx, res, b.claim(limiter, numbers)); err != nil {
-			return err
+	byKind := map[string][]int64{}
+	for _, n := range admitted {
+		kind := "claim"
+		if (n-front)%2 == 0 {
+			kind = "claimAccount"
+		}
+		byKind[kind] = append(byKind[kind], n)
+	}
+	for _, kind := range []string{"claim", "claimAccount"} {
+		for i, limiter := range []string{"on", "off"} {
+			n, numbers := p.warmup+p.calls, byKind[kind]
+			if len(numbers) < 2*n {
+				return fmt.Errorf("%s: %d numbers admitted, want %d", kind, len(numbers), 2*n)
+			}
+			if err := b.keep(ctx, res, b.claim(kind, limiter, front, numbers[len(numbers)-(i+1)*n:len(numbers)-i*n])); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -152,21 +170,35 @@ func (b *bench) enter(kind, limiter string) op {
 	}}
 }
 
-// claim is an anonymous visitor whose number admission has passed polling
-// (Store.Position with its ticket's place: the call that claims its entry
-// token, claim.lua), each call a number the measured batches admitted, a
-// visitor and an address of its own.
-func (b *bench) claim(limiter string, numbers []int64) op {
+// claim is the holder of a number admission has passed polling (the
+// call that claims its entry token, claim.lua), each call a number the
+// measured batches admitted and an address of its own: for kind "claim"
+// an anonymous visitor with its ticket's place (Anonymous, Place its
+// number, PlaceAt now; a new id: the ticket names none until its token);
+// for "claimAccount" the account the fill numbered so (visitor(n -
+// front)), with its signed place as the page sends it (whose record the
+// claim deletes).
+func (b *bench) claim(kind, limiter string, front int64, numbers []int64) op {
 	s, group := b.st.Of(limiter), 5
 	if limiter == "off" {
 		group = 6
 	}
-	return op{key: "claim", name: "claim: position of an anonymous visitor admission passed (READY)", limiter: limiter, call: func(ctx context.Context, i int) error {
-		id, err := waitroom.NewVisitorID()
+	name := "claim: position of an anonymous visitor admission passed (READY)"
+	if kind == "claimAccount" {
+		group, name = group+2, "claim: position of an account admission passed (READY)"
+	}
+	return op{key: kind, name: name, limiter: limiter, call: func(ctx context.Context, i int) error {
+		c := waitroom.Caller{IP: ipOf(group, i), Place: numbers[i], PlaceAt: time.Now()}
+		var err error
+		if kind == "claimAccount" {
+			c.User, err = visitor(int(numbers[i] - front))
+		} else {
+			c.User, err = waitroom.NewVisitorID()
+			c.Anonymous = true
+		}
 		if err != nil {
 			return err
 		}
-		c := waitroom.Caller{User: id, IP: ipOf(group, i), Anonymous: true, Place: numbers[i], PlaceAt: time.Now()}
 		st, err := s.Position(ctx, room, c)
 		if err == nil && st.Token == "" {
 			err = fmt.Errorf("number %d: READY without a token", numbers[i])
@@ -176,10 +208,11 @@ func (b *bench) claim(limiter string, numbers []int64) op {
 }
 
 // admitBatches measures p.admitCalls admission batches of the default
-// size after p.admitWarm of them, each after a pause of 1.2 intervals so
-// that each finds a full budget; it returns the anonymous visitors'
-// numbers they admitted, in order (the accounts' tokens it issued are
-// not claimed).
+// size after p.admitWarm of them (more when the claims need more
+// numbers: four sets of -warmup + -calls, two of each kind), each after a
+// pause of 1.2 intervals so that each finds a full budget; it returns the
+// numbers they admitted (accounts' and anonymous alike: nobody is popped,
+// each holder claims its turn), in order.
 func (b *bench) admitBatches(ctx context.Context, res *sim.BigRoomResults) ([]int64, error) {
 	t := time.Now()
 	paced := fnstore.NewPaced(b.cfg, b.st.Off)
@@ -191,13 +224,15 @@ func (b *bench) admitBatches(ctx context.Context, res *sim.BigRoomResults) ([]in
 			return err
 		}
 		for _, a := range batch {
-			if a.User == "" {
-				numbers = append(numbers, a.Number)
+			if a.User != "" || a.Number == 0 {
+				return fmt.Errorf("an admission of a user (%q) or of no number: %+v", a.User, a)
 			}
+			numbers = append(numbers, a.Number)
 		}
 		return nil
 	}
-	warm := int((b.p.admitWarm + pause - 1) / pause)
+	need := (4*(b.p.warmup+b.p.calls)+2*want)/want - b.p.admitCalls
+	warm := max(int((b.p.admitWarm+pause-1)/pause), need)
 	for range warm {
 		if err := batch(); err != nil {
 			return nil, err
@@ -207,14 +242,11 @@ func (b *bench) admitBatches(ctx context.Context, res *sim.BigRoomResults) ([]in
 	if err != nil {
 		return nil, err
 	}
-	r := sim.BigRoomOp{Key: "admitBatch", Name: fmt.Sprintf("admission batch (RunBatch, %d places: accounts' and anonymous numbers alternately, after %d batches)", want, warm),
+	r := sim.BigRoomOp{Key: "admitBatch", Name: fmt.Sprintf("admission batch (RunBatch, %d places: accounts' and anonymous numbers alternately, the front moved past them, after %d batches)", want, warm),
 		Calls: b.p.admitCalls, Instructions: prof.Counted(), Admitted: want}
 	res.Ops = append(res.Ops, r)
 	fmt.Fprintf(os.Stderr, "  %-44s limiter %-3s %10.0f instructions per call (%.1f s)\n", r.Name, "-", r.PerCall(), time.Since(t).Seconds())
 	b.printTop(prof, b.p.admitCalls)
-	if len(numbers) < 2*(b.p.warmup+b.p.calls) {
-		return nil, fmt.Errorf("%d anonymous numbers admitted, want at least %d for the claims", len(numbers), 2*(b.p.warmup+b.p.calls))
-	}
 	return numbers, nil
 }
 

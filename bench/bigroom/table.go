@@ -13,8 +13,8 @@ func table(r *sim.BigRoomResults) string {
 	m := r.Memory
 	fmt.Fprintf(&b, "%d visitors in one room (%d accounts, %d anonymous), filled in %.0f s\n", r.Visitors, r.Fill.Accounts, r.Fill.Anonymous, r.Fill.Seconds)
 	fmt.Fprintf(&b, "fill vs enter (%d users): same %v; enter only %v; fill only %v; differ %v; by presence %v\n", r.Fill.CheckUsers, r.Fill.Same, r.Fill.EnterOnly, r.Fill.AppendOnly, r.Fill.Differ, r.Fill.ByPresence)
-	fmt.Fprintf(&b, "memory per account: %.1f B after DEBUG RELOAD (%.1f B right after the accounts' records, places rehashing: %v); MEMORY USAGE of the line %d B (%.1f B an account)\n",
-		m.PerAccount(), m.PerAccountAsFilled(), m.Rehashing, m.LineBytes, float64(m.LineBytes)/float64(max(1, r.Fill.Accounts)))
+	fmt.Fprintf(&b, "memory per account: %.1f B after DEBUG RELOAD (%.1f B right after the accounts' records); MEMORY USAGE of the %d buckets (%d listpacks) %d B (%.1f B an account)\n",
+		m.PerAccount(), m.PerAccountAsFilled(), m.Buckets, m.Listpacks, m.BucketBytes, float64(m.BucketBytes)/float64(max(1, r.Fill.Accounts)))
 	fmt.Fprintf(&b, "memory per anonymous visitor: %.3f B (%d B over %d); per visitor of either kind %.1f B\n", m.PerAnonymous(), m.AfterFill-m.AfterAccounts, m.Anonymous, m.PerVisitor())
 	fmt.Fprintf(&b, "  %s\n", m.Layout)
 	for _, o := range r.Ops {

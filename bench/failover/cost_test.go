@@ -64,26 +64,35 @@ type admittedUser struct {
 	waitroom.OrderAttempt
 }
 
-// admitted puts n users in a room's line, admits them all and returns
-// their order attempts.
+// admitted puts n accounts in a room's line, runs batches until the front
+// has passed all their numbers (admission names no user: line.lua), and
+// claims each one's entry token as its next poll does (Position:
+// claim.lua); it returns their order attempts.
 func admitted(t testing.TB, ctx context.Context, s *redisstore.Store, n int) []admittedUser {
-	for i := 0; i < n; i++ {
-		if _, err := s.Enter(ctx, "cost", waitroom.Unlimited(fmt.Sprintf("u%d", i))); err != nil {
+	users := make([]string, n)
+	for i := range users {
+		users[i] = fmt.Sprintf("u%d", i)
+		if _, err := s.Enter(ctx, "cost", waitroom.Unlimited(users[i])); err != nil {
 			t.Fatal(err)
 		}
 	}
-	var out []admittedUser
-	for len(out) < n {
+	for passed := 0; passed < n; {
 		b, err := waitroom.RunBatch(ctx, s)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, r := range b.Rooms {
-			for _, a := range r.Admitted {
-				out = append(out, admittedUser{a.User, waitroom.OrderAttempt{Room: "cost", Token: a.Token}})
-			}
+			passed += len(r.Admitted)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	out := make([]admittedUser, n)
+	for i, u := range users {
+		st, err := s.Position(ctx, "cost", waitroom.Unlimited(u))
+		if err != nil || st.Status != waitroom.Ready || st.Token == "" {
+			t.Fatalf("%s's claim: %+v %v", u, st, err)
+		}
+		out[i] = admittedUser{u, waitroom.OrderAttempt{Room: "cost", Token: st.Token}}
 	}
 	return out
 }

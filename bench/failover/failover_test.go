@@ -73,8 +73,8 @@ func TestFailoverScenarios(t *testing.T) {
 			continue
 		}
 		r := sc.run(t)
-		t.Logf("%s: enters acked %d lost %d (accounts %d/%d, anonymous %d/%d), dup seqs %d, inversions %d/%d, double admissions %d, orders %d for %d tokens (at most %d), recovery %.2f s, wrong %d",
-			sc.Key, r.EntersAcked, r.EntersLost, r.AccountsAcked, r.AccountsLost, r.AnonymousAcked, r.AnonymousLost, r.DuplicateSeqs, r.FIFOInversions, r.FIFOPairs, r.DoubleAdmissions, r.Orders, r.TokensOrdered,
+		t.Logf("%s: enters acked %d lost %d (accounts %d/%d, anonymous %d/%d), places restored %d, dup seqs %d, inversions %d/%d, double admissions %d, orders %d for %d tokens (at most %d), recovery %.2f s, wrong %d",
+			sc.Key, r.EntersAcked, r.EntersLost, r.AccountsAcked, r.AccountsLost, r.AnonymousAcked, r.AnonymousLost, r.PlacesRestored, r.DuplicateSeqs, r.FIFOInversions, r.FIFOPairs, r.DoubleAdmissions, r.Orders, r.TokensOrdered,
 			r.MaxOrdersPerToken, r.RecoverySeconds, r.WrongAnswers)
 		res.Scenarios = append(res.Scenarios, r)
 	}

@@ -1,6 +1,8 @@
 package failover
 
 import (
+	"testing"
+
 	"github.com/waitroom/waitroom/bench/spike/sim"
 )
 
@@ -20,7 +22,7 @@ func (sc scenario) measure(vs []*visitor, w *world, seqs *lineSampler) sim.Failo
 			res.EntersLost++
 			*lost++
 		}
-		if seqs.restored[v.user] {
+		if !v.anon && seqs.restored[v.storeUser()] {
 			res.PlacesRestored++
 		}
 		if len(v.tokens) > 1 {
@@ -67,4 +69,33 @@ func (sc scenario) describe() sim.FailoverScenario {
 		res.DurableWrites = "off"
 	}
 	return res
+}
+
+// The sampler counts a record put back only when it vanished while its
+// number still waited and came back at that number: a claim (the front
+// past the number) or a record at another number is no restored place.
+func TestLineSamplerCountsARecordPutBackAtItsNumber(t *testing.T) {
+	l := newLineSampler([]*visitor{{user: "lost"}, {user: "claimed"}, {user: "moved"}, {user: "anon", anon: true}})
+	if len(l.accounts) != 3 {
+		t.Fatalf("accounts %q, want the three accounts", l.accounts)
+	}
+	for _, s := range []struct {
+		u     string
+		n     int64
+		ok    bool
+		front int64
+	}{
+		{"h:lost", 7, true, 5}, {"h:lost", 0, false, 5}, {"h:lost", 7, true, 6}, // lost, put back at 7
+		{"h:claimed", 3, true, 2}, {"h:claimed", 0, false, 4}, {"h:claimed", 3, true, 4}, // the front had passed 3: a claim
+		{"h:moved", 8, true, 5}, {"h:moved", 0, false, 5}, {"h:moved", 12, true, 5}, // back at another number
+		{"h:other", 8, true, 5}, // a second account at 8
+	} {
+		l.note(s.u, s.n, s.ok, "1000", s.front)
+	}
+	if !l.restored["h:lost"] || l.restored["h:claimed"] || l.restored["h:moved"] || len(l.restored) != 1 {
+		t.Errorf("restored %v, want h:lost alone", l.restored)
+	}
+	if d := l.duplicates(); d != 1 {
+		t.Errorf("%d duplicate numbers, want 1 (8)", d)
+	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/waitroom/waitroom/internal/dynamotest"
 	"github.com/waitroom/waitroom/internal/runnertest"
 	"github.com/waitroom/waitroom/localrun"
+	"github.com/waitroom/waitroom/redisstore"
 )
 
 // scenario is one failover under traffic.
@@ -89,13 +90,13 @@ func (sc scenario) run(t testing.TB) sim.FailoverScenario {
 	w := sc.start(t)
 	ctx, stop := context.WithTimeout(context.Background(), sc.Total)
 	defer stop()
-	seqs := &lineSampler{scores: map[float64]map[string]bool{}, restored: map[string]bool{}}
+	visitors, answered, buyersDone := sc.visitors()
+	seqs := newLineSampler(visitors)
 	var bg sync.WaitGroup
 	bg.Add(2)
 	go func() { defer bg.Done(); seqs.sample(ctx, w.topo.client()) }()
 	go func() { defer bg.Done(); probe(ctx, w.client) }()
 
-	visitors, answered, buyersDone := sc.visitors()
 	// Arrivals go on through the lag and for as long after the failover,
 	// so that enters meet every phase.
 	arrivals := sc.Arrive + 2*sc.Lag + time.Second
@@ -217,37 +218,82 @@ func probe(ctx context.Context, c *client) {
 	}
 }
 
-// lineSampler reads the line every 50 ms and keeps which users held each
-// sequence number, and who it saw in the line's sorted part: with no
-// pre-queue, only places put back at the number their holder carried
-// (redisstore/line.lua, restore).
+// lineSampler reads, every 50 ms and at one instant, the room's counter
+// (line.lua: front, born) and the record of every account of the
+// scenario (its number in its bucket, redisstore.AccountKey; the bucket's
+// 'b' must be the counter's birth): which accounts it saw holding each
+// number, and which records came back. An anonymous visitor's number is
+// in its ticket alone, out of its sight.
 type lineSampler struct {
 	mu       sync.Mutex
-	scores   map[float64]map[string]bool
-	restored map[string]bool
+	accounts []string                   // the accounts' store ids
+	scores   map[string]map[string]bool // "born:number" -> the accounts recorded at it
+	held     map[string]int64           // each account's number at the last sample that found its record
+	gone     map[string]int64           // accounts whose record vanished while the front had not passed its number: that number
+	restored map[string]bool            // accounts whose record came back at the number it vanished with (its holder's place)
+}
+
+func newLineSampler(vs []*visitor) *lineSampler {
+	l := &lineSampler{scores: map[string]map[string]bool{}, held: map[string]int64{}, gone: map[string]int64{}, restored: map[string]bool{}}
+	for _, v := range vs {
+		if !v.anon {
+			l.accounts = append(l.accounts, v.storeUser())
+		}
+	}
+	return l
 }
 
 func (l *lineSampler) sample(ctx context.Context, rdb redis.UniversalClient) {
 	for pause(ctx, 50*time.Millisecond) {
-		// The queue's places (redisstore's line.lua): user -> sequence.
-		places, err := rdb.HGetAll(ctx, "wr:{"+room+"}:places").Result()
+		var line *redis.SliceCmd
+		records := make([]*redis.SliceCmd, len(l.accounts))
+		_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			line = p.HMGet(ctx, "wr:{"+room+"}:settings", "front", "born")
+			for i, u := range l.accounts {
+				key, field := redisstore.AccountKey(room, u)
+				records[i] = p.HMGet(ctx, key, field, "b")
+			}
+			return nil
+		})
 		if err != nil {
 			continue
 		}
-		sorted, _ := rdb.ZRange(ctx, "wr:{"+room+"}:line", 0, -1).Result()
+		front, _ := strconv.ParseInt(fmt.Sprint(line.Val()[0]), 10, 64)
+		born := line.Val()[1]
 		l.mu.Lock()
-		for _, user := range sorted {
-			l.restored[user] = true
-		}
-		for user, seq := range places {
-			score, _ := strconv.ParseFloat(seq, 64)
-			if l.scores[score] == nil {
-				l.scores[score] = map[string]bool{}
-			}
-			l.scores[score][user] = true
+		for i, u := range l.accounts {
+			r := records[i].Val()
+			n, err := strconv.ParseInt(fmt.Sprint(r[0]), 10, 64)
+			l.note(u, n, err == nil && born != nil && r[1] == born, fmt.Sprint(born), max(front, -front))
 		}
 		l.mu.Unlock()
 	}
+}
+
+// note is one sample of account u: its record at number n (ok: found, of
+// the counter born at born), the front at front. A record that vanishes
+// while the front has not passed its number was lost (a claim deletes it
+// only once the front has passed it); found again at that number, it was
+// put back from the place its holder carried (enter.lua, position.lua).
+// A record lost before any sample found it is not seen.
+func (l *lineSampler) note(u string, n int64, ok bool, born string, front int64) {
+	if !ok {
+		if was, held := l.held[u]; held && was >= front {
+			l.gone[u] = was
+		}
+		delete(l.held, u)
+		return
+	}
+	if l.gone[u] == n {
+		l.restored[u] = true
+	}
+	delete(l.gone, u)
+	l.held[u] = n
+	at := born + ":" + strconv.FormatInt(n, 10)
+	if l.scores[at] == nil {
+		l.scores[at] = map[string]bool{}
+	}
+	l.scores[at][u] = true
 }
 
 func (l *lineSampler) duplicates() int {

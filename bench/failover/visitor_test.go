@@ -292,7 +292,9 @@ func (v *visitor) note(a answer) {
 }
 
 // ready notes a READY answer's token (a new one: its admission time) and
-// returns its id.
+// returns its id. A holder of a number (either kind) is admitted when a
+// batch passes it and claims its token a call later: its admission time
+// is its batch's; one admitted at its enter (no number yet), its token's.
 func (v *visitor) ready(ctx context.Context, c *client, rdb redis.UniversalClient, a answer, current string) string {
 	id, sub := claims(a.EntryToken)
 	if v.anon && sub != "" {
@@ -304,7 +306,7 @@ func (v *visitor) ready(ctx context.Context, c *client, rdb redis.UniversalClien
 			v.tokens = append(v.tokens, id)
 		}
 		v.issued = 0
-		if v.anon && v.number > 0 {
+		if v.number > 0 {
 			v.issued = batchAt(ctx, rdb, c.room, v.number)
 		}
 		if v.issued == 0 {
@@ -325,11 +327,10 @@ func roomState(ctx context.Context, rdb redis.UniversalClient, room string, n in
 	return fmt.Sprintf("front %v next %v born %v pending %v; batch of %d at %d", f[0], f[1], f[2], f[3], n, batchAt(ctx, rdb, room, n))
 }
 
-// batchAt is when admission passed an anonymous visitor's number n: the
-// time of the batch that holds it (redisstore/admit.lua's batches,
-// "first:at ms" scored by the batch's last number), 0 when none does. Its
-// claim's record says when it claimed, a poll later: an account of the
-// same batch is issued at the batch's time.
+// batchAt is when admission passed the number n: the time of the batch
+// that holds it (redisstore/admit.lua's batches, "first:at ms" scored by
+// the batch's last number), 0 when none does. Its holder's claim's record
+// says when it claimed, a poll later.
 func batchAt(ctx context.Context, rdb redis.UniversalClient, room string, n int64) int64 {
 	got, err := rdb.ZRangeByScore(ctx, "wr:{"+room+"}:batches", &redis.ZRangeBy{Min: strconv.FormatInt(n, 10), Max: "+inf", Count: 1}).Result()
 	if err != nil || len(got) == 0 {

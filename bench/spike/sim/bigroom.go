@@ -57,9 +57,10 @@ type BigRoomMemory struct {
 	Before        int64  `json:"before"`        // the room created, its first visitor in line
 	AfterAccounts int64  `json:"afterAccounts"` // the accounts' records written
 	AfterFill     int64  `json:"afterFill"`     // the anonymous visitors' numbers given out too: the whole line
-	AfterReload   int64  `json:"afterReload"`   // after DEBUG RELOAD (no table being rehashed)
-	Rehashing     bool   `json:"rehashing"`     // the places hash was being rehashed right after the fill
-	LineBytes     int64  `json:"lineBytes"`     // MEMORY USAGE of the line's keys, after the reload
+	AfterReload   int64  `json:"afterReload"`   // after DEBUG RELOAD (the snapshot loaded back: every bucket at its steady size)
+	Buckets       int    `json:"buckets"`       // the accounts' buckets (SCAN MATCH redisstore.AccountPattern), after the reload
+	Listpacks     int    `json:"listpacks"`     // of which encoded as listpacks (OBJECT ENCODING)
+	BucketBytes   int64  `json:"bucketBytes"`   // MEMORY USAGE of every bucket (SAMPLES 0), after the reload
 	Layout        string `json:"layout"`        // what each kind keeps, in words
 }
 
@@ -130,7 +131,8 @@ type BigRoomHeadline struct {
 	EnterAccount         float64  `json:"enterAccountInstructions"`
 	EnterAnonymous       float64  `json:"enterAnonymousInstructions"`
 	AdmitBatch           float64  `json:"admitBatchInstructions"`
-	Claim                float64  `json:"claimInstructions"`
+	Claim                float64  `json:"claimInstructions"`        // an anonymous visitor's
+	ClaimAccount         float64  `json:"claimAccountInstructions"` // an account's
 	LastWaitSeconds      float64  `json:"lastWaitSeconds"`
 	PollStoreCommands    *float64 `json:"pollStoreCommands"`
 	FunctionCallsPerUser *float64 `json:"functionCallsPerVisitor"`
@@ -164,7 +166,7 @@ func (r *BigRoomResults) Headline() BigRoomHeadline {
 	return BigRoomHeadline{Visitors: r.Visitors, BytesPerVisitor: r.Memory.PerVisitor(),
 		BytesPerAccount: r.Memory.PerAccount(), BytesPerAnonymous: r.Memory.PerAnonymous(),
 		EnterAccount: per("enterAccount", "on"), EnterAnonymous: per("enterAnonymous", "on"), AdmitBatch: per("admitBatch", ""),
-		Claim: per("claim", "on"), LastWaitSeconds: r.Wait.ComputedSeconds,
+		Claim: per("claim", "on"), ClaimAccount: per("claimAccount", "on"), LastWaitSeconds: r.Wait.ComputedSeconds,
 		PollStoreCommands: fig(r.PollStoreCommands), FunctionCallsPerUser: fig(r.FunctionCallsPerVisitor)}
 }
 
@@ -173,7 +175,7 @@ type bigRoomSection struct {
 	*BigRoomResults
 	Link                                                     string // the results file, relative to the report
 	PerVisitor, PerAccount, PerAccountAsFilled, PerAnonymous float64
-	LineBytesPerAccount                                      float64
+	BucketBytesPerAccount                                    float64
 	AccountBytes, AnonymousBytes                             int  // the ids' lengths
 	AppendAsEnter                                            bool // the check found no field that Append writes otherwise or alone
 	Rows                                                     []bigRoomRow
@@ -191,8 +193,8 @@ func buildBigRoom(r *BigRoomResults, link string) *bigRoomSection {
 	m := r.Memory
 	s := &bigRoomSection{BigRoomResults: r, Link: link, PerVisitor: m.PerVisitor(), PerAccount: m.PerAccount(),
 		PerAccountAsFilled: m.PerAccountAsFilled(), PerAnonymous: m.PerAnonymous(),
-		LineBytesPerAccount: float64(m.LineBytes) / float64(max(1, r.Fill.Accounts)),
-		AccountBytes:        len(r.Fill.AccountExample), AnonymousBytes: len(r.Fill.AnonymousExample),
+		BucketBytesPerAccount: float64(m.BucketBytes) / float64(max(1, r.Fill.Accounts)),
+		AccountBytes:          len(r.Fill.AccountExample), AnonymousBytes: len(r.Fill.AnonymousExample),
 		AppendAsEnter: len(r.Fill.Differ) == 0 && len(r.Fill.AppendOnly) == 0 && len(r.Fill.Same) > 0,
 		WaitComputed:  clock(r.Wait.ComputedSeconds), WaitMeasured: clock(r.Wait.MeasuredSeconds),
 		Poll: figureText(r.PollStoreCommands, "%.3f"), Page: figureText(r.FunctionCallsPerVisitor, "%.1f")}

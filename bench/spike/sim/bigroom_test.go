@@ -9,10 +9,11 @@ import (
 func fakeBigRoom() *BigRoomResults {
 	return &BigRoomResults{When: "2026-12-05T12:00:00Z", Room: "one room", Visitors: 1_000_001,
 		Fill: BigRoomFill{Accounts: 500_001, Anonymous: 500_000, AccountExample: "a:" + strings.Repeat("0", 36), AnonymousExample: "v-" + strings.Repeat("x", 22),
-			Method: "by appendLine", CheckUsers: 1000, Same: []string{"queue"}, ByPresence: []string{"settings born"}},
+			Method: "by appendLine", CheckUsers: 1000, Same: []string{"a:<5 hex> b"}, ByPresence: []string{"settings born"}},
 		Memory: BigRoomMemory{Visitors: 1_000_000, Accounts: 500_000, Anonymous: 500_000, Before: 2_000_000, AfterAccounts: 92_000_000, AfterFill: 92_000_500,
-			AfterReload: 82_000_000, Rehashing: true, LineBytes: 70_000_070, Layout: "accounts keep records"},
+			AfterReload: 82_000_000, Buckets: 262_144, Listpacks: 262_143, BucketBytes: 70_000_140, Layout: "accounts keep records"},
 		Ops: []BigRoomOp{{Key: "enterAccount", Name: "enter, a new account", Limiter: "on", Calls: 100, Instructions: 15_000_000},
+			{Key: "claimAccount", Name: "claim, an account", Limiter: "on", Calls: 100, Instructions: 4_000_000},
 			{Key: "admitBatch", Name: "admission batch", Calls: 10, Instructions: 7_000_000, Admitted: 10}},
 		Wait:              BigRoomWait{RatePerSec: 1000, LastPosition: 1_000_001, ComputedSeconds: 1000.001, WindowSeconds: 10, WindowBatches: 110, WindowAdmitted: 9_600, MeasuredRatePerSec: 950, MeasuredSeconds: 1052.6},
 		PollStoreCommands: BigRoomFigure{Note: "not measured: x is absent"}, FunctionCallsPerVisitor: BigRoomFigure{Measured: true, Value: 3, Source: "p.json: wait30min.functionCalls"}}
@@ -31,9 +32,9 @@ func TestBigRoomSectionRendersFromItsResults(t *testing.T) {
 		"## One room, 1,000,001 visitors (issue 36)",
 		"<!-- begin bigroom: rendered from r/big.json (make bench-bigroom); do not edit -->",
 		"500,001 accounts", "38 bytes", "24 bytes",
-		"The fill writes the layout `enter.lua` writes", "alike (queue), those holding times by presence (settings born: the two rooms",
+		"The fill writes the layout `enter.lua` writes", "alike (a:<5 hex> b), those holding times by presence (settings born: the two rooms",
 		"| memory per account at 1,000,001 | **160.0 B**", // (82,000,000 − 2,000,000) ÷ 500,000
-		"180.0 B right after their records were written, the places hash still being rehashed", "`MEMORY USAGE` of the line's keys 140.0 B an account",
+		"180.0 B right after their records were written; `MEMORY USAGE` of the accounts' 262,144 buckets (262,143 of them listpacks) 140.0 B an account |", // 70,000,140 ÷ 500,001
 		"| memory per anonymous visitor at 1,000,001 | **0.00 B**", // 500 ÷ 500,000
 		"; 80.0 B a visitor of either kind after the reload |",
 		"| what each kind keeps | accounts keep records (ids of 38 and 24 bytes here) |",
@@ -48,11 +49,11 @@ func TestBigRoomSectionRendersFromItsResults(t *testing.T) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
-	in.BigRoom.Fill.Differ = []string{"queue"}
+	in.BigRoom.Fill.Differ = []string{"a:<5 hex> b"}
 	if md, err = WriteReport(in, f); err != nil || !strings.Contains(md, "**The fill does not write what `enter.lua` writes**") {
 		t.Errorf("a difference found by the check must be said (%v)", err)
 	}
-	if h := fakeBigRoom().Headline(); h.BytesPerVisitor != 80 || h.BytesPerAccount != 160 || h.BytesPerAnonymous != 0.001 || h.EnterAccount != 150_000 || h.AdmitBatch != 700_000 || h.PollStoreCommands != nil || *h.FunctionCallsPerUser != 3 {
+	if h := fakeBigRoom().Headline(); h.BytesPerVisitor != 80 || h.BytesPerAccount != 160 || h.BytesPerAnonymous != 0.001 || h.EnterAccount != 150_000 || h.AdmitBatch != 700_000 || h.ClaimAccount != 40_000 || h.Claim != 0 || h.PollStoreCommands != nil || *h.FunctionCallsPerUser != 3 {
 		t.Errorf("headline: %+v", h)
 	}
 }

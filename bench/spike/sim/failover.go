@@ -44,8 +44,8 @@ type FailoverScenario struct {
 	AccountsLost        int `json:"accountsLost"`        // of EntersLost, accounts'
 	AnonymousAcked      int `json:"anonymousAcked"`      // of EntersAcked, anonymous visitors' (X-Queue-Ticket)
 	AnonymousLost       int `json:"anonymousLost"`       // of EntersLost, anonymous visitors'
-	PlacesRestored      int `json:"placesRestored"`      // places the store lost, put back at their holder's number (seen in the line's sorted part)
-	DuplicateSeqs       int `json:"duplicateSeqs"`       // sequence numbers seen on two users
+	PlacesRestored      int `json:"placesRestored"`      // accounts' records the store lost while their number waited, seen again at that number (written back from their holder's place)
+	DuplicateSeqs       int `json:"duplicateSeqs"`       // numbers two accounts' records held (sampled)
 	FIFOInversions      int `json:"fifoInversions"`      // pairs admitted against the order their enters were acknowledged in
 	FIFOPairs           int `json:"fifoPairs"`           // ordered pairs compared
 	DoubleAdmissions    int `json:"doubleAdmissions"`    // visitors shown two entry tokens

@@ -107,7 +107,7 @@ type RedisCostMemory struct {
 	Before             int64   `json:"before"`
 	After              int64   `json:"after"`
 	FillSeconds        float64 `json:"fillSeconds"`
-	LineBytes          int64   `json:"lineBytes"` // MEMORY USAGE of the keys that hold the line (redisstore.LineKeys)
+	LineBytes          int64   `json:"lineBytes"` // MEMORY USAGE of the keys that hold the line (the accounts' buckets, redisstore.AccountPattern; the draws, redisstore.LineKey)
 	Callers            int     `json:"callers"`   // distinct callers (own id and IP) with live buckets
 	CallersBefore      int64   `json:"callersBefore"`
 	CallersAfter       int64   `json:"callersAfter"`

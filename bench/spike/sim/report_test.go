@@ -112,19 +112,20 @@ func TestReportRendersFromTheResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"share these 3 cores",                                    // the recorded machine, not a constant
-		"`r/spike.json`",                                         // paths as given, relative to the Markdown
-		"admitted per s (configured 70)",                         // the configured rate of the results
-		"## Poll tiers: requests per visitor",                    // the tier sweep
-		"**The choice: `POLL_TIERS=" + waitroom.DefaultPollTiers, // the default, marked chosen
-		"**11.00** (5)",                                          // requests per visitor at ≥ 270 s, from ByWait
-		"That is ≈ 87 B",                                         // 15 + 32 + 16 + 16 + 8 for 13-byte ids at 2^20 users
-		"would cost ≈ 109 B each",                                // 53 + 32 + 16 + 8
-		"an sds in the 48 B class (55 B more",                    // a UUID against 13-byte ids: 32 in the places, 23 in the queue
-		"## How soon the visitor knows",                          // bench/notify's section
-		"`r/notify.json`",                                        // named among the inputs
-		"`ADMIT_INTERVAL_MS` 150, 400 visitors",                  // the recorded scenario, not constants
-		"admitted at 25 a second",                                //
+		"share these 3 cores",                                                                                      // the recorded machine, not a constant
+		"`r/spike.json`",                                                                                           // paths as given, relative to the Markdown
+		"admitted per s (configured 70)",                                                                           // the configured rate of the results
+		"## Poll tiers: requests per visitor",                                                                      // the tier sweep
+		"**The choice: `POLL_TIERS=" + waitroom.DefaultPollTiers,                                                   // the default, marked chosen
+		"**11.00** (5)",                                                                                            // requests per visitor at ≥ 270 s, from ByWait
+		"a field of 13 B in a listpack", "(5 B below 1,048,576): 18 B, in one of the room's 262,144 bucket hashes", // a 24-bit number
+		"4.1 on average here (≈ 257,343 buckets hold one)",                              // 262,144 × (1 − e^−4): the Poisson buckets that 2^20 accounts fill
+		"That is ≈ 228 B a bucket, ≈ 55.9 B an account",                                 // 32 + 32 + 32 + 16 + 16.3 + 99.6, over 4.07
+		"would cost ≈ 109 B each",                                                       // 53 + 32 + 16 + 8
+		"## How soon the visitor knows",                                                 // bench/notify's section
+		"`r/notify.json`",                                                               // named among the inputs
+		"`ADMIT_INTERVAL_MS` 150, 400 visitors",                                         // the recorded scenario, not constants
+		"admitted at 25 a second",                                                       //
 		"| polling as `pollAfterMs` says | 359 | 65.8 ms | 119.4 ms | 134.0 ms | 2.5 |", // requests per visitor: 1000 / 400
 		"## Intake: direct versus broker",                                               // bench/intake's section
 		"`r/intake.json`",                                                               //

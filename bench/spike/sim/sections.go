@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"strconv"
 
 	"github.com/waitroom/waitroom"
 )
@@ -325,54 +324,104 @@ func buildMicro(mr, pinned *MicroResults) *micro {
 	return m
 }
 
-// memModel is what a waiting user costs in Redis 7.0's line (redisstore's
-// line.lua: a queue, a list of users, and places, a hash of user ->
-// sequence), for the measured id length and line size, with jemalloc.
+// memModel is what a waiting account costs in Redis 7.0's line
+// (redisstore's line.lua: one record, its number under a field of 11
+// characters, in one of the room's bucket hashes, each a listpack with its
+// line's birth and a TTL), for the measured line size, with jemalloc.
 type memModel struct {
-	IDBytes, Sds, SdsClass int     // id length; its sds (1 B header + id + NUL) and size class
-	ListEntry              int     // the id in the queue's listpack: its length byte, the id, its back-length byte
-	Entry, SeqClass        int     // the places' dict entry (with rounding); the sequence's sds class
-	Bucket                 float64 // the dict's bucket array per user
-	Total                  float64 // the model's bytes per user
-	Unattributed           float64 // used_memory per user beyond the line's MEMORY USAGE
-	SortedSet              float64 // what a sorted set of the same users would cost (the layout before the queue)
-	UUIDClass, UUIDExtra   int     // a 36-byte UUID's sds class, and its bytes beyond these ids'
-	QueueMB, MillionMB     float64 // used_memory of a full default room and of a million waiting
+	IDBytes, Sds, SdsClass  int     // id length; its sds (1 B header + id + NUL) and size class (the sorted set's member)
+	FieldEntry, NumberEntry int     // the record's two listpack entries: the field, the number
+	Record                  int     // their sum
+	Buckets                 float64 // buckets holding a record, expected at the line's size
+	PerBucket               float64 // records a bucket holds on average
+	KeyClass, Entry         int     // a bucket's key sds class; a dict entry (keyspace and expires each)
+	Slots                   float64 // the keyspace's and the expires' tables, per bucket
+	Listpack                float64 // a bucket's listpack in its size class, on average (records, header, b)
+	BucketBytes             float64 // all of a bucket's
+	Total                   float64 // the model's bytes per account
+	Unattributed            float64 // used_memory per user beyond the line's MEMORY USAGE
+	SortedSet               float64 // what a sorted set of the same users would cost (the layout of the first versions)
+	QueueMB, MillionMB      float64 // used_memory of a full default room and of a million waiting
 }
 
 // Redis 7.0's overheads on a 64-bit build: a dict entry (key, value, next:
-// 24 B, in jemalloc's 32 B class); a short sds (1 B header, type 5, up to
-// 31 bytes, + NUL); a listpack entry (1 B encoding, the bytes, 1 B back
-// length); a sorted set's skiplist node (element, score, backward pointer,
-// 16 B of forward pointer + span per level at 1.33 levels on average,
-// ≈ 53 B with the allocator's rounding).
+// 24 B, in jemalloc's 32 B class); an object header (16 B); a short sds
+// (1 B header, type 5, up to 31 bytes, + NUL); a listpack (6 B header, 1 B
+// end), its string entry (1 B encoding, the bytes, 1 B back length) and
+// integer entry (by the value's size, with its back length); a sorted
+// set's skiplist node (element, score, backward pointer, 16 B of forward
+// pointer + span per level at 1.33 levels on average, ≈ 53 B with the
+// allocator's rounding). A bucket holds its line's birth, 'b' and a
+// 13-digit time (a 64-bit integer entry). The room's buckets are
+// redisstore's accountBucketBits (18), named "wr:{bench}:a:" and 5 hex
+// digits (18 bytes) in bench/scale_test.go's room.
 const (
 	dictEntryBytes    = 32
+	objectBytes       = 16
 	sdsOverhead       = 1 + 1
-	listpackOverhead  = 2
+	listpackFixed     = 6 + 1
+	lineBirthBytes    = 3 + 10
 	skiplistNodeBytes = 53
-	uuidBytes         = 36
+	accountBuckets    = 1 << 18
+	accountFieldBytes = 11
+	bucketKeyBytes    = 18
 )
 
 func memModelOf(mr *MicroResults) memModel {
+	n := float64(max(1, mr.MemUsers))
 	m := memModel{IDBytes: mr.MemUserIDBytes, Sds: sdsOverhead + mr.MemUserIDBytes, Entry: dictEntryBytes}
 	m.SdsClass = sizeClass(m.Sds)
-	m.ListEntry = listpackOverhead + mr.MemUserIDBytes
-	// The sequences run to the line's length: nearly all have the digits
-	// of the length less one (1,000,000 users: 999,999 and below).
-	m.SeqClass = sizeClass(sdsOverhead + len(strconv.Itoa(max(1, mr.MemUsers-1))))
-	if mr.MemUsers > 0 {
-		buckets := math.Pow(2, math.Ceil(math.Log2(float64(mr.MemUsers))))
-		m.Bucket = 8 * buckets / float64(mr.MemUsers)
-	}
-	m.Total = float64(m.ListEntry+m.Entry+m.SdsClass+m.SeqClass) + m.Bucket
-	m.SortedSet = float64(skiplistNodeBytes+m.Entry+m.SdsClass) + m.Bucket
+	m.FieldEntry = 2 + accountFieldBytes
+	// The numbers run to the line's length: nearly all take its size.
+	m.NumberEntry = intEntry(max(1, mr.MemUsers))
+	m.Record = m.FieldEntry + m.NumberEntry
+	lambda := n / accountBuckets
+	m.Buckets = accountBuckets * -math.Expm1(-lambda)
+	m.PerBucket = n / m.Buckets
+	m.KeyClass = sizeClass(sdsOverhead + bucketKeyBytes)
+	// Both tables double once they are full: 8 B a slot.
+	m.Slots = 2 * 8 * math.Pow(2, math.Ceil(math.Log2(m.Buckets+1))) / m.Buckets
+	m.Listpack = listpackMean(lambda, m.Record)
+	m.BucketBytes = float64(2*m.Entry+m.KeyClass+objectBytes) + m.Slots + m.Listpack
+	m.Total = m.BucketBytes / m.PerBucket
+	// The layout of the first versions: one sorted set, member the id.
+	m.SortedSet = float64(skiplistNodeBytes+m.Entry+m.SdsClass) + 8*math.Pow(2, math.Ceil(math.Log2(n)))/n
 	m.Unattributed = mr.MemPerUser - mr.MemLinePerUser
-	m.UUIDClass = sizeClass(sdsOverhead + uuidBytes)
-	m.UUIDExtra = m.UUIDClass + uuidBytes - m.SdsClass - mr.MemUserIDBytes
 	m.QueueMB = mr.MemPerUser * waitroom.DefaultQueueCapacity / 1e6
 	m.MillionMB = mr.MemPerUser
 	return m
+}
+
+// intEntry is a listpack's integer entry for values up to v: its encoding
+// (7, 13, 16, 24, 32 or 64 bits) and back length.
+func intEntry(v int) int {
+	switch {
+	case v <= 127:
+		return 2
+	case v <= 4095:
+		return 3
+	case v <= 32767:
+		return 4
+	case v <= 1<<23-1:
+		return 5
+	case v <= 1<<31-1:
+		return 6
+	}
+	return 10
+}
+
+// listpackMean is a non-empty bucket's listpack in its allocator's size
+// class, averaged over the Poisson number of records (mean lambda, of
+// record bytes each) a bucket holds.
+func listpackMean(lambda float64, record int) float64 {
+	var sum, weight float64
+	p := math.Exp(-lambda) // P(0)
+	for k := 1; k < 1000 && (float64(k) < 4*lambda+20); k++ {
+		p *= lambda / float64(k)
+		sum += p * float64(sizeClass(listpackFixed+lineBirthBytes+k*record))
+		weight += p
+	}
+	return sum / weight
 }
 
 // sizeClass is jemalloc's size class for n bytes on x86-64 (a 16 B
