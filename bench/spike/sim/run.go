@@ -76,12 +76,19 @@ type user struct {
 	abandon, ok, gaveUp bool
 	waited              time.Duration
 	admission           int64
-	push                chan string   // push mode: the token, at admission
+	push                chan string   // push mode: the token at a draw's admission, "" at its number's (claimed then)
 	spot                string        // the signed place its answers give, sent back as X-Queue-Place (docs/API.md, "An account's place")
 	instant             bool          // enter answered READY (instant admission): no batch admitted it
 	expiresAt           time.Duration // the entry token's expiry (0: no token seen)
 	orderTries          int           // orders sent to the gate
 	orderFails          int           // of which answered 5xx (the order API's 503, 502, a 504 timeout)
+}
+
+// passedNumber is a batch's admission of a number whose holder is not
+// known yet.
+type passedNumber struct {
+	seq           int64
+	at, expiresAt time.Duration
 }
 
 type batchRec struct {
@@ -99,6 +106,10 @@ type runner struct {
 	users  []*user
 	byID   map[string]*user // by the store's user (httpapi.HeaderUser)
 	rng    *rand.Rand
+	// numbers are the users by the number their enter was told, passed
+	// the numbers a batch admitted before their holder's enter answered.
+	numbers map[int64]*user
+	passed  map[int64]passedNumber
 
 	mu      sync.Mutex
 	status  map[string]int
@@ -216,6 +227,7 @@ func newRunner(env *Env, sc Scenario, st Strategy, orderURL string, arrivals []t
 	}
 	store := roomStore{redisstore.New(rdb, cfg), rdb}
 	r := &runner{sc: sc, st: st, status: map[string]int{}, byID: map[string]*user{}, attackers: map[string]bool{},
+		numbers: map[int64]*user{}, passed: map[int64]passedNumber{},
 		rng: rand.New(rand.NewPCG(sc.Seed, 99)), orders: orderapi.New(orderURL, sc.OrderTimeout)}
 	r.sc.PollTiers = tiers.String()
 	r.api = &httpapi.API{Config: cfg, Queue: store, Orders: r.orders,
@@ -344,6 +356,15 @@ func (r *runner) onBatch(b waitroom.Batch) {
 	for _, rb := range b.Rooms {
 		for _, a := range rb.Admitted {
 			r.admSeq++
+			if a.User == "" { // a number: its holder claims its token (docs/API.md, "Claiming one's turn")
+				p := passedNumber{r.admSeq, now, a.ExpiresAt.Sub(r.epoch)}
+				if u := r.numbers[a.Number]; u != nil {
+					r.admitted(u, p, "")
+				} else {
+					r.passed[a.Number] = p
+				}
+				continue
+			}
 			u := r.byID[a.User]
 			if u == nil && r.attackers[a.User] {
 				continue
@@ -352,16 +373,39 @@ func (r *runner) onBatch(b waitroom.Batch) {
 				r.strays++
 				continue
 			}
-			u.admission, u.admittedAt = r.admSeq, now
-			u.expiresAt = a.ExpiresAt.Sub(r.epoch)
-			if u.push != nil {
-				u.push <- a.Token
-			}
+			r.admitted(u, passedNumber{r.admSeq, now, a.ExpiresAt.Sub(r.epoch)}, a.Token)
 		}
 		r.batches = append(r.batches, batchRec{at: now, admitted: len(rb.Admitted), waiting: rb.Waiting})
 		if rb.Downstream != nil {
 			r.counts.add(rb.Downstream)
 		}
+	}
+}
+
+// admitted records u's admission (r.mu held); a push-mode user is told:
+// its token (a draw's), or that its number passed, which it then claims.
+func (r *runner) admitted(u *user, p passedNumber, token string) {
+	u.admission, u.admittedAt, u.expiresAt = p.seq, p.at, p.expiresAt
+	if u.push != nil {
+		select {
+		case u.push <- token:
+		default: // told already
+		}
+	}
+}
+
+// numbered keeps the number u's answer gave, and applies an admission of
+// it that came first.
+func (r *runner) numbered(u *user, n int64) {
+	if n == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.numbers[n] = u
+	if p, ok := r.passed[n]; ok {
+		delete(r.passed, n)
+		r.admitted(u, p, "")
 	}
 }
 
@@ -388,7 +432,8 @@ type standing struct {
 	EntryToken           string `json:"entryToken"`
 	ExpiresAt            string `json:"expiresAt"` // READY: RFC 3339, whole seconds
 	PollAfterMs          *int64 `json:"pollAfterMs"`
-	Place                string `json:"place"` // an account's signed place while it waits
+	Place                string `json:"place"`  // an account's signed place while it waits
+	Number               int64  `json:"number"` // its number while it waits
 }
 
 // placeHeader sends back the last place u was given, as a client does.
@@ -460,6 +505,7 @@ func (r *runner) enter(ctx context.Context, u *user, st *standing) bool {
 			*st = standing{}
 			_ = json.Unmarshal([]byte(resp.Body), st)
 			keepPlace(u, *st)
+			r.numbered(u, st.Number)
 			return true
 		}
 		if !sleep(ctx, retryAfter(resp, time.Second)) {
@@ -471,6 +517,7 @@ func (r *runner) enter(ctx context.Context, u *user, st *standing) bool {
 // waitReady polls as the answers say (or waits for the push) until READY
 // and returns the entry token; false when stopped.
 func (r *runner) waitReady(ctx context.Context, u *user, st standing) (string, bool) {
+	told := false // pushed that its number passed: it polls from then on
 	for {
 		switch st.Status {
 		case "READY":
@@ -482,10 +529,15 @@ func (r *runner) waitReady(ctx context.Context, u *user, st standing) (string, b
 			}
 			continue
 		}
-		if u.push != nil {
+		if u.push != nil && !told {
 			select {
 			case token := <-u.push:
-				return token, true
+				if token != "" {
+					return token, true
+				}
+				told = true
+				st = r.position(ctx, u) // the stream's read, which claims the turn
+				continue
 			case <-ctx.Done():
 				return "", false
 			}
