@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -210,7 +209,7 @@ func (h *harness) admitted(t *testing.T, users ...string) map[string]string {
 			t.Fatalf("enter %s: %d %s", u, r.StatusCode, r.Body)
 		}
 	}
-	return h.collectTokens(t, len(users))
+	return h.collectTokens(t, users...)
 }
 
 // admitWithin bounds collectTokens: every test admits a handful of users at
@@ -218,29 +217,56 @@ func (h *harness) admitted(t *testing.T, users ...string) map[string]string {
 // test at once instead of hanging it until go test's timeout.
 const admitWithin = 10 * time.Second
 
-// collectTokens runs admission batches until n users were admitted, and
-// returns their tokens by user: the id the tests send as X-User-Id (the
-// store keeps those users as "h:<id>"; visitors as they are).
-func (h *harness) collectTokens(t *testing.T, n int) map[string]string {
+// collectTokens runs admission batches until every one of users (the ids
+// the tests send as X-User-Id, the store's "h:<id>") is admitted, each
+// claiming its turn as its next poll would (docs/API.md, "Claiming one's
+// turn"; asked of the store, past the API and its identity checks), and
+// returns their tokens as the store keeps them.
+func (h *harness) collectTokens(t *testing.T, users ...string) map[string]string {
 	t.Helper()
 	tokens := map[string]string{}
 	deadline := time.Now().Add(admitWithin)
-	for len(tokens) < n {
+	for len(tokens) < len(users) {
 		if time.Now().After(deadline) {
-			t.Fatalf("only %d of %d users admitted within %v: %v", len(tokens), n, admitWithin, tokens)
+			t.Fatalf("only %d of %d users admitted within %v: %v", len(tokens), len(users), admitWithin, tokens)
+		}
+		if _, err := h.store.AdmitBatch(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range users {
+			if tokens[u] != "" {
+				continue
+			}
+			st, err := h.store.Position(context.Background(), waitroom.DefaultRoom, waitroom.Unlimited("h:"+u))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Status == waitroom.Ready {
+				tokens[u] = st.Token
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return tokens
+}
+
+// admitNumbers runs admission batches until n numbers were admitted,
+// whoever holds them (their holders claim at their next call).
+func (h *harness) admitNumbers(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(admitWithin)
+	for admitted := 0; admitted < n; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d of %d admitted within %v", admitted, n, admitWithin)
 		}
 		b, err := h.store.AdmitBatch(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, r := range b.Rooms {
-			for _, a := range r.Admitted {
-				tokens[strings.TrimPrefix(a.User, "h:")] = a.Token
-			}
+			admitted += len(r.Admitted)
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
-	return tokens
 }
 
 func decode(t *testing.T, r events.APIGatewayV2HTTPResponse) map[string]any {

@@ -129,7 +129,7 @@ func admitDirect(t *testing.T, h *harness, users ...string) map[string]string {
 			t.Fatal(err)
 		}
 	}
-	return h.collectTokens(t, len(users))
+	return h.collectTokens(t, users...)
 }
 
 type safeBuffer struct {

@@ -24,7 +24,7 @@ func TestHeaderCannotClaimAVisitor(t *testing.T) {
 		r := h.call(request("POST", "/queue/enter", "", nil))
 		ticket := ticketOfAnswer(t, r)
 		visitor := strings.Split(ticket, ".")[1]
-		h.collectTokens(t, 1)
+		h.admitNumbers(t, 1)
 		if m := decode(t, h.call(request("GET", "/queue/position", "", map[string]string{"x-queue-ticket": ticket}))); m["status"] != "READY" {
 			t.Fatalf("the visitor is not READY: %v", m)
 		}
@@ -90,7 +90,7 @@ func TestTicketsAreNotRenewedForever(t *testing.T) {
 		now = time.Now()
 		r := h.call(request("POST", "/queue/enter", "", nil))
 		ticket = ticketOfAnswer(t, r)
-		h.collectTokens(t, 1)
+		h.admitNumbers(t, 1)
 		m := decode(t, h.call(request("GET", "/queue/position", "", map[string]string{"x-queue-ticket": ticket})))
 		tokenOrder := withTicket(request("POST", "/orders", "", map[string]string{"x-entry-token": m["entryToken"].(string)}), ticket)
 		tokenOrder.Body = "{}"

@@ -13,14 +13,17 @@
 -- account's field in its bucket k.account ('': an anonymous visitor's),
 -- token the random part, ttl the room's token life (ms), nowMs the store's
 -- clock. It writes the token's record and live token, as an admission
--- does, and the claim's mark, which outlives the window: a claim made once
--- is never made again, even after the order consumed the token (its
--- record gone). An account's record (line.lua) goes: the mark and the
--- token say the rest, and an idle room keeps no record of a claimed turn.
+-- does, and the claim's mark (the number claimed), which outlives the
+-- window: a number claimed once, or one before it, is never claimed again,
+-- even after the order consumed the token (its record gone); a later
+-- number (the caller entered again after its order) is. An account's
+-- record (line.lua) goes: the mark and the token say the rest, and an idle
+-- room keeps no record of a claimed turn.
 -- Returns the record, or nil: no batch holds n (released: a closed room),
 -- its window is over, or user claimed already.
 local function claim(k, user, field, n, token, ttl, nowMs)
-  if redis.call('EXISTS', k.mark) == 1 then
+  local claimed = tonumber(redis.call('GET', k.mark))
+  if claimed and n <= claimed then
     return nil
   end
   local batch = redis.call('ZRANGEBYSCORE', k.batches, string.format('%d', n), '+inf', 'LIMIT', 0, 1)[1]

@@ -124,7 +124,7 @@ if rank then
   if prequeue then
     return answer('PREQUEUE', rank + 1, 0, room)
   end
-  return answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, budgetKey, liveKey, stallHorizonMs, stallAfterUs, nowUs), n)
+  return answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, budgetKey, liveKey, stallHorizonMs, stallAfterUs, nowUs, settingsKey), n)
 end
 local record = redis.call('GET', recordKey)
 if record then
@@ -214,4 +214,4 @@ if waiting == 0 or s[3] ~= second then
   table.insert(fields, second)
 end
 redis.call('HSET', settingsKey, unpack(fields))
-return answer('WAITING', waiting + 1, 1, room, stalled(room, waiting + 1, budgetKey, liveKey, stallHorizonMs, stallAfterUs, nowUs), nextN)
+return answer('WAITING', waiting + 1, 1, room, stalled(room, waiting + 1, budgetKey, liveKey, stallHorizonMs, stallAfterUs, nowUs, settingsKey), nextN)

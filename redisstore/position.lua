@@ -79,7 +79,7 @@ if roomHas(room, scheduledBit) then -- the clock only for a scheduled opening
     return answer('PREQUEUE', 0, 0, room)
   end
 end
-local out = answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, budgetKey, liveKey, stallHorizonMs, stallAfterUs), n)
+local out = answer('WAITING', rank + 1, 0, room, stalled(room, rank + 1, budgetKey, liveKey, stallHorizonMs, stallAfterUs, nil, settingsKey), n)
 if seat then
   table.insert(out, n or drawn)
   table.insert(out, (room.stored or sorted) and 0 or 1)

@@ -62,33 +62,6 @@ local function serverTime()
   return us, math.floor(us / 1000), tonumber(t[1]), t[1]
 end
 
--- stalled: nobody's turn can be foreseen because no batch ran for stallUs
--- while someone waited (the later of the last batch, 'at', and the moment
--- the line stopped being empty, 'since'), or live tokens fill maxActive.
--- Checked only for a position whose turn is nearer than horizonMs: farther
--- back the answer is the far tier anyway, so most calls skip the reads (and
--- the clock, when the caller has not read it: nowUs nil). A poll's room
--- has no numbers yet (roomNumbers): the rate alone decides most calls.
-local function stalled(room, position, budgetKey, tokensKey, horizonMs, stallUs, nowUs)
-  local rate = room.rate or tonumber(string.match(room.hot, '^.([^:]*)'))
-  if position * 1000 / rate >= tonumber(horizonMs) then
-    return 0
-  end
-  local maxActive = roomNumbers(room).maxActive
-  if not nowUs then
-    nowUs = serverTime()
-  end
-  local b = redis.call('HMGET', budgetKey, 'at', 'since')
-  local last = math.max(tonumber(b[1] or '0'), tonumber(b[2] or '0'))
-  if last > 0 and nowUs - last > tonumber(stallUs) then
-    return 2
-  end
-  if maxActive > 0 and redis.call('ZCARD', tokensKey) >= maxActive then
-    return 2
-  end
-  return 0
-end
-
 -- The answer of enter and position: what happened, then the room as seen:
 -- its hot field (the Go side reads the rate, the flags, the opening and
 -- the message from it) and 2 when stalled (stalled's value), else 0;

@@ -62,7 +62,7 @@ var connection = []string{"cluster|slots", "command"}
 var scripts = []string{"evalsha", "eval"}
 
 // The commands the line's scripts call (enter.lua, apply.lua wrapping it).
-var lineCommands = []string{"del", "exists", "get", "hdel", "hincrby", "hmget", "hset", "persist",
+var lineCommands = []string{"del", "get", "hdel", "hget", "hincrby", "hlen", "hmget", "hset", "persist",
 	"pexpire", "set", "time", "zadd", "zcard", "zcount", "zrangebyscore", "zrank", "zscore"}
 
 // lineKeys are the keys enter.lua reads and writes (and apply.lua).
@@ -90,7 +90,7 @@ var Grants = map[string]Grant{
 		Keys: []string{roomsKey, Room("settings"), Room("line"), Room("u:*"), Room("budget"), Room("tokens"),
 			Room("a:*"), Room("batches"), Room("unclaimed"), Room("c:*"), Room("applied:*")},
 		Scripts: []string{"position.lua"},
-		Commands: join(connection, scripts, []string{"sadd", "del", "exists", "get", "hincrby", "hmget", "hset",
+		Commands: join(connection, scripts, []string{"sadd", "del", "get", "hdel", "hget", "hincrby", "hlen", "hmget", "hset",
 			"pexpire", "set", "time", "zadd", "zcard", "zcount", "zrangebyscore", "zrank", "zscore"}),
 	},
 	// admit: the batches of every registered room, the adaptive rate's
