@@ -112,7 +112,7 @@ func flush(tb testing.TB, c *redis.Client) {
 
 func config() waitroom.Config {
 	return waitroom.Config{AdmitRatePerSec: 100, AdmitInterval: 100 * time.Millisecond, AdmitBatches: 1,
-		EntryTokenTTL: 300 * time.Second, QueueCapacity: 100_000_000, OrderTimeout: 10 * time.Second, TrustUserHeader: true, OpenRooms: true}
+		EntryTokenTTL: 300 * time.Second, QueueCapacity: 100_000_000, OrderTimeout: 10 * time.Second, TrustUserHeader: true, OpenRooms: true, OrderRooms: []string{"bench"}}
 }
 
 func event(method, path, user string, hdr map[string]string, query map[string]string) events.APIGatewayV2HTTPRequest {

@@ -6,12 +6,15 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/bench/spike/sim"
 	"github.com/waitroom/waitroom/redisstore"
@@ -99,13 +102,11 @@ func BenchmarkPositionScale(b *testing.B) {
 	res.LookupSmallUs, res.LookupLargeUs = sL, lL
 	res.MemUsers, res.MemBefore, res.MemAfter = large, before, after
 	res.MemPerUser = float64(after-before) / float64(large)
-	var lineBytes int64
-	for _, key := range append(c.Keys(ctx, redisstore.AccountPattern("bench")).Val(), redisstore.LineKey("bench")) {
-		lineBytes += c.MemoryUsage(ctx, key, 0).Val()
-	}
-	res.MemLinePerUser = float64(lineBytes) / float64(large)
+	res.MemLinePerUser = lineMemory(b, c, &res) / float64(large)
 	res.MemMarks = c.ZCard(ctx, "wr:{bench}:marks").Val()
 	res.MemUserIDBytes = len("h:" + uid("u", 0))
+	res.MemFieldBytes, res.MemKeyBytes = len(field), len(bucket)
+	res.MemBorn, _ = c.HGet(ctx, bucket, "b").Int64()
 	res.FillMethod = fmt.Sprintf("Store.Enter from 16 goroutines, ids %q…", "h:"+uid("u", 0))
 	res.FillSeconds = fill.Seconds()
 	resMu.Lock()
@@ -113,4 +114,39 @@ func BenchmarkPositionScale(b *testing.B) {
 	resMu.Unlock()
 	b.ReportMetric(lUs/sUs, "position-1M/10k")
 	b.ReportMetric(float64(after-before)/float64(large), "B/user")
+}
+
+// lineMemory is MEMORY USAGE of the line's keys, the accounts' buckets and
+// the draws, and records what the report's model of the buckets reads: how
+// many buckets, how many records each, and the keyspace's keys and expires
+// (its two hash tables are sized by them).
+func lineMemory(b *testing.B, c *redis.Client, res *sim.MicroResults) float64 {
+	ctx := context.Background()
+	buckets := c.Keys(ctx, redisstore.AccountPattern("bench")).Val()
+	res.MemBuckets, res.MemBucketSizes = len(buckets), map[int]int{}
+	var bucketBytes int64
+	for part := range slices.Chunk(buckets, 1000) {
+		usage, records := make([]*redis.IntCmd, len(part)), make([]*redis.IntCmd, len(part))
+		if _, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, key := range part {
+				usage[i], records[i] = p.MemoryUsage(ctx, key, 0), p.HLen(ctx, key)
+			}
+			return nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+		for i := range part {
+			bucketBytes += usage[i].Val()
+			res.MemBucketSizes[int(records[i].Val())-1]++ // less its 'b'
+		}
+	}
+	draws := c.MemoryUsage(ctx, redisstore.LineKey("bench"), 0).Val() // 0: no draws, no key
+	res.MemBucketsPerUser = float64(bucketBytes) / float64(res.MemUsers)
+	res.MemDrawsPerUser = float64(draws) / float64(res.MemUsers)
+	res.MemKeys = c.DBSize(ctx).Val()
+	keyspace := c.Info(ctx, "keyspace").Val()
+	if _, v, ok := strings.Cut(keyspace, "expires="); ok {
+		res.MemExpires, _ = strconv.ParseInt(strings.SplitN(v, ",", 2)[0], 10, 64)
+	}
+	return float64(bucketBytes + draws)
 }

@@ -80,29 +80,38 @@ type MicroOp struct {
 
 // MicroResults is what the bench package writes (BENCH_OUT).
 type MicroResults struct {
-	Redis             string    `json:"redis"`
-	Mode              string    `json:"mode,omitempty"`       // "pinned" or "unpinned"
-	RedisCPUs         string    `json:"redisCPUs,omitempty"`  // taskset -c list of redis-server; "" = any
-	ClientCPUs        string    `json:"clientCPUs,omitempty"` // the benchmark process's affinity (Go side and redis-benchmark)
-	GOMAXPROCS        int       `json:"gomaxprocs,omitempty"`
-	Ops               []MicroOp `json:"ops"`
-	PositionSmallN    int       `json:"positionSmallN"`
-	PositionLargeN    int       `json:"positionLargeN"`
-	PositionSmallUs   float64   `json:"positionSmallUs"`
-	PositionLargeUs   float64   `json:"positionLargeUs"`
-	PositionRatio     float64   `json:"positionRatio"`
-	PositionRatioRuns []float64 `json:"positionRatioRuns,omitempty"` // every run's; the figures are the median run's
-	LookupSmallUs     float64   `json:"lookupSmallUs"`               // HGET of a place alone (redis-benchmark, one client)
-	LookupLargeUs     float64   `json:"lookupLargeUs"`
-	MemUsers          int       `json:"memUsers"`
-	MemBefore         int64     `json:"memBefore"`
-	MemAfter          int64     `json:"memAfter"`
-	MemPerUser        float64   `json:"memPerUser"`
-	MemLinePerUser    float64   `json:"memLinePerUser"` // MEMORY USAGE of the line's keys (the draws, the accounts' buckets) / users
-	MemMarks          int64     `json:"memMarks"`       // marks zset entries
-	MemUserIDBytes    int       `json:"memUserIdBytes"`
-	FillMethod        string    `json:"fillMethod"`
-	FillSeconds       float64   `json:"fillSeconds"`
+	Redis             string      `json:"redis"`
+	Mode              string      `json:"mode,omitempty"`       // "pinned" or "unpinned"
+	RedisCPUs         string      `json:"redisCPUs,omitempty"`  // taskset -c list of redis-server; "" = any
+	ClientCPUs        string      `json:"clientCPUs,omitempty"` // the benchmark process's affinity (Go side and redis-benchmark)
+	GOMAXPROCS        int         `json:"gomaxprocs,omitempty"`
+	Ops               []MicroOp   `json:"ops"`
+	PositionSmallN    int         `json:"positionSmallN"`
+	PositionLargeN    int         `json:"positionLargeN"`
+	PositionSmallUs   float64     `json:"positionSmallUs"`
+	PositionLargeUs   float64     `json:"positionLargeUs"`
+	PositionRatio     float64     `json:"positionRatio"`
+	PositionRatioRuns []float64   `json:"positionRatioRuns,omitempty"` // every run's; the figures are the median run's
+	LookupSmallUs     float64     `json:"lookupSmallUs"`               // HGET of a place alone (redis-benchmark, one client)
+	LookupLargeUs     float64     `json:"lookupLargeUs"`
+	MemUsers          int         `json:"memUsers"`
+	MemBefore         int64       `json:"memBefore"`
+	MemAfter          int64       `json:"memAfter"`
+	MemPerUser        float64     `json:"memPerUser"`
+	MemLinePerUser    float64     `json:"memLinePerUser"`    // MEMORY USAGE of the line's keys (the draws, the accounts' buckets) / users
+	MemBucketsPerUser float64     `json:"memBucketsPerUser"` // of which the accounts' buckets
+	MemDrawsPerUser   float64     `json:"memDrawsPerUser"`   // and the pre-queue's draws
+	MemBuckets        int         `json:"memBuckets"`        // account buckets in the keyspace
+	MemBucketSizes    map[int]int `json:"memBucketSizes"`    // records in a bucket -> buckets holding that many
+	MemFieldBytes     int         `json:"memFieldBytes"`     // an account's field
+	MemKeyBytes       int         `json:"memKeyBytes"`       // a bucket's key name
+	MemBorn           int64       `json:"memBorn"`           // a bucket's 'b' (the line's born, ms)
+	MemKeys           int64       `json:"memKeys"`           // the keyspace's keys and keys with an expiry, after the fill
+	MemExpires        int64       `json:"memExpires"`
+	MemMarks          int64       `json:"memMarks"` // marks zset entries
+	MemUserIDBytes    int         `json:"memUserIdBytes"`
+	FillMethod        string      `json:"fillMethod"`
+	FillSeconds       float64     `json:"fillSeconds"`
 }
 
 // Files are the report's inputs and outputs, as given on the command line;

@@ -40,7 +40,8 @@ func fakeInputs() *Inputs {
 		tiers.Runs = append(tiers.Runs, fakeRun("tiers", BatchedJitter, s))
 	}
 	micro := &MicroResults{Ops: []MicroOp{{Name: "enter", Ratio: 0.9, RatioRuns: []float64{0.8, 0.9, 1}}}, PositionSmallN: 10_000, PositionLargeN: 1_000_000,
-		PositionSmallUs: 10, PositionLargeUs: 11, PositionRatio: 1.1, LookupSmallUs: 1, LookupLargeUs: 1.2, MemUsers: 1 << 20, MemPerUser: 110, MemLinePerUser: 93, MemUserIDBytes: 13}
+		PositionSmallUs: 10, PositionLargeUs: 11, PositionRatio: 1.1, LookupSmallUs: 1, LookupLargeUs: 1.2, MemUsers: 1 << 20, MemPerUser: 110, MemLinePerUser: 93, MemUserIDBytes: 13,
+		MemBucketsPerUser: 93, MemBuckets: 1 << 18, MemBucketSizes: map[int]int{4: 1 << 18}, MemFieldBytes: 11, MemKeyBytes: 18, MemBorn: 1_780_000_000_000, MemKeys: 1<<18 + 6, MemExpires: 1 << 18}
 	notify := &NotifyResults{Machine: Machine{Redis: "redis-server 7.9"}, Started: "c", Finished: "d",
 		Scenario: NotifyScenario{Visitors: 400, AdmitRatePerSec: 25, AdmitIntervalMs: 150, WarmupSeconds: 2, EntryTokenTTLSeconds: 300},
 		Results: []NotifyResult{{Mode: NotifySSE, Visitors: 360, P50Ms: 1.5, P95Ms: 5, MaxMs: 13, Requests: 800},
@@ -112,20 +113,24 @@ func TestReportRendersFromTheResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"share these 3 cores",                                                                                      // the recorded machine, not a constant
-		"`r/spike.json`",                                                                                           // paths as given, relative to the Markdown
-		"admitted per s (configured 70)",                                                                           // the configured rate of the results
-		"## Poll tiers: requests per visitor",                                                                      // the tier sweep
-		"**The choice: `POLL_TIERS=" + waitroom.DefaultPollTiers,                                                   // the default, marked chosen
-		"**11.00** (5)",                                                                                            // requests per visitor at ≥ 270 s, from ByWait
-		"a field of 13 B in a listpack", "(5 B below 1,048,576): 18 B, in one of the room's 262,144 bucket hashes", // a 24-bit number
-		"4.1 on average here (≈ 257,343 buckets hold one)",                              // 262,144 × (1 − e^−4): the Poisson buckets that 2^20 accounts fill
-		"That is ≈ 228 B a bucket, ≈ 55.9 B an account",                                 // 32 + 32 + 32 + 16 + 16.3 + 99.6, over 4.07
-		"would cost ≈ 109 B each",                                                       // 53 + 32 + 16 + 8
-		"## How soon the visitor knows",                                                 // bench/notify's section
-		"`r/notify.json`",                                                               // named among the inputs
-		"`ADMIT_INTERVAL_MS` 150, 400 visitors",                                         // the recorded scenario, not constants
-		"admitted at 25 a second",                                                       //
+		"share these 3 cores",                                    // the recorded machine, not a constant
+		"`r/spike.json`",                                         // paths as given, relative to the Markdown
+		"admitted per s (configured 70)",                         // the configured rate of the results
+		"## Poll tiers: requests per visitor",                    // the tier sweep
+		"**The choice: `POLL_TIERS=" + waitroom.DefaultPollTiers, // the default, marked chosen
+		"**11.00** (5)",                                          // requests per visitor at ≥ 270 s, from ByWait
+		"an integer entry of 4.96 B on average",                  // numbers 1 to 2^20: 127 of 2 B, 3,968 of 3, 28,672 of 4, the rest 5
+		"(20 B), the listpack's allocator class (4.1 B",          // 20 + 4 × 17.96 = 91.9 B in the 96 B class
+		"136 B a bucket, 34.0 B per account at 4.00 accounts",    // 20 + 4.1 + 16 + 32 (18-char key) + 2 × 32
+		"524288 slots of 8 B for its 262150 keys and 262144 for their 262144 expiries, add 6.0 B per account", //
+		"That is ≈ 58.0 B", // 18.0 + 34.0 + 6.0 (2^19 + 2^18 slots of 8 B over 2^20)
+		"≈ 42.0 B against the 93.0 B it measures, and 16.0 B", // uncharged: (8 + 32) / 4 + 6
+		"cost ≈ 87 B a user for these ids",                    // 15 + 32 + 16 + 16 + 8 for 13-byte ids at 2^20 users
+		"it cost 55 B more",                                   // a UUID against 13-byte ids: 32 in the places, 23 in the queue
+		"## How soon the visitor knows",                       // bench/notify's section
+		"`r/notify.json`",                                     // named among the inputs
+		"`ADMIT_INTERVAL_MS` 150, 400 visitors",               // the recorded scenario, not constants
+		"admitted at 25 a second",                             //
 		"| polling as `pollAfterMs` says | 359 | 65.8 ms | 119.4 ms | 134.0 ms | 2.5 |", // requests per visitor: 1000 / 400
 		"## Intake: direct versus broker",                                               // bench/intake's section
 		"`r/intake.json`",                                                               //
@@ -208,5 +213,16 @@ func TestPolling(t *testing.T) {
 	sc.Notify = "push"
 	if got := Polling(sc); got != "push" {
 		t.Errorf("push: %q", got)
+	}
+}
+
+func TestListpackInt(t *testing.T) {
+	for v, want := range map[int64]int{0: 2, 127: 2, 128: 3, 4095: 3, 4096: 4, 32767: 4, 32768: 5, 1<<23 - 1: 5, 1 << 23: 6, 1<<31 - 1: 6, 1 << 31: 10, 1_780_000_000_000: 10} {
+		if got := listpackInt(v); got != want {
+			t.Errorf("listpackInt(%d) = %d, want %d", v, got, want)
+		}
+	}
+	if got := meanIntEntry(128); got != (127*2+3)/128.0 {
+		t.Errorf("meanIntEntry(128) = %v", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"strconv"
 
 	"github.com/waitroom/waitroom"
 )
@@ -288,7 +289,7 @@ type micro struct {
 	Rows               []microRow
 	Below, BelowPinned int
 	LookupRatio        float64 // a place's HGET alone, large line over small
-	Mem                memModel
+	Mem                *memModel
 }
 
 type microRow struct {
@@ -324,104 +325,129 @@ func buildMicro(mr, pinned *MicroResults) *micro {
 	return m
 }
 
-// memModel is what a waiting account costs in Redis 7.0's line
-// (redisstore's line.lua: one record, its number under a field of 11
-// characters, in one of the room's bucket hashes, each a listpack with its
-// line's birth and a TTL), for the measured line size, with jemalloc.
+// memModel is what a waiting account costs in Redis 7.0's line (redisstore's
+// line.lua and place.lua: its number, one record in one of the room's
+// bucket hashes, each a listpack beside its 'b', with an expiry), from the
+// run's figures (the buckets, their records, the line's numbers, the keys)
+// and the layout's constants, with jemalloc.
 type memModel struct {
-	IDBytes, Sds, SdsClass  int     // id length; its sds (1 B header + id + NUL) and size class (the sorted set's member)
-	FieldEntry, NumberEntry int     // the record's two listpack entries: the field, the number
-	Record                  int     // their sum
-	Buckets                 float64 // buckets holding a record, expected at the line's size
-	PerBucket               float64 // records a bucket holds on average
-	KeyClass, Entry         int     // a bucket's key sds class; a dict entry (keyspace and expires each)
-	Slots                   float64 // the keyspace's and the expires' tables, per bucket
-	Listpack                float64 // a bucket's listpack in its size class, on average (records, header, b)
-	BucketBytes             float64 // all of a bucket's
-	Total                   float64 // the model's bytes per account
-	Unattributed            float64 // used_memory per user beyond the line's MEMORY USAGE
-	SortedSet               float64 // what a sorted set of the same users would cost (the layout of the first versions)
-	QueueMB, MillionMB      float64 // used_memory of a full default room and of a million waiting
+	FieldBytes, FieldEntry int     // an account's field (its id's digest) and its listpack entry
+	NumberEntry            float64 // a number's listpack entry, on average over the line's numbers
+	Record                 float64 // the two: an account's own bytes
+	Buckets                int     // account buckets measured
+	PerBucket              float64 // accounts a bucket
+	Fixed                  int     // a listpack's header and end, 'b' and the born's entries
+	Rounding               float64 // a listpack's allocator class beyond its bytes, mean over the buckets
+	Robj, KeyClass, Entry  int     // the value's object; the key's sds class; a dict entry (keyspace or expiry)
+	Bucket, Overhead       float64 // a bucket's own bytes; per account
+	KeySlots, ExpirySlots  int     // the keyspace's and the expiries' hash tables' slots
+	TablesPerUser          float64 //
+	Total                  float64 // the model's bytes per account
+	Charged, Uncharged     float64 // per account: what MEMORY USAGE counts of the model, and what it leaves out
+	Unattributed           float64 // used_memory per account beyond the line's MEMORY USAGE
+	Before                 float64 // the layout before (a queue of ids, a hash of id -> sequence) for these ids
+	UUIDBefore             int     // what a 36-byte UUID added to each in it, over these ids
+	QueueMB, MillionMB     float64 // used_memory of a full default room and of a million waiting
 }
 
 // Redis 7.0's overheads on a 64-bit build: a dict entry (key, value, next:
-// 24 B, in jemalloc's 32 B class); an object header (16 B); a short sds
-// (1 B header, type 5, up to 31 bytes, + NUL); a listpack (6 B header, 1 B
-// end), its string entry (1 B encoding, the bytes, 1 B back length) and
-// integer entry (by the value's size, with its back length); a sorted
-// set's skiplist node (element, score, backward pointer, 16 B of forward
-// pointer + span per level at 1.33 levels on average, ≈ 53 B with the
-// allocator's rounding). A bucket holds its line's birth, 'b' and a
-// 13-digit time (a 64-bit integer entry). The room's buckets are
-// redisstore's accountBucketBits (18), named "wr:{bench}:a:" and 5 hex
-// digits (18 bytes) in bench/scale_test.go's room.
+// 24 B, in jemalloc's 32 B class); a value's object (robj, 16 B); a short
+// sds (1 B header, type 5, up to 31 bytes, + NUL); a listpack (6 B header,
+// 1 B end) and its string entries (1 B encoding, the bytes, 1 B back
+// length); a hash table's slot (8 B).
 const (
-	dictEntryBytes    = 32
-	objectBytes       = 16
-	sdsOverhead       = 1 + 1
-	listpackFixed     = 6 + 1
-	lineBirthBytes    = 3 + 10
-	skiplistNodeBytes = 53
-	accountBuckets    = 1 << 18
-	accountFieldBytes = 11
-	bucketKeyBytes    = 18
+	dictEntryBytes   = 32
+	dictEntryRaw     = 24
+	robjBytes        = 16
+	sdsOverhead      = 1 + 1
+	listpackHeader   = 6 + 1
+	listpackOverhead = 2
+	tableSlotBytes   = 8
+	uuidBytes        = 36
 )
 
-func memModelOf(mr *MicroResults) memModel {
-	n := float64(max(1, mr.MemUsers))
-	m := memModel{IDBytes: mr.MemUserIDBytes, Sds: sdsOverhead + mr.MemUserIDBytes, Entry: dictEntryBytes}
-	m.SdsClass = sizeClass(m.Sds)
-	m.FieldEntry = 2 + accountFieldBytes
-	// The numbers run to the line's length: nearly all take its size.
-	m.NumberEntry = intEntry(max(1, mr.MemUsers))
-	m.Record = m.FieldEntry + m.NumberEntry
-	lambda := n / accountBuckets
-	m.Buckets = accountBuckets * -math.Expm1(-lambda)
-	m.PerBucket = n / m.Buckets
-	m.KeyClass = sizeClass(sdsOverhead + bucketKeyBytes)
-	// Both tables double once they are full: 8 B a slot.
-	m.Slots = 2 * 8 * math.Pow(2, math.Ceil(math.Log2(m.Buckets+1))) / m.Buckets
-	m.Listpack = listpackMean(lambda, m.Record)
-	m.BucketBytes = float64(2*m.Entry+m.KeyClass+objectBytes) + m.Slots + m.Listpack
-	m.Total = m.BucketBytes / m.PerBucket
-	// The layout of the first versions: one sorted set, member the id.
-	m.SortedSet = float64(skiplistNodeBytes+m.Entry+m.SdsClass) + 8*math.Pow(2, math.Ceil(math.Log2(n)))/n
+// memModelOf models mr's buckets; nil for results without them.
+func memModelOf(mr *MicroResults) *memModel {
+	if mr.MemBuckets == 0 || mr.MemUsers == 0 {
+		return nil
+	}
+	m := &memModel{FieldBytes: mr.MemFieldBytes, FieldEntry: listpackOverhead + mr.MemFieldBytes, Buckets: mr.MemBuckets,
+		Robj: robjBytes, KeyClass: sizeClass(sdsOverhead + mr.MemKeyBytes), Entry: dictEntryBytes}
+	m.NumberEntry = meanIntEntry(int64(mr.MemUsers))
+	m.Record = float64(m.FieldEntry) + m.NumberEntry
+	m.PerBucket = float64(mr.MemUsers) / float64(mr.MemBuckets)
+	m.Fixed = listpackHeader + listpackOverhead + len("b") + listpackInt(mr.MemBorn)
+	for records, n := range mr.MemBucketSizes {
+		bytes := float64(m.Fixed) + float64(records)*m.Record
+		m.Rounding += float64(n) * (float64(sizeClass(int(math.Ceil(bytes)))) - bytes) / float64(mr.MemBuckets)
+	}
+	m.Bucket = float64(m.Fixed) + m.Rounding + float64(m.Robj+m.KeyClass+2*m.Entry)
+	m.Overhead = m.Bucket / m.PerBucket
+	m.KeySlots, m.ExpirySlots = tableSize(mr.MemKeys), tableSize(mr.MemExpires)
+	m.TablesPerUser = float64(tableSlotBytes*(m.KeySlots+m.ExpirySlots)) / float64(mr.MemUsers)
+	m.Total = m.Record + m.Overhead + m.TablesPerUser
+	// MEMORY USAGE counts a bucket's dict entry unrounded, and neither
+	// its expiry's entry nor the tables.
+	m.Uncharged = float64(dictEntryBytes-dictEntryRaw+m.Entry)/m.PerBucket + m.TablesPerUser
+	m.Charged = m.Total - m.Uncharged
 	m.Unattributed = mr.MemPerUser - mr.MemLinePerUser
+	m.Before = beforeNumbers(mr)
+	m.UUIDBefore = sizeClass(sdsOverhead+uuidBytes) - sizeClass(sdsOverhead+mr.MemUserIDBytes) + uuidBytes - mr.MemUserIDBytes // the places' sds, the queue's entry
 	m.QueueMB = mr.MemPerUser * waitroom.DefaultQueueCapacity / 1e6
 	m.MillionMB = mr.MemPerUser
 	return m
 }
 
-// intEntry is a listpack's integer entry for values up to v: its encoding
-// (7, 13, 16, 24, 32 or 64 bits) and back length.
-func intEntry(v int) int {
-	switch {
-	case v <= 127:
-		return 2
-	case v <= 4095:
-		return 3
-	case v <= 32767:
-		return 4
-	case v <= 1<<23-1:
-		return 5
-	case v <= 1<<31-1:
-		return 6
+// beforeNumbers is what a waiting user cost in the layout before numbers
+// (issue 20's: a queue, a listpack of ids, and places, a hash of id ->
+// sequence) for mr's ids and line: the id in the queue, a dict entry, the
+// id and the sequence as sds, the dict's table.
+func beforeNumbers(mr *MicroResults) float64 {
+	seq := sizeClass(sdsOverhead + len(strconv.Itoa(max(1, mr.MemUsers-1))))
+	table := float64(tableSlotBytes*tableSize(int64(mr.MemUsers))) / float64(mr.MemUsers)
+	return float64(listpackOverhead+mr.MemUserIDBytes+dictEntryBytes+sizeClass(sdsOverhead+mr.MemUserIDBytes)+seq) + table
+}
+
+// listpackInts are a listpack's integer entries (encoding and back
+// length) by the largest non-negative value each holds: 7 bits, 13, 16,
+// 24, 32, 64.
+var listpackInts = []struct {
+	upTo  int64
+	bytes int
+}{{127, 2}, {4095, 3}, {math.MaxInt16, 4}, {1<<23 - 1, 5}, {math.MaxInt32, 6}, {math.MaxInt64, 10}}
+
+// listpackInt is the bytes of v's entry in a listpack, v ≥ 0.
+func listpackInt(v int64) int {
+	for _, e := range listpackInts {
+		if v <= e.upTo {
+			return e.bytes
+		}
 	}
 	return 10
 }
 
-// listpackMean is a non-empty bucket's listpack in its allocator's size
-// class, averaged over the Poisson number of records (mean lambda, of
-// record bytes each) a bucket holds.
-func listpackMean(lambda float64, record int) float64 {
-	var sum, weight float64
-	p := math.Exp(-lambda) // P(0)
-	for k := 1; k < 1000 && (float64(k) < 4*lambda+20); k++ {
-		p *= lambda / float64(k)
-		sum += p * float64(sizeClass(listpackFixed+lineBirthBytes+k*record))
-		weight += p
+// meanIntEntry is listpackInt's mean over the numbers 1 to n.
+func meanIntEntry(n int64) float64 {
+	var sum float64
+	from := int64(1)
+	for _, e := range listpackInts {
+		if from > n {
+			break
+		}
+		to := min(n, e.upTo)
+		sum += float64(to-from+1) * float64(e.bytes)
+		from = to + 1
 	}
-	return sum / weight
+	return sum / float64(n)
+}
+
+// tableSize is the slots of a Redis dict holding n entries: the power of
+// two at least n.
+func tableSize(n int64) int {
+	if n <= 1 {
+		return 4
+	}
+	return 1 << bits.Len64(uint64(n-1))
 }
 
 // sizeClass is jemalloc's size class for n bytes on x86-64 (a 16 B
