@@ -72,7 +72,8 @@ func (s *Store) limited(c waitroom.Caller, args []any, n int) []any {
 
 // configHead is the first line of every script that takes the limiter
 // (limitedSources; roomsHead follows it): the store's configuration as Lua constants, the
-// buckets' steps and limits in the order of limited's fields (ratelimit.lua)
+// buckets' steps and limits in the order of limited's fields (ratelimit.lua;
+// one local each: a table of them would be built at every call)
 // and the stall check's horizon and time (room.lua, stalled; position.lua),
 // and the batch interval in seconds that bounds the rate budget (enter.lua's
 // instant admission; admit.lua gets it as an argument).
@@ -87,7 +88,7 @@ func configHead(l waitroom.Limits, horizon, stall, batch time.Duration) string {
 	}{{l.ClientRatePerSec, l.ClientBurst}, {l.IPRatePerSec, l.IPBurst}, {l.VisitorRatePerSec, l.VisitorBurst}} {
 		steps[i], spans[i] = gcra(b.rate, float64(b.burst))
 	}
-	return fmt.Sprintf("local limitStep, limitSpan, stallHorizonMs, stallAfterUs, batchSeconds = {%s}, {%s}, %d, %d, %s\n",
+	return fmt.Sprintf("local limitStep1, limitStep2, limitStep3, limitSpan1, limitSpan2, limitSpan3, stallHorizonMs, stallAfterUs, batchSeconds = %s, %s, %d, %d, %s\n",
 		strings.Join(steps[:], ", "), strings.Join(spans[:], ", "), horizon.Milliseconds(), stall.Microseconds(),
 		strconv.FormatFloat(batch.Seconds(), 'f', -1, 64))
 }

@@ -41,8 +41,11 @@ local function roomOf(hot, page, always, numbers)
     capacity = tonumber(capacity), ttl = ttl}
 end
 
+-- roomHas: whether the room's flags hold mask (settings.lua's bits, each a
+-- power of two), in arithmetic alone: no call of math.floor or of another
+-- function (each a measurable share of a poll).
 local function roomHas(room, mask)
-  return hasBit(room.bits, mask)
+  return room.bits % (mask + mask) >= mask
 end
 
 -- roomNumbers is room with hot's numbers (roomOf's numbers): room itself
@@ -56,10 +59,13 @@ local function roomNumbers(room)
   return roomOf(room.hot, nil, true, true)
 end
 
+-- serverTime is the store's clock: µs, ms, s, and s as TIME's text (each
+-- text parsed once: a tonumber costs as much as a command's argument).
 local function serverTime()
   local t = redis.call('TIME')
-  local us = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  return us, math.floor(us / 1000), tonumber(t[1]), t[1]
+  local sec = tonumber(t[1])
+  local us = sec * 1000000 + tonumber(t[2])
+  return us, math.floor(us / 1000), sec, t[1]
 end
 
 -- stalled: nobody's turn can be foreseen because no batch ran for stallUs
@@ -69,9 +75,10 @@ end
 -- back the answer is the far tier anyway, so most calls skip the reads (and
 -- the clock, when the caller has not read it: nowUs nil). A poll's room
 -- has no numbers yet (roomNumbers): the rate alone decides most calls.
+-- horizonMs and stallUs are numbers (configHead's constants).
 local function stalled(room, position, budgetKey, tokensKey, horizonMs, stallUs, nowUs)
   local rate = room.rate or tonumber(string.match(room.hot, '^.([^:]*)'))
-  if position * 1000 / rate >= tonumber(horizonMs) then
+  if position * 1000 / rate >= horizonMs then
     return 0
   end
   local maxActive = roomNumbers(room).maxActive
@@ -80,7 +87,7 @@ local function stalled(room, position, budgetKey, tokensKey, horizonMs, stallUs,
   end
   local b = redis.call('HMGET', budgetKey, 'at', 'since')
   local last = math.max(tonumber(b[1] or '0'), tonumber(b[2] or '0'))
-  if last > 0 and nowUs - last > tonumber(stallUs) then
+  if last > 0 and nowUs - last > stallUs then
     return 2
   end
   if maxActive > 0 and redis.call('ZCARD', tokensKey) >= maxActive then
