@@ -33,8 +33,3 @@ local function countAdmitted(key, n, nowSec, nowSecText)
   redis.call('PEXPIRE', key, 120000)
 end
 
--- A pre-queue mark's member: the opening second, told apart from the
--- per-second marks of enter so that neither overwrites the other.
-local function markSecond(member)
-  return tonumber(string.match(member, '^%d+'))
-end

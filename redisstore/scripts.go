@@ -118,8 +118,8 @@ var (
 // own file. Each carries only the parts it calls: every function defined is
 // a closure made at every call.
 var (
-	admitScript       = newScript(source(roomsArgHead, slices.Concat(roomParts, []string{"admission.lua", "line.lua", "admit.lua"})...))
-	statusScript      = newScript(source(roomsArgHead, slices.Concat(roomParts, []string{"admission.lua", "line.lua", "status.lua"})...))
+	admitScript       = newScript(source(roomsArgHead, slices.Concat(roomParts, []string{"admission.lua", "marks.lua", "line.lua", "admit.lua"})...))
+	statusScript      = newScript(source(roomsArgHead, slices.Concat(roomParts, []string{"admission.lua", "marks.lua", "line.lua", "status.lua"})...))
 	frontScript       = newScript(source("", "line.lua", "front.lua"))
 	settingsSetScript = newScript(source("", "settings.lua", "pack.lua", "adaptive.lua", "settings_set.lua"))
 	orderCommitScript = newScript(source("", "downstream.lua", "order_commit.lua"))
