@@ -750,4 +750,9 @@ var mutations = []Mutation{
 		From: "return answer('READY', admittedNow, only and 3 or 2, room, 0, nextN)", To: "return answer('READY', admittedNow, only and 3 or 2, room, 0, 0)", Pkgs: store, Hint: `^TestAnAdmissionAtEnterSurvivesAFailover$`},
 	{Name: "answer.go: a visitor's ticket drops its number once admitted", File: "httpapi/answer.go",
 		From: "st.Status == waitroom.Ready && who.Ticketed()", To: "false", Pkgs: []string{"./httpapi/"}, Hint: `^TestAVisitorsTicketKeepsItsNumberOnceAdmitted$`},
+	// issue 36: the shared parts' diet
+	{Name: "admission.lua: the seconds past the minute never dropped", File: "redisstore/admission.lua",
+		From: "  if redis.call('HINCRBY', key, nowSecText, n) == n then", To: "  if redis.call('HINCRBY', key, nowSecText, n) == -n then", Pkgs: store, Hint: `^TestAdmissionsPerSecondKeepAMinute$`},
+	{Name: "room.lua: roomHas misses a flag alone in its bits", File: "redisstore/room.lua",
+		From: "return room.bits % (mask + mask) >= mask", To: "return room.bits % (mask + mask) > mask", Pkgs: store, Hint: `^TestClosedRoomReleasesItsLine$`},
 }
