@@ -33,8 +33,10 @@
 --
 -- The buckets' steps and limits are the store's configuration, not the
 -- call's: they are compiled into the script's text when the store is built
--- (limitStep1..3, limitSpan1..3: configHead in ratelimit.go, locals, not a
--- table built at every call), so a call carries one argument per bucket,
+-- (limitStep1..3, limitSpan1..3: limitsLine in ratelimit.go, written at
+-- rateLimit's marker line as its own locals: neither a table built at every
+-- call nor six locals of the script, which rateLimit would read as
+-- upvalues, each made at every call), so a call carries one argument per bucket,
 -- its field, and the script parses no number but the time and the
 -- buckets' values (every argument and every tonumber is a measurable share
 -- of a poll: docs/design.md, "What a poll costs Redis", which measures each
@@ -49,6 +51,7 @@
 -- decided again; nil: no bucket read it), else the ms
 -- until allowed (nothing taken).
 local function rateLimit(hash, held, h, a, n)
+  --@limits
   local f1, f2, f3 = ARGV[a + 1], ARGV[a + 2], ''
   if n > 2 then
     f3 = ARGV[a + 3]

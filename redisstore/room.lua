@@ -5,9 +5,13 @@
 -- the room's hash with the one HMGET its call needs ('hot', with enter and
 -- status 'page', and the limiter's buckets: settings.lua) and makes the
 -- room of it with roomOf.
--- defaultHot and openRooms come before it: a room without stored settings
--- is one of defaultHot (the store's configured rate, capacity, entry-token
--- life and instant admission) when openRooms (OPEN_ROOMS), else no room.
+-- A room without stored settings is one of defaultHot (the store's
+-- configured rate, capacity, entry-token life and instant admission) when
+-- openRooms (OPEN_ROOMS), else no room: roomOf's locals, written by the Go
+-- side at its marker line (scripts.go, withConsts: roomsHead's constants in
+-- a store's own scripts, roomsArgHead's reading of ARGV[1] in admission's
+-- and status'), inside roomOf and only where they are read, so that no call
+-- makes them upvalues of roomOf (each one a measurable share of a call).
 
 -- roomOf is the room of the hash's 'hot' and 'page' fields as read (false:
 -- not stored; page nil: not read): {hot, page, bits, stored} (and hot's
@@ -19,11 +23,10 @@
 -- older is looked for.
 -- Nothing is parsed: a poll needs only the flags, and hands 'hot' to the
 -- Go side as it is; roomNumbers gives the rest where a poll computes with it.
-local hotNumbers = '^.([^:]*):(%d+):(%d+):(%d+):(%d+):'
-
 local function roomOf(hot, page, always, numbers)
   local stored = true
   if not hot then
+    --@rooms
     if not openRooms and not always then
       return nil
     end
@@ -35,7 +38,8 @@ local function roomOf(hot, page, always, numbers)
   end
   -- With its numbers, in one constructor: a table grown field by field
   -- is reallocated twice on the way to ten fields.
-  local rate, maxActive, opensAt, capacity, ttl = string.match(hot, hotNumbers)
+  -- The pattern is a constant of roomOf's own, not a local it reads.
+  local rate, maxActive, opensAt, capacity, ttl = string.match(hot, '^.([^:]*):(%d+):(%d+):(%d+):(%d+):')
   return {hot = hot, page = page, bits = string.byte(hot, 1) - 64, stored = stored, rate = tonumber(rate), rateText = rate,
     maxActive = maxActive == '0' and 0 or tonumber(maxActive), opensAt = opensAt == '0' and 0 or tonumber(opensAt),
     capacity = tonumber(capacity), ttl = ttl}
@@ -81,7 +85,7 @@ local function stalled(room, position, budgetKey, tokensKey, horizonMs, stallUs,
   if position * 1000 / rate >= horizonMs then
     return 0
   end
-  local maxActive = roomNumbers(room).maxActive
+  local maxActive = (room.rate and room or roomOf(room.hot, nil, true, true)).maxActive -- roomNumbers, not read as an upvalue
   if not nowUs then
     nowUs = serverTime()
   end

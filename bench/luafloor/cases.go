@@ -30,7 +30,8 @@ func cases() []fcase {
 		{Key: "key1", What: "`return 1`, 1 key", Body: "return 1", Keys: 1, Baseline: "return", Units: 1},
 		{Key: "keysArgs", What: "`return 1`, 13 keys and 11 arguments (enter's)", Body: "return 1", Keys: 13, Args: 11, Baseline: "return", Units: 24},
 		{Key: "closures", What: "30 `local function`s never called", Body: closures(30, false) + "return 1", Baseline: "return", Units: 30},
-		{Key: "closuresUp", What: "30 `local function`s never called, each closing over a local", Body: closures(30, true) + "return 1", Baseline: "return", Units: 30},
+		{Key: "closuresUp", What: "30 `local function`s never called, all reading one local of the script", Body: closures(30, true) + "return 1", Baseline: "return", Units: 30},
+		{Key: "upvalues", What: "30 `local function`s never called, each reading a local of its own (30 upvalues)", Body: ownUpvalues(30) + "return 1", Baseline: "closures", Units: 30},
 		{Key: "format", What: "10 `string.format('%d', x)` (16 digits)", Body: "local x = 1733400000000000\n" + lines(10, "local s%[1]d = string.format('%%d', x + %[1]d)\n") + "return 1", Baseline: "return", Units: 10},
 		{Key: "tonumber", What: "10 `tonumber` of a 16-digit text", Body: lines(10, "local t%[1]d = '17334000000000%02[1]d'\n") + lines(10, "local n%[1]d = tonumber(t%[1]d)\n") + "return 1", Baseline: "return", Units: 10},
 		{Key: "tonumberShort", What: "10 `tonumber` of a 3-digit text", Body: lines(10, "local t%[1]d = '1%02[1]d'\n") + lines(10, "local n%[1]d = tonumber(t%[1]d)\n") + "return 1", Baseline: "return", Units: 10},
@@ -62,6 +63,12 @@ func closures(n int, up bool) string {
 		}
 	}
 	return b.String()
+}
+
+// ownUpvalues defines n locals and n local functions of one line, the
+// i-th reading the i-th local: n upvalues made (and closed) at every call.
+func ownUpvalues(n int) string {
+	return lines(n, "local u%[1]d = %[1]d\n") + lines(n, "local function f%[1]d(a) return a + u%[1]d end\n")
 }
 
 // lines is line formatted with i (its verbs all %[1]d) for i in [0, n).
