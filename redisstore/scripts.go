@@ -31,6 +31,13 @@ import (
 type luaScript struct{ src, sha string }
 
 func newScript(src string) *luaScript {
+	if strings.Contains(src, markerPrefix) {
+		// A part with a marker (room.lua, ratelimit.lua) built without
+		// withConsts: the script would fail where it reads the constants
+		// (a room without stored settings, a limited call). Every test fails
+		// at once instead.
+		panic("a script's constants marker left in its text: build it with withConsts")
+	}
 	sum := sha1.Sum([]byte(src))
 	return &luaScript{src: src, sha: hex.EncodeToString(sum[:])}
 }
@@ -164,8 +171,9 @@ func limitedHead(cfg waitroom.Config) scriptConsts {
 // The marker lines of ratelimit.lua's rateLimit and room.lua's roomOf
 // that withConsts replaces.
 const (
-	limitsMarker = "--@limits"
-	roomsMarker  = "--@rooms"
+	markerPrefix = "--@"
+	limitsMarker = markerPrefix + "limits"
+	roomsMarker  = markerPrefix + "rooms"
 )
 
 // withConsts is a script's text with its markers replaced by the lines

@@ -755,4 +755,6 @@ var mutations = []Mutation{
 		From: "  if redis.call('HINCRBY', key, nowSecText, n) == n then", To: "  if redis.call('HINCRBY', key, nowSecText, n) == -n then", Pkgs: store, Hint: `^TestAdmissionsPerSecondKeepAMinute$`},
 	{Name: "room.lua: roomHas misses a flag alone in its bits", File: "redisstore/room.lua",
 		From: "return room.bits % (mask + mask) >= mask", To: "return room.bits % (mask + mask) > mask", Pkgs: store, Hint: `^TestClosedRoomReleasesItsLine$`},
+	{Name: "scripts.go: a script built without its constants let through", File: "redisstore/scripts.go",
+		From: "\tif strings.Contains(src, markerPrefix) {", To: "\tif false {", Pkgs: store, Hint: `^TestAScriptWithoutItsConstantsIsRefused$`},
 }
