@@ -103,14 +103,14 @@ func (h *intakeHarness) receiptPosition(receipt string) events.APIGatewayV2HTTPR
 	return h.call(request("GET", "/queue/position", "", map[string]string{"x-queue-receipt": receipt}))
 }
 
-// line is which of users (the ids the tests send as X-User-Id, the store's
-// "h:<id>") wait in the room's line, front first; nobody else may wait
-// there.
+// line is which of users wait in the room's line, front first, by the ids
+// the tests send as X-User-Id (the store's "h:<id>") or put in entries
+// themselves (the id as it is); nobody else may wait there.
 func (h *intakeHarness) line(t *testing.T, room string, users []string) []string {
 	t.Helper()
-	ids := make([]string, len(users))
-	for i, u := range users {
-		ids[i] = "h:" + u
+	var ids []string
+	for _, u := range users {
+		ids = append(ids, "h:"+u, u)
 	}
 	got, err := redisstore.Waiting(t.Context(), h.redis.Client(), room, ids)
 	if err != nil {

@@ -22,15 +22,14 @@ end
 
 -- countAdmitted adds n admissions to the admissions-per-second hash (status'
 -- admittedLastMinute and admittedPerSec): a minute of history, gone a
--- minute after the last admission.
+-- minute after the last admission. The seconds past the minute go at the
+-- second's first count (the field was absent: HINCRBY answers n), not at
+-- each of its batches: the same seconds go, and the second's other
+-- batches spare the HDEL and its two numbers' texts.
 local function countAdmitted(key, n, nowSec, nowSecText)
-  redis.call('HINCRBY', key, nowSecText, n)
-  redis.call('HDEL', key, string.format('%d', nowSec - 61), string.format('%d', nowSec - 62))
+  if redis.call('HINCRBY', key, nowSecText, n) == n then
+    redis.call('HDEL', key, string.format('%d', nowSec - 61), string.format('%d', nowSec - 62))
+  end
   redis.call('PEXPIRE', key, 120000)
 end
 
--- A pre-queue mark's member: the opening second, told apart from the
--- per-second marks of enter so that neither overwrites the other.
-local function markSecond(member)
-  return tonumber(string.match(member, '^%d+'))
-end

@@ -198,3 +198,39 @@ func TestHugeBatchAdmits(t *testing.T) {
 		}
 	})
 }
+
+// The admissions-per-second hash keeps a minute (status'
+// admittedLastMinute): a second's first count drops the seconds 61 and 62
+// back (admission.lua's countAdmitted, which spares the second's later
+// batches that HDEL).
+func TestAdmissionsPerSecondKeepAMinute(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		ctx := context.Background()
+		s, rdb := newStore(t, engine, testConfig())
+		for i := 0; i < 3; i++ {
+			if _, err := s.Enter(ctx, "r", waitroom.Unlimited(fmt.Sprint(i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		now, err := rdb.Time(ctx).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 61 seconds back now, 62 if the batch runs in the next second.
+		old := fmt.Sprint(now.Unix() - 61)
+		if err := rdb.HSet(ctx, "wr:{r}:admits", old, 5).Err(); err != nil {
+			t.Fatal(err)
+		}
+		b, err := s.AdmitBatch(ctx)
+		if err != nil || admittedCount(b) != 3 {
+			t.Fatalf("batch: %d admitted, %v; want 3", admittedCount(b), err)
+		}
+		counts, err := rdb.HGetAll(ctx, "wr:{r}:admits").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, kept := counts[old]; kept || len(counts) != 1 {
+			t.Fatalf("the admissions per second after a batch: %v; want the batch's second alone (3), %s gone", counts, old)
+		}
+	})
+}

@@ -70,16 +70,18 @@ func defaultHot(cfg waitroom.Config) string {
 		strconv.FormatInt(cfg.QueueCapacity, 10) + ":" + strconv.FormatInt(cfg.EntryTokenTTL.Milliseconds(), 10) + ":"
 }
 
-// roomsHead is the line before room.lua in a store's own scripts: its
-// rooms without stored settings, as Lua constants (room.lua's defaultHot
-// and openRooms). Admission and status, shared by every store, take the
-// same as their first argument (roomsArg) instead.
+// roomsHead is room.lua's line for a room without stored settings in a
+// store's own scripts: its rooms without stored settings, as Lua constants
+// (roomOf's defaultHot and openRooms, written at its marker: withConsts).
+// Admission and status, shared by every store, take the same as their
+// first argument (roomsArg) instead, and read it with roomsArgHead.
 func roomsHead(cfg waitroom.Config) string {
-	return fmt.Sprintf("local defaultHot, openRooms = %q, %t\n", defaultHot(cfg), cfg.OpenRooms)
+	return fmt.Sprintf("local defaultHot, openRooms = %q, %t", defaultHot(cfg), cfg.OpenRooms)
 }
 
-// roomsArgHead reads roomsArg back in admit.lua and status.lua.
-const roomsArgHead = "local openRooms, defaultHot = string.sub(ARGV[1], 1, 1) == '1', string.sub(ARGV[1], 2)\n"
+// roomsArgHead reads roomsArg back in admit.lua and status.lua (room.lua's
+// line for a room without stored settings there).
+const roomsArgHead = "local openRooms, defaultHot = string.sub(ARGV[1], 1, 1) == '1', string.sub(ARGV[1], 2)"
 
 func roomsArg(cfg waitroom.Config) string { return flag(cfg.OpenRooms) + defaultHot(cfg) }
 

@@ -1,6 +1,14 @@
 -- Packing the room's settings (settings.lua), for the script that writes
 -- them: settings_set.lua. The scripts of every call only read them.
 
+-- hasBit: whether the flags bits hold mask (one of settings.lua's bits).
+-- Here, not in settings.lua: every function a script defines is a closure
+-- made at every call, and the scripts of every call test a room's bits
+-- with room.lua's roomHas.
+local function hasBit(bits, mask)
+  return math.floor(bits / mask) % 2 == 1
+end
+
 -- packHot: the 'hot' field from its parts (text or whole numbers).
 local function packHot(paused, closed, adaptive, instant, rate, maxActive, opensAt, capacity, ttl, message)
   local bits = (paused and pausedBit or 0) + (closed and closedBit or 0) + (adaptive and adaptiveBit or 0)

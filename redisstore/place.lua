@@ -113,23 +113,24 @@ end
 -- while someone waited (the later of the last batch, 'at', and the moment
 -- the line stopped being empty, 'since'), or live tokens and the numbers
 -- admitted not yet claimed (the room's hash, hash: 'pending', claim.lua)
--- fill maxActive.
--- Checked only for a position whose turn is nearer than horizonMs: farther
--- back the answer is the far tier anyway, so most calls skip the reads (and
--- the clock, when the caller has not read it: nowUs nil). A poll's room
--- has no numbers yet (roomNumbers): the rate alone decides most calls.
+-- fill maxActive. Checked only for a position whose turn is nearer than
+-- horizonMs: farther back the answer is the far tier anyway, so most calls
+-- skip the reads (and the clock, when the caller has not read it: nowUs
+-- nil). A poll's room has no numbers yet (roomNumbers): the rate alone
+-- decides most calls. horizonMs and stallUs are numbers (configHead's
+-- constants).
 local function stalled(room, position, budgetKey, tokensKey, horizonMs, stallUs, nowUs, hash)
   local rate = room.rate or tonumber(string.match(room.hot, '^.([^:]*)'))
-  if position * 1000 / rate >= tonumber(horizonMs) then
+  if position * 1000 / rate >= horizonMs then
     return 0
   end
-  local maxActive = roomNumbers(room).maxActive
+  local maxActive = (room.rate and room or roomOf(room.hot, nil, true, true)).maxActive -- roomNumbers, not read as an upvalue
   if not nowUs then
     nowUs = serverTime()
   end
   local b = redis.call('HMGET', budgetKey, 'at', 'since')
   local last = math.max(tonumber(b[1] or '0'), tonumber(b[2] or '0'))
-  if last > 0 and nowUs - last > tonumber(stallUs) then
+  if last > 0 and nowUs - last > stallUs then
     return 2
   end
   if maxActive > 0 and redis.call('ZCARD', tokensKey) + tonumber(redis.call('HGET', hash, 'pending') or '0') >= maxActive then

@@ -26,7 +26,7 @@ const unparsableAddress = "?"
 
 // limited appends the abuse limiter's time and n buckets' fields to a
 // script call's arguments (ratelimit.lua; their steps and limits are in the
-// script's text: configHead): the caller's identity, its source address
+// script's text: limitsLine): the caller's identity, its source address
 // (an IPv6 address by its /64: waitroom.SourceAddress), and the new
 // visitors of that address, charged only by an enter that makes one. The
 // buckets are fields of the room's hash, in the room's hash slot, as every
@@ -71,15 +71,25 @@ func (s *Store) limited(c waitroom.Caller, args []any, n int) []any {
 }
 
 // configHead is the first line of every script that takes the limiter
-// (limitedSources; roomsHead follows it): the store's configuration as Lua constants, the
-// buckets' steps and limits in the order of limited's fields (ratelimit.lua)
-// and the stall check's horizon and time (room.lua, stalled; position.lua),
-// and the batch interval in seconds that bounds the rate budget (enter.lua's
-// instant admission; admit.lua gets it as an argument).
-// They are the same for every call of a store, so they are compiled into
-// the text (a store's scripts are loaded by their SHA like any other)
-// rather than sent, and parsed, with every call.
-func configHead(l waitroom.Limits, horizon, stall, batch time.Duration) string {
+// (newLimitedScripts): the stall check's horizon and time (room.lua,
+// stalled; position.lua) and the batch interval in seconds that bounds the
+// rate budget (enter.lua's instant admission; admit.lua gets it as an
+// argument), as Lua constants. They are the same for every call of a
+// store, so they are compiled into the text (a store's scripts are loaded
+// by their SHA like any other) rather than sent, and parsed, with every
+// call; the scripts' main bodies read them, not their functions.
+func configHead(horizon, stall, batch time.Duration) string {
+	return fmt.Sprintf("local stallHorizonMs, stallAfterUs, batchSeconds = %d, %d, %s\n", horizon.Milliseconds(), stall.Microseconds(),
+		strconv.FormatFloat(batch.Seconds(), 'f', -1, 64))
+}
+
+// limitsLine is the first line of ratelimit.lua's rateLimit: the buckets'
+// steps and limits in the order of limited's fields, as its own locals
+// (written at its marker: withConsts). As locals of the script they would
+// be upvalues of rateLimit, made at every call (about 470 instructions
+// each: docs/design.md, "What a poll costs Redis"); as a table, a table
+// built at every call.
+func limitsLine(l waitroom.Limits) string {
 	var steps, spans [3]string
 	for i, b := range []struct {
 		rate  float64
@@ -87,9 +97,8 @@ func configHead(l waitroom.Limits, horizon, stall, batch time.Duration) string {
 	}{{l.ClientRatePerSec, l.ClientBurst}, {l.IPRatePerSec, l.IPBurst}, {l.VisitorRatePerSec, l.VisitorBurst}} {
 		steps[i], spans[i] = gcra(b.rate, float64(b.burst))
 	}
-	return fmt.Sprintf("local limitStep, limitSpan, stallHorizonMs, stallAfterUs, batchSeconds = {%s}, {%s}, %d, %d, %s\n",
-		strings.Join(steps[:], ", "), strings.Join(spans[:], ", "), horizon.Milliseconds(), stall.Microseconds(),
-		strconv.FormatFloat(batch.Seconds(), 'f', -1, 64))
+	return fmt.Sprintf("local limitStep1, limitStep2, limitStep3, limitSpan1, limitSpan2, limitSpan3 = %s, %s",
+		strings.Join(steps[:], ", "), strings.Join(spans[:], ", "))
 }
 
 // gcra is a bucket's step (1 s / rate) and limit (burst steps) in whole

@@ -33,43 +33,56 @@
 --
 -- The buckets' steps and limits are the store's configuration, not the
 -- call's: they are compiled into the script's text when the store is built
--- (limitStep, limitSpan: configHead in ratelimit.go), so a call carries one
--- argument per bucket, its field, and the script parses no number but the
--- time (every argument and every tonumber is a measurable share of a poll:
--- docs/design.md, "What a poll costs Redis").
+-- (limitStep1..3, limitSpan1..3: limitsLine in ratelimit.go, written at
+-- rateLimit's marker line as its own locals: neither a table built at every
+-- call nor six locals of the script, which rateLimit would read as
+-- upvalues, each made at every call), so a call carries one argument per bucket,
+-- its field, and the script parses no number but the time and the
+-- buckets' values (every argument and every tonumber is a measurable share
+-- of a poll: docs/design.md, "What a poll costs Redis", which measures each
+-- construct). The three buckets are written out, not looped over: a
+-- function or a table per bucket costs more than the lines.
 --
 -- rateLimit(hash, held, h, a, n): hash the room's hash (its key); ARGV[a] now (µs),
 -- then ARGV[a + i] bucket i's field ('' skips the bucket: its rate is 0,
--- or the caller has no such bucket), n buckets; held[h + i] bucket i's
+-- or the caller has no such bucket), n buckets (2 or 3); held[h + i] bucket i's
 -- value as the script's HMGET read it. Returns 0 when allowed (each bucket
 -- advanced) and the time as a number (the store's when a refusal was
 -- decided again; nil: no bucket read it), else the ms
 -- until allowed (nothing taken).
 local function rateLimit(hash, held, h, a, n)
-  -- due is sized at once for three buckets' fields and values: grown
-  -- element by element it would be reallocated three times.
-  local nowUs, due, d, over, again = nil, {false, false, false, false, false, false}, 0, 0, true
+  --@limits
+  local f1, f2, f3 = ARGV[a + 1], ARGV[a + 2], ''
+  if n > 2 then
+    f3 = ARGV[a + 3]
+  end
+  if f1 == '' and f2 == '' and f3 == '' then
+    return 0
+  end
+  -- A bucket's time: its value, or now when absent or passed (a value that
+  -- is no number, nobody's but an operator's, is full too), plus its step;
+  -- over: how far the farthest bucket would run past its limit.
+  local nowUs, again = tonumber(ARGV[a]), true
+  local t1, t2, t3, over
   repeat
-    d, over = 0, 0
-    for i = 1, n do
-      local field = ARGV[a + i]
-      if field ~= '' then
-        nowUs = nowUs or tonumber(ARGV[a])
-        -- A bucket absent, or whose time has passed, starts from now; a
-        -- value that is no number (nobody's but an operator's) is full too.
-        local tat = tonumber(held[h + i])
-        if not tat or tat < nowUs then
-          tat = nowUs
-        end
-        tat = tat + limitStep[i]
-        local ahead = tat - nowUs - limitSpan[i]
-        if ahead > over then
-          over = ahead
-        end
-        due[d + 1] = field
-        due[d + 2] = string.format('%d', tat)
-        d = d + 2
-      end
+    over = 0
+    if f1 ~= '' then
+      t1 = tonumber(held[h + 1])
+      if not t1 or t1 < nowUs then t1 = nowUs end
+      t1 = t1 + limitStep1
+      over = t1 - nowUs - limitSpan1
+    end
+    if f2 ~= '' then
+      t2 = tonumber(held[h + 2])
+      if not t2 or t2 < nowUs then t2 = nowUs end
+      t2 = t2 + limitStep2
+      if t2 - nowUs - limitSpan2 > over then over = t2 - nowUs - limitSpan2 end
+    end
+    if f3 ~= '' then
+      t3 = tonumber(held[h + 3])
+      if not t3 or t3 < nowUs then t3 = nowUs end
+      t3 = t3 + limitStep3
+      if t3 - nowUs - limitSpan3 > over then over = t3 - nowUs - limitSpan3 end
     end
     if over <= 0 or not again then
       break
@@ -85,8 +98,19 @@ local function rateLimit(hash, held, h, a, n)
   if over > 0 then
     return math.ceil(over / 1000)
   end
-  if nowUs then
-    redis.call('HSET', hash, unpack(due, 1, d))
+  -- One HSET of the buckets taken. A bucket not taken before one that is
+  -- (a caller without identity or address, a rate of 0) is written as the
+  -- first one taken, twice (HSET takes a field twice, the last value
+  -- winning): no table of the fields is built and unpacked at every call.
+  if f1 == '' then
+    f1, t1 = f2, t2
+    if f1 == '' then f1, t1 = f3, t3 end
+  end
+  if f2 == '' then f2, t2 = f1, t1 end
+  if f3 == '' then
+    redis.call('HSET', hash, f1, string.format('%d', t1), f2, string.format('%d', t2))
+  else
+    redis.call('HSET', hash, f1, string.format('%d', t1), f2, string.format('%d', t2), f3, string.format('%d', t3))
   end
   return 0, nowUs
 end

@@ -5,9 +5,13 @@
 -- the room's hash with the one HMGET its call needs ('hot', with enter and
 -- status 'page', and the limiter's buckets: settings.lua) and makes the
 -- room of it with roomOf.
--- defaultHot and openRooms come before it: a room without stored settings
--- is one of defaultHot (the store's configured rate, capacity, entry-token
--- life and instant admission) when openRooms (OPEN_ROOMS), else no room.
+-- A room without stored settings is one of defaultHot (the store's
+-- configured rate, capacity, entry-token life and instant admission) when
+-- openRooms (OPEN_ROOMS), else no room: roomOf's locals, written by the Go
+-- side at its marker line (scripts.go, withConsts: roomsHead's constants in
+-- a store's own scripts, roomsArgHead's reading of ARGV[1] in admission's
+-- and status'), inside roomOf and only where they are read, so that no call
+-- makes them upvalues of roomOf (each one a measurable share of a call).
 
 -- roomOf is the room of the hash's 'hot' and 'page' fields as read (false:
 -- not stored; page nil: not read): {hot, page, bits, stored} (and hot's
@@ -19,11 +23,10 @@
 -- older is looked for.
 -- Nothing is parsed: a poll needs only the flags, and hands 'hot' to the
 -- Go side as it is; roomNumbers gives the rest where a poll computes with it.
-local hotNumbers = '^.([^:]*):(%d+):(%d+):(%d+):(%d+):'
-
 local function roomOf(hot, page, always, numbers)
   local stored = true
   if not hot then
+    --@rooms
     if not openRooms and not always then
       return nil
     end
@@ -35,14 +38,18 @@ local function roomOf(hot, page, always, numbers)
   end
   -- With its numbers, in one constructor: a table grown field by field
   -- is reallocated twice on the way to ten fields.
-  local rate, maxActive, opensAt, capacity, ttl = string.match(hot, hotNumbers)
+  -- The pattern is a constant of roomOf's own, not a local it reads.
+  local rate, maxActive, opensAt, capacity, ttl = string.match(hot, '^.([^:]*):(%d+):(%d+):(%d+):(%d+):')
   return {hot = hot, page = page, bits = string.byte(hot, 1) - 64, stored = stored, rate = tonumber(rate), rateText = rate,
     maxActive = maxActive == '0' and 0 or tonumber(maxActive), opensAt = opensAt == '0' and 0 or tonumber(opensAt),
     capacity = tonumber(capacity), ttl = ttl}
 end
 
+-- roomHas: whether the room's flags hold mask (settings.lua's bits, each a
+-- power of two), in arithmetic alone: no call of math.floor or of another
+-- function (each a measurable share of a poll).
 local function roomHas(room, mask)
-  return hasBit(room.bits, mask)
+  return room.bits % (mask + mask) >= mask
 end
 
 -- roomNumbers is room with hot's numbers (roomOf's numbers): room itself
@@ -56,10 +63,13 @@ local function roomNumbers(room)
   return roomOf(room.hot, nil, true, true)
 end
 
+-- serverTime is the store's clock: µs, ms, s, and s as TIME's text (each
+-- text parsed once: a tonumber costs as much as a command's argument).
 local function serverTime()
   local t = redis.call('TIME')
-  local us = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  return us, math.floor(us / 1000), tonumber(t[1]), t[1]
+  local sec = tonumber(t[1])
+  local us = sec * 1000000 + tonumber(t[2])
+  return us, math.floor(us / 1000), sec, t[1]
 end
 
 -- The answer of enter and position: what happened, then the room as seen:

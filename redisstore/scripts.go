@@ -31,6 +31,13 @@ import (
 type luaScript struct{ src, sha string }
 
 func newScript(src string) *luaScript {
+	if strings.Contains(src, markerPrefix) {
+		// A part with a marker (room.lua, ratelimit.lua) built without
+		// withConsts: the script would fail where it reads the constants
+		// (a room without stored settings, a limited call). Every test fails
+		// at once instead.
+		panic("a script's constants marker left in its text: build it with withConsts")
+	}
 	sum := sha1.Sum([]byte(src))
 	return &luaScript{src: src, sha: hex.EncodeToString(sum[:])}
 }
@@ -118,8 +125,8 @@ var (
 // own file. Each carries only the parts it calls: every function defined is
 // a closure made at every call.
 var (
-	admitScript       = newScript(source(roomsArgHead, slices.Concat(roomParts, []string{"admission.lua", "line.lua", "admit.lua"})...))
-	statusScript      = newScript(source(roomsArgHead, slices.Concat(roomParts, []string{"admission.lua", "line.lua", "status.lua"})...))
+	admitScript       = newScript(withConsts(source("", slices.Concat(roomParts, []string{"admission.lua", "marks.lua", "line.lua", "admit.lua"})...), "", roomsArgHead))
+	statusScript      = newScript(withConsts(source("", slices.Concat(roomParts, []string{"admission.lua", "marks.lua", "line.lua", "status.lua"})...), "", roomsArgHead))
 	frontScript       = newScript(source("", "line.lua", "front.lua"))
 	settingsSetScript = newScript(source("", "settings.lua", "pack.lua", "adaptive.lua", "settings_set.lua"))
 	orderCommitScript = newScript(source("", "downstream.lua", "order_commit.lua"))
@@ -128,33 +135,64 @@ var (
 )
 
 // limitedScripts are the scripts that take the abuse limiter, declared
-// once and compiled per store, with its configuration as their head
-// (configHead and roomsHead: its limits, stall horizon and rooms without
-// stored settings). apply.lua wraps enter.lua itself, so that an applied
+// once and compiled per store, with its configuration in their text
+// (scriptConsts). apply.lua wraps enter.lua itself, so that an applied
 // entry joins the line exactly as a direct enter does.
 type limitedScripts struct{ enter, position, accept, orderBegin, apply *luaScript }
 
-func newLimitedScripts(head string) limitedScripts {
+// scriptConsts are a store's configuration as its limited scripts' text:
+// the head (configHead: the constants their main bodies read), and the
+// lines written into the functions that read the others, as those
+// functions' own locals (limitsLine into rateLimit, roomsHead into roomOf;
+// withConsts): a local of the script that a function reads is an upvalue,
+// made at every call of the script.
+type scriptConsts struct{ head, limits, rooms string }
+
+func newLimitedScripts(c scriptConsts) limitedScripts {
+	src := func(files ...string) *luaScript {
+		return newScript(withConsts(source(c.head, files...), c.limits, c.rooms))
+	}
 	enter := slices.Concat(visitParts, []string{"admission.lua", "challenge.lua", "line.lua", "place.lua", "claim.lua", "enter.lua"})
 	return limitedScripts{
-		enter:      newScript(source(head, enter...)),
-		position:   newScript(source(head, slices.Concat(visitParts, []string{"line.lua", "place.lua", "claim.lua", "position.lua"})...)),
-		accept:     newScript(source(head, slices.Concat(visitParts, []string{"challenge.lua", "accept.lua"})...)),
-		orderBegin: newScript(source(head, "ratelimit.lua", "order_begin.lua")),
-		apply:      newScript(source(head, slices.Concat([]string{"apply_head.lua"}, enter, []string{"apply_tail.lua"})...)),
+		enter:      src(enter...),
+		position:   src(slices.Concat(visitParts, []string{"line.lua", "place.lua", "claim.lua", "position.lua"})...),
+		accept:     src(slices.Concat(visitParts, []string{"challenge.lua", "accept.lua"})...),
+		orderBegin: src("ratelimit.lua", "order_begin.lua"),
+		apply:      src(slices.Concat([]string{"apply_head.lua"}, enter, []string{"apply_tail.lua"})...),
 	}
 }
 
-// limitedHead is a store's configuration as its limited scripts' head.
-func limitedHead(cfg waitroom.Config) string {
-	return configHead(cfg.Trust.Limits, cfg.FarHorizon(), waitroom.StallIntervals*cfg.AdmitInterval, cfg.AdmitInterval) + roomsHead(cfg)
+// limitedHead is a store's configuration as its limited scripts' text.
+func limitedHead(cfg waitroom.Config) scriptConsts {
+	return scriptConsts{head: configHead(cfg.FarHorizon(), waitroom.StallIntervals*cfg.AdmitInterval, cfg.AdmitInterval),
+		limits: limitsLine(cfg.Trust.Limits), rooms: roomsHead(cfg)}
+}
+
+// The marker lines of ratelimit.lua's rateLimit and room.lua's roomOf
+// that withConsts replaces.
+const (
+	markerPrefix = "--@"
+	limitsMarker = markerPrefix + "limits"
+	roomsMarker  = markerPrefix + "rooms"
+)
+
+// withConsts is a script's text with its markers replaced by the lines
+// given: limits (rateLimit's) and rooms (roomOf's). A marker left, or
+// replaced by nothing, is a script that would fail at its first call: it
+// fails every test at once instead.
+func withConsts(text, limits, rooms string) string {
+	if strings.Contains(text, limitsMarker) && limits == "" || strings.Contains(text, roomsMarker) && rooms == "" {
+		panic("a script's marker has no line to replace it")
+	}
+	return strings.NewReplacer(limitsMarker, limits, roomsMarker, rooms).Replace(text)
 }
 
 // sources are every script by its own file's name, the limited ones with
 // the head of a store without limits or stall horizon, whose rooms are
 // OPEN_ROOMS's at the rate 1/s: for the checks that read them all.
 var sources = func() map[string]*luaScript {
-	l := newLimitedScripts(configHead(waitroom.Limits{}, 0, 0, 0) + roomsHead(waitroom.Config{AdmitRatePerSec: 1, OpenRooms: true}))
+	l := newLimitedScripts(scriptConsts{head: configHead(0, 0, 0), limits: limitsLine(waitroom.Limits{}),
+		rooms: roomsHead(waitroom.Config{AdmitRatePerSec: 1, OpenRooms: true})})
 	return map[string]*luaScript{"admit.lua": admitScript, "status.lua": statusScript, "front.lua": frontScript,
 		"settings_set.lua": settingsSetScript, "order_commit.lua": orderCommitScript, "unlock.lua": unlockScript,
 		"adapt.lua": adaptScript, "enter.lua": l.enter, "position.lua": l.position, "accept.lua": l.accept,

@@ -4,7 +4,10 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/waitroom/waitroom"
 )
 
 // Every script names its keys at its top (local settingsKey = KEYS[1]),
@@ -68,4 +71,30 @@ func namedKeys(t *testing.T, file string) []string {
 		names = append(names, string(m[1]))
 	}
 	return names
+}
+
+// The parts whose functions get the store's constants at a marker line
+// (room.lua's roomOf, ratelimit.lua's rateLimit) make no script without
+// them: a script built without withConsts fails when the package loads,
+// not at the first room without stored settings or limited call.
+func TestAScriptWithoutItsConstantsIsRefused(t *testing.T) {
+	refused := func(build func()) (panicked bool) {
+		defer func() { panicked = recover() != nil }()
+		build()
+		return false
+	}
+	if !refused(func() { newScript(source("", roomParts...)) }) {
+		t.Error("room.lua without roomOf's constants made a script")
+	}
+	if !refused(func() { newScript(withConsts(source("", visitParts...), "", roomsArgHead)) }) {
+		t.Error("ratelimit.lua without rateLimit's constants made a script")
+	}
+	if refused(func() { newScript(withConsts(source("", visitParts...), limitsLine(waitroom.Limits{}), roomsArgHead)) }) {
+		t.Error("the parts with both lines were refused")
+	}
+	for name, s := range sources {
+		if strings.Contains(s.src, markerPrefix) {
+			t.Errorf("%s keeps a marker", name)
+		}
+	}
 }

@@ -17,7 +17,3 @@
 -- abuse limiter's buckets (ratelimit.lua): fields whose second character
 -- is ':'. The Go side decodes 'hot' and 'page' (redisstore/hot.go).
 local pausedBit, closedBit, adaptiveBit, instantBit, scheduledBit = 1, 4, 8, 16, 32 -- 2: stalled, in answers
-
-local function hasBit(bits, mask)
-  return math.floor(bits / mask) % 2 == 1
-end
