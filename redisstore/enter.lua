@@ -19,7 +19,7 @@ local challengeMs = ARGV[7] -- the solved challenge's remaining life, ms ('0': n
 local token = ARGV[8] -- the entry token an instant admission or a claim issues ("room.random")
 local place = tonumber(ARGV[9]) -- the number of the place the caller's credential carries (0: none)
 local placeAtMs = tonumber(ARGV[10]) -- when it was signed
-local field = ARGV[11] -- the account's field in its bucket ('': an anonymous visitor, a ticket's, whose place is its number alone: line.lua)
+local field = ARGV[11] -- the account's field in its bucket ('': a visitor whose place is its number alone, its ticket's or a new one's: line.lua)
 local anonymous = field == ''
 -- The stall check's horizon and time, and the batch interval, are the
 -- store's (configHead: stallHorizonMs, stallAfterUs, batchSeconds).

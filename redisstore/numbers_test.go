@@ -18,9 +18,11 @@ import (
 
 // anonymous is user as an anonymous visitor (a ticket's), carrying the
 // place numbered place (0: none), signed now.
+// anonymous is a visitor's call as the API makes it: without a place, the
+// enter of a new visitor; with one, its ticket's.
 func anonymous(user string, place int64) waitroom.Caller {
 	c := waitroom.Unlimited(user)
-	c.Anonymous, c.Place, c.PlaceAt = true, place, time.Now()
+	c.Anonymous, c.Place, c.PlaceAt, c.NewVisitor = true, place, time.Now(), place == 0
 	return c
 }
 

@@ -14,7 +14,7 @@ local user = ARGV[1]
 local limitArg = 2 -- ARGV[2..4]: the limiter's time and the fields of the caller's and its address's buckets (ratelimit.lua)
 local place = tonumber(ARGV[5]) -- the number of the place the caller's credential carries (0: none)
 local placeAtMs = tonumber(ARGV[6]) -- when it was signed
-local field = ARGV[7] -- the account's field in its bucket ('': an anonymous visitor, a ticket's, whose place is its number alone: line.lua)
+local field = ARGV[7] -- the account's field in its bucket ('': a visitor whose place is its number alone, its ticket's or a new one's: line.lua)
 local anonymous = field == ''
 local token = ARGV[8] -- the entry token a claim issues ("room.random")
 -- 'seat' for a live stream's read (Store.Seat): a WAITING answer then

@@ -150,10 +150,13 @@ func (r roomKeys) account(user string) string {
 // accountField is c's field in its account bucket: 8 bytes of its id's
 // digest, in 11 characters of base64 (with the bucket's 18 bits, 82 bits
 // tell accounts apart: two of a billion share a record with odds of one in
-// 10^7), or "" for an anonymous visitor, whose place is its ticket's alone
-// (line.lua).
+// 10^7), or "" for an anonymous visitor whose place is its ticket's alone
+// (line.lua): one whose ticket carries its number, or a new one, whose
+// enter's answer gives it. An anonymous visitor whose entry the broker
+// applied holds a receipt, not its number, until an answer gives it one:
+// until then its record is its place, as an account's is.
 func accountField(c waitroom.Caller) string {
-	if c.Anonymous {
+	if c.Anonymous && (c.Place > 0 || c.NewVisitor) {
 		return ""
 	}
 	d := sha256.Sum256([]byte(c.User))
