@@ -234,8 +234,10 @@ func waitRehashed(ctx context.Context, rdb *redis.Client) error {
 	}
 }
 
-// admitGate admits the n users at the head of the line in one batch: the
-// room's rate raised to n per admission interval for that batch alone.
+// admitGate admits the n users at the head of the line in one batch (the
+// room's rate raised to n per admission interval for that batch alone),
+// then each claims its entry token at its poll, as every number's holder
+// does (claim.lua: admission hands out numbers, never a user's token).
 func admitGate(ctx context.Context, rdb *redis.Client, cfg waitroom.Config, n int) (map[string]string, error) {
 	fast := cfg
 	fast.AdmitRatePerSec = float64(n) / cfg.AdmitInterval.Seconds()
@@ -247,16 +249,23 @@ func admitGate(ctx context.Context, rdb *redis.Client, cfg waitroom.Config, n in
 	if err != nil {
 		return nil, err
 	}
-	tokens := map[string]string{}
+	admitted := 0
 	for _, rb := range batch.Rooms {
-		for _, a := range rb.Admitted {
-			tokens[a.User] = a.Token
-		}
+		admitted += len(rb.Admitted)
 	}
+	if admitted != n {
+		return nil, fmt.Errorf("the gate's batch admitted %d numbers, want the %d at the head of the line", admitted, n)
+	}
+	tokens := map[string]string{}
 	for i := range n {
-		if tokens[uid(gateGroup, i)] == "" {
-			return nil, fmt.Errorf("the gate's batch admitted %d users, not %s (want the %d at the head of the line)", len(tokens), uid(gateGroup, i), n)
+		st, err := s.Position(ctx, room, waitroom.Unlimited(uid(gateGroup, i)))
+		if err = fnstore.Expect(st, err, waitroom.Ready); err == nil && st.Token == "" {
+			err = fmt.Errorf("READY without a token")
 		}
+		if err != nil {
+			return nil, fmt.Errorf("the gate's %s claiming its token: %w", uid(gateGroup, i), err)
+		}
+		tokens[uid(gateGroup, i)] = st.Token
 	}
 	return tokens, nil
 }
@@ -389,9 +398,10 @@ func (b *bench) admitBatch(ctx context.Context) (sim.RedisCostOp, *callgrind.Pro
 		if err != nil {
 			return err
 		}
+		gate := int64(2 * (b.p.warmup + b.p.calls)) // the gate's numbers, admitted by the fill
 		for _, a := range admitted {
-			if a.User[0] != admitGroup {
-				return fmt.Errorf("admit batch admitted %s: the admission's users should be at the head of the line", a.User)
+			if a.User != "" || a.Number <= gate || a.Number > gate+int64(b.admitUsers()) {
+				return fmt.Errorf("admit batch admitted %+v: the admission's users' numbers (after the gate's %d) should be at the head of the line", a, gate)
 			}
 		}
 		return nil
