@@ -36,8 +36,11 @@ func TestClosedRoomReleasesItsLine(t *testing.T) {
 		if _, err := s.Enter(ctx, room, waitroom.Unlimited("buyer")); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.AdmitBatch(ctx); err != nil { // the buyer holds a token
+		if _, err := s.AdmitBatch(ctx); err != nil {
 			t.Fatal(err)
+		}
+		if st, err := s.Position(ctx, room, waitroom.Unlimited("buyer")); err != nil || st.Status != waitroom.Ready { // the buyer claims its token
+			t.Fatalf("the buyer's claim: %+v %v", st, err)
 		}
 		fill(t, rdb, room, waiting)
 		change(t, s, room, func(st *waitroom.Settings) { st.Closed, st.Message = true, "Sold out, thank you!" })
@@ -64,7 +67,7 @@ func TestClosedRoomReleasesItsLine(t *testing.T) {
 				t.Fatalf("batch %d: line %d, want %d; batch %+v", batch, n, want, b)
 			}
 		}
-		if n := rdb.Exists(ctx, k("line"), k("queue"), k("places"), k("marks"), k("budget")).Val(); n != 0 {
+		if n := rdb.Exists(ctx, k("line"), k("marks"), k("budget")).Val(); n != 0 {
 			t.Errorf("%d of the line's keys are left after it was released", n)
 		}
 		if n := rdb.Exists(ctx, k("u:buyer"), k("tokens")).Val(); n != 2 {
