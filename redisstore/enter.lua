@@ -7,7 +7,7 @@ local marksKey = KEYS[4] -- marks: a zset, member second -> the first number of 
 local budgetKey = KEYS[5] -- admission's budget (admit.lua): enter sets 'since', admitNow spends it
 local liveKey = KEYS[6] -- live tokens: a zset, user -> expiry ms
 local admitsKey = KEYS[7] -- admissions per second
-local accountKey = KEYS[8] -- the account's bucket of records (line.lua; an anonymous visitor's is never read)
+local accountKey = KEYS[8] -- the account's bucket of records (line.lua; not read for a visitor whose place is its number alone)
 local batchesKey = KEYS[9] -- admission's batches (claim.lua)
 local unclaimedKey = KEYS[10] -- each batch's numbers not yet claimed (claim.lua)
 local markKey = KEYS[11] -- the user's claim (claim.lua)
@@ -78,11 +78,7 @@ if refused then
   return refused
 end
 local born = s[9]
-local placed = ofThisLine(place, placeAtMs, born) and place
-local recorded, current = nil, false
-if not anonymous then
-  recorded, current = accountOf(accountKey, field, born)
-end
+local placed, recorded, current = callerPlace(accountKey, field, place, placeAtMs, born)
 -- claimTurn claims the turn of the place numbered n (claim.lua).
 local function claimTurn(n)
   local _, nowMs = serverTime()

@@ -61,6 +61,18 @@ local function accountOf(bucket, field, born)
   return tonumber(r[1]), true
 end
 
+-- callerPlace is what a caller brings of its place: the number its
+-- credential carries (place, signed at placeAtMs: false unless of this
+-- line, born), and its account's record (accountOf's number and bucket
+-- state; none for a visitor whose place is its number alone, field '').
+local function callerPlace(bucket, field, place, placeAtMs, born)
+  local placed = ofThisLine(place, placeAtMs, born) and place
+  if field == '' then
+    return placed, nil, false
+  end
+  return placed, accountOf(bucket, field, born)
+end
+
 -- keepAccount records an account's number n (seq, as text) in its bucket
 -- (current: the bucket is of this line, born), for ttlMs at least. A
 -- bucket of an earlier line is dropped first: its 'b' rewritten would make

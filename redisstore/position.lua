@@ -6,7 +6,7 @@ local lineKey = KEYS[2] -- the line's sorted set (line.lua)
 local recordKey = KEYS[3] -- the user's entry-token record
 local budgetKey = KEYS[4] -- admission's budget (admit.lua)
 local liveKey = KEYS[5] -- live tokens
-local accountKey = KEYS[6] -- the account's bucket of records (line.lua; an anonymous visitor's is never read)
+local accountKey = KEYS[6] -- the account's bucket of records (line.lua; not read for a visitor whose place is its number alone)
 local batchesKey = KEYS[7] -- admission's batches (claim.lua)
 local unclaimedKey = KEYS[8] -- each batch's numbers not yet claimed (claim.lua)
 local markKey = KEYS[9] -- the user's claim (claim.lua)
@@ -33,11 +33,7 @@ if refused then
   return refused
 end
 local born = s[6]
-local placed = ofThisLine(place, placeAtMs, born) and place
-local recorded, current = nil, false
-if not anonymous then
-  recorded, current = accountOf(accountKey, field, born)
-end
+local placed, recorded, current = callerPlace(accountKey, field, place, placeAtMs, born)
 -- claimTurn claims the turn of the place numbered n (claim.lua).
 local function claimTurn(n)
   local _, nowMs = serverTime()

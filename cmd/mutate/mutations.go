@@ -760,8 +760,8 @@ var mutations = []Mutation{
 		From: "/ math.max(room.rate, 0.001) + tonumber(room.ttl) + 3600000", To: "/ math.max(room.rate, 0.001)", Pkgs: store, Hint: `^TestAnAccountKeepsOneRecordWhileItMayWait$`},
 	{Name: "claim.lua: a turn never claimed again after an order (the mark refuses a later number)", File: "redisstore/claim.lua",
 		From: "  if claimed and n <= claimed then", To: "  if claimed then", Pkgs: []string{"./httpapi/"}, Hint: `^TestOrderAgainAfterReadmission$`},
-	{Name: "enter.lua: an account's record never read (two places for one account)", File: "redisstore/enter.lua",
-		From: "  recorded, current = accountOf(accountKey, field, born)", To: "  recorded, current = nil, false", Pkgs: store, Hint: `^TestAnAccountKeepsOneRecordWhileItMayWait$`},
+	{Name: "place.lua: an account's record never read (two places for one account)", File: "redisstore/place.lua",
+		From: "  return placed, accountOf(bucket, field, born)", To: "  return placed, nil, false", Pkgs: store, Hint: `^TestAnAccountKeepsOneRecordWhileItMayWait$`},
 
 	// issue 36: the shared parts' diet
 	{Name: "admission.lua: the seconds past the minute never dropped", File: "redisstore/admission.lua",
