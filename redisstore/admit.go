@@ -133,7 +133,7 @@ func (s *Store) decodeAdmit(c *admitCall) (rb waitroom.RoomBatch, stored bool, e
 		return rb, false, err
 	}
 	for i := admitHead; i+2 < len(reply); i += 3 {
-		// A kept place: user, token, waited; an anonymous number: number, '', waited.
+		// A draw: user, token, waited; a number: number, '', waited.
 		a := waitroom.Admission{ExpiresAt: expiresAt}
 		a.User, _ = reply[i].(string)
 		a.Number, _ = reply[i].(int64)

@@ -8,15 +8,15 @@
 --     (waitroom.Caller.Anonymous and Place): its polls read no record, and
 --     admission moves the front past it and records the batch, from which
 --     the visitor then claims its entry token (claim.lua);
---   an account (and an entry the broker applied): the queue, a list of
---     users in number order that admission pops as the front passes them,
---     and places, user -> number, so that the account keeps one place
---     whatever it presents;
---   the sorted set ('line'): the pre-queue's random draws (enter.lua) and
---     the places of accounts a failover lost (restore.lua), user ->
---     number (a draw's is fractional: between two numbers). While it may
---     hold anyone the front is stored negated; a rank then counts its
---     members ahead, and admission serves them merged by number.
+--   an account (and an entry the broker applied): one record, its
+--     number, in a bucket hash a digest of its id picks (place.lua's
+--     accountOf and keepAccount), so that the account keeps one place
+--     whatever it presents. Admission never reads it: the account claims
+--     its turn as a visitor does, and the claim removes the record;
+--   the sorted set ('line'): the pre-queue's random draws (enter.lua),
+--     user -> a number between two numbers. While it may hold anyone the
+--     front is stored negated; a rank then counts its members ahead, and
+--     admission serves them merged by number.
 -- 'born' is when the counter started (ms). A place signed before it is of
 -- an earlier line (an idle room's hash expires, its counter with it), and
 -- counts for nothing. Finding a caller's place is place.lua's, prepended

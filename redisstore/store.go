@@ -130,7 +130,7 @@ func (r roomKeys) record(user string) string {
 }
 func (r roomKeys) lock(user string) string { return r.key("lock:" + user) }
 
-// batches and unclaimed are admission's batches of anonymous numbers and
+// batches and unclaimed are admission's batches of numbers and
 // their numbers not yet claimed; mark is user's claim (claim.lua).
 func (r roomKeys) batches() string         { return r.key("batches") }
 func (r roomKeys) unclaimed() string       { return r.key("unclaimed") }
@@ -172,8 +172,8 @@ const accountBucketBits = 18
 func (r roomKeys) failed(user string) string { return r.key("failed:" + user) }
 
 // checkUser refuses the empty id: no user's id is empty (the handlers
-// never make one), and the line keeps its front under the field ” of the
-// places (line.lua), which an empty id would overwrite.
+// never make one), and a store call for nobody would share its keys (the
+// token's record, the claim's mark) with every other such call.
 func checkUser(user string) error {
 	if user == "" {
 		return waitroom.Errorf(waitroom.EInvalidUser, "a user's id is never empty")
