@@ -42,7 +42,7 @@ func (s *Store) runEnter(ctx context.Context, script *luaScript, room string, c 
 		return nil, err
 	}
 	k := roomKeys(room)
-	// The token an instant admission issues (enter.lua's admitNow): drawn
+	// The token an instant admission issues (instant.lua's admitNow): drawn
 	// for every enter, used by the few that find nobody waiting.
 	token, err := s.randomToken()
 	if err != nil {

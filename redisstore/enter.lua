@@ -4,7 +4,7 @@ local settingsKey = KEYS[1] -- the room's hash (settings.lua): the line's front,
 local lineKey = KEYS[2] -- the line's sorted set (line.lua)
 local recordKey = KEYS[3] -- the user's entry-token record
 local marksKey = KEYS[4] -- marks: a zset, member second -> the first number of that second
-local budgetKey = KEYS[5] -- admission's budget (admit.lua): enter sets 'since', admitNow spends it
+local budgetKey = KEYS[5] -- admission's budget (admit.lua): enter sets 'since', admitNow (instant.lua) spends it
 local liveKey = KEYS[6] -- live tokens: a zset, user -> expiry ms
 local admitsKey = KEYS[7] -- admissions per second
 local accountKey = KEYS[8] -- the account's bucket of records (line.lua; not read for a visitor whose place is its number alone)
@@ -28,50 +28,6 @@ local anonymous = field == ''
 --   | {'WAITING', position, joined} (and the place's number: answer)
 --   | {'PREQUEUE', place in line (not told: the draw is secret until the opening), joined}
 --   | {'FULL', waiting} | {'CLOSED'} | {'NOROOM'} | {'LIMITED', ms until allowed} | {'SPENT'}
--- admitNow is instant admission: nobody waits, so the caller is admitted
--- at once when the rate budget holds a whole user and live tokens are
--- below maxActive, spending the budget admit.lua's batches spend (refill):
--- the rate and maxActive hold whoever admits. The token record and the
--- live token are admit.lua's. The admission takes the next number, n,
--- passed at once in a batch of its own that the caller has claimed
--- (claim.lua), so that the caller's credential carries the number: a
--- failover that loses this write still lets it claim its turn again
--- (docs/design.md, "Failover"); fields are the room's hash's to write
--- (line.lua's front and counter). Returns the record (nil: the caller
--- queues) and whether no other live token exists (the room may be
--- unregistered). Its clock is the store's, as admit.lua's, whose budget it
--- spends.
-local function admitNow(room, n, fields)
-  local nowUs, nowMs, nowSec, nowSecText = serverTime()
-  local burst = math.max(1, room.rate * batchSeconds)
-  local avail = refill(room, burst, nowUs, redis.call('HMGET', budgetKey, 'at', 'avail'))
-  if avail < 1 then
-    return nil
-  end
-  local nowMsText = string.format('%d', nowMs)
-  local live = redis.call('ZCOUNT', liveKey, '(' .. nowMsText, '+inf')
-  if room.maxActive > 0 and live >= room.maxActive then
-    return nil
-  end
-  redis.call('HSET', budgetKey, 'at', string.format('%d', nowUs), 'avail', string.format('%.9f', avail - 1))
-  local expiresText = string.format('%d', nowMs + room.ttl)
-  local record = expiresText .. ':' .. nowMsText .. ':' .. token
-  redis.call('SET', recordKey, record, 'PXAT', expiresText)
-  redis.call('ZADD', liveKey, expiresText, user)
-  countAdmitted(admitsKey, 1, nowSec, nowSecText)
-  local seq = string.format('%d', n)
-  redis.call('ZADD', batchesKey, seq, seq .. ':' .. nowMsText)
-  redis.call('SET', markKey, seq, 'PXAT', expiresText)
-  local following = string.format('%d', n + 1)
-  table.insert(fields, 'next')
-  table.insert(fields, following)
-  table.insert(fields, 'front')
-  table.insert(fields, following)
-  redis.call('HSET', settingsKey, unpack(fields))
-  return record, live == 0
-end
-
-
 local s = redis.call('HMGET', settingsKey, 'hot', 'page', 'mark', ARGV[limitArg + 1], ARGV[limitArg + 2], ARGV[limitArg + 3], 'front', 'next', 'born')
 local room, refused, limitNow = visit(settingsKey, roomOf(s[1], s[2], false, true), s, 3, limitArg, 3)
 if refused then
@@ -79,18 +35,13 @@ if refused then
 end
 local born = s[9]
 local placed, recorded, current = callerPlace(accountKey, field, place, placeAtMs, born)
--- claimTurn claims the turn of the place numbered n (claim.lua).
-local function claimTurn(n)
-  local _, nowMs = serverTime()
-  return claim({mark = markKey, batches = batchesKey, record = recordKey, live = liveKey, unclaimed = unclaimedKey,
-    settings = settingsKey, account = accountKey}, user, field, n, token, tonumber(room.ttl), nowMs)
-end
 if roomHas(room, closedBit) then
   -- Sold out: a live entry token keeps its chance at checkout, as does a
   -- number admitted before the closing (its claim); nobody joins, and the
   -- line (released by admission) is not read.
   local n = placed and math.min(recorded or placed, placed) or recorded
-  local held = redis.call('GET', recordKey) or (n and claimTurn(n))
+  local held = redis.call('GET', recordKey)
+    or (n and claim(markKey, batchesKey, recordKey, liveKey, unclaimedKey, settingsKey, accountKey, user, field, n, token, room.ttl))
   return held and answer('READY', held, 0, room) or answer('CLOSED', 0, 0, room)
 end
 -- The clock: the caller's (the limiter's time, ARGV[limitArg]) for the
@@ -127,7 +78,7 @@ if record then
   return answer('READY', record, 0, room)
 end
 -- A number the front has passed: its turn, claimed (claim.lua).
-record = n and front and claimTurn(n)
+record = n and front and claim(markKey, batchesKey, recordKey, liveKey, unclaimedKey, settingsKey, accountKey, user, field, n, token, room.ttl)
 if record then
   return answer('READY', record, 0, room)
 end
@@ -148,7 +99,8 @@ if not front then
   fields = {'born', string.format('%d', nowMs)}
 end
 if waiting == 0 and not prequeue and not roomHas(room, pausedBit) and roomHas(room, instantBit) then
-  local admittedNow, only = admitNow(room, nextN, fields)
+  local admittedNow, only = admitNow({budget = budgetKey, live = liveKey, record = recordKey, admits = admitsKey,
+    batches = batchesKey, mark = markKey, settings = settingsKey}, user, token, room, nextN, fields)
   if admittedNow then
     return answer('READY', admittedNow, only and 3 or 2, room, 0, nextN)
   end

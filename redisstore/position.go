@@ -111,7 +111,7 @@ func standing(room string, reply []any) (waitroom.Standing, error) {
 			return waitroom.Standing{}, waitroom.Unavailable(err)
 		}
 		st.Status, st.Token, st.ExpiresAt, st.IssuedAt = waitroom.Ready, token, expiresAt, issuedAt
-		st.Number, _ = reply[6].(int64) // an admission at enter's number (enter.lua's admitNow)
+		st.Number, _ = reply[6].(int64) // an admission at enter's number (instant.lua's admitNow)
 	case "WAITING":
 		st.Status = waitroom.Waiting
 		st.Position, _ = reply[1].(int64)
@@ -129,7 +129,7 @@ func standing(room string, reply []any) (waitroom.Standing, error) {
 }
 
 // A token record is "<expiresAtUnixMs>:<issuedAtUnixMs>:<token>" (admit.lua's
-// admitTokens, enter.lua's admitNow).
+// admitTokens, instant.lua's admitNow).
 func parseRecord(rec string) (token string, expiresAt, issuedAt time.Time, err error) {
 	parts := strings.Split(rec, ":")
 	if len(parts) != 3 || parts[2] == "" {

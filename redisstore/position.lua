@@ -34,18 +34,13 @@ if refused then
 end
 local born = s[6]
 local placed, recorded, current = callerPlace(accountKey, field, place, placeAtMs, born)
--- claimTurn claims the turn of the place numbered n (claim.lua).
-local function claimTurn(n)
-  local _, nowMs = serverTime()
-  return claim({mark = markKey, batches = batchesKey, record = recordKey, live = liveKey, unclaimed = unclaimedKey,
-    settings = settingsKey, account = accountKey}, user, field, n, token, tonumber(roomNumbers(room).ttl), nowMs)
-end
 if roomHas(room, closedBit) then
   -- Sold out: the line is released (admit.lua); a live entry token stays
   -- valid, as does a number admitted before the closing (its claim);
   -- everyone else is told CLOSED without a read of the line.
   local n = placed and math.min(recorded or placed, placed) or recorded
-  local held = redis.call('GET', recordKey) or (n and claimTurn(n))
+  local held = redis.call('GET', recordKey)
+    or (n and claim(markKey, batchesKey, recordKey, liveKey, unclaimedKey, settingsKey, accountKey, user, field, n, token, roomNumbers(room).ttl))
   return held and answer('READY', held, 0, room) or answer('CLOSED', 0, 0, room)
 end
 local front, sorted = frontOf(s[4])
@@ -57,7 +52,7 @@ nextN = counted
 if not rank then
   local record = redis.call('GET', recordKey)
   if not record and n and front then
-    record = claimTurn(n)
+    record = claim(markKey, batchesKey, recordKey, liveKey, unclaimedKey, settingsKey, accountKey, user, field, n, token, roomNumbers(room).ttl)
   end
   if record then
     return answer('READY', record, 0, room)

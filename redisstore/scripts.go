@@ -152,7 +152,7 @@ func newLimitedScripts(c scriptConsts) limitedScripts {
 	src := func(files ...string) *luaScript {
 		return newScript(withConsts(source(c.head, files...), c.limits, c.rooms))
 	}
-	enter := slices.Concat(visitParts, []string{"admission.lua", "challenge.lua", "line.lua", "place.lua", "claim.lua", "enter.lua"})
+	enter := slices.Concat(visitParts, []string{"admission.lua", "challenge.lua", "line.lua", "place.lua", "claim.lua", "instant.lua", "enter.lua"})
 	return limitedScripts{
 		enter:      src(enter...),
 		position:   src(slices.Concat(visitParts, []string{"line.lua", "place.lua", "claim.lua", "position.lua"})...),
