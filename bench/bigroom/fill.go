@@ -303,7 +303,7 @@ func snapshot(ctx context.Context, rdb *redis.Client, srv *sim.Redis) (string, e
 // checkAppend checks the fill's claim (appendLine writes what enter.lua
 // writes) on a server of its own: the same users, accounts and anonymous
 // visitors alternately, enter one room through Store.Enter (an anonymous
-// visitor as a ticket's holder with no place yet: Anonymous, Place 0) and
+// visitor as the API makes a new one: Anonymous and NewVisitor, Place 0) and
 // are put in another as the fill puts them (the first through Store.Enter,
 // the others by appendLine), and every key and hash field of the two rooms
 // is compared, times by presence (clockFields).
@@ -328,6 +328,7 @@ func checkAppend(ctx context.Context, cfg waitroom.Config, f *sim.BigRoomFill) e
 	for i, u := range users {
 		c := waitroom.Unlimited(u)
 		c.Anonymous = i%2 == 1
+		c.NewVisitor = c.Anonymous
 		if s, err := st.Enter(ctx, "entered", c); err != nil || !s.Joined || s.Number != int64(i+1) {
 			return fmt.Errorf("enter %s: %+v %v", u, s, err)
 		}

@@ -27,8 +27,8 @@
 //     apart.
 //   - The fill's claim checked. On a server of its own, 1,000 users,
 //     accounts and anonymous visitors alternately, enter one room through
-//     Store.Enter (an anonymous visitor as Unlimited with Anonymous set and
-//     no place: a new visitor) and are put in another as the fill puts
+//     Store.Enter (an anonymous visitor as Unlimited with Anonymous and
+//     NewVisitor set and no place: a new visitor) and are put in another as the fill puts
 //     them; every key and hash field of the two rooms is compared (those
 //     holding times by presence), every key's TTL by presence, and the
 //     accounts' buckets as one: every record (bucket, field, number), each
