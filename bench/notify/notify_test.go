@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/waitroom/waitroom"
 	"github.com/waitroom/waitroom/bench/spike/sim"
 	"github.com/waitroom/waitroom/envconfig"
@@ -105,6 +106,7 @@ func measure(t *testing.T, mode string) (sim.NotifyResult, string) {
 
 	var requests atomic.Int64
 	knew := make([]time.Time, visitors)
+	numbers := make([]int64, visitors)
 	var wg sync.WaitGroup
 	for i := range visitors {
 		wg.Add(1)
@@ -118,6 +120,7 @@ func measure(t *testing.T, mode string) (sim.NotifyResult, string) {
 			} else {
 				knew[i], err = c.poll()
 			}
+			numbers[i] = c.number
 			if err != nil {
 				t.Errorf("%s: %v", user, err)
 			}
@@ -125,18 +128,15 @@ func measure(t *testing.T, mode string) (sim.NotifyResult, string) {
 	}
 	wg.Wait()
 
-	// The store's own clock says when each visitor was admitted: the token
-	// record holds its expiry, admission time + ENTRY_TOKEN_TTL_SECONDS.
+	// The store's own clock says when each visitor was admitted: a holder
+	// of a number when a batch passed it (admit.lua's batches, "first:at
+	// ms"; the holder claims its token at its next call, which is what its
+	// client hears), one admitted at its enter without a number when its
+	// token record was made (its expiry minus ENTRY_TOKEN_TTL_SECONDS).
 	admitted := make([]time.Time, visitors)
 	first := time.Time{}
 	for i := range visitors {
-		rec, err := rdb.Get(context.Background(), fmt.Sprintf("wr:{tv}:u:h:visitor-%04d", i) /* X-User-Id: visitor-… */).Result()
-		if err != nil {
-			t.Fatalf("token record of visitor %d: %v", i, err)
-		}
-		ms, _, _ := strings.Cut(rec, ":")
-		exp, _ := strconv.ParseInt(ms, 10, 64)
-		admitted[i] = time.UnixMilli(exp).Add(-tokenTTL)
+		admitted[i] = admittedAt(t, rdb, fmt.Sprintf("visitor-%04d", i), numbers[i])
 		if first.IsZero() || admitted[i].Before(first) {
 			first = admitted[i]
 		}
@@ -153,6 +153,32 @@ func measure(t *testing.T, mode string) (sim.NotifyResult, string) {
 		Requests: requests.Load()}, "redis-server " + sim.ServerVersion(context.Background(), rdb)
 }
 
+// admittedAt is when the store admitted user: the time of the batch that
+// passed its number n, or, with no number (admitted at its enter), its
+// token record's expiry minus the token's life.
+func admittedAt(t *testing.T, rdb redis.UniversalClient, user string, n int64) time.Time {
+	ctx := context.Background()
+	if n > 0 {
+		got, err := rdb.ZRangeByScore(ctx, "wr:{tv}:batches", &redis.ZRangeBy{Min: strconv.FormatInt(n, 10), Max: "+inf", Count: 1}).Result()
+		if err != nil || len(got) == 0 {
+			t.Fatalf("the batch of %s's number %d: %v %v", user, n, got, err)
+		}
+		firstN, at, _ := strings.Cut(got[0], ":")
+		if f, _ := strconv.ParseInt(firstN, 10, 64); f > n {
+			t.Fatalf("no batch holds %s's number %d (next: %s)", user, n, got[0])
+		}
+		ms, _ := strconv.ParseInt(at, 10, 64)
+		return time.UnixMilli(ms)
+	}
+	rec, err := rdb.Get(ctx, "wr:{tv}:u:h:"+user /* X-User-Id */).Result()
+	if err != nil {
+		t.Fatalf("token record of %s: %v", user, err)
+	}
+	ms, _, _ := strings.Cut(rec, ":")
+	exp, _ := strconv.ParseInt(ms, 10, 64)
+	return time.UnixMilli(exp).Add(-tokenTTL)
+}
+
 func pct(sorted []float64, p float64) float64 {
 	return sorted[min(len(sorted)-1, int(p*float64(len(sorted))))]
 }
@@ -162,6 +188,7 @@ type visitor struct {
 	base     string
 	user     string
 	place    string // the signed place its answers give, sent back as a client does (docs/API.md, "An account's place")
+	number   int64  // its number in the line, as its answers give it (0: admitted at its enter)
 	requests *atomic.Int64
 }
 
@@ -169,6 +196,7 @@ type standing struct {
 	Status      string `json:"status"`
 	PollAfterMs *int64 `json:"pollAfterMs"`
 	Place       string `json:"place"`
+	Number      int64  `json:"number"`
 }
 
 func (v *visitor) do(method, path string) (*http.Response, error) {
@@ -195,6 +223,9 @@ func (v *visitor) call(method, path string) (standing, error) {
 	err = json.NewDecoder(resp.Body).Decode(&s)
 	if s.Place != "" {
 		v.place = s.Place
+	}
+	if s.Number > 0 {
+		v.number = s.Number
 	}
 	return s, err
 }
@@ -233,6 +264,9 @@ func (v *visitor) stream() (time.Time, error) {
 		var s standing
 		if err := json.Unmarshal([]byte(data), &s); err != nil {
 			return time.Time{}, err
+		}
+		if s.Number > 0 {
+			v.number = s.Number
 		}
 		if s.Status == "READY" {
 			return time.Now(), nil
