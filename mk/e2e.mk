@@ -9,7 +9,7 @@ E2E_BUILD := $(CURDIR)/build/e2e/$(E2E_ARCH)
 LOCALSTACK_ENDPOINT ?= http://localhost:4566
 LOCALSTACK_ARCH ?= $(E2E_ARCH)
 
-EXTRA_TESTS += e2e
+ONTIME_TESTS += e2e
 
 .PHONY: e2e e2e-rie e2e-build e2e-localstack e2e-measure
 
