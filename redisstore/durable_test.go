@@ -3,7 +3,6 @@ package redisstore_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -29,7 +28,7 @@ func TestDurableWritesWaitForAReplicaRedisServer(t *testing.T) {
 	cfg := testConfig()
 	cfg.DurableWrites = waitroom.DurableWait
 	s := redisstore.New(rdb, cfg)
-	tokens := admitUsers(t, ctx, s, "g", "u1", "u2", "u3")
+	tokens := admitAll(t, s, "g", "u1", "u2", "u3")
 
 	count := func(name string, op func() error) {
 		t.Helper()
@@ -78,28 +77,6 @@ func TestDurableWritesWaitForAReplicaRedisServer(t *testing.T) {
 	if err := s.CommitOrder(ctx, lease, waitroom.StoredAnswer{Status: 201}); waitroom.ErrorCode(err) != waitroom.EUnavailable {
 		t.Fatalf("a commit no replica acknowledged: %v, want unavailable (the gate retries it)", err)
 	}
-}
-
-// admitUsers puts users in room's line and admits them, each claiming its
-// turn; it returns each user's entry token.
-func admitUsers(t *testing.T, ctx context.Context, s *redisstore.Store, room string, users ...string) map[string]string {
-	t.Helper()
-	for _, u := range users {
-		if _, err := s.Enter(ctx, room, waitroom.Unlimited(u)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	tokens := map[string]string{}
-	for deadline := time.Now().Add(10 * time.Second); len(tokens) < len(users); {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d admitted", len(tokens), len(users))
-		}
-		if _, err := s.AdmitBatch(ctx); err != nil {
-			t.Fatal(err)
-		}
-		claimAll(t, s, room, users, tokens)
-	}
-	return tokens
 }
 
 func replicaKeys(t *testing.T, c *redis.Client, key string) int64 {
