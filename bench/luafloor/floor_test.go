@@ -54,7 +54,7 @@ func TestCasesAreComparable(t *testing.T) {
 			t.Errorf("two cases named %s", c.Key)
 		}
 		seen[c.Key] = true
-		if !strings.Contains(c.Body, "return") {
+		if !c.Plain && !strings.Contains(c.Body, "return") {
 			t.Errorf("%s: the body returns nothing:\n%s", c.Key, c.Body)
 		}
 	}

@@ -3,10 +3,12 @@
 // instructions"): the floor of a script call (`return 1`, with no key and
 // with enter's keys and arguments), and over it a body's 30 closures, ten
 // string.format, ten tonumber, a table constructor, one HGET, HMGET or
-// HSET (cases.go). `make bench-luafloor` runs it; the table goes into
-// docs/design.md ("What a poll costs Redis") between the markers of the
-// block lua-floor, from docs/bench/luafloor-results.json
-// (TestDesignShowsTheFloor checks that they agree).
+// HSET; then the least script that can be a new visitor's enter, with and
+// without the limiter, and HINCRBY in a script and alone (cases.go).
+// `make bench-luafloor` runs it; the table goes into docs/design.md ("What
+// a poll costs Redis") between the markers of the block lua-floor, from
+// docs/bench/luafloor-results.json (TestDesignShowsTheFloor checks that
+// they agree).
 //
 // The method: a fresh redis-server under `valgrind --tool=callgrind
 // --instr-atstart=no` (bench/internal/callgrind), active expiry off,
@@ -24,6 +26,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -126,7 +129,7 @@ func prepare(ctx context.Context, c *redis.Client) error {
 	if err := c.Do(ctx, "DEBUG", "SET-ACTIVE-EXPIRE", "0").Err(); err != nil {
 		return fmt.Errorf("DEBUG SET-ACTIVE-EXPIRE 0: %w", err)
 	}
-	vals := []any{"layout", string(make([]byte, 80))}
+	vals := []any{"layout", string(make([]byte, 80)), "hot", roomHot, "front", roomFront, "next", roomNext, "mark", "0"}
 	for i := 1; i <= hashFields; i++ {
 		vals = append(vals, "f"+strconv.Itoa(i), fmt.Sprintf("17334000000000%02d", i))
 	}
@@ -135,9 +138,12 @@ func prepare(ctx context.Context, c *redis.Client) error {
 
 // measureCase loads c's body and counts its calls.
 func measureCase(ctx context.Context, c *redis.Client, cg *callgrind.Server, fc fcase, calls, warmup int) (int64, error) {
-	sha, err := c.ScriptLoad(ctx, fc.Body).Result()
-	if err != nil {
-		return 0, err
+	sha := ""
+	if !fc.Plain {
+		var err error
+		if sha, err = c.ScriptLoad(ctx, fc.Body).Result(); err != nil {
+			return 0, err
+		}
 	}
 	keys := make([]string, fc.Keys)
 	for i := range keys {
@@ -151,6 +157,24 @@ func measureCase(ctx context.Context, c *redis.Client, cg *callgrind.Server, fc 
 		args[i] = "arg" + strconv.Itoa(i)
 	}
 	call := func(int) error { return c.EvalSha(ctx, sha, keys, args...).Err() }
+	start, made := time.Now().UnixMicro(), 0
+	if fc.Visitor != "" {
+		call = func(int) error {
+			made++
+			n, err := c.EvalSha(ctx, sha, keys, visitorArgs(fc.Visitor, start, made)...).Result()
+			if err == nil && n == int64(0) {
+				err = fmt.Errorf("call %d took the whole enter's way, not the one measured", made)
+			}
+			return err
+		}
+	}
+	if fc.Plain {
+		cmd := []any{}
+		for _, f := range strings.Fields(fc.Body) {
+			cmd = append(cmd, f)
+		}
+		call = func(int) error { return c.Do(ctx, cmd...).Err() }
+	}
 	for i := range warmup {
 		if err := call(i); err != nil {
 			return 0, err

@@ -15,7 +15,7 @@ func Render(r *Results) string {
 		per[c.Key] = c.PerCall(r.Calls)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Measured by `make bench-luafloor` (%s; %s): instructions of redis-server per `EVALSHA` of a script of one construct, %d calls after %d unmeasured, Redis's timer left out. \"Over the floor\": over `return 1` with the same keys (no key for the rows of keys and arguments; for the upvalues, over the 30 functions that read none); \"each\": that over the number of the construct.\n\n",
+	fmt.Fprintf(&b, "Measured by `make bench-luafloor` (%s; %s): instructions of redis-server per `EVALSHA` of a script of one construct (the last rows: the least enter, and one command), %d calls after %d unmeasured, Redis's timer left out. \"Over the floor\": over `return 1` with the same keys (no key for the rows of keys and arguments; for the upvalues, over the 30 functions that read none); \"each\": that over the number of the construct.\n\n",
 		redisVersion(r.Redis), strings.TrimSpace(r.Valgrind), r.Calls, r.Warmup)
 	b.WriteString("| the script | instructions per call | over the floor | each |\n| --- | ---: | ---: | ---: |\n")
 	for _, c := range r.Cases {
