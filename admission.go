@@ -32,7 +32,10 @@ type Store interface {
 	StoreDecisions(ctx context.Context, decided []RoomDecision) error
 	// BeginOrder validates c.User's entry token and takes its order lock,
 	// or returns the stored answer of an earlier success with the same key;
-	// the limiter counts c.
+	// the limiter counts c. An unavailable error may come with a lease
+	// whose LockValue is set: the check may have taken the lock (its reply
+	// lost, or no replica acknowledged it), and the caller, who calls no
+	// order API, gives it up with ReleaseOrder.
 	BeginOrder(ctx context.Context, c Caller, o OrderAttempt) (Lease, error)
 	// CommitOrder consumes the token, stores the answer under the
 	// idempotency key and releases the lock, atomically.

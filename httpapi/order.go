@@ -123,6 +123,15 @@ func (a *API) attempt(ctx context.Context, c waitroom.Caller, attempt waitroom.O
 	lease, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Lease, error) {
 		return a.Queue.BeginOrder(ctx, c, attempt)
 	})
+	if err != nil && lease.LockValue != "" {
+		// A check that failed may have taken the lock: no order goes under
+		// it, and left it would refuse the user's retries (409
+		// order_in_progress) until the token expires. Its 503 waits for
+		// this, so only for a second.
+		uctx, cancel := context.WithTimeout(ctx, checkUnlockBudget)
+		a.unlock(uctx, lease)
+		cancel()
+	}
 	switch code := waitroom.ErrorCode(err); {
 	case code == waitroom.EUnavailable && a.Config.FailOpenOrders:
 		// The operator chose to let orders through unguarded while the store is down.

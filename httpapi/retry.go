@@ -17,6 +17,11 @@ const commitBudget = waitroom.CommitRetryWindow
 // goes out after the last attempt.
 const commitMargin = 300 * time.Millisecond
 
+// checkUnlockBudget bounds the retries that give up the lock of an order
+// check that failed (attempt): the user's 503 waits for them, and a store
+// down for longer would refuse them anyway.
+const checkUnlockBudget = time.Second
+
 // retryStore runs call with one store timeout per attempt until it
 // succeeds or the request's budget is spent, backing off from 50 ms to 1 s.
 // It outlives a cancelled request: the order it records has happened.

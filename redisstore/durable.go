@@ -83,13 +83,6 @@ func (s *Store) unavailableUnlessReplicated(replicated bool, err error) error {
 	return nil
 }
 
-// dropLock gives up a lock just taken whose write no replica has, best
-// effort: if it stays, it expires with the token, and the user's retries
-// meet 409 order_in_progress until then.
-func (s *Store) dropLock(ctx context.Context, room, user, lockValue string) {
-	_ = unlockScript.run(ctx, s.rdb, []string{roomKeys(room).lock(user)}, lockValue).Err()
-}
-
 // reloadAfter reloads a cluster client's slot map after a call on one of
 // its nodes met a node that did not answer or no longer holds the slot
 // (MOVED): the node's own client follows neither (reload.go).

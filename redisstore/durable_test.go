@@ -14,8 +14,9 @@ import (
 // With DURABLE_WRITES=wait the gate's check and commit still cost one
 // round trip each: WAIT rides in the script's pipeline, on its
 // connection. Without a replica to acknowledge, the check answers
-// unavailable and gives its lock up (the user's retry is not met by 409
-// order_in_progress), and the commit answers unavailable (the gate retries
+// unavailable with the lock it took, which the gate gives up
+// (ReleaseOrder: the user's retry is not met by 409 order_in_progress;
+// httpapi's TestAFailedCheckLeavesNoLock), and the commit answers unavailable (the gate retries
 // it). Only a real redis-server with a replica can take part.
 func TestDurableWritesWaitForAReplicaRedisServer(t *testing.T) {
 	primary := redistest.Start(t)
@@ -62,11 +63,15 @@ func TestDurableWritesWaitForAReplicaRedisServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	attempt := waitroom.OrderAttempt{Room: "g", Token: tokens["u2"]}
-	if _, err := s.BeginOrder(ctx, as("u2"), attempt); waitroom.ErrorCode(err) != waitroom.EUnavailable {
-		t.Fatalf("a check no replica acknowledged: %v, want unavailable", err)
+	unreplicated, err := s.BeginOrder(ctx, as("u2"), attempt)
+	if waitroom.ErrorCode(err) != waitroom.EUnavailable || unreplicated.LockValue == "" {
+		t.Fatalf("a check no replica acknowledged: %+v %v, want unavailable with the lock it took", unreplicated, err)
+	}
+	if err := s.ReleaseOrder(ctx, unreplicated); err != nil {
+		t.Fatal(err)
 	}
 	if n := replicaKeys(t, rdb, "wr:{g}:lock:u2"); n != 0 {
-		t.Fatalf("the unreplicated check kept its lock: the user's retry would be 409 order_in_progress")
+		t.Fatalf("the unreplicated check's lock was not given up: the user's retry would be 409 order_in_progress")
 	}
 	// Without durability the same store serves on.
 	cfg.DurableWrites = waitroom.DurableOff

@@ -23,21 +23,21 @@ func (s *Store) BeginOrder(ctx context.Context, c waitroom.Caller, o waitroom.Or
 	args = append(args, flag(o.CreatedRoomsOnly))
 	raw, replicated, err := s.runGateWrite(ctx, s.scripts.orderBegin, keys, args...)
 	reply, _ := raw.([]any)
-	if len(reply) > 0 && reply[0] == "OK" && (err != nil || (s.durable && !replicated)) {
-		// A lock a failover could take back guards nothing: give it up now.
-		s.dropLock(ctx, o.Room, c.User, lockValue)
-		return waitroom.Lease{}, s.unavailableUnlessReplicated(replicated, err)
+	lease := waitroom.Lease{OrderAttempt: o, User: c.User}
+	if err != nil || len(reply) > 0 && reply[0] == "OK" && s.durable && !replicated {
+		// The script may have taken the lock (its reply lost), or took one
+		// a failover could take back: the lease carries the lock's value
+		// for the caller to give it up (ReleaseOrder, which deletes only
+		// a lock holding it).
+		lease.LockValue = lockValue
+		return lease, s.unavailableUnlessReplicated(replicated, err)
 	}
-	if err == nil && len(reply) == 0 {
-		err = malformed("order_begin", reply)
-	}
-	if err != nil {
-		return waitroom.Lease{}, waitroom.Unavailable(err)
+	if len(reply) == 0 {
+		return waitroom.Lease{}, waitroom.Unavailable(malformed("order_begin", reply))
 	}
 	if reply[0] == "LIMITED" {
 		return waitroom.Lease{}, limitedError(reply)
 	}
-	lease := waitroom.Lease{OrderAttempt: o, User: c.User}
 	switch reply[0] {
 	case "OK":
 		lease.LockValue = lockValue
@@ -137,8 +137,7 @@ func (r roomKeys) orderCommitKeys(user, idempotencyKey string) []string {
 	return []string{r.record(user), r.lock(user), r.answer(user, idempotencyKey), r.live(), r.downstream()}
 }
 
-// unlockKeys are unlock.lua's keys, in the order its top names them (a
-// lock given up before any call, dropLock, passes the first alone).
+// unlockKeys are unlock.lua's keys, in the order its top names them.
 func (r roomKeys) unlockKeys(user string) []string {
 	return []string{r.lock(user), r.downstream(), r.failed(user)}
 }

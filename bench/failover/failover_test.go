@@ -73,9 +73,9 @@ func TestFailoverScenarios(t *testing.T) {
 			continue
 		}
 		r := sc.run(t)
-		t.Logf("%s: enters acked %d lost %d (accounts %d/%d, anonymous %d/%d), places restored %d, dup seqs %d, inversions %d/%d, double admissions %d, orders %d for %d tokens (at most %d), recovery %.2f s, wrong %d",
+		t.Logf("%s: enters acked %d lost %d (accounts %d/%d, anonymous %d/%d), places restored %d, dup seqs %d, inversions %d/%d, double admissions %d, orders %d for %d tokens (at most %d), shown a token and never ordered %d, recovery %.2f s, wrong %d",
 			sc.Key, r.EntersAcked, r.EntersLost, r.AccountsAcked, r.AccountsLost, r.AnonymousAcked, r.AnonymousLost, r.PlacesRestored, r.DuplicateSeqs, r.FIFOInversions, r.FIFOPairs, r.DoubleAdmissions, r.Orders, r.TokensOrdered,
-			r.MaxOrdersPerToken, r.RecoverySeconds, r.WrongAnswers)
+			r.MaxOrdersPerToken, r.Unordered, r.RecoverySeconds, r.WrongAnswers)
 		res.Scenarios = append(res.Scenarios, r)
 	}
 	res.WaitCost = measureWaitCost(t, 2000)

@@ -28,6 +28,9 @@ func (sc scenario) measure(vs []*visitor, w *world, seqs *lineSampler) sim.Failo
 		if len(v.tokens) > 1 {
 			res.DoubleAdmissions++
 		}
+		if v.unordered() != "" {
+			res.Unordered++
+		}
 		res.AdmissionsTakenBack += v.takenBack
 	}
 	res.FIFOPairs, res.FIFOInversions = inversions(vs)

@@ -119,6 +119,9 @@ func (sc scenario) run(t testing.TB) sim.FailoverScenario {
 		if v.lost != "" {
 			t.Logf("%s: lost %s %s (acked at %s): %s", sc.Key, v.kind(), v.user, v.ackedAt.Format("15:04:05.000"), v.lost)
 		}
+		if how := v.unordered(); how != "" {
+			t.Logf("%s: %s %s %s", sc.Key, v.kind(), v.storeUser(), how)
+		}
 	}
 	stop()
 	bg.Wait()

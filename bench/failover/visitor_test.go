@@ -113,9 +113,10 @@ type visitor struct {
 	takenBack       int      // READY, then back in line or out of it without an order
 	ordered         string   // the entry token its order went through with
 	orderKey        string
-	place           string // an account's signed place its last answer gave, sent back
-	ticket          string // an anonymous visitor's ticket its last answer gave, sent back
-	last, prev      answer // its last two 200 answers to enter or position
+	place           string      // an account's signed place its last answer gave, sent back
+	ticket          string      // an anonymous visitor's ticket its last answer gave, sent back
+	last, prev      answer      // its last two 200 answers to enter or position
+	orders          map[int]int // its order requests by the status answered (0: none)
 }
 
 // kind names the visitor's kind in the figures and the log.
@@ -157,6 +158,15 @@ func (v *visitor) finish() {
 		v.prev = v.last
 		v.lose("never admitted")
 	}
+}
+
+// unordered is how a visitor shown an entry token never ordered with it
+// ("": it ordered, or was never shown one): its order requests by status.
+func (v *visitor) unordered() string {
+	if len(v.tokens) == 0 || v.ordered != "" {
+		return ""
+	}
+	return fmt.Sprintf("shown %d token(s), never ordered; its orders answered (status: count) %v", len(v.tokens), v.orders)
 }
 
 // claims are the entry token's id and subject (its payload's jti and sub).
@@ -355,6 +365,10 @@ func (v *visitor) buy(ctx context.Context, c *client, token string, lagging <-ch
 		}
 	}
 	a := c.order(ctx, v, token, v.orderKey)
+	if v.orders == nil {
+		v.orders = map[int]int{}
+	}
+	v.orders[a.status]++
 	if v.buyer && a.status != 0 {
 		answered()
 	}

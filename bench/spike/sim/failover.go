@@ -52,6 +52,7 @@ type FailoverScenario struct {
 	AdmissionsTakenBack int `json:"admissionsTakenBack"` // READY, then WAITING or NOT_IN_QUEUE without an order
 	Orders              int `json:"orders"`              // orders the order API made
 	TokensOrdered       int `json:"tokensOrdered"`
+	Unordered           int `json:"unordered"` // visitors shown an entry token who never ordered with it by the traffic's end
 	MaxOrdersPerToken   int `json:"maxOrdersPerToken"`
 	TokensOrderedTwice  int `json:"tokensOrderedTwice"`
 	UsersOrderedTwice   int `json:"usersOrderedTwice"` // a user with two tokens (double admission) ordering with both

@@ -57,7 +57,7 @@ func fakeInputs() *Inputs {
 // fakeFailover is bench/failover's results with round figures.
 func fakeFailover() *FailoverResults {
 	sc := FailoverScenario{Key: "single-lag", Name: "1 s of lag", Topology: "primary and replica", DurableWrites: "off", LagMs: 1000, Frozen: true,
-		Visitors: 300, RatePerSec: 50, EntersAcked: 300, EntersLost: 12, AccountsAcked: 150, AccountsLost: 12, AnonymousAcked: 150, PlacesRestored: 7, DuplicateSeqs: 11, FIFOInversions: 40, FIFOPairs: 44000, DoubleAdmissions: 3,
+		Visitors: 300, RatePerSec: 50, EntersAcked: 300, EntersLost: 12, AccountsAcked: 150, AccountsLost: 12, AnonymousAcked: 150, PlacesRestored: 7, DuplicateSeqs: 11, FIFOInversions: 40, FIFOPairs: 44000, DoubleAdmissions: 3, Unordered: 4,
 		Orders: 320, TokensOrdered: 300, MaxOrdersPerToken: 2, TokensOrderedTwice: 20, RecoverySeconds: 0.25, RejoinSeconds: 1.5,
 		Answers: []FailoverAnswer{{Phase: "lag", Route: "orders", Answer: "201", Count: 20}, {Phase: "after", Route: "position", Answer: "200", Count: 1000},
 			{Phase: "after", Route: "position", Answer: "503 Retry-After", Count: 1234}, {Phase: "after", Route: "enter", Answer: "200 slow", Count: 5}}}
@@ -152,7 +152,7 @@ func TestReportRendersFromTheResults(t *testing.T) {
 		"3.5 waiting users' worth",                                                            // 380 ÷ 110
 		"## A failover mid-sale (issue 24)",                                                   // bench/failover's section
 		"`r/failover.json`",                                                                   //
-		"| 1 s of lag | primary and replica | off | off | no | 300 / **12** | 150 / 12 | 150 / 0 | 7 | 11 | 40 (44,000) | 3 | 320 / 300 (2) | **20** | 0.2 s | 1.5 s | 0 |",
+		"| 1 s of lag | primary and replica | off | off | no | 300 / **12** | 150 / 12 | 150 / 0 | 7 | 11 | 40 (44,000) | 3 | 320 / 300 (2) | **4** | **20** | 0.2 s | 1.5 s | 0 |",
 		"| 1 s of lag, primary and replica | 20 answers: all plain | 2,239 answers: position 503 Retry-After ×1,234; enter 200 slow ×5 |",
 		"| wait | 0.25 ms | 0.50 ms | 1.00 ms | 2 |",  //
 		"0.15 ms at the median here (0.30 ms at p95)", // wait − off
