@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -120,6 +121,7 @@ func detached(ctx context.Context) (context.Context, context.CancelFunc) {
 // under it, or answers why not: a replay, a refusal, an outage.
 func (a *API) attempt(ctx context.Context, c waitroom.Caller, attempt waitroom.OrderAttempt, order orderapi.Request) outcome {
 	room := attempt.Room
+	start := time.Now()
 	lease, err := withTimeout(ctx, a.storeTimeout(), func(ctx context.Context) (waitroom.Lease, error) {
 		return a.Queue.BeginOrder(ctx, c, attempt)
 	})
@@ -127,8 +129,8 @@ func (a *API) attempt(ctx context.Context, c waitroom.Caller, attempt waitroom.O
 		// A check that failed may have taken the lock: no order goes under
 		// it, and left it would refuse the user's retries (409
 		// order_in_progress) until the token expires. Its 503 waits for
-		// this, so only for a second.
-		uctx, cancel := context.WithTimeout(ctx, checkUnlockBudget)
+		// this, within the commit's window from the check's start.
+		uctx, cancel := context.WithDeadline(ctx, start.Add(commitBudget))
 		a.unlock(uctx, lease)
 		cancel()
 	}

@@ -2,8 +2,9 @@ package httpapi_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"net"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -37,6 +38,17 @@ func TestAFailedCheckLeavesNoLock(t *testing.T) {
 				t.Fatalf("the retry after the 503: %d %s, want 201", r.StatusCode, r.Body)
 			}
 		})
+		t.Run("the store refused the connection", func(t *testing.T) {
+			h := newHarness(t, engine)
+			tokens := h.admitted(t, "u")
+			f := h.faults(t, 0, 0)
+			h.redis.Stop()
+			defer h.redis.Restart()
+			wantError(t, h.order("u", tokens["u"], "K", `{"sku":"tv"}`), 503, "unavailable")
+			if n := f.unlocks.Load(); n != 0 {
+				t.Fatalf("%d releases of a lock no check could have taken (its call never left): the 503 waited for them", n)
+			}
+		})
 		if engine.Embedded() {
 			return
 		}
@@ -52,7 +64,7 @@ func TestAFailedCheckLeavesNoLock(t *testing.T) {
 
 // faults puts the gate on a store whose client loses the replies of the
 // first loseBegin order checks and fails the first failUnlock releases.
-func (h *harness) faults(t *testing.T, loseBegin, failUnlock int32) {
+func (h *harness) faults(t *testing.T, loseBegin, failUnlock int32) *lockFaults {
 	t.Helper()
 	f := &lockFaults{}
 	f.loseBegin.Store(loseBegin)
@@ -64,6 +76,7 @@ func (h *harness) faults(t *testing.T, loseBegin, failUnlock int32) {
 	t.Cleanup(func() { _ = rdb.Close() })
 	rdb.AddHook(f)
 	h.api.Queue = redisstore.New(rdb, h.cfg)
+	return f
 }
 
 func (h *harness) wantNoLock(t *testing.T, user string) {
@@ -83,15 +96,20 @@ func (h *harness) wantNoLock(t *testing.T, user string) {
 // no connection free, does.
 type lockFaults struct {
 	loseBegin, failUnlock atomic.Int32
+	unlocks               atomic.Int32 // releases tried
 }
 
-var errFault = errors.New("i/o timeout (a fault the test injects)")
+// errFault is a read that timed out: the command left, its reply never came.
+var errFault = &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}
 
 func (f *lockFaults) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (f *lockFaults) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		script := scriptOf(cmd)
+		if script == "unlock" {
+			f.unlocks.Add(1)
+		}
 		if script == "unlock" && f.failUnlock.Add(-1) >= 0 {
 			cmd.SetErr(errFault)
 			return errFault

@@ -8,7 +8,8 @@ import (
 )
 
 // commitBudget bounds the retries of a commit or release when the request
-// has no deadline of its own (the local runner). In Lambda the function's
+// has no deadline of its own (the local runner), and those that give up the
+// lock of a check that failed, from the check's start (attempt). In Lambda the function's
 // deadline is the budget: its timeout covers begin + downstream + commit
 // (waitroom.OrderGateBudget, infra OrderGateTimeoutSeconds).
 const commitBudget = waitroom.CommitRetryWindow
@@ -16,11 +17,6 @@ const commitBudget = waitroom.CommitRetryWindow
 // commitMargin is left of the Lambda deadline so that the answer still
 // goes out after the last attempt.
 const commitMargin = 300 * time.Millisecond
-
-// checkUnlockBudget bounds the retries that give up the lock of an order
-// check that failed (attempt): the user's 503 waits for them, and a store
-// down for longer would refuse them anyway.
-const checkUnlockBudget = time.Second
 
 // retryStore runs call with one store timeout per attempt until it
 // succeeds or the request's budget is spent, backing off from 50 ms to 1 s.

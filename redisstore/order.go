@@ -28,8 +28,10 @@ func (s *Store) BeginOrder(ctx context.Context, c waitroom.Caller, o waitroom.Or
 		// The script may have taken the lock (its reply lost), or took one
 		// a failover could take back: the lease carries the lock's value
 		// for the caller to give it up (ReleaseOrder, which deletes only
-		// a lock holding it).
-		lease.LockValue = lockValue
+		// a lock holding it). A call that never left took nothing.
+		if !unsent(err) {
+			lease.LockValue = lockValue
+		}
 		return lease, s.unavailableUnlessReplicated(replicated, err)
 	}
 	if len(reply) == 0 {

@@ -59,3 +59,13 @@ func networkError(err error) bool {
 	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, context.DeadlineExceeded)
 }
+
+// unsent says a call failed before its command left this process: no
+// connection to be had (the pool's wait, or a dial refused), so nothing of
+// it ran. The store's scripts are never retried (once), so a dial error is
+// the only attempt's.
+func unsent(err error) bool {
+	var op *net.OpError
+	return errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, redis.ErrPoolExhausted) || errors.Is(err, redis.ErrClosed) ||
+		errors.As(err, &op) && op.Op == "dial"
+}
