@@ -20,12 +20,13 @@ import (
 // calls nobody, so a lock its check took would only refuse the user's
 // retries with 409 order_in_progress until the token expired: the token
 // lost to an outage the answer said to wait out. Found by the failover
-// benchmark (cluster, DURABLE_WRITES=wait): 7 of 300 visitors held a token
-// they could never use, their lock given up once, on a pool that had no
+// benchmark (cluster, DURABLE_WRITES=wait): visitors held a token they
+// could never use, their lock given up once, on a pool that had no
 // connection free. Two ways in: the check's reply is lost after the store
 // took the lock (any mode), and the first try to give an unreplicated lock
 // up fails (DURABLE_WRITES=wait, redis-server only: the embedded store has
-// no WAIT).
+// no WAIT). A check whose call never left (the connection refused) took
+// nothing, and its 503 does not wait for a release.
 func TestAFailedCheckLeavesNoLock(t *testing.T) {
 	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
 		t.Run("reply lost", func(t *testing.T) {
