@@ -34,6 +34,9 @@ type Standing struct {
 	Stalled    bool      // no batch for several intervals, or maxActive reached (checked within Config.FarHorizon of the front)
 	Adaptive   bool      // the rate is the adaptive law's: it may rise before the user's turn (Config.PollAfterMs)
 	Message    string    // the operator's message to the line; empty: none
+	// ClaimWindow is the room's entry token life: how long an admitted
+	// number can be claimed after its batch (0: the configuration's).
+	ClaimWindow time.Duration
 	// Page is the room's page settings, read by enter only (the page
 	// asks once per load); zero in position's answers.
 	Page Page
@@ -70,6 +73,8 @@ type View struct {
 	OpensAt    time.Time // zero: no scheduled opening
 	Message    string
 	Page       Page // what enter's answers carry; a poll's carry none
+	// ClaimWindow is the room's entry token life, Standing's.
+	ClaimWindow time.Duration
 }
 
 // ViewMaxAge is how long a process answers from one reading of a room's
@@ -91,7 +96,8 @@ func (v View) Standing(spot Spot, room string, now time.Time, c Config) (Standin
 	if !v.Holds(spot, room) || v.Front == 0 || spot.Number < v.Front || !v.Exact {
 		return Standing{}, false
 	}
-	st := Standing{RatePerSec: v.RatePerSec, Paused: v.Paused, Adaptive: v.Adaptive, Message: v.Message, OpensAt: v.OpensAt}
+	st := Standing{RatePerSec: v.RatePerSec, Paused: v.Paused, Adaptive: v.Adaptive, Message: v.Message, OpensAt: v.OpensAt,
+		ClaimWindow: v.ClaimWindow}
 	position := spot.Number - v.Front + 1
 	switch {
 	case v.Closed: // the line is being released: nobody in it holds a token
@@ -204,7 +210,20 @@ func (c Config) PollAfterMs(position int64, u float64) int64 {
 	tier := c.PollTiers.Ms(c.EstimatedWaitSeconds(position), u)
 	wait := float64(position) / c.AdmitRatePerSec
 	turn := wait/(1+c.turnAhead(wait))*1000 + float64(c.AdmitInterval.Milliseconds())*(0.5+0.5*u)
-	return min(tier, int64(math.Round(turn)))
+	return min(tier, int64(math.Round(turn)), c.claimPollMs())
+}
+
+// claimPollMs bounds every pollAfterMs to half the room's claim window
+// (its entry token life, EntryTokenTTL as ForRoom sets it): a visitor
+// admitted just after an answer, which it follows, comes back while its
+// number can still be claimed, with half the window to spare for a late
+// timer. Only a window shorter than twice a tier binds: a room whose
+// tokens live a minute, paused or stalled (the far tier, 60 s ± 20 %).
+func (c Config) claimPollMs() int64 {
+	if c.EntryTokenTTL <= 0 {
+		return math.MaxInt64
+	}
+	return max(1, c.EntryTokenTTL.Milliseconds()/2)
 }
 
 // Tiers is the configured POLL_TIERS, or the default table when none is set.
@@ -219,7 +238,7 @@ func (c Config) Tiers() PollTiers {
 // paused room, a pre-queue, stalled admission. It is the farthest tier's.
 func (c Config) FarPollMs(u float64) int64 {
 	t := c.Tiers()
-	return t.Ms(t[0].MinWaitSeconds, u)
+	return min(t.Ms(t[0].MinWaitSeconds, u), c.claimPollMs())
 }
 
 // FarHorizon is the turn beyond which a waiting user's pollAfterMs is the
@@ -241,6 +260,9 @@ func (c Config) ForRoom(st Standing) Config {
 	// The law may raise the rate before the user's turn: PollAfterMs
 	// reckons it ahead (turnAhead).
 	c.adaptive = st.Adaptive
+	if st.ClaimWindow > 0 {
+		c.EntryTokenTTL = st.ClaimWindow
+	}
 	return c
 }
 
@@ -260,7 +282,7 @@ func (c Config) PreQueuePollMs(untilOpen time.Duration, u float64) int64 {
 	t := c.Tiers()
 	spread := u * min(float64(preQueueSpread.Milliseconds()), float64(t[0].PollMs)/2)
 	ms := max(0, untilOpen.Milliseconds()) + c.AdmitInterval.Milliseconds() + int64(spread)
-	return max(100, min(ms, maxPreQueuePoll.Milliseconds()))
+	return max(100, min(ms, maxPreQueuePoll.Milliseconds(), c.claimPollMs()))
 }
 
 // Page is how the waiting page looks for a room: the shop's name, colour,

@@ -65,6 +65,34 @@ func TestPollAfterNeverPastTheTurn(t *testing.T) {
 	}
 }
 
+// A visitor that follows pollAfterMs comes back within half its room's
+// claim window (the entry token life), however far its turn and whatever
+// the room's state: admitted just after an answer, its number is still
+// claimed. A room whose tokens live a minute, paused or stalled, told its
+// line the far tier, 60 s ± 20 %: a number admitted after the answer
+// outlived its window, and its holder went to the back (the tier sweep,
+// tiers of 300 s against tokens of 300 s, its admission stalled).
+func TestPollsComeBackWithinTheClaimWindow(t *testing.T) {
+	c := waitroom.Config{AdmitRatePerSec: 10, AdmitInterval: 100 * time.Millisecond, PollTiers: waitroom.PollTiers{{0, 60000}},
+		EntryTokenTTL: 5 * time.Minute}
+	room := c.ForRoom(waitroom.Standing{RatePerSec: 10, ClaimWindow: time.Minute})
+	for _, u := range []float64{0, 0.5, 0.999} {
+		for name, ms := range map[string]int64{
+			"far":       room.FarPollMs(u),
+			"waiting":   room.PollAfterMs(6000, u),
+			"pre-queue": room.PreQueuePollMs(time.Hour, u),
+		} {
+			if ms > 30000 || ms < 1 {
+				t.Errorf("%s (u %g): pollAfterMs %d, want within half the claim window (30000)", name, u, ms)
+			}
+		}
+	}
+	// A window longer than twice the tier changes nothing.
+	if got, want := c.FarPollMs(0.5), c.Tiers().Ms(0, 0.5); got != want {
+		t.Errorf("FarPollMs with tokens of 5 minutes: %d, want the tier's %d", got, want)
+	}
+}
+
 // In an adaptive room the turn is reckoned at the rate the law may reach
 // by then (a probe's most a window, compounded: 25% more for a turn a
 // second away, twice the rate from about 3 s on): the user comes back

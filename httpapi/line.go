@@ -155,6 +155,10 @@ type lineBody struct {
 	// would: the tier of its estimated wait, never past its own turn.
 	PollTiers       []lineTier `json:"pollTiers"`
 	BatchIntervalMs int64      `json:"batchIntervalMs"`
+	// ClaimWindowMs is the room's entry token life: a client comes back
+	// within half of it, as pollAfterMs does (Config.PollAfterMs), so that
+	// a number admitted meanwhile is still claimed.
+	ClaimWindowMs int64 `json:"claimWindowMs"`
 }
 
 // lineTier is one POLL_TIERS tier.
@@ -207,7 +211,11 @@ func (a *API) Line(ctx context.Context, req events.APIGatewayV2HTTPRequest) even
 // the farthest tier while it lasts, as a poll's answer near the front says.
 func lineOf(room string, v waitroom.View, now time.Time, c waitroom.Config) lineBody {
 	b := lineBody{Room: room, Status: lineOpen, RatePerSec: v.RatePerSec, Paused: v.Paused, Message: v.Message,
-		Stalled: v.Stalled(now, c), Exact: v.Exact && v.Front > 0, BatchIntervalMs: c.AdmitInterval.Milliseconds()}
+		Stalled: v.Stalled(now, c), Exact: v.Exact && v.Front > 0, BatchIntervalMs: c.AdmitInterval.Milliseconds(),
+		ClaimWindowMs: c.EntryTokenTTL.Milliseconds()}
+	if v.ClaimWindow > 0 {
+		b.ClaimWindowMs = v.ClaimWindow.Milliseconds()
+	}
 	for _, t := range c.Tiers() {
 		b.PollTiers = append(b.PollTiers, lineTier(t))
 	}

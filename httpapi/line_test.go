@@ -345,3 +345,32 @@ func TestAVisitorsTicketKeepsItsNumberOnceAdmitted(t *testing.T) {
 		}
 	})
 }
+
+// A paused room whose tokens live 20 s tells its line to come back within
+// 10 s (half the claim window), not at the far tier (60 s ± 20 %): a
+// number admitted after the answer is still claimed when its holder,
+// following the answer, comes back. The line tells the window, for a page
+// that paces itself (claimWindowMs).
+func TestAPausedRoomsPollsKeepTheClaimWindow(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		h := newHarness(t, engine, func(c *waitroom.Config) { c.PollTiers = waitroom.PollTiers{{MinWaitSeconds: 0, PollMs: 60000}} })
+		withAdmin(h, false)
+		if r := h.admin("PUT", "/admin/rooms/sale", `{"ratePerSec": 1, "paused": true, "entryTokenTtlSeconds": 20}`); r.StatusCode != 200 {
+			t.Fatalf("PUT: %d %s", r.StatusCode, r.Body)
+		}
+		for _, u := range []string{"alice", "bob"} {
+			w := decode(t, h.call(withRoom(request("POST", "/queue/enter", u, nil), "sale")))
+			if ms, _ := w["pollAfterMs"].(float64); w["status"] != "WAITING" || w["paused"] != true || ms < 1 || ms > 10000 {
+				t.Fatalf("%s in a paused room with tokens of 20 s: %v; want pollAfterMs within 10000", u, w)
+			}
+		}
+		w := decode(t, h.call(withRoom(request("GET", "/queue/position", "bob", nil), "sale")))
+		if ms, _ := w["pollAfterMs"].(float64); ms < 1 || ms > 10000 {
+			t.Fatalf("bob's poll: %v; want pollAfterMs within 10000", w)
+		}
+		line := decode(t, h.call(withRoom(request("GET", "/queue/line", "", nil), "sale")))
+		if line["claimWindowMs"] != 20000.0 || line["paused"] != true {
+			t.Fatalf("line: %v; want claimWindowMs 20000", line)
+		}
+	})
+}

@@ -22,9 +22,15 @@ import (
 // waiting state.
 func linePage(t *testing.T, engine redistest.Engine, room, settings string, ahead int) (*localrun.Runner, *browsertest.Front, context.Context, *browsertest.Console) {
 	t.Helper()
-	ctx := browsertest.Shared(t)
 	// Looks every second (±20 %) whatever the wait, paused or not.
-	r, _ := startRunner(t, engine, map[string]string{"POLL_TIERS": "0:1000"})
+	return linePageTiers(t, engine, "0:1000", room, settings, ahead)
+}
+
+// linePageTiers is linePage with the runner's POLL_TIERS.
+func linePageTiers(t *testing.T, engine redistest.Engine, tiers, room, settings string, ahead int) (*localrun.Runner, *browsertest.Front, context.Context, *browsertest.Console) {
+	t.Helper()
+	ctx := browsertest.Shared(t)
+	r, _ := startRunner(t, engine, map[string]string{"POLL_TIERS": tiers})
 	adminCall(t, r, "PUT", room, settings)
 	for i := range ahead {
 		enter(t, r, room, fmt.Sprintf("ahead-%02d", i))
@@ -106,6 +112,21 @@ const watchPlaces = `(function () {
     .observe(el, { childList: true, characterData: true, subtree: true });
   return true;
 })()`
+
+// A page that follows the line of a paused room whose tokens live 4 s
+// looks again within 2 s (half the claim window, the line's
+// claimWindowMs), not at the far tier (60 s here): a number admitted
+// meanwhile is still claimed when it comes back.
+func TestBrowserLineKeepsTheClaimWindow(t *testing.T) {
+	redistest.Each(t, func(t *testing.T, engine redistest.Engine) {
+		_, front, _, console := linePageTiers(t, engine, "0:60000", "brief", `{"ratePerSec":10,"paused":true,"entryTokenTtlSeconds":4}`, 30)
+		waitCount(t, front, "GET /queue/line", 3)
+		if front.Count("GET /queue/position") != 0 || front.Count("POST /queue/enter") != 1 {
+			t.Errorf("paused, far from its turn: %v; want one enter, no position", front.Counts())
+		}
+		console.Check(t)
+	})
+}
 
 // Issue 36: the line's CLOSED shows the sold-out state and the operator's
 // message at the page's next look at the line, with no per-visitor call.

@@ -4,6 +4,6 @@
 .PHONY: mutate
 MUTATE_FLAGS ?=
 
-## mutate: each bug of cmd/mutate/mutations.go in a scratch copy, its packages' tests run; fails on a survivor, a mutation that does not compile or a stale anchor (~23 min for 335 on 2 cores; MUTATE_FLAGS="-only REGEXP" or "-list")
+## mutate: each bug of cmd/mutate/mutations.go in a scratch copy, its packages' tests run; fails on a survivor, a mutation that does not compile or a stale anchor (~23 min for 342 on 2 cores; MUTATE_FLAGS="-only REGEXP" or "-list")
 mutate: redis-server
 	$(GO) run ./cmd/mutate -j 2 $(MUTATE_FLAGS)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/waitroom/waitroom"
 )
@@ -56,6 +57,10 @@ func decodeHot(hot string) (hotRoom, error) {
 }
 
 func (r hotRoom) has(bit int) bool { return r.flags&bit != 0 }
+
+// claimWindow is the room's entry token life: an admitted number's claim
+// window (claim.lua).
+func (r hotRoom) claimWindow() time.Duration { return time.Duration(r.entryTTLMs) * time.Millisecond }
 
 // defaultHot is the hot field of a room without stored settings: the
 // configuration's rate, capacity, entry-token life and instant admission

@@ -95,7 +95,7 @@ func standing(room string, reply []any) (waitroom.Standing, error) {
 	}
 	stalled, _ := reply[4].(int64)
 	st := waitroom.Standing{RatePerSec: r.rate, Paused: r.has(hotPaused), Stalled: stalled&hotStalled != 0,
-		Adaptive: r.has(hotAdaptive), Message: r.message}
+		Adaptive: r.has(hotAdaptive), Message: r.message, ClaimWindow: r.claimWindow()}
 	if r.opensAtMs > 0 {
 		st.OpensAt = time.UnixMilli(r.opensAtMs).UTC()
 	}

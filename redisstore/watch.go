@@ -86,7 +86,7 @@ func (s *Store) View(ctx context.Context, room string) (waitroom.View, error) {
 		return waitroom.View{}, waitroom.Unavailable(fmt.Errorf("view of %s: %w", room, err))
 	}
 	v := waitroom.View{RatePerSec: r.rate, Paused: r.has(hotPaused), Closed: r.has(hotClosed), Adaptive: r.has(hotAdaptive),
-		Message: r.message, Full: r.maxActive > 0 && fields[5] == "1"}
+		Message: r.message, Full: r.maxActive > 0 && fields[5] == "1", ClaimWindow: r.claimWindow()}
 	if r.opensAtMs > 0 {
 		v.OpensAt = time.UnixMilli(r.opensAtMs).UTC()
 	}

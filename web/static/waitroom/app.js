@@ -261,11 +261,14 @@
   }
 
   // pace is pollAfterMs as the server reckons it (docs/API.md): the tier of
-  // the wait ±20 % (the farthest while nothing moves), at the turn at the latest.
+  // the wait ±20 % (the farthest while nothing moves), at the turn at the
+  // latest, and within half the claim window (a number admitted meanwhile
+  // is still claimed).
   function pace(l, eta, wait) {
     var tiers = l.pollTiers || [], i = 0, still = l.paused || l.stalled;
     while (!still && i < tiers.length - 1 && eta < tiers[i].minWaitSeconds) i++;
     var ms = (tiers.length ? tiers[i].pollMs : 60000) * (0.8 + 0.4 * Math.random());
+    if (l.claimWindowMs > 0) ms = Math.min(ms, l.claimWindowMs / 2);
     return still ? ms : Math.min(ms, wait * 1000 + (l.batchIntervalMs || 100) * (0.5 + 0.5 * Math.random()));
   }
 
