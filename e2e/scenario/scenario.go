@@ -115,8 +115,13 @@ func (c Config) PollRange(pos int64) (lo, hi int64) {
 	turn := float64(pos) / c.RatePerSec * 1000
 	lo = int64(math.Floor(math.Min(base*0.8, turn+float64(c.IntervalMs)*0.5)))
 	hi = int64(math.Ceil(math.Min(base*1.2, turn+float64(c.IntervalMs))))
-	return lo, hi
+	return min(lo, c.claimPollMs()), min(hi, c.claimPollMs())
 }
+
+// claimPollMs is the latest any answer tells a visitor to come back: half
+// the claim window, ENTRY_TOKEN_TTL_SECONDS (docs/API.md, "Estimated wait
+// and when to ask again").
+func (c Config) claimPollMs() int64 { return int64(c.TokenTTLSeconds) * 1000 / 2 }
 
 // Env is one host of the functions.
 type Env struct {
@@ -366,7 +371,7 @@ func (c Config) FarTierRange() (lo, hi int64) {
 	if err != nil {
 		panic(fmt.Sprintf("scenario.Config.PollTiers: %v", err))
 	}
-	return int64(math.Floor(float64(tiers[0].PollMs) * 0.8)), int64(math.Ceil(float64(tiers[0].PollMs) * 1.2))
+	return min(int64(math.Floor(float64(tiers[0].PollMs)*0.8)), c.claimPollMs()), min(int64(math.Ceil(float64(tiers[0].PollMs)*1.2)), c.claimPollMs())
 }
 
 // mayBeStalled: no admit invocation has returned for stallIntervals
